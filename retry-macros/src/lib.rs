@@ -1,0 +1,88 @@
+//! The `#[retry]` attribute. Use it through `retry_runtime`, which re-exports it and provides
+//! the engine its expansion calls.
+//!
+//! The macro parses the arguments ([`args`](crate)), checks them against each other and against
+//! the function (`valid`), and rewrites only the body (`expand`): the signature, attributes and
+//! visibility stay as written. On any error it emits the original function together with the
+//! errors, so the rest of the crate keeps compiling and IDEs keep working.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod args;
+mod expand;
+mod valid;
+
+use proc_macro::TokenStream;
+
+/// Retries an `async fn` that returns `Result<T, E>`.
+///
+/// ```
+/// use retry_runtime::retry;
+///
+/// #[retry(max_attempts = 4, initial_backoff = "50ms", jitter = "equal", deadline = "2s")]
+/// async fn fetch(id: u32) -> std::io::Result<Vec<u8>> {
+///     // One attempt; `?` and `return` end the attempt, and the loop decides what follows.
+///     Ok(vec![id as u8])
+/// }
+/// ```
+///
+/// | key | value | default |
+/// |---|---|---|
+/// | `mode` | `"standard"` or `"adaptive"` | `"standard"` |
+/// | `max_attempts` | integer >= 1, the first attempt included | 3 |
+/// | `initial_backoff` | duration | `"1s"` |
+/// | `multiplier` | number >= 1.0 | 2.0 |
+/// | `max_backoff` | duration >= initial_backoff | `"20s"` |
+/// | `jitter` | `"full"`, `"equal"`, `"none"`, `"decorrelated"`, or a number in [0, 1] | `"full"` |
+/// | `attempt_timeout` | duration | none |
+/// | `attempt_timeout_multiplier` | number >= 1.0 | 1.0 |
+/// | `max_attempt_timeout` | duration | = attempt_timeout |
+/// | `deadline` | duration: all attempts and sleeps | none |
+/// | `retry_on` | path to `fn(&E) -> bool` or `fn(&E) -> ErrorClass` | `Classify` impl of E |
+/// | `retry_after` | path to `fn(&E) -> Option<Duration>` | `Classify::retry_after` |
+/// | `retry_if_ok` | path to `fn(&T) -> bool`: repeat while true (polling) | none |
+/// | `idempotent` | `true` / `false` | `true` |
+/// | `idempotent_if` | a `bool` expression over the arguments, evaluated once per call | none |
+/// | `partition` | string: functions naming the same partition share one bucket and limiter | one per function |
+/// | `bucket` | path to a `static TokenBucket` | from `partition` |
+/// | `rate_limiter` | path to a `static RateLimiter` (adaptive only) | from `partition` |
+/// | `on_retry` | path to `fn(&RetryEvent<'_, E>)`, called before each sleep | none |
+/// | `profile` | string: the environment and config file may set mode and max_attempts under it | none |
+/// | `clone` | owned arguments cloned for each attempt: `clone(body, headers)` | none |
+/// | `crate` | path to the runtime crate if renamed | `::retry_runtime` |
+///
+/// Durations are strings with a unit: `"500us"`, `"150ms"`, `"2s"`, `"1.5s"`, `"1m"`.
+#[proc_macro_attribute]
+pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand(attr.into(), item.into()).into()
+}
+
+fn expand(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(func) => func,
+        Err(e) => {
+            let msg = syn::Error::new(
+                e.span(),
+                format!("`#[retry]` goes on an `async fn` with a body: {e}"),
+            );
+            return with_errors(item, &msg);
+        }
+    };
+    let mut errors = args::Errors::default();
+    let parsed = args::parse(attr, &mut errors);
+    let model = valid::check(parsed, &func, &mut errors);
+    match errors.into_result() {
+        Ok(()) => expand::expand(&model, &func),
+        Err(e) => with_errors(item, &e),
+    }
+}
+
+/// The function as written, so the rest of the crate still type-checks, plus the errors.
+fn with_errors(item: proc_macro2::TokenStream, errors: &syn::Error) -> proc_macro2::TokenStream {
+    let mut out = errors.to_compile_error();
+    out.extend(item);
+    out
+}

@@ -1,0 +1,142 @@
+//! The delay before retry `n + 1`: exponential growth, then jitter, in whole nanoseconds.
+
+use crate::policy::{Jitter, Policy, nanos};
+use rand::{Rng, RngExt};
+use std::time::Duration;
+
+/// The jittered delay after attempt `n` (1-based). `previous` is the last delay this call
+/// slept (only decorrelated jitter uses it; it starts at `initial_backoff`).
+pub(crate) fn delay<R: Rng + ?Sized>(
+    policy: &Policy,
+    n: u32,
+    previous: Duration,
+    rng: &mut R,
+) -> Duration {
+    match policy.jitter {
+        Jitter::Decorrelated => decorrelated(policy, previous, rng),
+        jitter => apply(jitter, policy.backoff_for(n), rng),
+    }
+}
+
+/// Applies a non-decorrelated jitter to the computed backoff `d`.
+fn apply<R: Rng + ?Sized>(jitter: Jitter, d: Duration, rng: &mut R) -> Duration {
+    let d_ns = nanos(d);
+    let ns = match jitter {
+        Jitter::None | Jitter::Decorrelated => d_ns,
+        Jitter::Full => rng.random_range(0..=d_ns),
+        Jitter::Equal => {
+            let half = d_ns / 2;
+            // d/2 + U[0, d - d/2] keeps the upper bound at d exactly for odd d.
+            half + rng.random_range(0..=d_ns - half)
+        }
+        Jitter::Fraction(j) => {
+            let u: f64 = rng.random();
+            let cut = (d_ns as f64 * j.clamp(0.0, 1.0) * u).floor();
+            d_ns - (cut as u64).min(d_ns)
+        }
+    };
+    Duration::from_nanos(ns)
+}
+
+/// `min(max_backoff, U[initial_backoff, 3 * previous])`.
+fn decorrelated<R: Rng + ?Sized>(policy: &Policy, previous: Duration, rng: &mut R) -> Duration {
+    let lo = nanos(policy.initial_backoff);
+    let hi = nanos(previous).saturating_mul(3).max(lo);
+    let ns = rng.random_range(lo..=hi);
+    Duration::from_nanos(ns.min(nanos(policy.max_backoff)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    fn policy(jitter: Jitter) -> Policy {
+        Policy::new()
+            .initial_backoff(MS(100))
+            .multiplier(2.0)
+            .max_backoff(MS(1000))
+            .jitter(jitter)
+    }
+
+    /// Draws many delays for attempts 1..=6 and checks each against its bounds.
+    fn check_bounds(jitter: Jitter, bounds: impl Fn(Duration) -> (Duration, Duration)) {
+        let p = policy(jitter);
+        let mut rng = StdRng::seed_from_u64(7);
+        let (mut seen_lo, mut seen_hi, mut spread) = (false, false, false);
+        for n in 1..=6 {
+            let d = p.backoff_for(n);
+            let (lo, hi) = bounds(d);
+            spread |= lo < hi;
+            for _ in 0..2_000 {
+                let got = delay(&p, n, MS(100), &mut rng);
+                assert!(
+                    lo <= got && got <= hi,
+                    "{jitter:?} n={n}: {got:?} outside [{lo:?}, {hi:?}]"
+                );
+                seen_lo |= got < lo + (hi - lo) / 10;
+                seen_hi |= got > hi - (hi - lo) / 10;
+            }
+        }
+        if spread {
+            assert!(
+                seen_lo && seen_hi,
+                "{jitter:?} does not spread over its range"
+            );
+        }
+    }
+
+    #[test]
+    fn full_jitter_is_uniform_on_zero_to_d() {
+        check_bounds(Jitter::Full, |d| (Duration::ZERO, d));
+    }
+
+    #[test]
+    fn equal_jitter_keeps_half() {
+        check_bounds(Jitter::Equal, |d| (d / 2, d));
+    }
+
+    #[test]
+    fn no_jitter_is_exact() {
+        check_bounds(Jitter::None, |d| (d, d));
+    }
+
+    #[test]
+    fn fractional_jitter_cuts_at_most_the_fraction() {
+        check_bounds(Jitter::Fraction(0.25), |d| (d.mul_f64(0.75), d));
+        check_bounds(Jitter::Fraction(1.0), |d| (Duration::ZERO, d));
+        check_bounds(Jitter::Fraction(0.0), |d| (d, d));
+    }
+
+    #[test]
+    fn decorrelated_stays_between_initial_and_three_times_previous() {
+        let p = policy(Jitter::Decorrelated);
+        let mut rng = StdRng::seed_from_u64(11);
+        let mut prev = p.initial_backoff;
+        for _ in 0..10_000 {
+            let got = delay(&p, 1, prev, &mut rng);
+            let hi = (prev * 3).min(p.max_backoff);
+            assert!(
+                p.initial_backoff <= got && got <= hi,
+                "{got:?} outside [100ms, {hi:?}]"
+            );
+            prev = got;
+        }
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_schedule() {
+        let p = policy(Jitter::Full);
+        let draw = |seed| {
+            let mut rng = StdRng::seed_from_u64(seed);
+            (1..=5)
+                .map(|n| delay(&p, n, MS(100), &mut rng))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(draw(3), draw(3));
+        assert_ne!(draw(3), draw(4));
+    }
+}

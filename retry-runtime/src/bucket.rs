@@ -1,0 +1,368 @@
+//! The retry token bucket of AWS "standard" mode (the retry quota), lock-free.
+
+use crate::classify::ErrorClass;
+use crate::clock::nanos_since_epoch;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// A retry token bucket: every retry must first take its cost from the bucket, and an empty
+/// bucket stops retries, so a fleet stops multiplying load on a service that is down.
+///
+/// Standard costs (AWS SDKs, smithy-rs, botocore): capacity 500, a retry after a `Transient` or
+/// `NotSent` error costs 5, after a `Timeout` 10, after `Throttling` 5. A success refunds the cost
+/// of the retry that succeeded; a success on a first attempt adds 1 (up to capacity). Nothing
+/// refills with time unless [`with_refill_rate`](Self::with_refill_rate) says so. First attempts
+/// never wait for the bucket.
+///
+/// Built by `const fn`, so a custom bucket lives in a `static` and is named with `bucket = PATH`:
+///
+/// ```
+/// use retry_runtime::TokenBucket;
+///
+/// static S3: TokenBucket = TokenBucket::standard() // capacity 500, costs 5 / 10 / 5
+///     .with_capacity(1000)                           // starts full
+///     .with_costs(5, 10, 10);                        // the Kotlin SDK's throttling cost
+///
+/// assert_eq!(S3.available(), 1000);
+/// assert_eq!(S3.capacity(), 1000);
+/// ```
+///
+/// The level is one atomic word; taking and returning tokens are compare-and-swap loops, so the
+/// bucket can be shared by any number of tasks and threads without a lock.
+#[derive(Debug)]
+pub struct TokenBucket {
+    capacity: u32,
+    retry_cost: u32,
+    timeout_cost: u32,
+    throttling_cost: u32,
+    success_reward: u32,
+    refill_per_sec: u32,
+    wait_when_empty: bool,
+    level: AtomicU32,
+    /// Nanoseconds since the clock epoch up to which refill has been credited.
+    refilled_to: AtomicU64,
+}
+
+impl TokenBucket {
+    /// The AWS standard bucket: capacity 500, costs 5 (retry) / 10 (timeout) / 5 (throttling),
+    /// +1 per first-attempt success, no refill, fails (rather than waits) when empty.
+    #[must_use]
+    pub const fn standard() -> TokenBucket {
+        TokenBucket {
+            capacity: 500,
+            retry_cost: 5,
+            timeout_cost: 10,
+            throttling_cost: 5,
+            success_reward: 1,
+            refill_per_sec: 0,
+            wait_when_empty: false,
+            level: AtomicU32::new(500),
+            refilled_to: AtomicU64::new(0),
+        }
+    }
+
+    /// Sets the capacity; the bucket starts full.
+    #[must_use]
+    pub const fn with_capacity(self, capacity: u32) -> TokenBucket {
+        TokenBucket {
+            capacity,
+            level: AtomicU32::new(capacity),
+            ..self
+        }
+    }
+
+    /// Sets the cost of a retry after a `Transient` or `NotSent` error, after a `Timeout`, and
+    /// after `Throttling`.
+    #[must_use]
+    pub const fn with_costs(self, retry: u32, timeout: u32, throttling: u32) -> TokenBucket {
+        TokenBucket {
+            retry_cost: retry,
+            timeout_cost: timeout,
+            throttling_cost: throttling,
+            ..self
+        }
+    }
+
+    /// Sets what a first-attempt success adds back (AWS: 1; 0 turns the reward off).
+    #[must_use]
+    pub const fn with_success_reward(self, reward: u32) -> TokenBucket {
+        TokenBucket {
+            success_reward: reward,
+            ..self
+        }
+    }
+
+    /// Adds `tokens_per_sec` back with time, up to capacity (AWS: 0, only successes refill).
+    #[must_use]
+    pub const fn with_refill_rate(self, tokens_per_sec: u32) -> TokenBucket {
+        TokenBucket {
+            refill_per_sec: tokens_per_sec,
+            ..self
+        }
+    }
+
+    /// When the bucket holds less than a retry's cost, wait for the refill instead of giving
+    /// up (the Kotlin SDK's `useCircuitBreakerMode = false`). The wait never passes the call's
+    /// deadline. Without a refill rate nothing comes back with time, so the bucket fails as
+    /// if this were not set.
+    #[must_use]
+    pub const fn wait_when_empty(self) -> TokenBucket {
+        TokenBucket {
+            wait_when_empty: true,
+            ..self
+        }
+    }
+
+    /// Tokens in the bucket now (after crediting any refill due).
+    #[must_use]
+    pub fn available(&self) -> u32 {
+        self.refill(Instant::now());
+        self.level.load(Ordering::Acquire)
+    }
+
+    /// The most the bucket holds.
+    #[must_use]
+    pub const fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Tokens added back per second (0: only successes refill).
+    #[must_use]
+    pub const fn refill_rate(&self) -> u32 {
+        self.refill_per_sec
+    }
+
+    /// What a retry after an error of `class` costs (`Permanent` errors are never retried: 0).
+    #[must_use]
+    pub const fn cost(&self, class: ErrorClass) -> u32 {
+        match class {
+            ErrorClass::Permanent => 0,
+            ErrorClass::Transient | ErrorClass::NotSent => self.retry_cost,
+            ErrorClass::Timeout => self.timeout_cost,
+            ErrorClass::Throttling => self.throttling_cost,
+        }
+    }
+
+    /// Whether a retry finding the bucket short waits for the refill rather than failing.
+    #[must_use]
+    pub const fn waits_when_empty(&self) -> bool {
+        self.wait_when_empty && self.refill_per_sec > 0
+    }
+
+    /// Takes `cost` tokens for a retry, or `None` if the bucket holds fewer.
+    pub(crate) fn try_acquire(&self, cost: u32, now: Instant) -> Option<Permit<'_>> {
+        self.refill(now);
+        self.level
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
+                level.checked_sub(cost)
+            })
+            .ok()
+            .map(|_| Permit {
+                bucket: self,
+                tokens: cost,
+            })
+    }
+
+    /// How long until the refill covers `cost`, or `None` if it never will.
+    pub(crate) fn time_until(&self, cost: u32, now: Instant) -> Option<Duration> {
+        if !self.waits_when_empty() || cost > self.capacity {
+            return None;
+        }
+        self.refill(now);
+        let short = cost.saturating_sub(self.level.load(Ordering::Acquire));
+        let rate = u128::from(self.refill_per_sec);
+        // Time already banked towards the next token counts.
+        let banked = u128::from(
+            nanos_since_epoch(now).saturating_sub(self.refilled_to.load(Ordering::Acquire)),
+        );
+        let needed = (u128::from(short) * 1_000_000_000).div_ceil(rate);
+        let ns = needed.saturating_sub(banked).max(1);
+        Some(Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX)))
+    }
+
+    /// Credits a first-attempt success.
+    pub(crate) fn reward(&self) {
+        if self.success_reward > 0 {
+            self.deposit(self.success_reward);
+        }
+    }
+
+    /// Adds `tokens` back, never above capacity.
+    pub(crate) fn deposit(&self, tokens: u32) {
+        if tokens == 0 {
+            return;
+        }
+        // The common case (a full bucket) costs one load and no write.
+        if self.level.load(Ordering::Relaxed) >= self.capacity {
+            return;
+        }
+        let _ = self
+            .level
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |level| {
+                (level < self.capacity).then(|| level.saturating_add(tokens).min(self.capacity))
+            });
+    }
+
+    /// Credits the refill due since the last credit. Each stretch of time is claimed by one
+    /// compare-and-swap on the refill clock, so concurrent callers never credit it twice.
+    fn refill(&self, now: Instant) {
+        if self.refill_per_sec == 0 {
+            return;
+        }
+        let rate = u128::from(self.refill_per_sec);
+        let now_ns = nanos_since_epoch(now);
+        loop {
+            let from = self.refilled_to.load(Ordering::Acquire);
+            if now_ns <= from {
+                return;
+            }
+            // A full bucket lets the time pass unbanked: nothing before a drain is credited.
+            if self.level.load(Ordering::Acquire) >= self.capacity {
+                if self
+                    .refilled_to
+                    .compare_exchange_weak(from, now_ns, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    return;
+                }
+                continue;
+            }
+            let elapsed = u128::from(now_ns - from);
+            let tokens = elapsed * rate / 1_000_000_000;
+            if tokens == 0 {
+                return;
+            }
+            // Advance the clock by exactly the time the credited tokens took, keeping the
+            // remainder towards the next token.
+            let used = u64::try_from(tokens * 1_000_000_000 / rate).unwrap_or(u64::MAX);
+            if self
+                .refilled_to
+                .compare_exchange_weak(from, from + used, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                self.deposit(u32::try_from(tokens).unwrap_or(u32::MAX));
+                return;
+            }
+        }
+    }
+}
+
+impl Default for TokenBucket {
+    fn default() -> Self {
+        TokenBucket::standard()
+    }
+}
+
+/// Tokens one call took for one retry. They go back to the bucket when the permit is dropped
+/// (the retry never ran, or the call was dropped or panicked while holding them) or refunded
+/// (the retry succeeded); [`consume`](Self::consume) keeps them out (the retry failed).
+#[derive(Debug)]
+#[must_use = "a permit returns its tokens when dropped"]
+pub(crate) struct Permit<'a> {
+    bucket: &'a TokenBucket,
+    tokens: u32,
+}
+
+impl Permit<'_> {
+    /// The retry ran and failed: its cost stays out of the bucket.
+    pub(crate) fn consume(mut self) {
+        self.tokens = 0;
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        self.bucket.deposit(self.tokens);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> Instant {
+        Instant::now()
+    }
+
+    #[test]
+    fn standard_costs() {
+        let b = TokenBucket::standard();
+        assert_eq!(b.capacity(), 500);
+        assert_eq!(b.cost(ErrorClass::Transient), 5);
+        assert_eq!(b.cost(ErrorClass::NotSent), 5);
+        assert_eq!(b.cost(ErrorClass::Timeout), 10);
+        assert_eq!(b.cost(ErrorClass::Throttling), 5);
+        assert_eq!(b.cost(ErrorClass::Permanent), 0);
+    }
+
+    #[test]
+    fn permits_drain_refund_and_never_go_negative() {
+        let b = TokenBucket::standard().with_capacity(12);
+        let p1 = b.try_acquire(5, now()).expect("12 >= 5");
+        let p2 = b.try_acquire(5, now()).expect("7 >= 5");
+        assert_eq!(b.available(), 2);
+        assert!(b.try_acquire(5, now()).is_none());
+        assert_eq!(b.available(), 2, "a refused acquire takes nothing");
+        p1.consume();
+        assert_eq!(b.available(), 2);
+        drop(p2);
+        assert_eq!(b.available(), 7);
+    }
+
+    #[test]
+    fn deposits_stop_at_capacity() {
+        let b = TokenBucket::standard().with_capacity(10);
+        b.reward();
+        assert_eq!(b.available(), 10);
+        let p = b.try_acquire(10, now()).expect("full");
+        p.consume();
+        for _ in 0..15 {
+            b.reward();
+        }
+        assert_eq!(b.available(), 10);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn refill_credits_whole_tokens_and_keeps_the_remainder() {
+        static B: TokenBucket = TokenBucket::standard()
+            .with_capacity(10)
+            .with_refill_rate(4)
+            .wait_when_empty();
+        B.try_acquire(10, now()).expect("full").consume();
+        assert_eq!(B.available(), 0);
+        tokio::time::advance(Duration::from_millis(200)).await;
+        assert_eq!(B.available(), 0, "0.8 of a token is not a token");
+        tokio::time::advance(Duration::from_millis(100)).await;
+        assert_eq!(B.available(), 1, "1.2 tokens credit one");
+        tokio::time::advance(Duration::from_millis(200)).await;
+        assert_eq!(B.available(), 2, "the remainder was kept: 2.0 tokens");
+        assert_eq!(B.time_until(5, now()), Some(Duration::from_millis(750)));
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert_eq!(B.available(), 10, "refill stops at capacity");
+    }
+
+    #[test]
+    fn without_refill_an_empty_bucket_never_waits() {
+        let b = TokenBucket::standard().wait_when_empty();
+        assert!(!b.waits_when_empty());
+        assert_eq!(b.time_until(5, now()), None);
+    }
+
+    #[test]
+    fn concurrent_acquire_and_release_conserve_tokens() {
+        static B: TokenBucket = TokenBucket::standard().with_capacity(1000);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for i in 0..20_000u32 {
+                        if let Some(p) = B.try_acquire(1 + i % 10, Instant::now()) {
+                            drop(p);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(B.available(), 1000);
+    }
+}

@@ -1,0 +1,595 @@
+//! The client-side rate limiter of AWS "adaptive" mode: a token bucket whose fill rate follows
+//! CUBIC congestion control, driven by throttling responses.
+
+use crate::clock::secs_since_epoch;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The AWS adaptive-mode rate limiter (CUBIC).
+///
+/// Every attempt of an adaptive function first takes send tokens (1 for a first attempt, 5 for
+/// a retry, 10 for a retry after throttling) and waits when there are too few. The bucket is
+/// disabled, so nothing waits, until the first throttling response; from then on each response
+/// moves the fill rate: a throttle cuts it to `beta` (0.7) of the rate in use, successes grow
+/// it back along the CUBIC curve `scale * (t - last_throttle - K)^3 + last_max_rate`, and it
+/// never exceeds twice the measured send rate (an EWMA over half-second buckets, smoothing 0.8).
+///
+/// Built by `const fn`, so a limiter shared by several functions lives in a `static` and is
+/// named with `rate_limiter = PATH`:
+///
+/// ```
+/// use retry_runtime::RateLimiter;
+///
+/// static TABLE: RateLimiter = RateLimiter::adaptive()   // the AWS constants
+///     .with_min_fill_rate(1.0)
+///     .with_smoothing(0.75);
+///
+/// assert!(!TABLE.is_enabled());          // until the first throttling response
+/// assert_eq!(TABLE.measured_rate(), 0.0);
+/// ```
+#[derive(Debug)]
+pub struct RateLimiter {
+    beta: f64,
+    scale: f64,
+    smoothing: f64,
+    min_fill_rate: f64,
+    min_capacity: f64,
+    enabled: AtomicBool,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct State {
+    fill_rate: f64,
+    max_capacity: f64,
+    capacity: f64,
+    last_refill: Option<f64>,
+    measured_rate: f64,
+    last_rate_bucket: Option<f64>,
+    request_count: u64,
+    last_max_rate: f64,
+    last_throttle: f64,
+    enabled: bool,
+}
+
+impl State {
+    const NEW: State = State {
+        fill_rate: 0.0,
+        max_capacity: 0.0,
+        capacity: 0.0,
+        last_refill: None,
+        measured_rate: 0.0,
+        last_rate_bucket: None,
+        request_count: 0,
+        last_max_rate: 0.0,
+        last_throttle: 0.0,
+        enabled: false,
+    };
+}
+
+/// The send-token cost of an attempt in adaptive mode.
+pub(crate) const fn send_cost(attempt: u32, after_throttle: bool) -> u32 {
+    if attempt <= 1 {
+        1
+    } else if after_throttle {
+        10
+    } else {
+        5
+    }
+}
+
+impl RateLimiter {
+    /// The AWS constants: beta 0.7, scale 0.4, smoothing 0.8, minimum fill rate 0.5 tokens/s,
+    /// minimum capacity 1.
+    #[must_use]
+    pub const fn adaptive() -> RateLimiter {
+        RateLimiter {
+            beta: 0.7,
+            scale: 0.4,
+            smoothing: 0.8,
+            min_fill_rate: 0.5,
+            min_capacity: 1.0,
+            enabled: AtomicBool::new(false),
+            state: Mutex::new(State::NEW),
+        }
+    }
+
+    /// Sets the lowest fill rate (tokens per second) a throttle can push the limiter to.
+    #[must_use]
+    pub const fn with_min_fill_rate(self, tokens_per_sec: f64) -> RateLimiter {
+        RateLimiter {
+            min_fill_rate: tokens_per_sec,
+            ..self
+        }
+    }
+
+    /// Sets the weight of the newest half-second bucket in the measured send rate.
+    #[must_use]
+    pub const fn with_smoothing(self, smoothing: f64) -> RateLimiter {
+        RateLimiter { smoothing, ..self }
+    }
+
+    /// Sets the multiplicative decrease on a throttle (AWS: 0.7).
+    #[must_use]
+    pub const fn with_beta(self, beta: f64) -> RateLimiter {
+        RateLimiter { beta, ..self }
+    }
+
+    /// Sets the CUBIC scale constant (AWS: 0.4).
+    #[must_use]
+    pub const fn with_scale(self, scale: f64) -> RateLimiter {
+        RateLimiter { scale, ..self }
+    }
+
+    /// The rate (tokens per second) at which send tokens come back now.
+    #[must_use]
+    pub fn fill_rate(&self) -> f64 {
+        self.lock().fill_rate
+    }
+
+    /// The measured send rate (requests per second, smoothed).
+    #[must_use]
+    pub fn measured_rate(&self) -> f64 {
+        self.lock().measured_rate
+    }
+
+    /// Send tokens in the bucket at the last update.
+    #[must_use]
+    pub fn capacity(&self) -> f64 {
+        self.lock().capacity
+    }
+
+    /// The most send tokens the bucket holds now.
+    #[must_use]
+    pub fn max_capacity(&self) -> f64 {
+        self.lock().max_capacity
+    }
+
+    /// Whether the limiter has seen a throttling response and now paces sends.
+    #[must_use]
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.load(Ordering::Acquire)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // The state is plain numbers updated in one step: a panic elsewhere cannot leave it
+        // half-written, so a poisoned lock is still consistent.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits until `cost` send tokens are available and takes them. `Err(())` without waiting
+    /// when the wait would reach `deadline`.
+    pub(crate) async fn acquire(&self, cost: u32, deadline: Option<Instant>) -> Result<(), ()> {
+        loop {
+            if !self.is_enabled() {
+                return Ok(());
+            }
+            let now = Instant::now();
+            let wait = match self.try_acquire_at(secs_since_epoch(now), f64::from(cost)) {
+                Ok(()) => return Ok(()),
+                Err(wait) => wait,
+            };
+            if deadline.is_some_and(|d| now + wait >= d) {
+                return Err(());
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Records the response of an attempt: `throttled` for a throttling error, otherwise a
+    /// success or another error.
+    pub(crate) fn record(&self, throttled: bool) {
+        self.update_at(secs_since_epoch(Instant::now()), throttled);
+    }
+
+    /// Takes `cost` tokens at time `t` (seconds), or says how long until they are there. A cost
+    /// above the bucket's maximum is charged as the maximum, so it is slow but never stuck.
+    pub(crate) fn try_acquire_at(&self, t: f64, cost: f64) -> Result<(), Duration> {
+        let mut s = self.lock();
+        if !s.enabled {
+            return Ok(());
+        }
+        s.refill(t);
+        let cost = cost.min(s.max_capacity);
+        if cost <= s.capacity {
+            s.capacity -= cost;
+            return Ok(());
+        }
+        let secs = (cost - s.capacity) / s.fill_rate;
+        Err(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
+    }
+
+    /// The AWS `UpdateClientSendingRate(response)` at time `t` (seconds).
+    pub(crate) fn update_at(&self, t: f64, throttled: bool) {
+        let mut s = self.lock();
+        self.measure(&mut s, t);
+        let calculated = if throttled {
+            let rate_to_use = if s.enabled {
+                s.measured_rate.min(s.fill_rate)
+            } else {
+                s.measured_rate
+            };
+            s.last_max_rate = rate_to_use;
+            s.last_throttle = t;
+            s.enabled = true;
+            self.enabled.store(true, Ordering::Release);
+            self.cubic_throttle(rate_to_use)
+        } else {
+            self.cubic_success(&s, t)
+        };
+        let new_rate = calculated.min(2.0 * s.measured_rate);
+        s.refill(t);
+        s.fill_rate = new_rate.max(self.min_fill_rate);
+        s.max_capacity = new_rate.max(self.min_capacity);
+        s.capacity = s.capacity.min(s.max_capacity);
+    }
+
+    /// Counts a request into the half-second buckets of the measured rate.
+    fn measure(&self, s: &mut State, t: f64) {
+        let bucket = (t * 2.0).floor() / 2.0;
+        let last = *s.last_rate_bucket.get_or_insert(t.floor());
+        s.request_count += 1;
+        if bucket > last {
+            let current = s.request_count as f64 / (bucket - last);
+            s.measured_rate = current * self.smoothing + s.measured_rate * (1.0 - self.smoothing);
+            s.request_count = 0;
+            s.last_rate_bucket = Some(bucket);
+        }
+    }
+
+    /// `K = cbrt(last_max_rate * (1 - beta) / scale)`: the time CUBIC takes to climb back to
+    /// the rate of the last throttle.
+    fn time_window(&self, last_max_rate: f64) -> f64 {
+        (last_max_rate * (1.0 - self.beta) / self.scale).cbrt()
+    }
+
+    fn cubic_success(&self, s: &State, t: f64) -> f64 {
+        let k = self.time_window(s.last_max_rate);
+        self.scale * (t - s.last_throttle - k).powi(3) + s.last_max_rate
+    }
+
+    fn cubic_throttle(&self, rate: f64) -> f64 {
+        rate * self.beta
+    }
+}
+
+impl Default for RateLimiter {
+    fn default() -> Self {
+        RateLimiter::adaptive()
+    }
+}
+
+impl State {
+    fn refill(&mut self, t: f64) {
+        if let Some(last) = self.last_refill {
+            let amount = (t - last).max(0.0) * self.fill_rate;
+            self.capacity = self.max_capacity.min(self.capacity + amount);
+        }
+        self.last_refill = Some(t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The AWS SDKs' own test values (`AWS-ADAPTIVE-VECTORS.md`); each test names its source.
+    use super::*;
+
+    /// Relative equality, as the smithy-rs tests use.
+    fn close(got: f64, want: f64) -> bool {
+        (got - want).abs() <= 1e-12 * want.abs().max(1.0)
+    }
+
+    #[track_caller]
+    fn assert_close(got: f64, want: f64, what: &str) {
+        assert!(close(got, want), "{what}: got {got}, want {want}");
+    }
+
+    /// A limiter first touched at `t` (the SDKs create theirs at a known instant).
+    fn created_at(t: f64) -> RateLimiter {
+        let l = RateLimiter::adaptive();
+        l.lock().last_rate_bucket = Some(t.floor());
+        l
+    }
+
+    fn with_last_max(last_max_rate: f64, last_throttle: f64) -> RateLimiter {
+        let l = RateLimiter::adaptive();
+        {
+            let mut s = l.lock();
+            s.last_max_rate = last_max_rate;
+            s.last_throttle = last_throttle;
+        }
+        l
+    }
+
+    #[test]
+    fn cubic_set_1_all_successes() {
+        // smithy-rs test_calculated_rate_with_successes; Go "success"; Java TokenBucketCubicTest.
+        let l = with_last_max(10.0, 5.0);
+        let want = [
+            (5.0, 7.0),
+            (6.0, 9.64893600966),
+            (7.0, 10.000030849917364),
+            (8.0, 10.453284520772092),
+            (9.0, 13.408697022224185),
+            (10.0, 21.26626835427364),
+            (11.0, 36.425998516920465),
+        ];
+        for (t, rate) in want {
+            let got = l.cubic_success(&l.lock(), t);
+            assert!((got - rate).abs() < 1e-10, "t={t}: got {got}, want {rate}");
+        }
+    }
+
+    /// Set 2 under a harness that, on a throttle, sets `last_max_rate` to `on_throttle(calc)`.
+    fn cubic_set_2(post_beta: bool) -> Vec<f64> {
+        let l = with_last_max(10.0, 5.0);
+        let mut calc = 0.0;
+        let mut out = Vec::new();
+        for (t, throttled) in [
+            (5.0, false),
+            (6.0, false),
+            (7.0, true),
+            (8.0, true),
+            (9.0, false),
+            (10.0, false),
+            (11.0, false),
+            (12.0, false),
+        ] {
+            if throttled {
+                let new = l.cubic_throttle(calc);
+                let mut s = l.lock();
+                s.last_max_rate = if post_beta { new } else { calc };
+                s.last_throttle = t;
+                calc = new;
+            } else {
+                calc = l.cubic_success(&l.lock(), t);
+            }
+            out.push(calc);
+        }
+        out
+    }
+
+    #[test]
+    fn cubic_set_2_mixed_follows_the_specification() {
+        // SEP Appendix A: Java v1 "Mixed", C++ TEST_CASE_2, smithy-kotlin, smithy-java, .NET.
+        let want = [
+            7.0,
+            9.64893600966,
+            6.754255206761999,
+            4.727978644733399,
+            6.606547753887045,
+            6.763279816944947,
+            7.598174833907107,
+            11.511232804773524,
+        ];
+        for (i, (got, want)) in cubic_set_2(false).into_iter().zip(want).enumerate() {
+            assert!(
+                (got - want).abs() < 1e-10,
+                "step {i}: got {got}, want {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn cubic_set_2_under_the_go_harness() {
+        // Go "mixed" and smithy-rs test_calculated_rate_with_throttles put the post-beta rate
+        // into last_max_rate; the same formulas reproduce their table too.
+        let want = [
+            7.0,
+            9.64893600966,
+            6.754255206761999,
+            4.727978644733399,
+            4.670125557970046,
+            4.770870456867401,
+            6.011819748005445,
+            10.792973431384178,
+        ];
+        for (i, (got, want)) in cubic_set_2(true).into_iter().zip(want).enumerate() {
+            assert!(
+                (got - want).abs() < 1e-10,
+                "step {i}: got {got}, want {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn end_to_end_sending_rates() {
+        // smithy-rs test_client_sending_rates; Go TestAdaptiveRateLimit_Update "base";
+        // Java v2 RateLimiterTokenBucketTest; C++ TEST_CASE_3; JS updateClientSendingRate.
+        let l = created_at(0.0);
+        let rows = [
+            (0.2, false, 0.0, 0.5),
+            (0.4, false, 0.0, 0.5),
+            (0.6, false, 4.800000000000001, 0.5),
+            (0.8, false, 4.800000000000001, 0.5),
+            (1.0, false, 4.16, 0.5),
+            (1.2, false, 4.16, 0.6912),
+            (1.4, false, 4.16, 1.0975999999999997),
+            (1.6, false, 5.632000000000001, 1.6384),
+            (1.8, false, 5.632000000000001, 2.3328),
+            (2.0, true, 4.3264, 3.0284799999999996),
+            (2.2, false, 4.3264, 3.48663917347026),
+            (2.4, false, 4.3264, 3.821874416040255),
+            (2.6, false, 5.66528, 4.053385727709987),
+            (2.8, false, 5.66528, 4.200373108479454),
+            (3.0, false, 4.333056, 4.282036558348658),
+            (3.2, true, 4.333056, 2.99742559084406),
+            (3.4, false, 4.333056, 3.4522263943863463),
+        ];
+        for (t, throttled, measured, fill) in rows {
+            l.update_at(t, throttled);
+            assert_close(l.measured_rate(), measured, &format!("measured at {t}"));
+            assert_close(l.fill_rate(), fill, &format!("fill rate at {t}"));
+        }
+    }
+
+    #[test]
+    fn beta_decrease() {
+        // smithy-rs should_match_beta_decrease.
+        let l = RateLimiter::adaptive();
+        assert_close(l.cubic_throttle(10.0), 7.0, "throttle(10)");
+        let l = with_last_max(10.0, 1.0);
+        assert_close(l.cubic_success(&l.lock(), 1.0), 7.0, "success(1)");
+    }
+
+    fn throttled_at_zero_with_empty_bucket() -> RateLimiter {
+        let l = created_at(0.0);
+        {
+            let mut s = l.lock();
+            s.last_refill = Some(0.0);
+            s.capacity = 0.0;
+        }
+        l.update_at(0.0, true);
+        assert_close(l.fill_rate(), 0.5, "fill rate");
+        assert_close(l.max_capacity(), 1.0, "max capacity");
+        l
+    }
+
+    #[test]
+    fn capacity_never_goes_negative() {
+        // smithy-rs test_capacity_never_goes_negative.
+        let l = throttled_at_zero_with_empty_bucket();
+        let wait = l.try_acquire_at(0.1, 1.0).expect_err("0.05 < 1");
+        assert_close(wait.as_secs_f64(), 1.9, "wait");
+        assert_close(l.capacity(), 0.05, "capacity");
+    }
+
+    #[test]
+    fn acquire_succeeds_after_sufficient_refill() {
+        // smithy-rs test_acquire_succeeds_after_sufficient_refill.
+        let l = throttled_at_zero_with_empty_bucket();
+        assert!(l.try_acquire_at(0.1, 1.0).is_err());
+        assert_eq!(l.try_acquire_at(2.1, 1.0), Ok(()));
+        assert_close(l.capacity(), 0.0, "capacity");
+    }
+
+    #[test]
+    fn send_token_delay_after_one_throttle() {
+        // JS DefaultRateLimiter.spec.ts: created at 0, one throttle at t.
+        for (t, ms) in [
+            (0.5, 892.8571428571428),
+            (1.0, 1785.7142857142856),
+            (2.0, 2000.0),
+        ] {
+            let l = created_at(0.0);
+            l.update_at(t, true);
+            let wait = l
+                .try_acquire_at(t, 1.0)
+                .expect_err("the bucket starts empty");
+            assert!(
+                (wait.as_secs_f64() * 1000.0 - ms).abs() < 1e-6,
+                "t={t}: {wait:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn throttle_cuts_the_measured_rate_by_beta() {
+        // JS cubicThrottle: a limiter created at 0, one throttle at t = 5..9. The measured
+        // rate is then 0.8 / t (one request over t seconds, smoothing 0.8), and the throttle
+        // leaves beta times it: 0.56 / t.
+        let want = [0.112, 0.09333333, 0.08, 0.07, 0.06222222];
+        for (t, want) in (5..=9).zip(want) {
+            let l = created_at(0.0);
+            l.update_at(f64::from(t), true);
+            let got = l.cubic_throttle(l.lock().last_max_rate);
+            assert!((got - want).abs() < 1e-8, "t={t}: got {got}, want {want}");
+        }
+    }
+
+    #[test]
+    fn botocore_cubic_calculator() {
+        // botocore test_throttling.py: K(10) and the rate a throttle at 8 leaves.
+        let l = RateLimiter::adaptive();
+        assert_close(l.time_window(10.0), 1.9574338205844317, "K(10)");
+        let l = with_last_max(10.0, 0.0);
+        assert_close(
+            l.cubic_success(&l.lock(), 1.9574338205844317),
+            10.0,
+            "success at K",
+        );
+        let l = RateLimiter::adaptive();
+        assert_close(l.cubic_throttle(8.0), 5.6, "error_received(8)");
+        assert_close(l.time_window(8.0), 1.8171205928321397, "k after 8");
+        let l = RateLimiter::adaptive().with_beta(0.6);
+        assert_close(l.cubic_throttle(10.0), 6.0, "beta 0.6");
+        // A success at the instant of the throttle returns the throttled rate.
+        let l = with_last_max(10.0, 1.0).with_beta(0.6);
+        assert_close(
+            l.cubic_success(&l.lock(), 1.0),
+            6.0,
+            "success_received(1) with beta 0.6",
+        );
+    }
+
+    #[test]
+    fn botocore_rate_clocker() {
+        // botocore test_adaptive.py RateClocker: the measured rate's EWMA.
+        let l = created_at(0.0);
+        l.update_at(1.0, false);
+        assert_close(l.measured_rate(), 0.8, "first record at 1");
+
+        let l = created_at(0.0);
+        for t in 1..=20 {
+            l.update_at(f64::from(t), false);
+        }
+        assert!((l.measured_rate() - 1.0).abs() < 1e-6);
+
+        let l = created_at(0.0);
+        for i in 0..=6 {
+            l.update_at(1.0 + 0.5 * f64::from(i), false);
+        }
+        let r = l.measured_rate();
+        assert!((1.99..=2.0).contains(&r), "{r}");
+        l.update_at(14.0, false);
+        let r = l.measured_rate();
+        assert!((0.1..=2.0).contains(&r), "{r}");
+
+        let l = created_at(0.0);
+        for t in [0.1, 0.2, 0.3, 0.4, 0.49] {
+            l.update_at(t, false);
+        }
+        assert_eq!(l.measured_rate(), 0.0);
+        l.update_at(0.5, false);
+        assert_close(l.measured_rate(), 9.6, "6 records / 0.5 s * 0.8");
+    }
+
+    #[test]
+    fn new_rate_is_capped_at_twice_the_measured_rate() {
+        // botocore ClientRateLimiter: measured 20 with an adjustor value of 100 gives 40.
+        let l = created_at(0.0);
+        {
+            let mut s = l.lock();
+            s.measured_rate = 20.0;
+            s.last_rate_bucket = Some(100.0);
+            s.last_max_rate = 100.0;
+            s.last_throttle = 0.0;
+        }
+        // At t=100 the CUBIC rate is far above 100, so twice the measured rate wins.
+        l.update_at(100.2, false);
+        assert_close(l.fill_rate(), 40.0, "2 x measured");
+
+        // Measured 21 with a CUBIC rate of 20 (t = last throttle + K) gives 20.
+        let l = created_at(0.0);
+        let k = l.time_window(20.0);
+        {
+            let mut s = l.lock();
+            s.measured_rate = 21.0;
+            s.last_rate_bucket = Some(100.0);
+            s.last_max_rate = 20.0;
+            s.last_throttle = 100.2 - k;
+        }
+        l.update_at(100.2, false);
+        assert_close(l.fill_rate(), 20.0, "the CUBIC rate");
+    }
+
+    #[test]
+    fn send_costs() {
+        assert_eq!(send_cost(1, false), 1);
+        assert_eq!(send_cost(1, true), 1);
+        assert_eq!(send_cost(2, false), 5);
+        assert_eq!(send_cost(3, true), 10);
+    }
+}

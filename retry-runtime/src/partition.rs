@@ -1,0 +1,186 @@
+//! Shared state: the retry token bucket and rate limiter of each partition, and the per-function
+//! `Site` that the expansion of `#[retry]` keeps in a `static`.
+
+use crate::bucket::TokenBucket;
+use crate::config::{self, Settings};
+use crate::limiter::RateLimiter;
+use crate::policy::Policy;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+/// The shared state of a named partition: every function written with the same
+/// `partition = "..."` uses the same bucket and (in adaptive mode) the same rate limiter.
+///
+/// ```
+/// use retry_runtime::Partition;
+///
+/// let billing = Partition::named("billing");
+/// assert_eq!(billing.name(), "billing");
+/// assert_eq!(billing.bucket().available(), 500);
+/// assert!(std::ptr::eq(billing, Partition::named("billing")));
+/// ```
+#[derive(Debug)]
+pub struct Partition {
+    name: &'static str,
+    bucket: TokenBucket,
+    limiter: RateLimiter,
+}
+
+static PARTITIONS: Mutex<Vec<&'static Partition>> = Mutex::new(Vec::new());
+
+impl Partition {
+    /// The partition called `name`, created (with a standard bucket and an adaptive limiter)
+    /// the first time any function or caller names it. It lives for the rest of the process.
+    #[must_use]
+    pub fn named(name: &str) -> &'static Partition {
+        // The list is only pushed to under the lock and never left half-written, so a panic
+        // elsewhere while it was held cannot make it inconsistent.
+        let mut all = PARTITIONS.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(p) = all.iter().find(|p| p.name == name) {
+            return p;
+        }
+        let p: &'static Partition = Box::leak(Box::new(Partition {
+            name: Box::leak(name.into()),
+            bucket: TokenBucket::standard(),
+            limiter: RateLimiter::adaptive(),
+        }));
+        all.push(p);
+        p
+    }
+
+    /// Every named partition created so far, for metrics.
+    #[must_use]
+    pub fn all() -> Vec<&'static Partition> {
+        PARTITIONS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The partition's name.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The partition's retry token bucket.
+    #[must_use]
+    pub fn bucket(&self) -> &TokenBucket {
+        &self.bucket
+    }
+
+    /// The partition's client rate limiter (used by functions in adaptive mode).
+    #[must_use]
+    pub fn rate_limiter(&self) -> &RateLimiter {
+        &self.limiter
+    }
+}
+
+/// One `#[retry]` function: its settings and where its shared state lives. The expansion keeps
+/// it in a `static`, so every call of the function (every instantiation of a generic one)
+/// shares its per-function bucket and limiter.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Site {
+    pub(crate) name: &'static str,
+    pub(crate) policy: Policy,
+    partition: Option<&'static str>,
+    profile: Option<&'static str>,
+    bucket: Option<&'static TokenBucket>,
+    limiter: Option<&'static RateLimiter>,
+    own_bucket: TokenBucket,
+    own_limiter: RateLimiter,
+    shared: OnceLock<&'static Partition>,
+    settings: OnceLock<Settings>,
+}
+
+impl Site {
+    /// A function called `name` with `policy`, and its own bucket and limiter.
+    #[must_use]
+    pub const fn new(name: &'static str, policy: Policy) -> Site {
+        Site {
+            name,
+            policy,
+            partition: None,
+            profile: None,
+            bucket: None,
+            limiter: None,
+            own_bucket: TokenBucket::standard(),
+            own_limiter: RateLimiter::adaptive(),
+            shared: OnceLock::new(),
+            settings: OnceLock::new(),
+        }
+    }
+
+    /// Shares the bucket and limiter of the named partition.
+    #[must_use]
+    pub const fn partition(mut self, name: &'static str) -> Site {
+        self.partition = Some(name);
+        self
+    }
+
+    /// Uses a user's `static` bucket.
+    #[must_use]
+    pub const fn bucket(mut self, bucket: &'static TokenBucket) -> Site {
+        self.bucket = Some(bucket);
+        self
+    }
+
+    /// Uses a user's `static` rate limiter.
+    #[must_use]
+    pub const fn rate_limiter(mut self, limiter: &'static RateLimiter) -> Site {
+        self.limiter = Some(limiter);
+        self
+    }
+
+    /// Names the profile under which the environment and config file may set mode and
+    /// max_attempts.
+    #[must_use]
+    pub const fn profile(mut self, profile: &'static str) -> Site {
+        self.profile = Some(profile);
+        self
+    }
+
+    /// The function's name.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The partition's name, if the function names one.
+    #[must_use]
+    pub fn partition_name(&self) -> Option<&'static str> {
+        self.partition
+    }
+
+    fn shared(&self) -> Option<&'static Partition> {
+        self.partition
+            .map(|name| *self.shared.get_or_init(|| Partition::named(name)))
+    }
+
+    /// The retry token bucket this function draws from.
+    #[must_use]
+    pub fn token_bucket(&self) -> &TokenBucket {
+        match (self.bucket, self.shared()) {
+            (Some(b), _) => b,
+            (None, Some(p)) => &p.bucket,
+            (None, None) => &self.own_bucket,
+        }
+    }
+
+    /// The rate limiter this function paces its sends with in adaptive mode.
+    #[must_use]
+    pub fn limiter(&self) -> &RateLimiter {
+        match (self.limiter, self.shared()) {
+            (Some(l), _) => l,
+            (None, Some(p)) => &p.limiter,
+            (None, None) => &self.own_limiter,
+        }
+    }
+
+    /// Mode and max_attempts after the environment and config file, resolved once.
+    pub(crate) fn settings(&self) -> Settings {
+        *self
+            .settings
+            .get_or_init(|| config::resolve(&self.policy, self.profile))
+    }
+}

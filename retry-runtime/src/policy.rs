@@ -1,0 +1,306 @@
+//! One function's retry settings, built by `const fn` so the expansion of `#[retry]` can keep
+//! them in a `static`.
+
+use std::time::Duration;
+
+/// The retry mode: AWS "standard" (token bucket) or "adaptive" (token bucket plus a client-side
+/// rate limiter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Exponential backoff with jitter, bounded by the partition's retry token bucket.
+    Standard,
+    /// Standard, plus a CUBIC rate limiter that may delay any attempt, first ones included.
+    Adaptive,
+}
+
+impl Mode {
+    /// The mode's name as the attribute, the environment and the config file write it.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Mode::Standard => "standard",
+            Mode::Adaptive => "adaptive",
+        }
+    }
+
+    /// Parses `"standard"` or `"adaptive"` (ASCII case-insensitive, surrounding spaces ignored).
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Mode> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("standard") {
+            Some(Mode::Standard)
+        } else if s.eq_ignore_ascii_case("adaptive") {
+            Some(Mode::Adaptive)
+        } else {
+            None
+        }
+    }
+}
+
+/// How the computed backoff `d` is randomised.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Jitter {
+    /// `U[0, d]`.
+    Full,
+    /// `d/2 + U[0, d/2]`.
+    Equal,
+    /// `d` exactly.
+    None,
+    /// `min(max_backoff, U[initial_backoff, 3 * previous])`, previous starting at
+    /// `initial_backoff`; the multiplier is not used.
+    Decorrelated,
+    /// `d * (1 - j * U[0, 1))` for `j` in `[0, 1]`: the delay loses up to the fraction `j`.
+    Fraction(f64),
+}
+
+/// The settings of one `#[retry]` function. Every field has the mode default until a builder
+/// method sets it; `mode` and `max_attempts` remember whether the attribute wrote them, because
+/// the environment and the config file may set them only when it did not.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Policy {
+    pub(crate) mode: Option<Mode>,
+    pub(crate) max_attempts: Option<u32>,
+    pub(crate) initial_backoff: Duration,
+    pub(crate) multiplier: f64,
+    pub(crate) max_backoff: Duration,
+    pub(crate) jitter: Jitter,
+    pub(crate) attempt_timeout: Option<Duration>,
+    pub(crate) attempt_timeout_multiplier: f64,
+    pub(crate) max_attempt_timeout: Option<Duration>,
+    pub(crate) deadline: Option<Duration>,
+}
+
+/// The defaults of `mode = "standard"` (and of adaptive mode, which differs only in its limiter).
+pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+
+impl Policy {
+    /// The defaults of DESIGN's table: 3 attempts, 1 s initial backoff doubling up to 20 s,
+    /// full jitter, no timeouts.
+    #[must_use]
+    pub const fn new() -> Policy {
+        Policy {
+            mode: None,
+            max_attempts: None,
+            initial_backoff: Duration::from_secs(1),
+            multiplier: 2.0,
+            max_backoff: Duration::from_secs(20),
+            jitter: Jitter::Full,
+            attempt_timeout: None,
+            attempt_timeout_multiplier: 1.0,
+            max_attempt_timeout: None,
+            deadline: None,
+        }
+    }
+
+    /// Sets the mode explicitly (the environment can no longer change it).
+    #[must_use]
+    pub const fn mode(mut self, mode: Mode) -> Policy {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// Sets the number of attempts, the first included (the environment can no longer change it).
+    #[must_use]
+    pub const fn max_attempts(mut self, n: u32) -> Policy {
+        self.max_attempts = Some(n);
+        self
+    }
+
+    /// Sets the first backoff.
+    #[must_use]
+    pub const fn initial_backoff(mut self, d: Duration) -> Policy {
+        self.initial_backoff = d;
+        self
+    }
+
+    /// Sets the growth factor of the backoff.
+    #[must_use]
+    pub const fn multiplier(mut self, m: f64) -> Policy {
+        self.multiplier = m;
+        self
+    }
+
+    /// Sets the cap of the backoff (before jitter), and the longest server hint obeyed.
+    #[must_use]
+    pub const fn max_backoff(mut self, d: Duration) -> Policy {
+        self.max_backoff = d;
+        self
+    }
+
+    /// Sets the jitter.
+    #[must_use]
+    pub const fn jitter(mut self, j: Jitter) -> Policy {
+        self.jitter = j;
+        self
+    }
+
+    /// Sets the timeout of the first attempt.
+    #[must_use]
+    pub const fn attempt_timeout(mut self, d: Duration) -> Policy {
+        self.attempt_timeout = Some(d);
+        self
+    }
+
+    /// Sets the growth factor of the attempt timeout.
+    #[must_use]
+    pub const fn attempt_timeout_multiplier(mut self, m: f64) -> Policy {
+        self.attempt_timeout_multiplier = m;
+        self
+    }
+
+    /// Sets the cap of the attempt timeout (default: the attempt timeout itself).
+    #[must_use]
+    pub const fn max_attempt_timeout(mut self, d: Duration) -> Policy {
+        self.max_attempt_timeout = Some(d);
+        self
+    }
+
+    /// Sets the total time for all attempts and sleeps.
+    #[must_use]
+    pub const fn deadline(mut self, d: Duration) -> Policy {
+        self.deadline = Some(d);
+        self
+    }
+
+    /// The mode written in the attribute, if any.
+    #[must_use]
+    pub const fn written_mode(&self) -> Option<Mode> {
+        self.mode
+    }
+
+    /// The attempt count written in the attribute, if any.
+    #[must_use]
+    pub const fn written_max_attempts(&self) -> Option<u32> {
+        self.max_attempts
+    }
+
+    /// Whether any attempt runs under a timer (attempt timeout or deadline).
+    #[must_use]
+    pub const fn is_timed(&self) -> bool {
+        self.attempt_timeout.is_some() || self.deadline.is_some()
+    }
+
+    /// The timeout of attempt `n` (1-based) before the deadline clamps it:
+    /// `min(attempt_timeout * attempt_timeout_multiplier^(n-1), max_attempt_timeout)`.
+    #[must_use]
+    pub fn attempt_timeout_for(&self, n: u32) -> Option<Duration> {
+        let base = self.attempt_timeout?;
+        let cap = self.max_attempt_timeout.unwrap_or(base);
+        Some(grow(base, self.attempt_timeout_multiplier, n, cap))
+    }
+
+    /// The backoff after attempt `n` (1-based) before jitter:
+    /// `min(initial_backoff * multiplier^(n-1), max_backoff)`.
+    #[must_use]
+    pub fn backoff_for(&self, n: u32) -> Duration {
+        grow(self.initial_backoff, self.multiplier, n, self.max_backoff)
+    }
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::new()
+    }
+}
+
+/// `min(base * factor^(n-1), cap)` in whole nanoseconds. Powers of an integral factor are
+/// computed exactly in integers; other factors in `f64`, rounded to the nearest nanosecond, so
+/// `200ms * 2` is exactly 400 ms (tokio rounds timers up to the millisecond, so a stray
+/// nanosecond would show up as 401 ms).
+pub(crate) fn grow(base: Duration, factor: f64, n: u32, cap: Duration) -> Duration {
+    let cap_ns = nanos(cap);
+    let base_ns = nanos(base);
+    let steps = n.saturating_sub(1);
+    if base_ns >= cap_ns {
+        return cap;
+    }
+    if base_ns == 0 || steps == 0 || factor <= 1.0 {
+        return Duration::from_nanos(base_ns);
+    }
+    let ns = if factor.fract() == 0.0 && factor < 4_294_967_296.0 {
+        // Exact integer growth, stopping as soon as the cap is reached.
+        let f = factor as u64;
+        let mut v = base_ns;
+        for _ in 0..steps {
+            v = v.saturating_mul(f);
+            if v >= cap_ns {
+                break;
+            }
+        }
+        v
+    } else {
+        let exp = i32::try_from(steps).unwrap_or(i32::MAX);
+        let v = (base_ns as f64) * factor.powi(exp);
+        if v.is_finite() && v < cap_ns as f64 {
+            v.round() as u64
+        } else {
+            cap_ns
+        }
+    };
+    Duration::from_nanos(ns.min(cap_ns))
+}
+
+/// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years).
+pub(crate) fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn backoff_doubles_to_the_cap() {
+        let p = Policy::new()
+            .initial_backoff(MS(100))
+            .multiplier(2.0)
+            .max_backoff(MS(500));
+        let got: Vec<_> = (1..=6).map(|n| p.backoff_for(n)).collect();
+        assert_eq!(got, [MS(100), MS(200), MS(400), MS(500), MS(500), MS(500)]);
+    }
+
+    #[test]
+    fn fractional_multiplier_rounds_to_the_nanosecond() {
+        let p = Policy::new()
+            .initial_backoff(MS(100))
+            .multiplier(1.3)
+            .max_backoff(Duration::from_secs(60));
+        assert_eq!(p.backoff_for(2), MS(130));
+        assert_eq!(p.backoff_for(3), MS(169));
+        assert_eq!(p.backoff_for(4), Duration::from_nanos(219_700_000));
+    }
+
+    #[test]
+    fn huge_attempt_numbers_saturate_at_the_cap() {
+        let p = Policy::new();
+        assert_eq!(p.backoff_for(u32::MAX), Duration::from_secs(20));
+        let p = p.multiplier(1.5);
+        assert_eq!(p.backoff_for(u32::MAX), Duration::from_secs(20));
+    }
+
+    #[test]
+    fn attempt_timeout_grows_to_its_own_cap() {
+        let p = Policy::new()
+            .attempt_timeout(MS(1500))
+            .attempt_timeout_multiplier(2.0)
+            .max_attempt_timeout(MS(3000));
+        assert_eq!(p.attempt_timeout_for(1), Some(MS(1500)));
+        assert_eq!(p.attempt_timeout_for(2), Some(MS(3000)));
+        assert_eq!(p.attempt_timeout_for(3), Some(MS(3000)));
+        // Without max_attempt_timeout the cap is the attempt timeout itself.
+        let q = Policy::new()
+            .attempt_timeout(MS(500))
+            .attempt_timeout_multiplier(2.0);
+        assert_eq!(q.attempt_timeout_for(3), Some(MS(500)));
+        assert_eq!(Policy::new().attempt_timeout_for(1), None);
+    }
+
+    #[test]
+    fn modes_parse_loosely() {
+        assert_eq!(Mode::parse(" Adaptive "), Some(Mode::Adaptive));
+        assert_eq!(Mode::parse("STANDARD"), Some(Mode::Standard));
+        assert_eq!(Mode::parse("legacy"), None);
+    }
+}
