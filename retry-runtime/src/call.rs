@@ -150,16 +150,23 @@ where
 
         // 2. The attempt, under its timeout.
         let (out, expired) = match self.window(n) {
-            None => (attempt.await, false),
+            None => (attempt.await, None),
             Some(w) => match tokio::time::timeout_at(w.at, attempt).await {
-                Ok(out) => (out, false),
+                Ok(out) => (out, None),
                 Err(_) => {
                     let err = (w.timed_out)(TimedOut::new(w.kind, w.limit, n));
-                    (R::from_err(err), true)
+                    (R::from_err(err), Some(w.kind))
                 }
             },
         };
-        self.last = None;
+        // Polling that the deadline ends returns the last `Ok`, whether the deadline refused
+        // the next sleep or cut the next attempt short.
+        if let Some(previous) = self.last.take() {
+            if expired == Some(TimeoutKind::Deadline) && previous.as_result().is_ok() {
+                self.ended_early(n, Some(ErrorClass::Timeout), EarlyEnd::Deadline);
+                return ControlFlow::Break(previous);
+            }
+        }
 
         // 3 and 4. Bookkeeping, then the outcome's class.
         let bucket = self.site.token_bucket();
@@ -178,7 +185,7 @@ where
                 (None, None)
             }
             Err(err) => {
-                let class = if expired {
+                let class = if expired.is_some() {
                     ErrorClass::Timeout
                 } else {
                     (self.classify)(err)
