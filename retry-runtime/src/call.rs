@@ -124,6 +124,9 @@ pub struct Call<'s, R: RetryResult, K, C, A, P, O> {
     attempt: u32,
     /// Which limit cut the last attempt off, if one did.
     expired: Option<TimeoutKind>,
+    /// The instant the call started, until the first attempt's timer has used it (one clock
+    /// read for both the deadline and that timer).
+    started: Option<Instant>,
     deadline: Option<Instant>,
     retrying: Option<Retrying<R>>,
 }
@@ -191,10 +194,10 @@ where
         repeat: P,
         on_retry: O,
     ) -> Self {
-        let deadline = if K::TIMED {
-            site.policy.deadline.map(|d| Instant::now() + d)
-        } else {
-            None
+        let started = K::TIMED.then(Instant::now);
+        let deadline = match (started, site.policy.deadline) {
+            (Some(now), Some(d)) => now.checked_add(d),
+            _ => None,
         };
         let _ = timer;
         Call {
@@ -208,6 +211,7 @@ where
             adaptive: site.settings().mode == Mode::Adaptive,
             attempt: 0,
             expired: None,
+            started,
             deadline,
             retrying: None,
         }
@@ -226,6 +230,7 @@ where
         let n = self.attempt + 1;
         let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
         let cost = send_cost(n, after_throttle);
+        self.started = None; // the attempt starts after the wait, not at the call's start
         if self
             .site
             .limiter()
@@ -462,18 +467,27 @@ where
     }
 
     /// The timer of attempt `n`: the attempt timeout, clamped to what is left of the deadline.
-    fn window(&self, n: u32) -> Option<Window> {
+    /// Instants too far ahead to represent mean no timer.
+    #[inline]
+    fn window(&mut self, n: u32) -> Option<Window> {
         let policy = &self.site.policy;
-        let own = policy
-            .attempt_timeout_for(n)
-            .map(|t| (Instant::now() + t, t));
-        let (at, kind, limit) = match (own, self.deadline) {
-            (None, None) => return None,
-            (Some((at, t)), None) => (at, TimeoutKind::Attempt, t),
-            (Some((at, t)), Some(d)) if at < d => (at, TimeoutKind::Attempt, t),
-            (_, Some(d)) => (d, TimeoutKind::Deadline, policy.deadline?),
+        let started = self.started.take();
+        let by_deadline = |at| Window {
+            at,
+            kind: TimeoutKind::Deadline,
+            limit: policy.deadline.unwrap_or_default(),
         };
-        Some(Window { at, kind, limit })
+        let Some(limit) = policy.attempt_timeout_for(n) else {
+            return self.deadline.map(by_deadline);
+        };
+        match started.unwrap_or_else(Instant::now).checked_add(limit) {
+            Some(at) if self.deadline.is_none_or(|d| at < d) => Some(Window {
+                at,
+                kind: TimeoutKind::Attempt,
+                limit,
+            }),
+            _ => self.deadline.map(by_deadline),
+        }
     }
 
     /// Whether `now + delay` reaches the deadline.
