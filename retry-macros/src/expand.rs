@@ -1,42 +1,65 @@
 //! Tokens: the user's function with its signature untouched and its body run once per attempt.
 
 use crate::args::{JitterArg, ModeArg, Nanos};
+use crate::shape::{Slot, Wrapper};
 use crate::valid::{Idempotency, Model};
-use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{GenericArgument, ItemFn, PathArguments, ReturnType, Type};
+use syn::{Block, Expr, Stmt, Type};
 
-/// The function with its body replaced by the retry loop.
-pub(crate) fn expand(model: &Model, func: &ItemFn) -> TokenStream {
-    let ItemFn {
-        attrs,
-        vis,
-        sig,
+/// Replaces the user's body in `slot` with the retry loop that runs it once per attempt.
+pub(crate) fn expand(model: &Model, name: &str, slot: Slot<'_>) {
+    let Slot {
         block,
-        ..
-    } = func;
+        ret,
+        ret_span,
+        wrapper,
+    } = slot;
+    let body = Block {
+        brace_token: block.brace_token,
+        stmts: std::mem::take(&mut block.stmts),
+    };
+    let tokens = retry_loop(model, name, &ret, ret_span, wrapper, &body);
+    block.stmts = vec![Stmt::Expr(Expr::Verbatim(tokens), None)];
+}
+
+/// The statements that replace the body: one [`Call`] and the loop that steps it.
+///
+/// [`Call`]: https://docs.rs/retry-runtime
+fn retry_loop(
+    model: &Model,
+    name: &str,
+    ret: &Type,
+    ret_span: Span,
+    wrapper: Wrapper,
+    body: &Block,
+) -> TokenStream {
     let k = &model.krate;
     let p = quote!(#k::__private);
-    let (ret, ret_span) = match &sig.output {
-        ReturnType::Type(_, ty) => (infer_impl_trait((**ty).clone()), ty.span()),
-        ReturnType::Default => (syn::parse_quote!(()), sig.span()),
-    };
 
     // Names the expansion introduces live at mixed-site hygiene: the body cannot see them.
     let site = format_ident!("__RETRY_SITE", span = Span::mixed_site());
     let call = format_ident!("__retry_call", span = Span::mixed_site());
     let out = format_ident!("__retry_out", span = Span::mixed_site());
     let e = format_ident!("__retry_e", span = Span::mixed_site());
+    let cond = format_ident!("__retry_idempotent", span = Span::mixed_site());
 
-    let name = sig.ident.to_string();
     let policy = policy(model, &p);
     let site_options = site_options(model);
 
     let idempotent = match &model.idempotent {
         Idempotency::Always => quote!(true),
         Idempotency::Never => quote!(false),
-        Idempotency::If(cond) => quote_spanned!(cond.span()=> { let __cond: bool = #cond; __cond }),
+        Idempotency::If(expr) => {
+            // `#[async_trait]` renamed `self` in the body; the condition sits beside it.
+            let expr = if wrapper == Wrapper::AsyncTrait {
+                rename_self(expr.to_token_stream())
+            } else {
+                expr.to_token_stream()
+            };
+            quote!({ let #cond: bool = #expr; #cond })
+        }
     };
     let timed_out = match model.timer_key {
         Some(span) => {
@@ -62,37 +85,60 @@ pub(crate) fn expand(model: &Model, func: &ItemFn) -> TokenStream {
         Some(f) => quote_spanned!(f.span()=> |#e: &_| (#f)(#e)),
         None => quote!(#p::no_hook),
     };
-    let clones = model
-        .clone
-        .iter()
-        .map(|c| quote_spanned!(c.span()=> let #c = ::core::clone::Clone::clone(&#c);));
+    let clones = model.clone.iter().map(|c| {
+        let name = &c.name;
+        if c.mutable {
+            // Borrowing the argument mutably keeps its `mut` in use.
+            quote_spanned! {name.span()=>
+                #[allow(unused_mut, clippy::unnecessary_mut_passed)]
+                let mut #name = ::core::clone::Clone::clone(&mut #name);
+            }
+        } else {
+            quote_spanned!(name.span()=> let #name = ::core::clone::Clone::clone(&#name);)
+        }
+    });
 
     let call_type = quote_spanned!(ret_span=> #p::Call<'_, #ret, _, _, _, _>);
     quote! {
-        #(#attrs)*
-        #vis #sig {
-            let mut #call: #call_type = #p::Call::new(
-                {
-                    static #site: #p::Site = #p::Site::new(#name, #policy) #site_options;
-                    &#site
-                },
-                #idempotent,
-                #timed_out,
-                #classify,
-                #hint,
-                #repeat,
-                #on_retry,
-            );
-            loop {
-                if let #p::ControlFlow::Break(#out) = #call.step(async {
-                    #(#clones)*
-                    #block
-                }).await {
-                    return #out;
-                }
+        let mut #call: #call_type = #p::Call::new(
+            {
+                static #site: #p::Site = #p::Site::new(#name, #policy) #site_options;
+                &#site
+            },
+            #idempotent,
+            #timed_out,
+            #classify,
+            #hint,
+            #repeat,
+            #on_retry,
+        );
+        loop {
+            if let #p::ControlFlow::Break(#out) = #call.step(async {
+                #(#clones)*
+                #body
+            }).await {
+                break #out;
             }
         }
     }
+}
+
+/// `self` as `#[async_trait]` renames it in the body, `__self`.
+fn rename_self(tokens: TokenStream) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|tt| match tt {
+            TokenTree::Ident(i) if i == "self" => {
+                TokenTree::Ident(proc_macro2::Ident::new("__self", i.span()))
+            }
+            TokenTree::Group(g) => {
+                let mut inner = proc_macro2::Group::new(g.delimiter(), rename_self(g.stream()));
+                inner.set_span(g.span());
+                TokenTree::Group(inner)
+            }
+            other => other,
+        })
+        .collect()
 }
 
 /// The `const` policy: only what the attribute changes from the defaults.
@@ -166,55 +212,4 @@ fn site_options(m: &Model) -> TokenStream {
         out.extend(quote!(.profile(#profile)));
     }
     out
-}
-
-/// `impl Trait` cannot be written in a `let` type: the type checker fills in `_` instead.
-fn infer_impl_trait(ty: Type) -> Type {
-    match ty {
-        Type::ImplTrait(t) => {
-            let span = t.span();
-            syn::parse_quote_spanned!(span=> _)
-        }
-        Type::Reference(mut r) => {
-            *r.elem = infer_impl_trait(*r.elem);
-            Type::Reference(r)
-        }
-        Type::Paren(mut p) => {
-            *p.elem = infer_impl_trait(*p.elem);
-            Type::Paren(p)
-        }
-        Type::Group(mut g) => {
-            *g.elem = infer_impl_trait(*g.elem);
-            Type::Group(g)
-        }
-        Type::Slice(mut s) => {
-            *s.elem = infer_impl_trait(*s.elem);
-            Type::Slice(s)
-        }
-        Type::Array(mut a) => {
-            *a.elem = infer_impl_trait(*a.elem);
-            Type::Array(a)
-        }
-        Type::Ptr(mut p) => {
-            *p.elem = infer_impl_trait(*p.elem);
-            Type::Ptr(p)
-        }
-        Type::Tuple(mut t) => {
-            t.elems = t.elems.into_iter().map(infer_impl_trait).collect();
-            Type::Tuple(t)
-        }
-        Type::Path(mut p) => {
-            for seg in &mut p.path.segments {
-                if let PathArguments::AngleBracketed(args) = &mut seg.arguments {
-                    for arg in &mut args.args {
-                        if let GenericArgument::Type(t) = arg {
-                            *t = infer_impl_trait(t.clone());
-                        }
-                    }
-                }
-            }
-            Type::Path(p)
-        }
-        other => other,
-    }
 }

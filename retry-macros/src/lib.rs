@@ -10,9 +10,12 @@
 
 mod args;
 mod expand;
+mod shape;
 mod valid;
 
 use proc_macro::TokenStream;
+use quote::ToTokens;
+use syn::spanned::Spanned;
 
 /// Retries an `async fn` that returns `Result<T, E>`.
 ///
@@ -61,25 +64,58 @@ fn expand(
     attr: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
 ) -> proc_macro2::TokenStream {
-    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+    let mut func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(func) => func,
-        Err(e) => {
-            let msg = syn::Error::new(
-                e.span(),
-                format!("`#[retry]` goes on an `async fn` with a body: {e}"),
-            );
-            return with_errors(item, &msg);
-        }
+        Err(e) => return with_errors(item.clone(), &not_a_function(item, e)),
     };
     let mut errors = args::Errors::default();
     let parsed = args::parse(attr, &mut errors);
-    let model = valid::check(parsed, &func, &mut errors);
-    match errors.into_result() {
-        Ok(()) => expand::expand(&model, &func),
-        Err(e) => with_errors(item, &e),
+    let model = valid::check(parsed, &func.sig, &mut errors);
+    let name = func.sig.ident.to_string();
+    let slot = shape::locate(&mut func, &mut errors);
+    match (errors.into_result(), slot) {
+        (Ok(()), Some(slot)) => {
+            expand::expand(&model, &name, slot);
+            func.into_token_stream()
+        }
+        (Err(e), _) => with_errors(item, &e),
+        (Ok(()), None) => unreachable!("`locate` reports why it found no body"),
     }
 }
 
+/// Why the item under `#[retry]` is not a function it can rewrite.
+fn not_a_function(item: proc_macro2::TokenStream, parse_error: syn::Error) -> syn::Error {
+    let (span, what) = match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(syn::Item::Impl(i)) => (
+            i.impl_token.span,
+            "`#[retry]` goes on each `async fn` to retry, not on an `impl` block: write it on the \
+             methods (inside `#[async_trait]` impls too)",
+        ),
+        Ok(syn::Item::Trait(t)) => (
+            t.trait_token.span,
+            "`#[retry]` goes on each `async fn` to retry, not on a `trait`: write it on the \
+             methods of the impls, or on default methods",
+        ),
+        Ok(other) => (
+            other.span(),
+            "`#[retry]` goes on an `async fn` that returns `Result<T, E>`",
+        ),
+        Err(_) => match syn::parse2::<syn::TraitItemFn>(item) {
+            Ok(f) if f.default.is_none() => (
+                f.sig.fn_token.span,
+                "`#[retry]` needs the function's body: a trait method without a default body has \
+                 nothing to retry; write `#[retry]` on the method in each `impl`",
+            ),
+            _ => {
+                return syn::Error::new(
+                    parse_error.span(),
+                    format!("`#[retry]` goes on an `async fn` with a body: {parse_error}"),
+                );
+            }
+        },
+    };
+    syn::Error::new(span, what)
+}
 /// The function as written, so the rest of the crate still type-checks, plus the errors.
 fn with_errors(item: proc_macro2::TokenStream, errors: &syn::Error) -> proc_macro2::TokenStream {
     let mut out = errors.to_compile_error();
