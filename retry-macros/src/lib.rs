@@ -13,6 +13,9 @@ mod expand;
 mod shape;
 mod valid;
 
+#[cfg(test)]
+mod snapshots;
+
 use proc_macro::TokenStream;
 use quote::ToTokens;
 use syn::spanned::Spanned;
