@@ -99,6 +99,16 @@ fn retry_loop(
     });
 
     let call_type = quote_spanned!(ret_span=> #p::Call<'_, #ret, _, _, _, _>);
+    // The attempt's output type is known before its body is checked, so that the body's
+    // `return` and tail expressions coerce to it (`Ok(&string)` as `Result<&str, _>`) as they
+    // do in the function itself.
+    let ret_value = format_ident!("__retry_ret", span = Span::mixed_site());
+    let pin_output = quote! {
+        if let ::core::option::Option::Some(#ret_value) = ::core::option::Option::None::<#ret> {
+            #[allow(unreachable_code)]
+            return #ret_value;
+        }
+    };
     quote! {
         let mut #call: #call_type = #p::Call::new(
             {
@@ -114,6 +124,7 @@ fn retry_loop(
         );
         loop {
             if let #p::ControlFlow::Break(#out) = #call.step(async {
+                #pin_output
                 #(#clones)*
                 #body
             }).await {
