@@ -40,7 +40,10 @@ fn retry_loop(
 
     // Names the expansion introduces live at mixed-site hygiene: the body cannot see them.
     let site = format_ident!("__RETRY_SITE", span = Span::mixed_site());
-    let call = format_ident!("__retry_call", span = Span::mixed_site());
+    let call = format_ident!(
+        "__retry_call",
+        span = Span::mixed_site().located_at(ret_span)
+    );
     let out = format_ident!("__retry_out", span = Span::mixed_site());
     let e = format_ident!("__retry_e", span = Span::mixed_site());
     let cond = format_ident!("__retry_idempotent", span = Span::mixed_site());
@@ -61,29 +64,53 @@ fn retry_loop(
             quote!({ let #cond: bool = #expr; #cond })
         }
     };
+    // What is checked against the return type (a `Result`, an error that can be classified)
+    // is located at the return type, so that errors point at it; it keeps the macro's own
+    // context, so lints see generated code. Located at one span, the checks that fail for the
+    // same reason (`u32` is not a `Result`) are reported once.
+    // What is checked against the return type (a `Result`, an error that can be classified)
+    // is spelled with the return type's span, so that errors point at it.
+    let at_ret = respan(p.clone(), ret_span);
+    // A return type with `_` in it (from `impl Trait`) is written once only: each copy would
+    // bring its own unconstrained `_`.
+    let result = quote_spanned!(ret_span=> <#ret as #at_ret::ReturnsResult>::Result);
+    let (ok_of, err_of) = if has_infer(ret.to_token_stream()) {
+        (quote!(_), quote!(_))
+    } else {
+        (
+            quote_spanned!(ret_span=> <#result as #at_ret::RetryResult>::Ok),
+            quote_spanned!(ret_span=> <#result as #at_ret::RetryResult>::Err),
+        )
+    };
+
     let timed_out = match model.timer_key {
         Some(span) => {
-            let conv = quote_spanned!(span=> #p::timed_out);
+            let at_key = respan(p.clone(), span);
+            let conv = quote_spanned!(span=> #at_key::timed_out);
             quote!(::core::option::Option::Some(#conv))
         }
         None => quote!(::core::option::Option::None),
     };
+    // A function named in the attribute gets a closure whose argument type is spelled out, so
+    // a wrong signature is one type error on the path, not an unsatisfied bound of the engine.
     let classify = match &model.retry_on {
-        Some(f) => quote_spanned!(f.span()=> |#e: &_| #p::into_class((#f)(#e))),
-        None => quote_spanned!(ret_span=> #p::classify_by_trait),
+        Some(f) => quote_spanned!(f.span()=> |#e: &#err_of| #p::into_class((#f)(#e))),
+        None => quote_spanned!(ret_span=> #at_ret::classify_by_trait),
     };
     let hint = match (&model.retry_after, &model.retry_on) {
-        (Some(f), _) => quote_spanned!(f.span()=> |#e: &_| #p::hint((#f)(#e))),
-        (None, Some(_)) => quote!(#p::no_hint),
-        (None, None) => quote_spanned!(ret_span=> #p::hint_by_trait),
+        (Some(f), _) => quote_spanned!(f.span()=> |#e: &#err_of| #p::hint((#f)(#e))),
+        (None, Some(_)) => quote!(#p::no_hint::<#err_of>),
+        (None, None) => quote_spanned!(ret_span=> #at_ret::hint_by_trait),
     };
     let repeat = match &model.retry_if_ok {
-        Some(f) => quote_spanned!(f.span()=> |#e: &_| #p::repeat((#f)(#e))),
-        None => quote!(#p::never_repeat),
+        Some(f) => quote_spanned!(f.span()=> |#e: &#ok_of| #p::repeat((#f)(#e))),
+        None => quote!(#p::never_repeat::<#ok_of>),
     };
     let on_retry = match &model.on_retry {
-        Some(f) => quote_spanned!(f.span()=> |#e: &_| (#f)(#e)),
-        None => quote!(#p::no_hook),
+        Some(f) => {
+            quote_spanned!(f.span()=> |#e: &#p::RetryEvent<'_, #err_of>| (#f)(#e))
+        }
+        None => quote!(#p::no_hook::<#err_of>),
     };
     let clones = model.clone.iter().map(|c| {
         let name = &c.name;
@@ -98,7 +125,7 @@ fn retry_loop(
         }
     });
 
-    let call_type = quote_spanned!(ret_span=> #p::Call<'_, #ret, _, _, _, _>);
+    let call_type = quote_spanned!(ret_span=> #at_ret::Call<'_, #result, _, _, _, _>);
     // The attempt's output type is known before its body is checked, so that the body's
     // `return` and tail expressions coerce to it (`Ok(&string)` as `Result<&str, _>`) as they
     // do in the function itself.
@@ -109,8 +136,11 @@ fn retry_loop(
             return #ret_value;
         }
     };
-    quote! {
-        let mut #call: #call_type = #p::Call::new(
+    // The engine's own calls are spelled at the return type too: when `R` is not a `Result`
+    // or `E` cannot be classified, their bounds fail at the same place for the same reason,
+    // and the compiler reports it once.
+    let new_call = quote_spanned! {ret_span=>
+        #at_ret::Call::new(
             {
                 static #site: #p::Site = #p::Site::new(#name, #policy) #site_options;
                 &#site
@@ -121,13 +151,20 @@ fn retry_loop(
             #hint,
             #repeat,
             #on_retry,
-        );
+        )
+    };
+    let attempt = quote! {
+        async {
+            #pin_output
+            #(#clones)*
+            #body
+        }
+    };
+    let step = quote_spanned!(ret_span=> #call.step(#attempt).await);
+    quote! {
+        let mut #call: #call_type = #new_call;
         loop {
-            if let #p::ControlFlow::Break(#out) = #call.step(async {
-                #pin_output
-                #(#clones)*
-                #body
-            }).await {
+            if let #p::ControlFlow::Break(#out) = #step {
                 break #out;
             }
         }
@@ -223,4 +260,29 @@ fn site_options(m: &Model) -> TokenStream {
         out.extend(quote!(.profile(#profile)));
     }
     out
+}
+
+/// `tokens` with every span set to `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let TokenTree::Group(g) = &tt {
+                let mut inner = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                inner.set_span(span);
+                tt = TokenTree::Group(inner);
+            }
+            tt.set_span(span);
+            tt
+        })
+        .collect()
+}
+
+/// Whether a type has `_` in it.
+fn has_infer(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|tt| match tt {
+        TokenTree::Ident(i) => i == "_",
+        TokenTree::Group(g) => has_infer(g.stream()),
+        _ => false,
+    })
 }

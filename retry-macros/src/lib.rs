@@ -88,7 +88,16 @@ fn expand(
 
 /// Why the item under `#[retry]` is not a function it can rewrite.
 fn not_a_function(item: proc_macro2::TokenStream, parse_error: syn::Error) -> syn::Error {
-    let (span, what) = match syn::parse2::<syn::Item>(item.clone()) {
+    if let Ok(f) = syn::parse2::<syn::TraitItemFn>(item.clone()) {
+        if f.default.is_none() {
+            return syn::Error::new(
+                f.sig.fn_token.span,
+                "`#[retry]` needs the function's body: a trait method without a default body has \
+                 nothing to retry; write `#[retry]` on the method in each `impl`",
+            );
+        }
+    }
+    let (span, what) = match syn::parse2::<syn::Item>(item) {
         Ok(syn::Item::Impl(i)) => (
             i.impl_token.span,
             "`#[retry]` goes on each `async fn` to retry, not on an `impl` block: write it on the \
@@ -103,19 +112,12 @@ fn not_a_function(item: proc_macro2::TokenStream, parse_error: syn::Error) -> sy
             other.span(),
             "`#[retry]` goes on an `async fn` that returns `Result<T, E>`",
         ),
-        Err(_) => match syn::parse2::<syn::TraitItemFn>(item) {
-            Ok(f) if f.default.is_none() => (
-                f.sig.fn_token.span,
-                "`#[retry]` needs the function's body: a trait method without a default body has \
-                 nothing to retry; write `#[retry]` on the method in each `impl`",
-            ),
-            _ => {
-                return syn::Error::new(
-                    parse_error.span(),
-                    format!("`#[retry]` goes on an `async fn` with a body: {parse_error}"),
-                );
-            }
-        },
+        Err(_) => {
+            return syn::Error::new(
+                parse_error.span(),
+                format!("`#[retry]` goes on an `async fn` with a body: {parse_error}"),
+            );
+        }
     };
     syn::Error::new(span, what)
 }

@@ -96,3 +96,29 @@ impl<E: From<TimedOut>> FromTimedOut for E {
 pub fn timed_out<E: FromTimedOut>(t: TimedOut) -> E {
     E::from_timed_out(t)
 }
+
+/// The function's return type, checked to be a `Result` once, where the expansion names it: if
+/// it is not, the projection is an error type and nothing built on it reports again.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` needs a function that returns `Result<T, E>`, not `{Self}`",
+    label = "this return type is not a `Result`",
+    note = "the loop retries on `Err` and returns on `Ok`; aliases such as `io::Result<T>` work"
+)]
+pub trait ReturnsResult: RetryResult {
+    /// The same type, seen as a [`RetryResult`].
+    type Result: RetryResult;
+}
+
+impl<T, E> ReturnsResult for Result<T, E> {
+    type Result = Result<T, E>;
+}
+
+/// The error type, checked to implement [`Classify`] once (for the classifier and the hint).
+pub trait ClassifiedError {
+    /// The same type.
+    type Err: Classify;
+}
+
+impl<E: Classify> ClassifiedError for E {
+    type Err = E;
+}
