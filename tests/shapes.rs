@@ -533,8 +533,8 @@ async fn user_names(
 async fn hygiene_user_names_do_not_clash() {
     let a = Attempts::new();
     assert_eq!(
-        user_names(&a, 5, "e", &true).await.as_deref(),
-        Ok("2 5 e user static")
+        user_names(&a, 5, "e", &true, 'r').await.as_deref(),
+        Ok("2 5 e user static r")
     );
 }
 

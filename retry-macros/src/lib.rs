@@ -58,6 +58,28 @@ use syn::spanned::Spanned;
 /// | `crate` | path to the runtime crate if renamed | `::retry_runtime` |
 ///
 /// Durations are strings with a unit: `"500us"`, `"150ms"`, `"2s"`, `"1.5s"`, `"1m"`.
+///
+/// # Supported function shapes
+///
+/// The body runs once per attempt in a fresh `async` block that borrows the arguments, so it
+/// works on:
+///
+/// - free functions and methods taking `&self`, `&mut self`, `self` (borrowed by each attempt)
+///   or `self: Arc<Self>`;
+/// - generic functions with bounds and `where` clauses (all instantiations share one retry
+///   site), explicit and elided lifetimes, `impl Trait` arguments, `Result<impl Trait, E>`;
+/// - `async fn` in trait impls and trait default methods, natively or with `#[async_trait]`
+///   (the macro finds the body inside what async-trait wrote);
+/// - with `#[tracing::instrument]` and `#[tokio::test]` / `#[tokio::main]`, written above or
+///   below `#[retry]`: above it, the span or the runtime wraps the whole call and its retries;
+/// - return types written through aliases (`io::Result<T>`, `anyhow::Result<T>`): `T` and `E`
+///   are found by the type system;
+/// - `Self`, `return` and `?` in the body (they end the attempt, and coerce to the declared
+///   return type as without the macro); visibility, doc comments and other attributes are kept.
+///
+/// An owned argument the body consumes goes in `clone(...)`: each attempt gets its own copy
+/// (mutable if the argument is declared `mut`). Recursion needs `Box::pin`, as without the
+/// macro. The names the expansion introduces cannot clash with the body's.
 #[proc_macro_attribute]
 pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(attr.into(), item.into()).into()

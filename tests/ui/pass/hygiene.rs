@@ -16,12 +16,13 @@ async fn names(
     __retry_out: String,
     __retry_e: &str,
     __retry_idempotent: bool,
+    __retry_ret: u8,
 ) -> Result<String, Error> {
     static __RETRY_SITE: u32 = 7;
     let __retry_call = __retry_call + __RETRY_SITE;
-    Ok(format!("{__retry_call}{__retry_out}{__retry_e}"))
+    Ok(format!("{__retry_call}{__retry_out}{__retry_e}{__retry_ret}"))
 }
 
 fn main() {
-    drop(names(1, String::new(), "", true));
+    drop(names(1, String::new(), "", true, 0));
 }
