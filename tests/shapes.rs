@@ -521,11 +521,12 @@ async fn user_names(
     __retry_out: u32,
     __retry_e: &str,
     __retry_idempotent: &bool,
+    __retry_ret: char,
 ) -> Result<String, Error> {
     static __RETRY_SITE: &str = "user static";
     let __retry_call = __retry_call.fail_until(2)?;
     Ok(format!(
-        "{__retry_call} {__retry_out} {__retry_e} {__RETRY_SITE}"
+        "{__retry_call} {__retry_out} {__retry_e} {__RETRY_SITE} {__retry_ret}"
     ))
 }
 
