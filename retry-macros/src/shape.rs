@@ -111,6 +111,19 @@ pub(crate) fn locate<'a>(func: &'a mut ItemFn, errors: &mut Errors) -> Option<Sl
             unit_error(errors, &func.sig);
             return None;
         };
+        if let ReturnType::Type(_, written) = &func.sig.output {
+            if let Some(what) = surely_not_result(written) {
+                // Aliases are left to the type system; these cannot be a `Result`.
+                errors.on(
+                    written,
+                    format!(
+                        "`#[retry]` needs a function that returns `Result<T, E>`, not {what}: \
+                         the loop retries on `Err` and returns on `Ok`"
+                    ),
+                );
+                return None;
+            }
+        }
         return Some(Slot {
             block: &mut func.block,
             ret,
@@ -322,6 +335,47 @@ fn tokio_marker(block: &Block) -> bool {
 
 fn is_ident(pat: &Pat, name: &str) -> bool {
     matches!(pat, Pat::Ident(p) if p.ident == name && p.subpat.is_none())
+}
+
+/// A return type that cannot be a `Result` whatever the aliases in scope: a primitive, a
+/// tuple, a reference, or one of the standard types users most often return instead.
+fn surely_not_result(ty: &Type) -> Option<String> {
+    const NOT_RESULT: &[&str] = &[
+        "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32",
+        "i64", "i128", "isize", "f32", "f64", "Option", "Vec", "String", "Box",
+    ];
+    let quoted = || {
+        let text = quote::ToTokens::to_token_stream(ty)
+            .to_string()
+            .replace(" < ", "<")
+            .replace(" >", ">")
+            .replace("& ", "&")
+            .replace(" ,", ",");
+        format!("`{text}`")
+    };
+    match ty {
+        Type::Paren(p) => surely_not_result(&p.elem),
+        Type::Group(g) => surely_not_result(&g.elem),
+        Type::Tuple(_)
+        | Type::Reference(_)
+        | Type::Array(_)
+        | Type::Slice(_)
+        | Type::Ptr(_)
+        | Type::Never(_)
+        | Type::FnPtr(_)
+        | Type::TraitObject(_)
+        | Type::ImplTrait(_) => Some(quoted()),
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let std_path = p.path.segments.len() == 1
+                || p.path
+                    .segments
+                    .first()
+                    .is_some_and(|s| s.ident == "std" || s.ident == "core");
+            (std_path && NOT_RESULT.iter().any(|n| last.ident == n)).then(quoted)
+        }
+        _ => None,
+    }
 }
 
 fn is_unit(ty: &Type) -> bool {
