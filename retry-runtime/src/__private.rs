@@ -97,8 +97,9 @@ pub fn timed_out<E: FromTimedOut>(t: TimedOut) -> E {
     E::from_timed_out(t)
 }
 
-/// The function's return type, checked to be a `Result` once, where the expansion names it: if
-/// it is not, the projection is an error type and nothing built on it reports again.
+/// The function's return type, checked to be a `Result` where the expansion names it with the
+/// return type's span, so that the first error a non-`Result` alias gets points at it. (A
+/// return type that is plainly not a `Result`, such as `u32`, is refused by the macro itself.)
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` needs a function that returns `Result<T, E>`, not `{Self}`",
     label = "this return type is not a `Result`",
@@ -111,14 +112,4 @@ pub trait ReturnsResult: RetryResult {
 
 impl<T, E> ReturnsResult for Result<T, E> {
     type Result = Result<T, E>;
-}
-
-/// The error type, checked to implement [`Classify`] once (for the classifier and the hint).
-pub trait ClassifiedError {
-    /// The same type.
-    type Err: Classify;
-}
-
-impl<E: Classify> ClassifiedError for E {
-    type Err = E;
 }
