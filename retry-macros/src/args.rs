@@ -3,6 +3,7 @@
 //! first, so a user sees all of them at once.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
@@ -119,6 +120,11 @@ impl Errors {
         self.push(syn::Error::new(span, msg));
     }
 
+    /// An error on all of `tokens` (from the first token to the last, also on stable Rust).
+    pub(crate) fn on(&mut self, tokens: impl quote::ToTokens, msg: impl std::fmt::Display) {
+        self.push(syn::Error::new_spanned(tokens, msg));
+    }
+
     pub(crate) fn into_result(self) -> Result<(), syn::Error> {
         self.0.map_or(Ok(()), Err)
     }
@@ -213,7 +219,16 @@ fn parse_entry(input: ParseStream<'_>, args: &mut Args, errors: &mut Errors) -> 
         .map_err(|e| syn::Error::new(e.span(), format!("`{name}` takes {form}")))?;
     let span = expr.span();
     // Each value parser reports its own errors; `None` means it did.
-    let wrong = |errors: &mut Errors| errors.at(span, format!("`{name}` takes {form}"));
+    let wrong = |errors: &mut Errors| {
+        let msg = match &expr {
+            Expr::Closure(_) => format!(
+                "`{name}` takes a path to a function, not a closure: declare a `fn` and name it \
+                 here ({form})"
+            ),
+            _ => format!("`{name}` takes {form}"),
+        };
+        errors.on(&expr, msg);
+    };
     macro_rules! store {
         ($field:ident, $value:expr) => {
             if let Some(value) = $value {
@@ -276,6 +291,29 @@ fn set<T>(slot: &mut Option<Arg<T>>, value: Arg<T>, errors: &mut Errors) {
 }
 
 fn parse_clone_list(input: ParseStream<'_>, key: &Ident) -> syn::Result<Arg<Vec<Ident>>> {
+    if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        let value: Expr = input.parse()?;
+        let names = match &value {
+            Expr::Tuple(t) => t
+                .elems
+                .iter()
+                .map(|e| e.to_token_stream().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            Expr::Array(a) => a
+                .elems
+                .iter()
+                .map(|e| e.to_token_stream().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            other => other.to_token_stream().to_string(),
+        };
+        return Err(syn::Error::new_spanned(
+            value,
+            format!("`clone` takes a list in parentheses, without `=`: write `clone({names})`"),
+        ));
+    }
     if !input.peek(syn::token::Paren) {
         return Err(syn::Error::new(
             if input.is_empty() {
@@ -288,12 +326,13 @@ fn parse_clone_list(input: ParseStream<'_>, key: &Ident) -> syn::Result<Arg<Vec<
     }
     let content;
     let paren = syn::parenthesized!(content in input);
-    let idents = Punctuated::<Ident, Token![,]>::parse_terminated(&content).map_err(|e| {
-        syn::Error::new(
-            e.span(),
-            "`clone` takes argument names separated by commas: `clone(body, headers)`",
-        )
-    })?;
+    let idents = Punctuated::<Ident, Token![,]>::parse_terminated_with(&content, Ident::parse_any)
+        .map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "`clone` takes argument names separated by commas: `clone(body, headers)`",
+            )
+        })?;
     Ok(Arg {
         value: idents.into_iter().collect(),
         key: key.clone(),
@@ -388,14 +427,20 @@ fn mode(expr: &Expr, errors: &mut Errors) -> Option<ModeArg> {
         Some("standard") => Some(ModeArg::Standard),
         Some("adaptive") => Some(ModeArg::Adaptive),
         Some(other) => {
-            errors.at(
-                expr.span(),
+            errors.on(
+                expr,
                 format!("unknown mode \"{other}\": `mode` is \"standard\" or \"adaptive\""),
             );
             None
         }
         None => {
-            errors.at(expr.span(), "`mode` takes \"standard\" or \"adaptive\"");
+            let msg = match path(expr).and_then(|p| p.path.get_ident().map(ToString::to_string)) {
+                Some(word) if word == "standard" || word == "adaptive" => {
+                    format!("`mode` takes a string: write `mode = \"{word}\"`")
+                }
+                _ => "`mode` takes \"standard\" or \"adaptive\"".to_owned(),
+            };
+            errors.on(expr, msg);
             None
         }
     }
@@ -416,15 +461,14 @@ fn number(expr: &Expr) -> Option<f64> {
 }
 
 fn attempts(expr: &Expr, errors: &mut Errors) -> Option<u32> {
-    let span = expr.span();
     let value = match lit(expr) {
         Some(Lit::Int(i)) => i.base10_parse::<u64>().ok(),
         _ => None,
     };
     match value {
         Some(0) => {
-            errors.at(
-                span,
+            errors.on(
+                expr,
                 "`max_attempts` counts the first attempt: it must be at least 1",
             );
             None
@@ -432,47 +476,49 @@ fn attempts(expr: &Expr, errors: &mut Errors) -> Option<u32> {
         Some(n) => match u32::try_from(n) {
             Ok(n) => Some(n),
             Err(_) => {
-                errors.at(span, "`max_attempts` is too large (at most 4294967295)");
+                errors.on(expr, "`max_attempts` is too large (at most 4294967295)");
                 None
             }
         },
         None if number(expr).is_some_and(|v| v < 1.0) => {
-            errors.at(
-                span,
+            errors.on(
+                expr,
                 "`max_attempts` counts the first attempt: it must be at least 1",
             );
             None
         }
         None => {
-            errors.at(
-                span,
-                "`max_attempts` takes an integer >= 1, such as `max_attempts = 3`",
-            );
+            let msg = match str_lit(expr).map(|t| t.trim().parse::<u32>()) {
+                Some(Ok(n)) => {
+                    format!("`max_attempts` takes an integer: write `max_attempts = {n}`")
+                }
+                _ => "`max_attempts` takes an integer >= 1, such as `max_attempts = 3`".to_owned(),
+            };
+            errors.on(expr, msg);
             None
         }
     }
 }
 
 fn factor(expr: &Expr, name: &str, errors: &mut Errors) -> Option<f64> {
-    let span = expr.span();
     match number(expr) {
         Some(v) if v.is_finite() && v >= 1.0 => Some(v),
         Some(v) => {
-            errors.at(span, format!("`{name}` must be a number >= 1.0, found {v}"));
+            errors.on(expr, format!("`{name}` must be a number >= 1.0, found {v}"));
             None
         }
         None => {
-            errors.at(
-                span,
-                format!("`{name}` takes a number >= 1.0, such as `{name} = 2.0`"),
-            );
+            let msg = match str_lit(expr).map(|t| t.trim().parse::<f64>()) {
+                Some(Ok(v)) => format!("`{name}` takes a number: write `{name} = {v:?}`"),
+                _ => format!("`{name}` takes a number >= 1.0, such as `{name} = 2.0`"),
+            };
+            errors.on(expr, msg);
             None
         }
     }
 }
 
 fn jitter(expr: &Expr, errors: &mut Errors) -> Option<JitterArg> {
-    let span = expr.span();
     if let Some(s) = str_lit(expr) {
         return match s.as_str() {
             "full" => Some(JitterArg::Full),
@@ -480,8 +526,8 @@ fn jitter(expr: &Expr, errors: &mut Errors) -> Option<JitterArg> {
             "none" => Some(JitterArg::None),
             "decorrelated" => Some(JitterArg::Decorrelated),
             _ => {
-                errors.at(
-                    span,
+                errors.on(
+                    expr,
                     format!(
                         "unknown jitter \"{s}\": `jitter` is \"full\", \"equal\", \"none\", \
                          \"decorrelated\" or a number in [0, 1]"
@@ -494,15 +540,14 @@ fn jitter(expr: &Expr, errors: &mut Errors) -> Option<JitterArg> {
     match number(expr) {
         Some(j) if (0.0..=1.0).contains(&j) => Some(JitterArg::Fraction(j)),
         Some(j) => {
-            errors.at(
-                span,
+            errors.on(
+                expr,
                 format!("a jitter fraction must be in [0, 1], found {j}"),
             );
             None
         }
         None => {
-            errors.at(
-                span,
+            errors.on(expr,
                 "`jitter` takes \"full\", \"equal\", \"none\", \"decorrelated\" or a number in [0, 1]",
             );
             None
@@ -511,20 +556,19 @@ fn jitter(expr: &Expr, errors: &mut Errors) -> Option<JitterArg> {
 }
 
 fn duration(expr: &Expr, name: &str, errors: &mut Errors) -> Option<Nanos> {
-    let span = expr.span();
     let Some(text) = str_lit(expr) else {
         let hint = match number(expr) {
             Some(v) => format!(": write the unit, such as `{name} = \"{v}s\"`"),
             None => format!(", such as `{name} = \"150ms\"`"),
         };
-        errors.at(span, format!("`{name}` takes a duration string{hint}"));
+        errors.on(expr, format!("`{name}` takes a duration string{hint}"));
         return None;
     };
     match parse_duration(&text) {
         Ok(ns) => Some(Nanos(ns)),
         Err(why) => {
-            errors.at(
-                span,
+            errors.on(
+                expr,
                 format!(
                     "`{name}` = \"{text}\": {why}; write a number and a unit, such as \"500us\", \
                      \"150ms\", \"2s\", \"1.5s\" or \"1m\" (units: ns, us, ms, s, m, h)"
@@ -586,16 +630,15 @@ pub(crate) fn parse_duration(text: &str) -> Result<u64, &'static str> {
 }
 
 fn name_lit(expr: &Expr, key: &str, errors: &mut Errors) -> Option<LitStr> {
-    let span = expr.span();
     match lit(expr) {
         Some(Lit::Str(s)) if s.value().trim().is_empty() => {
-            errors.at(span, format!("`{key}` needs a non-empty name"));
+            errors.on(expr, format!("`{key}` needs a non-empty name"));
             None
         }
         Some(Lit::Str(s)) => Some(s.clone()),
         _ => {
-            errors.at(
-                span,
+            errors.on(
+                expr,
                 format!("`{key}` takes a string, such as `{key} = \"billing\"`"),
             );
             None

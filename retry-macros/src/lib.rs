@@ -10,9 +10,15 @@
 
 mod args;
 mod expand;
+mod shape;
 mod valid;
 
+#[cfg(test)]
+mod snapshots;
+
 use proc_macro::TokenStream;
+use quote::ToTokens;
+use syn::spanned::Spanned;
 
 /// Retries an `async fn` that returns `Result<T, E>`.
 ///
@@ -52,6 +58,28 @@ use proc_macro::TokenStream;
 /// | `crate` | path to the runtime crate if renamed | `::retry_runtime` |
 ///
 /// Durations are strings with a unit: `"500us"`, `"150ms"`, `"2s"`, `"1.5s"`, `"1m"`.
+///
+/// # Supported function shapes
+///
+/// The body runs once per attempt in a fresh `async` block that borrows the arguments, so it
+/// works on:
+///
+/// - free functions and methods taking `&self`, `&mut self`, `self` (borrowed by each attempt)
+///   or `self: Arc<Self>`;
+/// - generic functions with bounds and `where` clauses (all instantiations share one retry
+///   site), explicit and elided lifetimes, `impl Trait` arguments, `Result<impl Trait, E>`;
+/// - `async fn` in trait impls and trait default methods, natively or with `#[async_trait]`
+///   (the macro finds the body inside what async-trait wrote);
+/// - with `#[tracing::instrument]` and `#[tokio::test]` / `#[tokio::main]`, written above or
+///   below `#[retry]`: above it, the span or the runtime wraps the whole call and its retries;
+/// - return types written through aliases (`io::Result<T>`, `anyhow::Result<T>`): `T` and `E`
+///   are found by the type system;
+/// - `Self`, `return` and `?` in the body (they end the attempt, and coerce to the declared
+///   return type as without the macro); visibility, doc comments and other attributes are kept.
+///
+/// An owned argument the body consumes goes in `clone(...)`: each attempt gets its own copy
+/// (mutable if the argument is declared `mut`). Recursion needs `Box::pin`, as without the
+/// macro. The names the expansion introduces cannot clash with the body's.
 #[proc_macro_attribute]
 pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(attr.into(), item.into()).into()
@@ -61,25 +89,60 @@ fn expand(
     attr: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
 ) -> proc_macro2::TokenStream {
-    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+    let mut func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(func) => func,
-        Err(e) => {
-            let msg = syn::Error::new(
-                e.span(),
-                format!("`#[retry]` goes on an `async fn` with a body: {e}"),
-            );
-            return with_errors(item, &msg);
-        }
+        Err(e) => return with_errors(item.clone(), &not_a_function(item, e)),
     };
     let mut errors = args::Errors::default();
     let parsed = args::parse(attr, &mut errors);
-    let model = valid::check(parsed, &func, &mut errors);
-    match errors.into_result() {
-        Ok(()) => expand::expand(&model, &func),
-        Err(e) => with_errors(item, &e),
+    let model = valid::check(parsed, &func.sig, &mut errors);
+    let name = func.sig.ident.to_string();
+    let slot = shape::locate(&mut func, &mut errors);
+    match (errors.into_result(), slot) {
+        (Ok(()), Some(slot)) => {
+            expand::expand(&model, &name, slot);
+            func.into_token_stream()
+        }
+        (Err(e), _) => with_errors(item, &e),
+        (Ok(()), None) => unreachable!("`locate` reports why it found no body"),
     }
 }
 
+/// Why the item under `#[retry]` is not a function it can rewrite.
+fn not_a_function(item: proc_macro2::TokenStream, parse_error: syn::Error) -> syn::Error {
+    if let Ok(f) = syn::parse2::<syn::TraitItemFn>(item.clone()) {
+        if f.default.is_none() {
+            return syn::Error::new(
+                f.sig.fn_token.span,
+                "`#[retry]` needs the function's body: a trait method without a default body has \
+                 nothing to retry; write `#[retry]` on the method in each `impl`",
+            );
+        }
+    }
+    let (span, what) = match syn::parse2::<syn::Item>(item) {
+        Ok(syn::Item::Impl(i)) => (
+            i.impl_token.span,
+            "`#[retry]` goes on each `async fn` to retry, not on an `impl` block: write it on the \
+             methods (inside `#[async_trait]` impls too)",
+        ),
+        Ok(syn::Item::Trait(t)) => (
+            t.trait_token.span,
+            "`#[retry]` goes on each `async fn` to retry, not on a `trait`: write it on the \
+             methods of the impls, or on default methods",
+        ),
+        Ok(other) => (
+            other.span(),
+            "`#[retry]` goes on an `async fn` that returns `Result<T, E>`",
+        ),
+        Err(_) => {
+            return syn::Error::new(
+                parse_error.span(),
+                format!("`#[retry]` goes on an `async fn` with a body: {parse_error}"),
+            );
+        }
+    };
+    syn::Error::new(span, what)
+}
 /// The function as written, so the rest of the crate still type-checks, plus the errors.
 fn with_errors(item: proc_macro2::TokenStream, errors: &syn::Error) -> proc_macro2::TokenStream {
     let mut out = errors.to_compile_error();

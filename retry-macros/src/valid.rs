@@ -3,7 +3,7 @@
 
 use crate::args::{Arg, Args, Errors, JitterArg, ModeArg, Nanos};
 use proc_macro2::Span;
-use syn::{Expr, ExprPath, FnArg, Ident, ItemFn, LitStr, Pat, ReturnType};
+use syn::{Expr, ExprPath, FnArg, Ident, LitStr, Pat, Signature, Type};
 
 const DEFAULT_INITIAL_BACKOFF: Nanos = Nanos(1_000_000_000);
 const DEFAULT_MAX_BACKOFF: Nanos = Nanos(20_000_000_000);
@@ -34,7 +34,14 @@ pub(crate) struct Model {
     pub(crate) bucket: Option<ExprPath>,
     pub(crate) rate_limiter: Option<ExprPath>,
     pub(crate) profile: Option<LitStr>,
-    pub(crate) clone: Vec<Ident>,
+    pub(crate) clone: Vec<Cloned>,
+}
+
+/// An argument in `clone(...)`.
+pub(crate) struct Cloned {
+    pub(crate) name: Ident,
+    /// Declared `mut`: each attempt's copy is mutable too.
+    pub(crate) mutable: bool,
 }
 
 pub(crate) enum Idempotency {
@@ -47,10 +54,8 @@ fn value<T: Clone>(slot: Option<&Arg<T>>) -> Option<T> {
     slot.map(|s| s.value.clone())
 }
 
-/// Checks `args` against each other and against `func`.
-pub(crate) fn check(args: Args, func: &ItemFn, errors: &mut Errors) -> Model {
-    check_function(func, errors);
-
+/// Checks `args` against each other and against the function's signature.
+pub(crate) fn check(args: Args, sig: &Signature, errors: &mut Errors) -> Model {
     // Backoff bounds, on the values in effect: a side left unwritten yields to the other.
     let (mut initial, mut max) = (None, None);
     match (&args.initial_backoff, &args.max_backoff) {
@@ -172,8 +177,11 @@ pub(crate) fn check(args: Args, func: &ItemFn, errors: &mut Errors) -> Model {
         }
     }
 
-    let clone = args.clone.map(|c| c.value).unwrap_or_default();
-    check_clones(&clone, func, errors);
+    let clone = check_clones(
+        &args.clone.map(|c| c.value).unwrap_or_default(),
+        sig,
+        errors,
+    );
 
     Model {
         krate: args
@@ -205,50 +213,46 @@ pub(crate) fn check(args: Args, func: &ItemFn, errors: &mut Errors) -> Model {
     }
 }
 
-fn check_function(func: &ItemFn, errors: &mut Errors) {
-    let sig = &func.sig;
-    if let Some(c) = &sig.constness {
-        errors.at(
-            c.span,
-            "`#[retry]` cannot be used on a `const fn`: retries sleep and need an `async fn`",
-        );
-    }
-    if sig.asyncness.is_none() {
-        errors.at(
-            sig.fn_token.span,
-            "`#[retry]` works on `async fn` only: this function is not `async`",
-        );
-    }
-    if let ReturnType::Default = sig.output {
-        errors.at(
-            sig.paren_token.span.close(),
-            "`#[retry]` needs a function that returns `Result<T, E>`: this one returns `()`, so \
-             no attempt can fail",
-        );
-    }
-}
-
 /// Every name in `clone(...)` must be an owned argument of the function.
-fn check_clones(clone: &[Ident], func: &ItemFn, errors: &mut Errors) {
-    let mut names = Vec::new();
-    for input in &func.sig.inputs {
+fn check_clones(clone: &[Ident], sig: &Signature, errors: &mut Errors) -> Vec<Cloned> {
+    let mut args = Vec::new();
+    for input in &sig.inputs {
         if let FnArg::Typed(t) = input {
             if let Pat::Ident(p) = &*t.pat {
-                names.push(p.ident.clone());
+                args.push((p, &*t.ty));
             }
         }
     }
+    let mut out = Vec::new();
     for (i, c) in clone.iter().enumerate() {
+        let arg = args.iter().find(|(p, _)| p.ident == *c);
         if c == "self" {
             errors.at(
                 c.span(),
                 "`self` cannot be listed in `clone(...)`: take `&self` (or `self: Arc<Self>`, \
                  which each attempt borrows) instead",
             );
-        } else if !names.iter().any(|n| n == c) {
-            let list = names
+        } else if clone[..i].contains(c) {
+            errors.at(c.span(), format!("`{c}` is listed twice in `clone(...)`"));
+        } else if let Some((pat, ty)) = arg {
+            if let Type::Reference(_) = ty {
+                errors.at(
+                    c.span(),
+                    format!(
+                        "`{c}` is a reference, which every attempt can use as it is: remove it \
+                         from `clone(...)`"
+                    ),
+                );
+            } else {
+                out.push(Cloned {
+                    name: c.clone(),
+                    mutable: pat.mutability.is_some(),
+                });
+            }
+        } else {
+            let list = args
                 .iter()
-                .map(|n| format!("`{n}`"))
+                .map(|(p, _)| format!("`{}`", p.ident))
                 .collect::<Vec<_>>()
                 .join(", ");
             let have = if list.is_empty() {
@@ -260,8 +264,7 @@ fn check_clones(clone: &[Ident], func: &ItemFn, errors: &mut Errors) {
                 c.span(),
                 format!("`clone({c})` names no argument of the function: {have}"),
             );
-        } else if clone[..i].contains(c) {
-            errors.at(c.span(), format!("`{c}` is listed twice in `clone(...)`"));
         }
     }
+    out
 }

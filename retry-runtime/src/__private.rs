@@ -1,6 +1,6 @@
 //! What the expansion of `#[retry]` names. Not a public API: it changes with the macro.
 
-pub use crate::call::{Call, FromTimedOut, RetryResult, Timed, Timer, Untimed};
+pub use crate::call::{Call, FromTimedOut, RetryResult, Timed, Timer, TimerKind, Untimed};
 pub use crate::classify::{Classify, ErrorClass, TimedOut};
 pub use crate::event::RetryEvent;
 pub use crate::partition::Site;
@@ -8,16 +8,21 @@ pub use crate::policy::{Jitter, Mode, Policy};
 pub use core::ops::ControlFlow;
 pub use std::time::Duration;
 
-/// The classifier when `retry_on` is not given: the error's own [`Classify`] impl.
+/// The classifier and server hint when `retry_on` is not given: the error's own [`Classify`]
+/// impl. One function for both, so a missing impl is reported once.
 #[inline]
-pub fn classify_by_trait<E: Classify + ?Sized>(err: &E) -> ErrorClass {
-    err.classify()
+pub fn by_trait<E: Classify>() -> (
+    impl Fn(&E) -> ErrorClass + Copy,
+    impl Fn(&E) -> Option<Duration> + Copy,
+) {
+    (E::classify, E::retry_after)
 }
 
-/// The server hint when neither `retry_on` nor `retry_after` is given.
+/// How a timed-out attempt becomes the error of a function with a timer: its `FromTimedOut`
+/// bound is where a missing `From<TimedOut>` is reported, with its own message.
 #[inline]
-pub fn hint_by_trait<E: Classify + ?Sized>(err: &E) -> Option<Duration> {
-    err.retry_after()
+pub fn timed_out<E: FromTimedOut>(t: TimedOut) -> E {
+    E::from_timed_out(t)
 }
 
 /// No server hint (a `retry_on` predicate without `retry_after`).
@@ -70,4 +75,21 @@ pub fn hint(hint: Option<Duration>) -> Option<Duration> {
 #[inline]
 pub fn repeat(again: bool) -> bool {
     again
+}
+
+/// The function's return type, checked to be a `Result` where the expansion names it with the
+/// return type's span, so that the first error a non-`Result` alias gets points at it. (A
+/// return type that is plainly not a `Result`, such as `u32`, is refused by the macro itself.)
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` needs a function that returns `Result<T, E>`, not `{Self}`",
+    label = "this return type is not a `Result`",
+    note = "the loop retries on `Err` and returns on `Ok`; aliases such as `io::Result<T>` work"
+)]
+pub trait ReturnsResult: RetryResult {
+    /// The same type, seen as a [`RetryResult`].
+    type Result: RetryResult;
+}
+
+impl<T, E> ReturnsResult for Result<T, E> {
+    type Result = Result<T, E>;
 }

@@ -72,37 +72,47 @@ impl<E: From<TimedOut>> FromTimedOut for E {
     }
 }
 
-/// Whether a function arms timers (`attempt_timeout` or `deadline`), and how an expired
-/// timer becomes its error. Known at compile time, so a function without timers has no timer
-/// code at all.
-pub trait Timer<E> {
+/// Whether a function arms timers (`attempt_timeout` or `deadline`). Known at compile time,
+/// so a function without timers has no timer code at all.
+pub trait TimerKind {
     /// Whether attempts run under a timer.
     const TIMED: bool;
-    /// How a timed-out attempt becomes the error (`None` for [`Untimed`], which arms none).
-    fn conversion() -> Option<fn(TimedOut) -> E>;
+}
+
+/// How an expired timer becomes the function's error.
+pub trait Timer<E>: TimerKind {
+    /// The conversion (`None` for [`Untimed`], which arms no timer).
+    fn conversion(&self) -> Option<fn(TimedOut) -> E>;
 }
 
 /// A function without `attempt_timeout` and `deadline`.
 #[derive(Clone, Copy, Debug)]
 pub struct Untimed;
 
-impl<E> Timer<E> for Untimed {
+impl TimerKind for Untimed {
     const TIMED: bool = false;
+}
+
+impl<E> Timer<E> for Untimed {
     #[inline]
-    fn conversion() -> Option<fn(TimedOut) -> E> {
+    fn conversion(&self) -> Option<fn(TimedOut) -> E> {
         None
     }
 }
 
-/// A function with `attempt_timeout` or `deadline`: its error must represent a timeout.
-#[derive(Clone, Copy, Debug)]
-pub struct Timed;
+/// A function with `attempt_timeout` or `deadline`, and how a timed-out attempt becomes its
+/// error. The expansion builds it from `__private::timed_out`, whose `FromTimedOut` bound is
+/// where a missing `From<TimedOut>` is reported, once, with its own message.
+pub struct Timed<E>(pub fn(TimedOut) -> E);
 
-impl<E: FromTimedOut> Timer<E> for Timed {
+impl<E> TimerKind for Timed<E> {
     const TIMED: bool = true;
+}
+
+impl<E> Timer<E> for Timed<E> {
     #[inline]
-    fn conversion() -> Option<fn(TimedOut) -> E> {
-        Some(E::from_timed_out)
+    fn conversion(&self) -> Option<fn(TimedOut) -> E> {
+        Some(self.0)
     }
 }
 
@@ -110,10 +120,12 @@ impl<E: FromTimedOut> Timer<E> for Timed {
 ///
 /// `K` says whether attempts run under a timer, `C` classifies errors, `A` reads server hints,
 /// `P` says whether an `Ok` should be polled again, `O` is the `on_retry` hook.
-pub struct Call<'s, R: RetryResult, K, C, A, P, O> {
+///
+/// The type and `new` carry no bounds; each method asks only for what it uses, so a mistake in
+/// the user's types is reported once, where the expansion names the offending piece.
+pub struct Call<'s, R, K, C, A, P, O> {
     site: &'s Site,
-    /// The timer kind is all type: its value only tells inference which one.
-    timer: core::marker::PhantomData<K>,
+    timer: K,
     classify: C,
     hint: A,
     repeat: P,
@@ -149,7 +161,7 @@ struct Retrying<R> {
     last: Option<R>,
 }
 
-impl<R: RetryResult, K, C, A, P, O> Drop for Call<'_, R, K, C, A, P, O> {
+impl<R, K, C, A, P, O> Drop for Call<'_, R, K, C, A, P, O> {
     #[inline]
     fn drop(&mut self) {
         // A call that never retried holds nothing: keep its drop a single check.
@@ -159,7 +171,7 @@ impl<R: RetryResult, K, C, A, P, O> Drop for Call<'_, R, K, C, A, P, O> {
     }
 }
 
-impl<R: RetryResult, K, C, A, P, O> Call<'_, R, K, C, A, P, O> {
+impl<R, K, C, A, P, O> Call<'_, R, K, C, A, P, O> {
     /// Gives back the tokens held for a retry that will not run (or not finish).
     #[cold]
     fn give_back_held(&mut self) {
@@ -177,15 +189,7 @@ struct Window {
     limit: Duration,
 }
 
-impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O>
-where
-    R: RetryResult,
-    K: Timer<R::Err>,
-    C: Fn(&R::Err) -> ErrorClass,
-    A: Fn(&R::Err) -> Option<Duration>,
-    P: Fn(&R::Ok) -> bool,
-    O: Fn(&RetryEvent<'_, R::Err>),
-{
+impl<'s, R, K: TimerKind, C, A, P, O> Call<'s, R, K, C, A, P, O> {
     /// Starts a call. The deadline clock starts now, at the first poll of the function.
     #[inline]
     pub fn new(
@@ -202,10 +206,9 @@ where
             (Some(now), Some(d)) => now.checked_add(d),
             _ => None,
         };
-        let _ = timer;
         Call {
             site,
-            timer: core::marker::PhantomData,
+            timer,
             classify,
             hint,
             repeat,
@@ -228,9 +231,94 @@ where
         self.adaptive
     }
 
+    /// Step 2 without a timer: counts the attempt and hands its future back to be awaited in
+    /// place. Its signature pins the body's output type, so `?` in the body converts to `R`.
+    #[inline]
+    pub fn attempt<F: Future<Output = R>>(&mut self, attempt: F) -> F {
+        self.attempt += 1;
+        attempt
+    }
+
+    /// The retry state, set up at the first retry.
+    fn retrying(&mut self) -> &mut Retrying<R> {
+        let initial = self.site.policy.initial_backoff;
+        self.retrying.get_or_insert_with(|| Retrying {
+            held: 0,
+            previous_delay: initial,
+            after_throttle: false,
+            last: None,
+        })
+    }
+
+    /// Gives back the tokens held for a retry that will not run.
+    fn release(&mut self) {
+        self.give_back_held();
+    }
+
+    /// The timer of attempt `n`: the attempt timeout, clamped to what is left of the deadline.
+    /// Instants too far ahead to represent mean no timer.
+    #[inline]
+    fn window(&mut self, n: u32) -> Option<Window> {
+        let policy = &self.site.policy;
+        let started = self.started.take();
+        let by_deadline = |at| Window {
+            at,
+            kind: TimeoutKind::Deadline,
+            limit: policy.deadline.unwrap_or_default(),
+        };
+        let Some(limit) = policy.attempt_timeout_for(n) else {
+            return self.deadline.map(by_deadline);
+        };
+        match started.unwrap_or_else(Instant::now).checked_add(limit) {
+            Some(at) if self.deadline.is_none_or(|d| at < d) => Some(Window {
+                at,
+                kind: TimeoutKind::Attempt,
+                limit,
+            }),
+            _ => self.deadline.map(by_deadline),
+        }
+    }
+
+    /// Whether `now + delay` reaches the deadline.
+    fn deadline_passes(&self, delay: Duration) -> bool {
+        self.deadline
+            .is_some_and(|d| Instant::now().checked_add(delay).is_none_or(|t| t >= d))
+    }
+
+    /// Step 6: takes `cost` tokens for a retry, waiting for the refill when the bucket says so
+    /// and the deadline allows. `false`: no retry.
+    async fn take_retry_cost(&self, cost: u32) -> bool {
+        let bucket: &TokenBucket = self.site.token_bucket();
+        loop {
+            let now = Instant::now();
+            if bucket.try_take(cost, now) {
+                return true;
+            }
+            let Some(wait) = bucket.time_until(cost, now) else {
+                return false;
+            };
+            if self.deadline_passes(wait) {
+                return false;
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    fn ended_early(&self, n: u32, class: Option<ErrorClass>, why: EarlyEnd) {
+        observe::ended_early(self.site.name, self.site.partition_name(), n, class, why);
+    }
+}
+
+// The entry points the expansion calls carry their bounds themselves (not on the impl), so
+// that a return type that is not a `Result` is reported with `RetryResult`'s own message.
+impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
     /// Step 1, adaptive mode: the send token of the next attempt, waited for no later than the
     /// deadline. `Break` ends the call: the token would come after the deadline.
-    pub async fn send_token(&mut self) -> ControlFlow<R> {
+    pub async fn send_token(&mut self) -> ControlFlow<R>
+    where
+        R: RetryResult,
+        K: Timer<R::Err>,
+    {
         let n = self.attempt + 1;
         let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
         let cost = send_cost(n, after_throttle);
@@ -256,20 +344,16 @@ where
         }
     }
 
-    /// Step 2 without a timer: counts the attempt and hands its future back to be awaited in
-    /// place. Its signature pins the body's output type, so `?` in the body converts to `R`.
-    #[inline]
-    pub fn attempt<F: Future<Output = R>>(&mut self, attempt: F) -> F {
-        self.attempt += 1;
-        attempt
-    }
-
     /// Step 2 with a timer: the attempt, cut off at its window.
-    pub async fn timed<F: Future<Output = R>>(&mut self, attempt: F) -> R {
+    pub async fn timed<F: Future<Output = R>>(&mut self, attempt: F) -> R
+    where
+        R: RetryResult,
+        K: Timer<R::Err>,
+    {
         self.attempt += 1;
         self.expired = None;
         let n = self.attempt;
-        let (Some(w), Some(timed_out)) = (self.window(n), K::conversion()) else {
+        let (Some(w), Some(timed_out)) = (self.window(n), self.timer.conversion()) else {
             return attempt.await;
         };
         match tokio::time::timeout_at(w.at, attempt).await {
@@ -281,10 +365,30 @@ where
         }
     }
 
+    /// The error of a call whose first attempt could not start before the deadline.
+    fn deadline_error(&self, n: u32) -> Option<R>
+    where
+        R: RetryResult,
+        K: Timer<R::Err>,
+    {
+        let limit = self.site.policy.deadline?;
+        let timed_out = self.timer.conversion()?;
+        Some(R::from_err(timed_out(TimedOut::new(
+            TimeoutKind::Deadline,
+            limit,
+            n,
+        ))))
+    }
+
     /// Steps 3 and 4 on the hot path: a success of a call that has not retried and is not
     /// polling again ends here (`Break`). Anything else goes on to [`settle`](Self::settle).
     #[inline]
-    pub fn finish(&mut self, out: R) -> ControlFlow<R, R> {
+    pub fn finish(&mut self, out: R) -> ControlFlow<R, R>
+    where
+        R: RetryResult,
+        K: TimerKind,
+        P: Fn(&R::Ok) -> bool,
+    {
         // `expired` is only ever set for a function with a timer.
         if self.retrying.is_none() && !(K::TIMED && self.expired.is_some()) {
             if let Ok(value) = out.as_result() {
@@ -303,7 +407,15 @@ where
 
     /// Steps 3 to 9 for every outcome but the hot path's: `Break` with the function's result,
     /// or `Continue` after sleeping the backoff.
-    pub async fn settle(&mut self, out: R) -> ControlFlow<R> {
+    pub async fn settle(&mut self, out: R) -> ControlFlow<R>
+    where
+        R: RetryResult,
+        K: Timer<R::Err>,
+        C: Fn(&R::Err) -> ErrorClass,
+        A: Fn(&R::Err) -> Option<Duration>,
+        P: Fn(&R::Ok) -> bool,
+        O: Fn(&RetryEvent<'_, R::Err>),
+    {
         let n = self.attempt;
         if std::mem::take(&mut self.repeat_after_success) {
             return self.retry(n, out, None).await;
@@ -348,7 +460,17 @@ where
             }
         }
     }
+}
 
+impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O>
+where
+    R: RetryResult,
+    K: Timer<R::Err>,
+    C: Fn(&R::Err) -> ErrorClass,
+    A: Fn(&R::Err) -> Option<Duration>,
+    P: Fn(&R::Ok) -> bool,
+    O: Fn(&RetryEvent<'_, R::Err>),
+{
     /// A polling call whose next attempt the deadline cut short ends with the last `Ok`, as it
     /// would had the deadline refused the sleep before it.
     fn polling_cut_by_deadline(&mut self, expired: Option<TimeoutKind>) -> Option<R> {
@@ -456,85 +578,5 @@ where
             tokio::time::sleep(delay).await;
         }
         ControlFlow::Continue(())
-    }
-
-    /// The retry state, set up at the first retry.
-    fn retrying(&mut self) -> &mut Retrying<R> {
-        let initial = self.site.policy.initial_backoff;
-        self.retrying.get_or_insert_with(|| Retrying {
-            held: 0,
-            previous_delay: initial,
-            after_throttle: false,
-            last: None,
-        })
-    }
-
-    /// Gives back the tokens held for a retry that will not run.
-    fn release(&mut self) {
-        self.give_back_held();
-    }
-
-    /// The timer of attempt `n`: the attempt timeout, clamped to what is left of the deadline.
-    /// Instants too far ahead to represent mean no timer.
-    #[inline]
-    fn window(&mut self, n: u32) -> Option<Window> {
-        let policy = &self.site.policy;
-        let started = self.started.take();
-        let by_deadline = |at| Window {
-            at,
-            kind: TimeoutKind::Deadline,
-            limit: policy.deadline.unwrap_or_default(),
-        };
-        let Some(limit) = policy.attempt_timeout_for(n) else {
-            return self.deadline.map(by_deadline);
-        };
-        match started.unwrap_or_else(Instant::now).checked_add(limit) {
-            Some(at) if self.deadline.is_none_or(|d| at < d) => Some(Window {
-                at,
-                kind: TimeoutKind::Attempt,
-                limit,
-            }),
-            _ => self.deadline.map(by_deadline),
-        }
-    }
-
-    /// Whether `now + delay` reaches the deadline.
-    fn deadline_passes(&self, delay: Duration) -> bool {
-        self.deadline
-            .is_some_and(|d| Instant::now().checked_add(delay).is_none_or(|t| t >= d))
-    }
-
-    /// The error of a call whose first attempt could not start before the deadline.
-    fn deadline_error(&self, n: u32) -> Option<R> {
-        let limit = self.site.policy.deadline?;
-        let timed_out = K::conversion()?;
-        Some(R::from_err(timed_out(TimedOut::new(
-            TimeoutKind::Deadline,
-            limit,
-            n,
-        ))))
-    }
-
-    /// Step 6: takes `cost` tokens for a retry, waiting for the refill when the bucket says so
-    /// and the deadline allows. `false`: no retry.
-    async fn take_retry_cost(&self, cost: u32) -> bool {
-        let bucket: &TokenBucket = self.site.token_bucket();
-        loop {
-            let now = Instant::now();
-            if bucket.try_take(cost, now) {
-                return true;
-            }
-            let Some(wait) = bucket.time_until(cost, now) else {
-                return false;
-            };
-            if self.deadline_passes(wait) {
-                return false;
-            }
-            tokio::time::sleep(wait).await;
-        }
-    }
-
-    fn ended_early(&self, n: u32, class: Option<ErrorClass>, why: EarlyEnd) {
-        observe::ended_early(self.site.name, self.site.partition_name(), n, class, why);
     }
 }

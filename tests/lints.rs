@@ -1,0 +1,255 @@
+//! The code `#[retry]` generates is lint-clean in a user's crate that denies warnings and
+//! clippy's `all`, `pedantic` and `nursery` groups, plus the allow-by-default rustc lints
+//! strict crates turn on. `cargo test` checks the rustc lints; the clippy lints are checked by
+//! `cargo clippy --workspace --all-targets -- -D warnings`, which covers this file.
+//!
+//! Every shape the macro rewrites differently appears here at least once.
+#![deny(
+    warnings,
+    clippy::all,
+    clippy::pedantic,
+    clippy::nursery,
+    rust_2018_idioms,
+    unused_qualifications,
+    unused_results,
+    unused_lifetimes,
+    single_use_lifetimes,
+    trivial_casts,
+    trivial_numeric_casts,
+    unreachable_pub,
+    let_underscore_drop,
+    elided_lifetimes_in_paths,
+    unsafe_code
+)]
+
+use retry_runtime::{Classify, ErrorClass, RetryEvent, TimedOut, TokenBucket, retry};
+use std::cell::Cell;
+use std::fmt::Display;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, PartialEq, Eq)]
+enum Error {
+    Busy,
+    TimedOut,
+}
+
+impl Classify for Error {
+    fn classify(&self) -> ErrorClass {
+        match self {
+            Self::Busy => ErrorClass::Transient,
+            Self::TimedOut => ErrorClass::Timeout,
+        }
+    }
+}
+
+impl From<TimedOut> for Error {
+    fn from(_: TimedOut) -> Self {
+        Self::TimedOut
+    }
+}
+
+thread_local! {
+    /// Attempts in this test's thread: even ones fail, odd ones succeed.
+    static CALLS: Cell<u32> = const { Cell::new(0) };
+}
+
+fn attempt() -> Result<u32, Error> {
+    let n = CALLS.replace(CALLS.get() + 1);
+    if n % 2 == 0 { Err(Error::Busy) } else { Ok(n) }
+}
+
+/// The next call fails once, then succeeds.
+fn reset() {
+    CALLS.set(0);
+}
+
+fn check() -> Result<(), Error> {
+    attempt().map(drop)
+}
+
+const fn is_busy(e: &Error) -> bool {
+    matches!(e, Error::Busy)
+}
+
+const fn no_hint(_: &Error) -> Option<Duration> {
+    None
+}
+
+// The signature `retry_if_ok` takes: a reference, even to a small `Copy` value.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+const fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn log(event: &RetryEvent<'_, Error>) {
+    assert!(event.attempt() >= 1);
+}
+
+static BUCKET: TokenBucket = TokenBucket::standard().with_capacity(50);
+
+#[retry(initial_backoff = "1ms")]
+async fn free(n: u32) -> Result<u32, Error> {
+    attempt().map(|v| v + n)
+}
+
+#[retry(
+    max_attempts = 4,
+    initial_backoff = "1ms",
+    max_backoff = "5ms",
+    jitter = "none",
+    attempt_timeout = "1s",
+    deadline = "10s",
+    retry_on = is_busy,
+    retry_after = no_hint,
+    retry_if_ok = is_zero,
+    on_retry = log,
+    bucket = BUCKET
+)]
+async fn every_path_key(text: &str) -> Result<u32, Error> {
+    let n = attempt()?;
+    Ok(n + u32::try_from(text.len()).unwrap_or(0))
+}
+
+#[retry(initial_backoff = "1ms", partition = "lints", clone(name, tags))]
+async fn cloned(name: String, mut tags: Vec<String>) -> Result<usize, Error> {
+    tags.push(name);
+    check()?;
+    Ok(tags.len())
+}
+
+#[retry(initial_backoff = "1ms", idempotent_if = safe)]
+async fn conditional(safe: bool) -> Result<u32, Error> {
+    attempt()
+}
+
+#[retry(initial_backoff = "1ms", idempotent = false)]
+async fn generic<'a, T>(items: &'a [T]) -> Result<Option<&'a T>, Error>
+where
+    T: Display + Sync,
+{
+    check()?;
+    Ok(items.first())
+}
+
+#[retry(initial_backoff = "1ms")]
+async fn opaque() -> Result<impl Display, Error> {
+    attempt()
+}
+
+#[retry(initial_backoff = "1ms", attempt_timeout = "1s")]
+async fn io_alias(path: &str) -> std::io::Result<usize> {
+    if path.is_empty() {
+        return Err(std::io::ErrorKind::NotFound.into());
+    }
+    Ok(path.len())
+}
+
+struct Service {
+    hits: u32,
+    safe: bool,
+}
+
+impl Service {
+    #[retry(initial_backoff = "1ms")]
+    async fn by_ref(&self) -> Result<u32, Error> {
+        attempt().map(|n| n + self.hits)
+    }
+
+    #[retry(initial_backoff = "1ms")]
+    async fn by_mut(&mut self) -> Result<u32, Error> {
+        self.hits += 1;
+        attempt()
+    }
+
+    #[retry(initial_backoff = "1ms", idempotent_if = self.safe)]
+    async fn by_arc(self: Arc<Self>) -> Result<u32, Error> {
+        attempt().map(|n| n + self.hits)
+    }
+}
+
+#[async_trait::async_trait]
+trait Remote {
+    async fn call(&self, body: String) -> Result<usize, Error>;
+}
+
+#[async_trait::async_trait]
+impl Remote for Service {
+    #[retry(initial_backoff = "1ms", clone(body), idempotent_if = self.safe)]
+    async fn call(&self, body: String) -> Result<usize, Error> {
+        check()?;
+        Ok(body.len())
+    }
+}
+
+trait Native {
+    #[retry(initial_backoff = "1ms")]
+    async fn default_method(&self) -> Result<u32, Error> {
+        attempt()
+    }
+}
+
+impl Native for Service {}
+
+#[tracing::instrument(skip(body))]
+#[retry(initial_backoff = "1ms", clone(body))]
+async fn instrumented_below(body: String) -> Result<usize, Error> {
+    check()?;
+    Ok(body.len())
+}
+
+#[retry(initial_backoff = "1ms")]
+#[tracing::instrument]
+async fn instrumented_above(n: u32) -> Result<u32, Error> {
+    attempt().map(|v| v + n)
+}
+
+#[tokio::test(start_paused = true)]
+async fn generated_code_is_lint_clean_and_runs() {
+    reset();
+    assert_eq!(free(1).await, Ok(2));
+    reset();
+    assert_eq!(every_path_key("ab").await, Ok(3));
+    reset();
+    assert_eq!(cloned("n".to_owned(), Vec::new()).await, Ok(1));
+    reset();
+    assert_eq!(conditional(true).await, Ok(1));
+    reset();
+    assert_eq!(conditional(false).await, Err(Error::Busy));
+    reset();
+    assert_eq!(generic(&[1, 2]).await, Err(Error::Busy));
+    reset();
+    assert_eq!(opaque().await.map(|v| v.to_string()), Ok("1".to_owned()));
+    assert_eq!(io_alias("abc").await.ok(), Some(3));
+    let mut s = Service {
+        hits: 0,
+        safe: true,
+    };
+    reset();
+    assert_eq!(s.by_mut().await, Ok(1));
+    assert_eq!(s.hits, 2);
+    reset();
+    assert_eq!(s.by_ref().await, Ok(3));
+    reset();
+    assert_eq!(s.call("xy".to_owned()).await, Ok(2));
+    reset();
+    assert_eq!(s.default_method().await, Ok(1));
+    reset();
+    assert_eq!(Arc::new(s).by_arc().await, Ok(3));
+    reset();
+    assert_eq!(instrumented_below("x".to_owned()).await, Ok(1));
+    reset();
+    assert_eq!(instrumented_above(1).await, Ok(2));
+}
+
+#[retry(max_attempts = 2, initial_backoff = "1ms")]
+#[tokio::test(start_paused = true)]
+async fn tokio_test_under_retry() -> Result<(), Error> {
+    check()
+}
+
+#[tokio::test(start_paused = true)]
+#[retry(max_attempts = 2, initial_backoff = "1ms")]
+async fn tokio_test_over_retry() -> Result<(), Error> {
+    check()
+}

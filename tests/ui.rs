@@ -1,0 +1,13 @@
+//! Compile-time behaviour of `#[retry]`: every supported function shape compiles
+//! (`tests/ui/pass/`), and every mistake is one clear error on the offending token
+//! (`tests/ui/fail/`, with the expected output in the `.stderr` beside each case).
+//!
+//! After an intended change to a message, `TRYBUILD=overwrite cargo test --test ui` rewrites the
+//! `.stderr` files; review their diff.
+
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    t.pass("tests/ui/pass/*.rs");
+    t.compile_fail("tests/ui/fail/*.rs");
+}

@@ -1,0 +1,15 @@
+use retry_runtime::{retry, Classify, ErrorClass};
+
+#[derive(Debug)]
+struct Error;
+
+impl Classify for Error {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Transient
+    }
+}
+
+#[retry]
+struct Client;
+
+fn main() {}
