@@ -261,7 +261,7 @@ where
             error: out.as_result().err(),
             class,
         });
-        observe::retrying(self.site.name, self.site.partition_name(), n, class, delay);
+        observe::retrying(self.site, n, class, delay);
         self.last = Some(out);
         if !instant {
             tokio::time::sleep(delay).await;
@@ -329,6 +329,6 @@ where
     }
 
     fn ended_early(&self, n: u32, class: Option<ErrorClass>, why: EarlyEnd) {
-        observe::ended_early(self.site.name, self.site.partition_name(), n, class, why);
+        observe::ended_early(self.site, n, class, why);
     }
 }

@@ -80,7 +80,10 @@ pub mod testing;
 pub mod __private;
 
 pub use bucket::TokenBucket;
+#[cfg(feature = "reqwest")]
+pub use classify::reqwest;
 pub use classify::{Classify, ErrorClass, TimedOut, TimeoutKind};
+pub use classify::{aws, hint};
 pub use event::RetryEvent;
 pub use limiter::RateLimiter;
 pub use partition::Partition;
