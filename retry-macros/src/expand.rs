@@ -38,12 +38,11 @@ pub(crate) fn expand(model: &Model, func: &ItemFn) -> TokenStream {
         Idempotency::Never => quote!(false),
         Idempotency::If(cond) => quote_spanned!(cond.span()=> { let __cond: bool = #cond; __cond }),
     };
-    let timed_out = match model.timer_key {
-        Some(span) => {
-            let conv = quote_spanned!(span=> #p::timed_out);
-            quote!(::core::option::Option::Some(#conv))
-        }
-        None => quote!(::core::option::Option::None),
+    // Whether attempts run under a timer is known here, so an untimed body is awaited in
+    // place, with no wrapping future.
+    let (timer, run) = match model.timer_key {
+        Some(span) => (quote_spanned!(span=> #p::Timed), quote!(timed)),
+        None => (quote!(#p::Untimed), quote!(attempt)),
     };
     let classify = match &model.retry_on {
         Some(f) => quote_spanned!(f.span()=> |#e: &_| #p::into_class((#f)(#e))),
@@ -62,12 +61,15 @@ pub(crate) fn expand(model: &Model, func: &ItemFn) -> TokenStream {
         Some(f) => quote_spanned!(f.span()=> |#e: &_| (#f)(#e)),
         None => quote!(#p::no_hook),
     };
+    // The body's statements, not its block: a block as the async block's only expression
+    // would trip `unused_braces` on the user's own braces.
+    let stmts = &block.stmts;
     let clones = model
         .clone
         .iter()
         .map(|c| quote_spanned!(c.span()=> let #c = ::core::clone::Clone::clone(&#c);));
 
-    let call_type = quote_spanned!(ret_span=> #p::Call<'_, #ret, _, _, _, _>);
+    let call_type = quote_spanned!(ret_span=> #p::Call<'_, #ret, _, _, _, _, _>);
     quote! {
         #(#attrs)*
         #vis #sig {
@@ -77,18 +79,29 @@ pub(crate) fn expand(model: &Model, func: &ItemFn) -> TokenStream {
                     &#site
                 },
                 #idempotent,
-                #timed_out,
+                #timer,
                 #classify,
                 #hint,
                 #repeat,
                 #on_retry,
             );
             loop {
-                if let #p::ControlFlow::Break(#out) = #call.step(async {
+                if #call.adaptive() {
+                    if let #p::ControlFlow::Break(#out) = #call.send_token().await {
+                        return #out;
+                    }
+                }
+                let #out = #call.#run(async {
                     #(#clones)*
-                    #block
-                }).await {
-                    return #out;
+                    #(#stmts)*
+                }).await;
+                match #call.finish(#out) {
+                    #p::ControlFlow::Break(#out) => return #out,
+                    #p::ControlFlow::Continue(#out) => {
+                        if let #p::ControlFlow::Break(#out) = #call.settle(#out).await {
+                            return #out;
+                        }
+                    }
                 }
             }
         }

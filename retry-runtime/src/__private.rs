@@ -1,6 +1,6 @@
 //! What the expansion of `#[retry]` names. Not a public API: it changes with the macro.
 
-pub use crate::call::{Call, RetryResult};
+pub use crate::call::{Call, FromTimedOut, RetryResult, Timed, Timer, Untimed};
 pub use crate::classify::{Classify, ErrorClass, TimedOut};
 pub use crate::event::RetryEvent;
 pub use crate::partition::Site;
@@ -70,29 +70,4 @@ pub fn hint(hint: Option<Duration>) -> Option<Duration> {
 #[inline]
 pub fn repeat(again: bool) -> bool {
     again
-}
-
-/// An error type a timed-out attempt can become.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot represent a timeout, which `attempt_timeout` and `deadline` need",
-    label = "`{Self}` does not implement `From<retry_runtime::TimedOut>`",
-    note = "add `impl From<retry_runtime::TimedOut> for {Self}` (a variant that keeps the \
-            `TimedOut` is enough); `std::io::Error` has it already"
-)]
-pub trait FromTimedOut {
-    /// The error for a timed-out attempt.
-    fn from_timed_out(t: TimedOut) -> Self;
-}
-
-impl<E: From<TimedOut>> FromTimedOut for E {
-    #[inline]
-    fn from_timed_out(t: TimedOut) -> Self {
-        E::from(t)
-    }
-}
-
-/// The conversion handed to [`Call::new`] by a function with a timer.
-#[inline]
-pub fn timed_out<E: FromTimedOut>(t: TimedOut) -> E {
-    E::from_timed_out(t)
 }

@@ -150,18 +150,14 @@ impl TokenBucket {
         self.wait_when_empty && self.refill_per_sec > 0
     }
 
-    /// Takes `cost` tokens for a retry, or `None` if the bucket holds fewer.
-    pub(crate) fn try_acquire(&self, cost: u32, now: Instant) -> Option<Permit<'_>> {
+    /// Takes `cost` tokens for a retry; `false` (taking nothing) if the bucket holds fewer.
+    pub(crate) fn try_take(&self, cost: u32, now: Instant) -> bool {
         self.refill(now);
         self.level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
                 level.checked_sub(cost)
             })
-            .ok()
-            .map(|_| Permit {
-                bucket: self,
-                tokens: cost,
-            })
+            .is_ok()
     }
 
     /// How long until the refill covers `cost`, or `None` if it never will.
@@ -182,21 +178,23 @@ impl TokenBucket {
     }
 
     /// Credits a first-attempt success.
+    #[inline]
     pub(crate) fn reward(&self) {
-        if self.success_reward > 0 {
-            self.deposit(self.success_reward);
-        }
+        self.deposit(self.success_reward);
     }
 
     /// Adds `tokens` back, never above capacity.
+    #[inline]
     pub(crate) fn deposit(&self, tokens: u32) {
-        if tokens == 0 {
-            return;
-        }
         // The common case (a full bucket) costs one load and no write.
-        if self.level.load(Ordering::Relaxed) >= self.capacity {
+        if tokens == 0 || self.level.load(Ordering::Relaxed) >= self.capacity {
             return;
         }
+        self.deposit_slow(tokens);
+    }
+
+    #[cold]
+    fn deposit_slow(&self, tokens: u32) {
         let _ = self
             .level
             .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |level| {
@@ -254,29 +252,6 @@ impl Default for TokenBucket {
     }
 }
 
-/// Tokens one call took for one retry. They go back to the bucket when the permit is dropped
-/// (the retry never ran, or the call was dropped or panicked while holding them) or refunded
-/// (the retry succeeded); [`consume`](Self::consume) keeps them out (the retry failed).
-#[derive(Debug)]
-#[must_use = "a permit returns its tokens when dropped"]
-pub(crate) struct Permit<'a> {
-    bucket: &'a TokenBucket,
-    tokens: u32,
-}
-
-impl Permit<'_> {
-    /// The retry ran and failed: its cost stays out of the bucket.
-    pub(crate) fn consume(mut self) {
-        self.tokens = 0;
-    }
-}
-
-impl Drop for Permit<'_> {
-    fn drop(&mut self) {
-        self.bucket.deposit(self.tokens);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,16 +272,14 @@ mod tests {
     }
 
     #[test]
-    fn permits_drain_refund_and_never_go_negative() {
+    fn takes_drain_deposits_refund_and_the_level_never_goes_negative() {
         let b = TokenBucket::standard().with_capacity(12);
-        let p1 = b.try_acquire(5, now()).expect("12 >= 5");
-        let p2 = b.try_acquire(5, now()).expect("7 >= 5");
+        assert!(b.try_take(5, now()));
+        assert!(b.try_take(5, now()));
         assert_eq!(b.available(), 2);
-        assert!(b.try_acquire(5, now()).is_none());
-        assert_eq!(b.available(), 2, "a refused acquire takes nothing");
-        p1.consume();
-        assert_eq!(b.available(), 2);
-        drop(p2);
+        assert!(!b.try_take(5, now()));
+        assert_eq!(b.available(), 2, "a refused take takes nothing");
+        b.deposit(5);
         assert_eq!(b.available(), 7);
     }
 
@@ -315,8 +288,7 @@ mod tests {
         let b = TokenBucket::standard().with_capacity(10);
         b.reward();
         assert_eq!(b.available(), 10);
-        let p = b.try_acquire(10, now()).expect("full");
-        p.consume();
+        assert!(b.try_take(10, now()));
         for _ in 0..15 {
             b.reward();
         }
@@ -329,7 +301,7 @@ mod tests {
             .with_capacity(10)
             .with_refill_rate(4)
             .wait_when_empty();
-        B.try_acquire(10, now()).expect("full").consume();
+        assert!(B.try_take(10, now()));
         assert_eq!(B.available(), 0);
         tokio::time::advance(Duration::from_millis(200)).await;
         assert_eq!(B.available(), 0, "0.8 of a token is not a token");
@@ -356,8 +328,9 @@ mod tests {
             for _ in 0..4 {
                 s.spawn(|| {
                     for i in 0..20_000u32 {
-                        if let Some(p) = B.try_acquire(1 + i % 10, Instant::now()) {
-                            drop(p);
+                        let cost = 1 + i % 10;
+                        if B.try_take(cost, Instant::now()) {
+                            B.deposit(cost);
                         }
                     }
                 });

@@ -3,9 +3,14 @@
 //!
 //! The loop lives in the user's function, not here, so that each attempt is a fresh `async`
 //! block borrowing the arguments (and `&mut self`) only while it runs; nothing is boxed.
+//!
+//! The first attempt is the hot path: it reads the function's settings once, runs the body
+//! (under a timer only if the function has one: that is known at compile time), and on
+//! success adds 1 to a bucket that is not full. Everything a retry needs lives in
+//! [`Retrying`], set up when the first retry is decided.
 
 use crate::backoff;
-use crate::bucket::{Permit, TokenBucket};
+use crate::bucket::TokenBucket;
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
 use crate::event::RetryEvent;
 use crate::limiter::send_cost;
@@ -48,43 +53,131 @@ impl<T, E> RetryResult for Result<T, E> {
     }
 }
 
+/// An error type a timed-out attempt can become.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot represent a timeout, which `attempt_timeout` and `deadline` need",
+    label = "`{Self}` does not implement `From<retry_runtime::TimedOut>`",
+    note = "add `impl From<retry_runtime::TimedOut> for {Self}` (a variant that keeps the \
+            `TimedOut` is enough); `std::io::Error` has it already"
+)]
+pub trait FromTimedOut {
+    /// The error for a timed-out attempt.
+    fn from_timed_out(t: TimedOut) -> Self;
+}
+
+impl<E: From<TimedOut>> FromTimedOut for E {
+    #[inline]
+    fn from_timed_out(t: TimedOut) -> Self {
+        E::from(t)
+    }
+}
+
+/// Whether a function arms timers (`attempt_timeout` or `deadline`), and how an expired
+/// timer becomes its error. Known at compile time, so a function without timers has no timer
+/// code at all.
+pub trait Timer<E> {
+    /// Whether attempts run under a timer.
+    const TIMED: bool;
+    /// How a timed-out attempt becomes the error (`None` for [`Untimed`], which arms none).
+    fn conversion() -> Option<fn(TimedOut) -> E>;
+}
+
+/// A function without `attempt_timeout` and `deadline`.
+#[derive(Clone, Copy, Debug)]
+pub struct Untimed;
+
+impl<E> Timer<E> for Untimed {
+    const TIMED: bool = false;
+    #[inline]
+    fn conversion() -> Option<fn(TimedOut) -> E> {
+        None
+    }
+}
+
+/// A function with `attempt_timeout` or `deadline`: its error must represent a timeout.
+#[derive(Clone, Copy, Debug)]
+pub struct Timed;
+
+impl<E: FromTimedOut> Timer<E> for Timed {
+    const TIMED: bool = true;
+    #[inline]
+    fn conversion() -> Option<fn(TimedOut) -> E> {
+        Some(E::from_timed_out)
+    }
+}
+
 /// One invocation of a `#[retry]` function.
 ///
-/// `C` classifies errors, `A` reads server hints, `P` says whether an `Ok` should be polled
-/// again, `O` is the `on_retry` hook.
-pub struct Call<'s, R: RetryResult, C, A, P, O> {
+/// `K` says whether attempts run under a timer, `C` classifies errors, `A` reads server hints,
+/// `P` says whether an `Ok` should be polled again, `O` is the `on_retry` hook.
+pub struct Call<'s, R: RetryResult, K, C, A, P, O> {
     site: &'s Site,
+    /// The timer kind is all type: its value only tells inference which one.
+    timer: core::marker::PhantomData<K>,
     classify: C,
     hint: A,
     repeat: P,
     on_retry: O,
-    /// How a timer's expiry becomes the function's error; `None` for a function without
-    /// `attempt_timeout` and `deadline`, which then never arms a timer.
-    timed_out: Option<fn(TimedOut) -> R::Err>,
     idempotent: bool,
+    /// Adaptive mode (resolved once per call: the environment may choose it).
+    adaptive: bool,
     attempt: u32,
+    /// Which limit cut the last attempt off, if one did.
+    expired: Option<TimeoutKind>,
+    /// The instant the call started, until the first attempt's timer has used it (one clock
+    /// read for both the deadline and that timer).
+    started: Option<Instant>,
     deadline: Option<Instant>,
-    /// The retry cost this call holds for the attempt it is about to run or running.
-    permit: Option<Permit<'s>>,
+    retrying: Option<Retrying<R>>,
+}
+
+/// The state of a call that has retried.
+struct Retrying<R> {
+    /// Tokens this call took for the retry it is about to run or running. They go back when
+    /// that retry succeeds, never starts, or the call is dropped (or panics) while holding
+    /// them; they stay out when the retry fails.
+    held: u32,
     /// The last delay slept (decorrelated jitter grows from it).
     previous_delay: Duration,
     after_throttle: bool,
     /// The outcome of the last attempt, kept across the sleep in case the next attempt cannot
-    /// start (its send token would come after the deadline).
+    /// start (its send token would come after the deadline) or, while polling, is cut by the
+    /// deadline.
     last: Option<R>,
 }
 
+impl<R: RetryResult, K, C, A, P, O> Drop for Call<'_, R, K, C, A, P, O> {
+    #[inline]
+    fn drop(&mut self) {
+        // A call that never retried holds nothing: keep its drop a single check.
+        if self.retrying.is_some() {
+            self.give_back_held();
+        }
+    }
+}
+
+impl<R: RetryResult, K, C, A, P, O> Call<'_, R, K, C, A, P, O> {
+    /// Gives back the tokens held for a retry that will not run (or not finish).
+    #[cold]
+    fn give_back_held(&mut self) {
+        if let Some(r) = &mut self.retrying {
+            let held = std::mem::take(&mut r.held);
+            self.site.token_bucket().deposit(held);
+        }
+    }
+}
+
 /// When the running attempt is cut off, and by which limit.
-struct Window<E> {
+struct Window {
     at: Instant,
     kind: TimeoutKind,
     limit: Duration,
-    timed_out: fn(TimedOut) -> E,
 }
 
-impl<'s, R, C, A, P, O> Call<'s, R, C, A, P, O>
+impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O>
 where
     R: RetryResult,
+    K: Timer<R::Err>,
     C: Fn(&R::Err) -> ErrorClass,
     A: Fn(&R::Err) -> Option<Duration>,
     P: Fn(&R::Ok) -> bool,
@@ -95,130 +188,221 @@ where
     pub fn new(
         site: &'s Site,
         idempotent: bool,
-        timed_out: Option<fn(TimedOut) -> R::Err>,
+        timer: K,
         classify: C,
         hint: A,
         repeat: P,
         on_retry: O,
     ) -> Self {
-        let deadline = match (timed_out, site.policy.deadline) {
-            (Some(_), Some(d)) => Some(Instant::now() + d),
+        let started = K::TIMED.then(Instant::now);
+        let deadline = match (started, site.policy.deadline) {
+            (Some(now), Some(d)) => now.checked_add(d),
             _ => None,
         };
+        let _ = timer;
         Call {
             site,
+            timer: core::marker::PhantomData,
             classify,
             hint,
             repeat,
             on_retry,
-            timed_out,
             idempotent,
+            adaptive: site.settings().mode == Mode::Adaptive,
             attempt: 0,
+            expired: None,
+            started,
             deadline,
-            permit: None,
-            previous_delay: site.policy.initial_backoff,
-            after_throttle: false,
-            last: None,
+            retrying: None,
         }
     }
 
-    /// Runs one attempt and decides what follows: `Break` with the function's result, or
-    /// `Continue` after sleeping the backoff.
-    pub async fn step<F: Future<Output = R>>(&mut self, attempt: F) -> ControlFlow<R> {
-        self.attempt += 1;
-        let n = self.attempt;
-        let settings = self.site.settings();
-        let adaptive = settings.mode == Mode::Adaptive;
+    /// Whether attempts wait for the rate limiter's send tokens (adaptive mode, which the
+    /// environment may choose at run time).
+    #[inline]
+    pub fn adaptive(&self) -> bool {
+        self.adaptive
+    }
 
-        // 1. Adaptive mode: a send token, waited for no later than the deadline.
-        if adaptive {
-            let cost = send_cost(n, self.after_throttle);
-            if self
-                .site
-                .limiter()
-                .acquire(cost, self.deadline)
-                .await
-                .is_err()
-            {
-                if let Some(out) = self.last.take().or_else(|| self.deadline_error(n)) {
-                    drop(self.permit.take());
-                    self.ended_early(n - 1, None, EarlyEnd::Deadline);
+    /// Step 1, adaptive mode: the send token of the next attempt, waited for no later than the
+    /// deadline. `Break` ends the call: the token would come after the deadline.
+    pub async fn send_token(&mut self) -> ControlFlow<R> {
+        let n = self.attempt + 1;
+        let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
+        let cost = send_cost(n, after_throttle);
+        self.started = None; // the attempt starts after the wait, not at the call's start
+        if self
+            .site
+            .limiter()
+            .acquire(cost, self.deadline)
+            .await
+            .is_ok()
+        {
+            return ControlFlow::Continue(());
+        }
+        self.release();
+        let last = self.retrying.as_mut().and_then(|r| r.last.take());
+        match last.or_else(|| self.deadline_error(n)) {
+            Some(out) => {
+                self.ended_early(n - 1, None, EarlyEnd::Deadline);
+                ControlFlow::Break(out)
+            }
+            // No deadline, so the wait cannot have failed: go ahead.
+            None => ControlFlow::Continue(()),
+        }
+    }
+
+    /// Step 2 without a timer: counts the attempt and hands its future back to be awaited in
+    /// place. Its signature pins the body's output type, so `?` in the body converts to `R`.
+    #[inline]
+    pub fn attempt<F: Future<Output = R>>(&mut self, attempt: F) -> F {
+        self.attempt += 1;
+        attempt
+    }
+
+    /// Step 2 with a timer: the attempt, cut off at its window.
+    pub async fn timed<F: Future<Output = R>>(&mut self, attempt: F) -> R {
+        self.attempt += 1;
+        self.expired = None;
+        let n = self.attempt;
+        let (Some(w), Some(timed_out)) = (self.window(n), K::conversion()) else {
+            return attempt.await;
+        };
+        match tokio::time::timeout_at(w.at, attempt).await {
+            Ok(out) => out,
+            Err(_) => {
+                self.expired = Some(w.kind);
+                R::from_err(timed_out(TimedOut::new(w.kind, w.limit, n)))
+            }
+        }
+    }
+
+    /// Steps 3 and 4 on the hot path: a success of a call that has not retried and is not
+    /// polling again ends here (`Break`). Anything else goes on to [`settle`](Self::settle).
+    #[inline]
+    pub fn finish(&mut self, out: R) -> ControlFlow<R, R> {
+        // `expired` is only ever set for a function with a timer.
+        if self.retrying.is_none() && !(K::TIMED && self.expired.is_some()) {
+            if let Ok(value) = out.as_result() {
+                if !(self.repeat)(value) {
+                    self.site.token_bucket().reward();
+                    if self.adaptive {
+                        self.site.limiter().record(false);
+                    }
                     return ControlFlow::Break(out);
                 }
             }
         }
+        ControlFlow::Continue(out)
+    }
 
-        // 2. The attempt, under its timeout.
-        let (out, expired) = match self.window(n) {
-            None => (attempt.await, false),
-            Some(w) => match tokio::time::timeout_at(w.at, attempt).await {
-                Ok(out) => (out, false),
-                Err(_) => {
-                    let err = (w.timed_out)(TimedOut::new(w.kind, w.limit, n));
-                    (R::from_err(err), true)
-                }
-            },
-        };
-        self.last = None;
+    /// Steps 3 to 9 for every outcome but the hot path's: `Break` with the function's result,
+    /// or `Continue` after sleeping the backoff.
+    pub async fn settle(&mut self, out: R) -> ControlFlow<R> {
+        let n = self.attempt;
+        let expired = if K::TIMED { self.expired } else { None };
+        let adaptive = self.adaptive;
+        if let Some(previous) = self.polling_cut_by_deadline(expired) {
+            self.ended_early(n, Some(ErrorClass::Timeout), EarlyEnd::Deadline);
+            return ControlFlow::Break(previous);
+        }
 
         // 3 and 4. Bookkeeping, then the outcome's class.
-        let bucket = self.site.token_bucket();
-        let (class, hint) = match out.as_result() {
+        match out.as_result() {
             Ok(value) => {
-                match self.permit.take() {
-                    Some(permit) => drop(permit), // refund the retry's cost
-                    None => bucket.reward(),
+                // Refund a retry's cost, or reward an attempt that cost nothing.
+                let held = self
+                    .retrying
+                    .as_mut()
+                    .map_or(0, |r| std::mem::take(&mut r.held));
+                let bucket = self.site.token_bucket();
+                if held > 0 {
+                    bucket.deposit(held);
+                } else {
+                    bucket.reward();
                 }
                 if adaptive {
                     self.site.limiter().record(false);
                 }
-                if !(self.repeat)(value) {
-                    return ControlFlow::Break(out);
+                if (self.repeat)(value) {
+                    self.retry(n, out, None).await
+                } else {
+                    ControlFlow::Break(out)
                 }
-                (None, None)
             }
             Err(err) => {
-                let class = if expired {
+                let class = if expired.is_some() {
                     ErrorClass::Timeout
                 } else {
                     (self.classify)(err)
                 };
-                if let Some(permit) = self.permit.take() {
-                    permit.consume();
-                }
-                if adaptive {
-                    self.site.limiter().record(class == ErrorClass::Throttling);
-                }
-                self.after_throttle = class == ErrorClass::Throttling;
-                if class == ErrorClass::Permanent {
-                    return ControlFlow::Break(out);
-                }
-                if !self.idempotent && !class.is_safe_for_non_idempotent() {
-                    self.ended_early(n, Some(class), EarlyEnd::NotIdempotent);
-                    return ControlFlow::Break(out);
-                }
-                (Some(class), (self.hint)(err))
+                self.failed(n, out, class, adaptive).await
             }
+        }
+    }
+
+    /// A polling call whose next attempt the deadline cut short ends with the last `Ok`, as it
+    /// would had the deadline refused the sleep before it.
+    fn polling_cut_by_deadline(&mut self, expired: Option<TimeoutKind>) -> Option<R> {
+        let r = self.retrying.as_mut()?;
+        let previous = r.last.take()?;
+        if expired == Some(TimeoutKind::Deadline) && previous.as_result().is_ok() {
+            self.release();
+            Some(previous)
+        } else {
+            None
+        }
+    }
+
+    /// After a failed attempt: steps 3 to 9 for an error of `class`.
+    async fn failed(
+        &mut self,
+        n: u32,
+        out: R,
+        class: ErrorClass,
+        adaptive: bool,
+    ) -> ControlFlow<R> {
+        let r = self.retrying();
+        r.held = 0; // the retry ran: its cost stays out
+        r.after_throttle = class == ErrorClass::Throttling;
+        if adaptive {
+            self.site.limiter().record(class == ErrorClass::Throttling);
+        }
+        if class == ErrorClass::Permanent {
+            return ControlFlow::Break(out);
+        }
+        if !self.idempotent && !class.is_safe_for_non_idempotent() {
+            self.ended_early(n, Some(class), EarlyEnd::NotIdempotent);
+            return ControlFlow::Break(out);
+        }
+        self.retry(n, out, Some(class)).await
+    }
+
+    /// Steps 5 to 9 after attempt `n`: `class` is the error's, or `None` for a polling repeat.
+    async fn retry(&mut self, n: u32, out: R, class: Option<ErrorClass>) -> ControlFlow<R> {
+        let hint = match (class, out.as_result()) {
+            (Some(_), Err(err)) => (self.hint)(err),
+            _ => None,
         };
 
         // 5. The last attempt.
-        if n >= testing::cap_attempts(settings.max_attempts) {
+        if n >= testing::cap_attempts(self.site.settings().max_attempts) {
             return ControlFlow::Break(out);
         }
 
         // 6. The retry's cost (a polling repeat costs nothing).
         if let Some(class) = class {
-            match self.take_retry_cost(bucket, class).await {
-                Some(permit) => self.permit = Some(permit),
-                None => {
-                    let why = if self.deadline_passes(Duration::ZERO) {
-                        EarlyEnd::Deadline
-                    } else {
-                        EarlyEnd::BucketEmpty
-                    };
-                    self.ended_early(n, Some(class), why);
-                    return ControlFlow::Break(out);
-                }
+            let cost = self.site.token_bucket().cost(class);
+            if self.take_retry_cost(cost).await {
+                self.retrying().held = cost;
+            } else {
+                let why = if self.deadline_passes(Duration::ZERO) {
+                    EarlyEnd::Deadline
+                } else {
+                    EarlyEnd::BucketEmpty
+                };
+                self.ended_early(n, Some(class), why);
+                return ControlFlow::Break(out);
             }
         }
 
@@ -226,19 +410,16 @@ where
         let policy = &self.site.policy;
         let delay = match hint {
             Some(h) if h > policy.max_backoff => {
-                drop(self.permit.take());
+                self.release();
                 self.ended_early(n, class, EarlyEnd::HintTooLong);
                 return ControlFlow::Break(out);
             }
             Some(h) => h,
             None => {
-                let d = testing::with_seeded_rng(|rng| {
-                    backoff::delay(policy, n, self.previous_delay, rng)
-                })
-                .unwrap_or_else(|| {
-                    backoff::delay(policy, n, self.previous_delay, &mut rand::rng())
-                });
-                self.previous_delay = d;
+                let previous = self.retrying().previous_delay;
+                let d = testing::with_seeded_rng(|rng| backoff::delay(policy, n, previous, rng))
+                    .unwrap_or_else(|| backoff::delay(policy, n, previous, &mut rand::rng()));
+                self.retrying().previous_delay = d;
                 d
             }
         };
@@ -246,7 +427,7 @@ where
 
         // 8. No sleep crosses the deadline.
         if self.deadline_passes(if instant { Duration::ZERO } else { delay }) {
-            drop(self.permit.take());
+            self.release();
             self.ended_early(n, class, EarlyEnd::Deadline);
             return ControlFlow::Break(out);
         }
@@ -262,32 +443,51 @@ where
             class,
         });
         observe::retrying(self.site, n, class, delay);
-        self.last = Some(out);
+        self.retrying().last = Some(out);
         if !instant {
             tokio::time::sleep(delay).await;
         }
         ControlFlow::Continue(())
     }
 
-    /// The timer of attempt `n`: the attempt timeout, clamped to what is left of the deadline.
-    fn window(&self, n: u32) -> Option<Window<R::Err>> {
-        let timed_out = self.timed_out?;
-        let policy = &self.site.policy;
-        let own = policy
-            .attempt_timeout_for(n)
-            .map(|t| (Instant::now() + t, t));
-        let (at, kind, limit) = match (own, self.deadline) {
-            (None, None) => return None,
-            (Some((at, t)), None) => (at, TimeoutKind::Attempt, t),
-            (Some((at, t)), Some(d)) if at < d => (at, TimeoutKind::Attempt, t),
-            (_, Some(d)) => (d, TimeoutKind::Deadline, policy.deadline?),
-        };
-        Some(Window {
-            at,
-            kind,
-            limit,
-            timed_out,
+    /// The retry state, set up at the first retry.
+    fn retrying(&mut self) -> &mut Retrying<R> {
+        let initial = self.site.policy.initial_backoff;
+        self.retrying.get_or_insert_with(|| Retrying {
+            held: 0,
+            previous_delay: initial,
+            after_throttle: false,
+            last: None,
         })
+    }
+
+    /// Gives back the tokens held for a retry that will not run.
+    fn release(&mut self) {
+        self.give_back_held();
+    }
+
+    /// The timer of attempt `n`: the attempt timeout, clamped to what is left of the deadline.
+    /// Instants too far ahead to represent mean no timer.
+    #[inline]
+    fn window(&mut self, n: u32) -> Option<Window> {
+        let policy = &self.site.policy;
+        let started = self.started.take();
+        let by_deadline = |at| Window {
+            at,
+            kind: TimeoutKind::Deadline,
+            limit: policy.deadline.unwrap_or_default(),
+        };
+        let Some(limit) = policy.attempt_timeout_for(n) else {
+            return self.deadline.map(by_deadline);
+        };
+        match started.unwrap_or_else(Instant::now).checked_add(limit) {
+            Some(at) if self.deadline.is_none_or(|d| at < d) => Some(Window {
+                at,
+                kind: TimeoutKind::Attempt,
+                limit,
+            }),
+            _ => self.deadline.map(by_deadline),
+        }
     }
 
     /// Whether `now + delay` reaches the deadline.
@@ -298,8 +498,8 @@ where
 
     /// The error of a call whose first attempt could not start before the deadline.
     fn deadline_error(&self, n: u32) -> Option<R> {
-        let timed_out = self.timed_out?;
         let limit = self.site.policy.deadline?;
+        let timed_out = K::conversion()?;
         Some(R::from_err(timed_out(TimedOut::new(
             TimeoutKind::Deadline,
             limit,
@@ -307,22 +507,20 @@ where
         ))))
     }
 
-    /// Step 6: takes the cost of a retry after `class`, waiting for the refill when the bucket
-    /// says so and the deadline allows. `None`: no retry.
-    async fn take_retry_cost(
-        &self,
-        bucket: &'s TokenBucket,
-        class: ErrorClass,
-    ) -> Option<Permit<'s>> {
-        let cost = bucket.cost(class);
+    /// Step 6: takes `cost` tokens for a retry, waiting for the refill when the bucket says so
+    /// and the deadline allows. `false`: no retry.
+    async fn take_retry_cost(&self, cost: u32) -> bool {
+        let bucket: &TokenBucket = self.site.token_bucket();
         loop {
             let now = Instant::now();
-            if let Some(permit) = bucket.try_acquire(cost, now) {
-                return Some(permit);
+            if bucket.try_take(cost, now) {
+                return true;
             }
-            let wait = bucket.time_until(cost, now)?;
+            let Some(wait) = bucket.time_until(cost, now) else {
+                return false;
+            };
             if self.deadline_passes(wait) {
-                return None;
+                return false;
             }
             tokio::time::sleep(wait).await;
         }

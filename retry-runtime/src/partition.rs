@@ -152,6 +152,7 @@ impl Site {
         self.partition
     }
 
+    #[inline]
     fn shared(&self) -> Option<&'static Partition> {
         self.partition
             .map(|name| *self.shared.get_or_init(|| Partition::named(name)))
@@ -159,25 +160,32 @@ impl Site {
 
     /// The retry token bucket this function draws from.
     #[must_use]
+    #[inline]
     pub fn token_bucket(&self) -> &TokenBucket {
-        match (self.bucket, self.shared()) {
-            (Some(b), _) => b,
-            (None, Some(p)) => &p.bucket,
-            (None, None) => &self.own_bucket,
+        if let Some(b) = self.bucket {
+            return b;
+        }
+        match self.shared() {
+            Some(p) => &p.bucket,
+            None => &self.own_bucket,
         }
     }
 
     /// The rate limiter this function paces its sends with in adaptive mode.
     #[must_use]
+    #[inline]
     pub fn limiter(&self) -> &RateLimiter {
-        match (self.limiter, self.shared()) {
-            (Some(l), _) => l,
-            (None, Some(p)) => &p.limiter,
-            (None, None) => &self.own_limiter,
+        if let Some(l) = self.limiter {
+            return l;
+        }
+        match self.shared() {
+            Some(p) => &p.limiter,
+            None => &self.own_limiter,
         }
     }
 
     /// Mode and max_attempts after the environment and config file, resolved once.
+    #[inline]
     pub(crate) fn settings(&self) -> Settings {
         *self
             .settings

@@ -183,6 +183,7 @@ impl Policy {
     /// The timeout of attempt `n` (1-based) before the deadline clamps it:
     /// `min(attempt_timeout * attempt_timeout_multiplier^(n-1), max_attempt_timeout)`.
     #[must_use]
+    #[inline]
     pub fn attempt_timeout_for(&self, n: u32) -> Option<Duration> {
         let base = self.attempt_timeout?;
         let cap = self.max_attempt_timeout.unwrap_or(base);
@@ -207,7 +208,16 @@ impl Default for Policy {
 /// computed exactly in integers; other factors in `f64`, rounded to the nearest nanosecond, so
 /// `200ms * 2` is exactly 400 ms (tokio rounds timers up to the millisecond, so a stray
 /// nanosecond would show up as 401 ms).
+#[inline]
 pub(crate) fn grow(base: Duration, factor: f64, n: u32, cap: Duration) -> Duration {
+    // The first attempt, or no growth: nothing to compute.
+    if n <= 1 || factor <= 1.0 {
+        return base.min(cap);
+    }
+    grow_slow(base, factor, n, cap)
+}
+
+fn grow_slow(base: Duration, factor: f64, n: u32, cap: Duration) -> Duration {
     let cap_ns = nanos(cap);
     let base_ns = nanos(base);
     let steps = n.saturating_sub(1);

@@ -1,0 +1,177 @@
+//! A function that is not idempotent is retried only when the server did not act on the
+//! request: after `Throttling` and `NotSent`, never after `Transient` or `Timeout`.
+
+mod util;
+
+use retry_runtime::{ErrorClass, TokenBucket, retry};
+use std::sync::atomic::{AtomicU32, Ordering};
+use util::{Fail, Hang, Script, Succeed, TestError};
+
+#[retry(
+    idempotent = false,
+    max_attempts = 4,
+    initial_backoff = "1ms",
+    attempt_timeout = "1s"
+)]
+async fn create_order(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn not_idempotent_stops_after_transient() {
+    let s = Script::new([Fail(ErrorClass::Transient), Succeed(1)]);
+    assert_eq!(
+        create_order(&s).await,
+        Err(TestError::Fault(ErrorClass::Transient, None))
+    );
+    assert_eq!(s.attempts(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn not_idempotent_stops_after_timeout() {
+    let s = Script::new([Hang, Succeed(1)]);
+    let err = create_order(&s).await.unwrap_err();
+    assert!(matches!(err, TestError::TimedOut(t) if t.attempt() == 1));
+    assert_eq!(s.attempts(), 1);
+    assert_eq!(s.now_ms(), 1000);
+}
+
+#[tokio::test(start_paused = true)]
+async fn not_idempotent_retries_throttling() {
+    let s = Script::new([
+        Fail(ErrorClass::Throttling),
+        Fail(ErrorClass::Throttling),
+        Succeed(3),
+    ]);
+    assert_eq!(create_order(&s).await, Ok(3));
+    assert_eq!(s.attempts(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn not_idempotent_retries_not_sent() {
+    let s = Script::new([Fail(ErrorClass::NotSent), Succeed(4)]);
+    assert_eq!(create_order(&s).await, Ok(4));
+    assert_eq!(s.attempts(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn not_idempotent_stops_at_the_first_unsafe_error_after_safe_retries() {
+    let s = Script::new([
+        Fail(ErrorClass::NotSent),
+        Fail(ErrorClass::Throttling),
+        Fail(ErrorClass::Transient),
+        Succeed(5),
+    ]);
+    assert_eq!(
+        create_order(&s).await,
+        Err(TestError::Fault(ErrorClass::Transient, None))
+    );
+    assert_eq!(s.attempts(), 3);
+}
+
+static BUCKET: TokenBucket = TokenBucket::standard().with_capacity(100);
+
+#[retry(idempotent = false, bucket = BUCKET, max_attempts = 3, initial_backoff = "1ms")]
+async fn charge(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unsafe_error_takes_no_retry_cost() {
+    let s = Script::new([Fail(ErrorClass::Transient)]);
+    assert!(charge(&s).await.is_err());
+    assert_eq!(BUCKET.available(), 100);
+}
+
+static EVALUATIONS: AtomicU32 = AtomicU32::new(0);
+
+fn counted(v: bool) -> bool {
+    EVALUATIONS.fetch_add(1, Ordering::SeqCst);
+    v
+}
+
+/// Conditional idempotency (Cloud Storage): an update is idempotent when it carries a
+/// precondition (an ETag), and only then.
+#[retry(idempotent_if = counted(if_match.is_some()), max_attempts = 4, initial_backoff = "1ms")]
+async fn update(if_match: Option<&str>, script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn conditional_idempotency_follows_the_arguments() {
+    let s = Script::new([
+        Fail(ErrorClass::Transient),
+        Fail(ErrorClass::Timeout),
+        Succeed(6),
+    ]);
+    assert_eq!(update(Some("etag-1"), &s).await, Ok(6));
+    assert_eq!(s.attempts(), 3);
+
+    let s = Script::new([Fail(ErrorClass::Transient), Succeed(6)]);
+    assert!(update(None, &s).await.is_err());
+    assert_eq!(s.attempts(), 1);
+
+    let s = Script::new([Fail(ErrorClass::Throttling), Succeed(7)]);
+    assert_eq!(
+        update(None, &s).await,
+        Ok(7),
+        "throttling is safe either way"
+    );
+}
+
+static ONCE: AtomicU32 = AtomicU32::new(0);
+
+fn count_once(v: bool) -> bool {
+    ONCE.fetch_add(1, Ordering::SeqCst);
+    v
+}
+
+#[retry(idempotent_if = count_once(etag.is_some()), max_attempts = 4, initial_backoff = "1ms")]
+async fn update_counted(etag: Option<&str>, script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_condition_is_evaluated_once_per_call() {
+    let s = Script::new([
+        Fail(ErrorClass::Transient),
+        Fail(ErrorClass::Transient),
+        Fail(ErrorClass::Transient),
+        Succeed(1),
+    ]);
+    assert_eq!(update_counted(Some("e"), &s).await, Ok(1));
+    assert_eq!(s.attempts(), 4);
+    assert_eq!(
+        ONCE.load(Ordering::SeqCst),
+        1,
+        "once before the first attempt"
+    );
+}
+
+struct Store {
+    writes: u32,
+}
+
+impl Store {
+    /// `&mut self` with a condition over `self`.
+    #[retry(idempotent_if = self.writes == 0, max_attempts = 3, initial_backoff = "1ms")]
+    async fn put(&mut self, script: &Script) -> Result<u32, TestError> {
+        self.writes += 1;
+        script.attempt().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_condition_sees_self() {
+    let mut store = Store { writes: 0 };
+    let s = Script::new([Fail(ErrorClass::Transient), Succeed(2)]);
+    assert_eq!(store.put(&s).await, Ok(2));
+    assert_eq!(store.writes, 2);
+
+    let s = Script::new([Fail(ErrorClass::Transient), Succeed(2)]);
+    assert!(
+        store.put(&s).await.is_err(),
+        "writes != 0 now: not idempotent"
+    );
+    assert_eq!(store.writes, 3);
+}

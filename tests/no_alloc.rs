@@ -1,0 +1,111 @@
+//! The success path allocates nothing: a counting global allocator watches a warmed-up
+//! `#[retry]` function called many times, with and without timers, and with a partition.
+
+use retry_runtime::{Classify, ErrorClass, TimedOut, retry};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::hint::black_box;
+
+struct Counting;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// Counts allocations made by the measuring thread while counting is on.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            ALLOCATIONS.with(|a| a.set(a.get() + 1));
+        }
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            ALLOCATIONS.with(|a| a.set(a.get() + 1));
+        }
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made on this thread by `f`.
+async fn allocations<F: std::future::Future>(f: impl Fn() -> F) -> u64 {
+    f().await; // warm up: per-function settings and named partitions resolve on first use
+    ALLOCATIONS.with(|a| a.set(0));
+    COUNTING.with(|c| c.set(true));
+    for _ in 0..10_000 {
+        black_box(f().await);
+    }
+    COUNTING.with(|c| c.set(false));
+    ALLOCATIONS.with(Cell::get)
+}
+
+#[derive(Debug)]
+struct Error;
+
+impl Classify for Error {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Transient
+    }
+}
+
+impl From<TimedOut> for Error {
+    fn from(_: TimedOut) -> Self {
+        Error
+    }
+}
+
+#[retry]
+async fn defaults(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x) + 1)
+}
+
+#[retry(max_attempts = 5, attempt_timeout = "1s", deadline = "10s")]
+async fn timed(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x) + 1)
+}
+
+#[retry(partition = "no-alloc", jitter = "equal")]
+async fn partitioned(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x) + 1)
+}
+
+#[retry(mode = "adaptive")]
+async fn adaptive(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x) + 1)
+}
+
+#[test]
+fn the_success_path_allocates_nothing() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        assert_eq!(allocations(|| defaults(1)).await, 0, "default attribute");
+        assert_eq!(
+            allocations(|| timed(1)).await,
+            0,
+            "attempt timeout and deadline"
+        );
+        assert_eq!(allocations(|| partitioned(1)).await, 0, "named partition");
+        assert_eq!(allocations(|| adaptive(1)).await, 0, "adaptive mode");
+    });
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    // The instrument itself works: a boxed value is counted.
+    COUNTING.with(|c| c.set(true));
+    ALLOCATIONS.with(|a| a.set(0));
+    black_box(Box::new(7u64));
+    COUNTING.with(|c| c.set(false));
+    assert_eq!(ALLOCATIONS.with(Cell::get), 1);
+}

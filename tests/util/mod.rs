@@ -1,0 +1,121 @@
+//! Scripted attempts for the engine's behaviour tests: a `#[retry]` function takes a `&Script`
+//! and each attempt plays the script's next step, recording when it started.
+#![allow(dead_code, unused_imports)] // each test file uses part of it
+
+use retry_runtime::{Classify, ErrorClass, TimedOut};
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The error of scripted attempts: a class (and optional server hint), or a timeout.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TestError {
+    Fault(ErrorClass, Option<Duration>),
+    TimedOut(TimedOut),
+}
+
+impl Classify for TestError {
+    fn classify(&self) -> ErrorClass {
+        match self {
+            TestError::Fault(class, _) => *class,
+            TestError::TimedOut(_) => ErrorClass::Timeout,
+        }
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            TestError::Fault(_, hint) => *hint,
+            TestError::TimedOut(_) => None,
+        }
+    }
+}
+
+impl From<TimedOut> for TestError {
+    fn from(t: TimedOut) -> Self {
+        TestError::TimedOut(t)
+    }
+}
+
+/// What one attempt does.
+#[derive(Debug, Clone)]
+pub enum Step {
+    Ok(u32),
+    Fail(ErrorClass),
+    /// Fails with a server hint.
+    Hint(ErrorClass, Duration),
+    /// Never answers (only a timeout or a drop ends it).
+    Hang,
+    /// Takes this long, then succeeds with 0.
+    Slow(Duration),
+    Panic,
+}
+
+pub use Step::{Fail, Hang, Hint, Ok as Succeed, Panic, Slow};
+
+/// A sequence of attempt outcomes; the last one repeats once the others are used up.
+pub struct Script {
+    steps: Mutex<VecDeque<Step>>,
+    t0: Instant,
+    starts: Mutex<Vec<Duration>>,
+}
+
+impl Script {
+    pub fn new(steps: impl IntoIterator<Item = Step>) -> Script {
+        let steps: VecDeque<Step> = steps.into_iter().collect();
+        assert!(!steps.is_empty(), "a script needs at least one step");
+        Script {
+            steps: Mutex::new(steps),
+            t0: Instant::now(),
+            starts: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A script that fails with `class` on every attempt.
+    pub fn always(class: ErrorClass) -> Script {
+        Script::new([Fail(class)])
+    }
+
+    /// Plays the next step.
+    pub async fn attempt(&self) -> Result<u32, TestError> {
+        self.starts.lock().unwrap().push(self.t0.elapsed());
+        let step = {
+            let mut steps = self.steps.lock().unwrap();
+            if steps.len() > 1 {
+                steps.pop_front().unwrap()
+            } else {
+                steps[0].clone()
+            }
+        };
+        match step {
+            Step::Ok(v) => Ok(v),
+            Step::Fail(class) => Err(TestError::Fault(class, None)),
+            Step::Hint(class, hint) => Err(TestError::Fault(class, Some(hint))),
+            Step::Hang => std::future::pending().await,
+            Step::Slow(d) => {
+                tokio::time::sleep(d).await;
+                Ok(0)
+            }
+            Step::Panic => panic!("scripted panic"),
+        }
+    }
+
+    /// How many attempts ran.
+    pub fn attempts(&self) -> usize {
+        self.starts.lock().unwrap().len()
+    }
+
+    /// When each attempt started, in whole milliseconds since the script was made.
+    pub fn starts_ms(&self) -> Vec<u64> {
+        self.starts
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|d| u64::try_from(d.as_millis()).unwrap())
+            .collect()
+    }
+
+    /// Milliseconds since the script was made.
+    pub fn now_ms(&self) -> u64 {
+        u64::try_from(self.t0.elapsed().as_millis()).unwrap()
+    }
+}
