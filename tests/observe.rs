@@ -126,12 +126,18 @@ async fn a_warning_for_each_way_of_giving_up_early() {
     async fn patient() -> Result<(), ApiError> {
         Err(ApiError::SlowDownFor(Duration::from_secs(60)))
     }
+    // One attempt: ending after it is not giving up early.
+    #[retry(max_attempts = 1, idempotent = false)]
+    async fn once() -> Result<(), ApiError> {
+        Err(ApiError::Down)
+    }
 
     let (capture, _guard) = capture();
     let _ = drains().await;
     let _ = late().await;
     let _ = pay().await;
     let _ = patient().await;
+    let _ = once().await;
     let warnings = capture.of("retry", Level::WARN);
     let seen: Vec<(&str, &str, &str, &str, &str)> = warnings
         .iter()
