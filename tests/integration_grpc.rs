@@ -164,7 +164,14 @@ async fn gets_get_through_30_percent_faults_and_orders_execute_at_most_once() {
 
 #[tokio::test]
 async fn calls_slower_than_the_attempt_timeout() {
-    #[retry(max_attempts = 3, initial_backoff = "10ms", attempt_timeout = "1s")]
+    // The first attempt (the one the server never answers) has 1 s, the second 5 s.
+    #[retry(
+        max_attempts = 3,
+        initial_backoff = "10ms",
+        attempt_timeout = "1s",
+        attempt_timeout_multiplier = 5,
+        max_attempt_timeout = "5s"
+    )]
     async fn get(channel: &Channel, id: u32) -> Result<Item, Status> {
         unary(channel, "/shop.Orders/Get", GetItem { id }).await
     }
@@ -172,6 +179,8 @@ async fn calls_slower_than_the_attempt_timeout() {
         max_attempts = 3,
         initial_backoff = "10ms",
         attempt_timeout = "1s",
+        attempt_timeout_multiplier = 5,
+        max_attempt_timeout = "5s",
         idempotent = false
     )]
     async fn place(channel: &Channel, id: u32) -> Result<Receipt, Status> {

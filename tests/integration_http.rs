@@ -229,7 +229,14 @@ async fn a_post_executes_at_most_once_whatever_the_faults() {
 
 #[tokio::test]
 async fn responses_slower_than_the_attempt_timeout() {
-    #[retry(max_attempts = 3, initial_backoff = "10ms", attempt_timeout = "1s")]
+    // The first attempt (the one the server never answers) has 1 s, the second 5 s.
+    #[retry(
+        max_attempts = 3,
+        initial_backoff = "10ms",
+        attempt_timeout = "1s",
+        attempt_timeout_multiplier = 5,
+        max_attempt_timeout = "5s"
+    )]
     async fn get(client: &reqwest::Client, url: &str) -> Result<String, Error> {
         let response = error_for_status(client.get(url).send().await?)?;
         Ok(response.text().await?)
@@ -238,6 +245,8 @@ async fn responses_slower_than_the_attempt_timeout() {
         max_attempts = 3,
         initial_backoff = "10ms",
         attempt_timeout = "1s",
+        attempt_timeout_multiplier = 5,
+        max_attempt_timeout = "5s",
         idempotent = false
     )]
     async fn post(client: &reqwest::Client, url: &str) -> Result<String, Error> {
