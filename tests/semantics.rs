@@ -434,3 +434,32 @@ async fn the_generated_future_is_send() {
     assert_eq!(handle.await.unwrap(), Ok(5));
     assert_eq!(s.attempts(), 2);
 }
+
+static PREDICATE_CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+fn counted_not_ready(v: &u32) -> bool {
+    PREDICATE_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    *v == 0
+}
+
+#[retry(retry_if_ok = counted_not_ready, max_attempts = 4, initial_backoff = "10ms", jitter = "none")]
+async fn poll_counted(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_polling_predicate_runs_once_per_successful_attempt() {
+    let s = Script::new([
+        Succeed(0),
+        Fail(ErrorClass::Transient),
+        Succeed(0),
+        Succeed(5),
+    ]);
+    assert_eq!(poll_counted(&s).await, Ok(5));
+    assert_eq!(s.attempts(), 4);
+    assert_eq!(
+        PREDICATE_CALLS.load(std::sync::atomic::Ordering::SeqCst),
+        3,
+        "three Ok outcomes, one call each"
+    );
+}

@@ -124,6 +124,9 @@ pub struct Call<'s, R: RetryResult, K, C, A, P, O> {
     attempt: u32,
     /// Which limit cut the last attempt off, if one did.
     expired: Option<TimeoutKind>,
+    /// `finish` has done a first attempt's success bookkeeping and `retry_if_ok` asked for
+    /// another poll: `settle` goes straight to the retry (the predicate runs once).
+    repeat_after_success: bool,
     /// The instant the call started, until the first attempt's timer has used it (one clock
     /// read for both the deadline and that timer).
     started: Option<Instant>,
@@ -211,6 +214,7 @@ where
             adaptive: site.settings().mode == Mode::Adaptive,
             attempt: 0,
             expired: None,
+            repeat_after_success: false,
             started,
             deadline,
             retrying: None,
@@ -284,13 +288,14 @@ where
         // `expired` is only ever set for a function with a timer.
         if self.retrying.is_none() && !(K::TIMED && self.expired.is_some()) {
             if let Ok(value) = out.as_result() {
+                self.site.token_bucket().reward();
+                if self.adaptive {
+                    self.site.limiter().record(false);
+                }
                 if !(self.repeat)(value) {
-                    self.site.token_bucket().reward();
-                    if self.adaptive {
-                        self.site.limiter().record(false);
-                    }
                     return ControlFlow::Break(out);
                 }
+                self.repeat_after_success = true;
             }
         }
         ControlFlow::Continue(out)
@@ -300,6 +305,9 @@ where
     /// or `Continue` after sleeping the backoff.
     pub async fn settle(&mut self, out: R) -> ControlFlow<R> {
         let n = self.attempt;
+        if std::mem::take(&mut self.repeat_after_success) {
+            return self.retry(n, out, None).await;
+        }
         let expired = if K::TIMED { self.expired } else { None };
         let adaptive = self.adaptive;
         if let Some(previous) = self.polling_cut_by_deadline(expired) {
