@@ -305,7 +305,7 @@ impl<'s, R, K: TimerKind, C, A, P, O> Call<'s, R, K, C, A, P, O> {
     }
 
     fn ended_early(&self, n: u32, class: Option<ErrorClass>, why: EarlyEnd) {
-        observe::ended_early(self.site.name, self.site.partition_name(), n, class, why);
+        observe::ended_early(self.site, n, class, why);
     }
 }
 
@@ -572,7 +572,7 @@ where
             error: out.as_result().err(),
             class,
         });
-        observe::retrying(self.site.name, self.site.partition_name(), n, class, delay);
+        observe::retrying(self.site, n, class, delay);
         self.retrying().last = Some(out);
         if !instant {
             tokio::time::sleep(delay).await;

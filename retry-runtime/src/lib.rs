@@ -56,9 +56,66 @@
 //! `min(initial_backoff * multiplier^(n-1), max_backoff)` with jitter); return if sleeping
 //! would reach the deadline; call `on_retry`, sleep, go again.
 //!
+//! # Configuration
+//!
+//! `mode` and `max_attempts` left out of the attribute come from, first match wins: the
+//! environment (`RETRY_<PROFILE>_MODE` and `RETRY_<PROFILE>_MAX_ATTEMPTS` for a function with
+//! `profile = "..."`, the name upper-cased with `-` written `_`; then `RETRY_MODE` and
+//! `RETRY_MAX_ATTEMPTS`), then the TOML file named by `RETRY_CONFIG_FILE`, then the mode
+//! default (`standard`, 3 attempts):
+//!
+//! ```toml
+//! [default]
+//! mode = "standard"
+//! max_attempts = 4
+//!
+//! [profile.billing-eu]      # #[retry(profile = "billing-eu")]
+//! mode = "adaptive"
+//! max_attempts = 6
+//! ```
+//!
+//! A function's profile section comes before `[default]`. Both sources are read once per
+//! process, when a `#[retry]` function first runs. A value that cannot be used (an unknown
+//! mode, `max_attempts = 0`, a line that is not `key = value`, a file that cannot be read) is
+//! one warning, as a tracing event of target `retry::config` or on standard error, and is
+//! ignored; nothing panics.
+//!
+//! # Observability
+//!
+//! With the `tracing` feature the loop emits, under the target `retry`, a DEBUG event for each
+//! retry (`function`, `partition`, `attempt`, `class`, `delay_ms`, `tokens` left in the retry
+//! bucket, and `fill_rate` in adaptive mode) and a WARN event when a call gives up before
+//! `max_attempts` (`reason`: retry token bucket empty, deadline reached, not idempotent,
+//! server retry hint longer than max_backoff). Levels for metrics are read from the shared
+//! state:
+//!
+//! ```
+//! use retry_runtime::Partition;
+//!
+//! for p in Partition::all() {
+//!     let (tokens, capacity) = (p.bucket().available(), p.bucket().capacity());
+//!     let send_rate = p.rate_limiter().fill_rate(); // adaptive mode's allowed rate
+//!     println!("{}: {tokens}/{capacity} retry tokens, {send_rate:.1} sends/s", p.name());
+//! }
+//! ```
+//!
+//! A function without a partition has a bucket of its own; to read it, give the function a
+//! `partition` or a `bucket = STATIC`.
+//!
 //! # Features
 //!
-//! - `tracing` (default): a DEBUG event per retry and a WARN when retries end early.
+//! - `tracing` (default): the events above.
+//! - `http`: `Classify` for `http::StatusCode` and `http::Response`, and
+//!   `hint::from_headers`.
+//! - `reqwest`: `Classify` for `reqwest::Error` and `reqwest::Response`, and the
+//!   `retry_runtime::reqwest` module: an error type that keeps the server's hint and holds a
+//!   [`TimedOut`].
+//! - `hyper`: `Classify` for `hyper::Error` and `hyper_util::client::legacy::Error`.
+//! - `tonic`: `Classify` and `From<TimedOut>` for `tonic::Status`.
+//! - `anyhow`: `Classify` for `anyhow::Error`, by its chain of causes.
+//!
+//! Without a feature: `Classify` for `std::io::Error` and for `dyn Error` (by its chain of
+//! sources), the AWS error codes ([`aws`]) and the hint parsers ([`hint`]).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
@@ -80,7 +137,10 @@ pub mod testing;
 pub mod __private;
 
 pub use bucket::TokenBucket;
+#[cfg(feature = "reqwest")]
+pub use classify::reqwest;
 pub use classify::{Classify, ErrorClass, TimedOut, TimeoutKind};
+pub use classify::{aws, hint};
 pub use event::RetryEvent;
 pub use limiter::RateLimiter;
 pub use partition::Partition;

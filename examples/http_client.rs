@@ -1,0 +1,132 @@
+//! Retrying HTTP calls made with reqwest.
+//!
+//! The example starts its own flaky server on 127.0.0.1, then:
+//! - reads a quote through two `503 Service Unavailable`;
+//! - reads it again through a `429 Too Many Requests` whose `Retry-After: 1` is waited;
+//! - places an order (not idempotent) that meets a `503`: it is not sent twice.
+//!
+//! Run it with `cargo run --example http_client`.
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use retry_runtime::reqwest::{Error, error_for_status};
+use retry_runtime::{RetryEvent, retry};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+use tokio::net::TcpListener;
+
+/// Logs each retry before its sleep.
+fn log_retry(event: &RetryEvent<'_, Error>) {
+    println!(
+        "  {} attempt {} failed ({}: {}), next in {:?}",
+        event.function(),
+        event.attempt(),
+        event.class(),
+        event.error().map_or_else(String::new, ToString::to_string),
+        event.delay(),
+    );
+}
+
+/// Idempotent: retried on 5xx, 429, timeouts and connection failures.
+#[retry(
+    max_attempts = 4,
+    initial_backoff = "50ms",
+    attempt_timeout = "2s",
+    deadline = "10s",
+    on_retry = log_retry
+)]
+async fn quote(client: &reqwest::Client, base: &str) -> Result<String, Error> {
+    let response = error_for_status(client.get(format!("{base}/quote")).send().await?)?;
+    Ok(response.text().await?)
+}
+
+/// Not idempotent: retried only when the server did not act on the request (429, or the
+/// connection was refused).
+#[retry(
+    max_attempts = 4,
+    initial_backoff = "50ms",
+    idempotent = false,
+    on_retry = log_retry
+)]
+async fn place_order(client: &reqwest::Client, base: &str) -> Result<String, Error> {
+    let response = error_for_status(client.post(format!("{base}/orders")).send().await?)?;
+    Ok(response.text().await?)
+}
+
+#[tokio::main]
+async fn main() {
+    let addr = start_server().await;
+    let base = format!("http://{addr}");
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+
+    println!("GET /quote (the server answers 503 twice):");
+    println!("  -> {}", quote(&client, &base).await.unwrap());
+
+    println!("GET /quote (the server answers 429 with Retry-After: 1):");
+    let started = Instant::now();
+    println!(
+        "  -> {} after {:?}",
+        quote(&client, &base).await.unwrap(),
+        started.elapsed()
+    );
+
+    println!("POST /orders (the server takes the order, then answers 503):");
+    match place_order(&client, &base).await {
+        Ok(body) => println!("  -> {body}"),
+        Err(e) => println!(
+            "  -> gave up: {e}; the server took {} order(s)",
+            ORDERS.load(Ordering::SeqCst)
+        ),
+    }
+}
+
+static QUOTES: AtomicU32 = AtomicU32::new(0);
+static ORDERS: AtomicU32 = AtomicU32::new(0);
+
+/// The flaky server: its answers depend on how many requests it has seen.
+async fn handle(req: Request<Incoming>) -> Response<Full<Bytes>> {
+    let reply = |status: StatusCode, body: &'static str| {
+        Response::builder()
+            .status(status)
+            .body(Full::new(Bytes::from_static(body.as_bytes())))
+            .unwrap()
+    };
+    match (req.method(), req.uri().path()) {
+        (&Method::GET, "/quote") => match QUOTES.fetch_add(1, Ordering::SeqCst) {
+            0 | 1 => reply(StatusCode::SERVICE_UNAVAILABLE, "warming up"),
+            3 => {
+                let mut r = reply(StatusCode::TOO_MANY_REQUESTS, "slow down");
+                r.headers_mut().insert("retry-after", "1".parse().unwrap());
+                r
+            }
+            _ => reply(StatusCode::OK, "EUR/USD 1.0842"),
+        },
+        (&Method::POST, "/orders") => {
+            ORDERS.fetch_add(1, Ordering::SeqCst);
+            reply(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "order stored, but the reply failed",
+            )
+        }
+        _ => reply(StatusCode::NOT_FOUND, "no such resource"),
+    }
+}
+
+async fn start_server() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let service = service_fn(|req| async { Ok::<_, Infallible>(handle(req).await) });
+            tokio::spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
+        }
+    });
+    addr
+}

@@ -1,0 +1,51 @@
+//! HTTP status codes and responses (feature `http`).
+
+use super::{Classify, ErrorClass, hint};
+use ::http::{Response, StatusCode};
+use std::time::Duration;
+
+/// The class of an HTTP status, as the AWS and Google Cloud guidance has it: 5xx and 408 may
+/// clear on their own, 429 asks the client to slow down, other 4xx need a different request.
+///
+/// | status | class |
+/// |---|---|
+/// | 408 Request Timeout | `Timeout` |
+/// | 429 Too Many Requests | `Throttling` |
+/// | 500-599, except those below | `Transient` |
+/// | 501, 505, 506, 508, 510, 511 | `Permanent` (they describe the request or the server's set-up) |
+/// | every other status (1xx-4xx) | `Permanent` |
+///
+/// ```
+/// use http::StatusCode;
+/// use retry_runtime::{Classify, ErrorClass};
+///
+/// assert_eq!(StatusCode::SERVICE_UNAVAILABLE.classify(), ErrorClass::Transient);
+/// assert_eq!(StatusCode::TOO_MANY_REQUESTS.classify(), ErrorClass::Throttling);
+/// assert_eq!(StatusCode::NOT_FOUND.classify(), ErrorClass::Permanent);
+/// ```
+impl Classify for StatusCode {
+    fn classify(&self) -> ErrorClass {
+        status_class(self.as_u16())
+    }
+}
+
+/// By status; the hint is `x-amz-retry-after` or `Retry-After`
+/// ([`hint::from_headers`](crate::hint::from_headers)).
+impl<B> Classify for Response<B> {
+    fn classify(&self) -> ErrorClass {
+        self.status().classify()
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        hint::from_headers(self.headers())
+    }
+}
+
+pub(crate) const fn status_class(status: u16) -> ErrorClass {
+    match status {
+        408 => ErrorClass::Timeout,
+        429 => ErrorClass::Throttling,
+        501 | 505 | 506 | 508 | 510 | 511 => ErrorClass::Permanent,
+        500..=599 => ErrorClass::Transient,
+        _ => ErrorClass::Permanent,
+    }
+}

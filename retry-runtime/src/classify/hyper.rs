@@ -1,0 +1,49 @@
+//! hyper's errors and the hyper-util legacy client's (feature `hyper`).
+
+use super::io::connect_failure;
+use super::{Classify, ErrorClass, known_cause};
+use std::error::Error;
+use std::time::Duration;
+
+/// | `hyper::Error` | class |
+/// |---|---|
+/// | `is_canceled()`: the request was dropped before it was dispatched to a connection | `NotSent` |
+/// | `is_timeout()` | `Timeout` |
+/// | `is_parse()`, `is_user()` (a malformed message, a misuse of the API) | `Permanent` |
+/// | otherwise, an `io::Error` among its causes | that error's class |
+/// | otherwise (connection closed mid-message, protocol error) | `Transient` |
+impl Classify for ::hyper::Error {
+    fn classify(&self) -> ErrorClass {
+        if self.is_canceled() {
+            ErrorClass::NotSent
+        } else if self.is_timeout() {
+            ErrorClass::Timeout
+        } else if self.is_parse() || self.is_user() {
+            ErrorClass::Permanent
+        } else {
+            self.source()
+                .and_then(known_cause)
+                .map_or(ErrorClass::Transient, |c| c.classify())
+        }
+    }
+}
+
+/// | `hyper_util::client::legacy::Error` | class |
+/// |---|---|
+/// | `is_connect()`: DNS, TCP connect, TLS handshake or proxy failed, so the request never left | `NotSent` (`Permanent` for a TLS failure: an `InvalidData` I/O error among its causes) |
+/// | with a `hyper::Error` (or another known error) as its cause | that error's class |
+/// | without a cause (a request the client refuses: bad method, version, URI) | `Permanent` |
+impl Classify for ::hyper_util::client::legacy::Error {
+    fn classify(&self) -> ErrorClass {
+        if self.is_connect() {
+            return connect_failure(self);
+        }
+        match self.source() {
+            Some(cause) => known_cause(cause).map_or(ErrorClass::Transient, |c| c.classify()),
+            None => ErrorClass::Permanent,
+        }
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        None
+    }
+}

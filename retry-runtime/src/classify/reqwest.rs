@@ -1,0 +1,173 @@
+//! reqwest (feature `reqwest`): `Classify` for `reqwest::Error` and `reqwest::Response`, and
+//! [`Error`], an error type for `#[retry]` functions that call reqwest: it keeps the server's
+//! `Retry-After` (which `Response::error_for_status` drops) and can hold a [`TimedOut`], so
+//! `attempt_timeout` and `deadline` work without a wrapper of your own.
+//!
+//! ```no_run
+//! use retry_runtime::retry;
+//! use retry_runtime::reqwest::{error_for_status, Error};
+//!
+//! #[retry(max_attempts = 4, attempt_timeout = "2s", deadline = "10s")]
+//! async fn fetch(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+//!     let response = error_for_status(client.get(url).send().await?)?;
+//!     Ok(response.text().await?)
+//! }
+//! ```
+//!
+//! | `reqwest::Error` | class |
+//! |---|---|
+//! | `is_connect()`: DNS, TCP connect, TLS handshake or proxy failed, so the request never left | `NotSent` (`Permanent` for a TLS failure: an `InvalidData` I/O error among its causes) |
+//! | `is_timeout()` (reqwest's own timeouts) | `Timeout` |
+//! | `status()` is set (from `error_for_status`) | the status's class |
+//! | `is_builder()`, `is_redirect()`, `is_decode()`, `is_upgrade()` | `Permanent` |
+//! | `is_request()`, `is_body()`: a known error among its causes (`hyper::Error`, `io::Error`) | that error's class |
+//! | `is_request()`, `is_body()` otherwise (the exchange broke off) | `Transient` |
+//!
+//! A `reqwest::Response` and [`Error::Status`] are classified by status (see
+//! [`Classify for http::StatusCode`](crate::Classify)), with `x-amz-retry-after` or
+//! `Retry-After` as the hint.
+
+use super::http::status_class;
+use super::io::connect_failure;
+use super::{Classify, ErrorClass, TimedOut, hint, known_cause};
+use ::http::{HeaderMap, StatusCode};
+use std::error::Error as StdError;
+use std::fmt;
+use std::time::Duration;
+
+impl Classify for ::reqwest::Error {
+    fn classify(&self) -> ErrorClass {
+        if self.is_connect() {
+            return connect_failure(self);
+        }
+        if self.is_timeout() {
+            return ErrorClass::Timeout;
+        }
+        if let Some(status) = self.status() {
+            return status_class(status.as_u16());
+        }
+        if self.is_builder() || self.is_redirect() || self.is_decode() || self.is_upgrade() {
+            return ErrorClass::Permanent;
+        }
+        if self.is_request() || self.is_body() {
+            return self
+                .source()
+                .and_then(known_cause)
+                .map_or(ErrorClass::Transient, |c| c.classify());
+        }
+        ErrorClass::Permanent
+    }
+}
+
+impl Classify for ::reqwest::Response {
+    fn classify(&self) -> ErrorClass {
+        status_class(self.status().as_u16())
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        hint::from_headers(self.headers())
+    }
+}
+
+/// What one attempt of a `#[retry]` function that calls reqwest can fail with.
+///
+/// `?` converts a `reqwest::Error`; [`error_for_status`] turns an error response into
+/// [`Error::Status`], keeping its headers (and so the server's hint); the retry loop converts
+/// an expired attempt timeout or deadline with `From<TimedOut>`.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// reqwest could not complete the exchange.
+    Request(::reqwest::Error),
+    /// The server answered with a client or server error status (400-599).
+    Status(Box<ErrorResponse>),
+    /// The attempt's timeout or the call's deadline expired.
+    TimedOut(TimedOut),
+}
+
+impl Error {
+    /// The status of an error response (or of the `reqwest::Error` made from one).
+    #[must_use]
+    pub fn status(&self) -> Option<StatusCode> {
+        match self {
+            Error::Request(e) => e.status(),
+            Error::Status(r) => Some(r.status),
+            Error::TimedOut(_) => None,
+        }
+    }
+}
+
+/// The head of an error response, kept by [`error_for_status`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ErrorResponse {
+    /// The response's status.
+    pub status: StatusCode,
+    /// The response's headers (the server's hint among them).
+    pub headers: HeaderMap,
+    /// The URL that answered.
+    pub url: ::reqwest::Url,
+}
+
+/// `Ok(response)` for a status below 400, else [`Error::Status`] with the response's status,
+/// headers and URL (the body is dropped unread).
+pub fn error_for_status(response: ::reqwest::Response) -> Result<::reqwest::Response, Error> {
+    let status = response.status();
+    if status.is_client_error() || status.is_server_error() {
+        Err(Error::Status(Box::new(ErrorResponse {
+            status,
+            headers: response.headers().clone(),
+            url: response.url().clone(),
+        })))
+    } else {
+        Ok(response)
+    }
+}
+
+impl From<::reqwest::Error> for Error {
+    fn from(e: ::reqwest::Error) -> Self {
+        Error::Request(e)
+    }
+}
+
+impl From<TimedOut> for Error {
+    fn from(t: TimedOut) -> Self {
+        Error::TimedOut(t)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Request(e) => fmt::Display::fmt(e, f),
+            Error::Status(r) => write!(f, "HTTP status {} from {}", r.status, r.url),
+            Error::TimedOut(t) => fmt::Display::fmt(t, f),
+        }
+    }
+}
+
+/// `Request` and `TimedOut` are transparent: their `Display` is the inner error's, and their
+/// source is the inner error's source.
+impl StdError for Error {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match self {
+            Error::Request(e) => e.source(),
+            Error::Status(_) | Error::TimedOut(_) => None,
+        }
+    }
+}
+
+impl Classify for Error {
+    fn classify(&self) -> ErrorClass {
+        match self {
+            Error::Request(e) => e.classify(),
+            Error::Status(r) => status_class(r.status.as_u16()),
+            Error::TimedOut(_) => ErrorClass::Timeout,
+        }
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Error::Status(r) => hint::from_headers(&r.headers),
+            Error::Request(_) | Error::TimedOut(_) => None,
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! tonic (feature `tonic`): `Classify` and `From<TimedOut>` for `tonic::Status`.
+
+use super::hint::{self, Pushback};
+use super::io::connect_failure;
+use super::{Classify, ErrorClass, TimedOut, known_cause};
+use ::tonic::{Code, ConnectError, Status, TimeoutExpired};
+use std::error::Error;
+use std::time::Duration;
+
+/// An expired attempt timeout or deadline becomes `DEADLINE_EXCEEDED`, which classifies as
+/// `Timeout`.
+impl From<TimedOut> for Status {
+    fn from(t: TimedOut) -> Self {
+        Status::deadline_exceeded(t.to_string())
+    }
+}
+
+/// The status code decides, after what the client itself saw and the server's pushback.
+///
+/// 1. A negative `grpc-retry-pushback-ms` in the metadata: `Permanent` (the server asks not
+///    to retry, gRFC A6). A non-negative one is the [`retry_after`](Classify::retry_after) hint.
+/// 2. The client-side cause of a status made by tonic: a failed connection
+///    (`tonic::ConnectError`, or a refused `io::Error`) is `NotSent` (`Permanent` for a TLS
+///    failure); a request hyper dropped before dispatching it is `NotSent`; tonic's own
+///    timeout (`tonic::TimeoutExpired`, reported as `CANCELLED`) is `Timeout`.
+/// 3. The code:
+///
+/// | code | class |
+/// |---|---|
+/// | `UNAVAILABLE`, `ABORTED`, `INTERNAL` | `Transient` |
+/// | `DEADLINE_EXCEEDED` | `Timeout` |
+/// | `RESOURCE_EXHAUSTED` | `Throttling` |
+/// | `UNKNOWN` with an I/O error among its causes | that error's class |
+/// | every other code (`CANCELLED`, `UNKNOWN`, `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`, `FAILED_PRECONDITION`, `OUT_OF_RANGE`, `UNIMPLEMENTED`, `DATA_LOSS`, `UNAUTHENTICATED`, `OK`) | `Permanent` |
+impl Classify for Status {
+    fn classify(&self) -> ErrorClass {
+        if pushback(self) == Some(Pushback::Stop) {
+            return ErrorClass::Permanent;
+        }
+        if let Some(class) = self.source().and_then(client_side) {
+            return class;
+        }
+        match self.code() {
+            Code::Unavailable | Code::Aborted | Code::Internal => ErrorClass::Transient,
+            Code::DeadlineExceeded => ErrorClass::Timeout,
+            Code::ResourceExhausted => ErrorClass::Throttling,
+            Code::Unknown => self
+                .source()
+                .and_then(known_cause)
+                .map_or(ErrorClass::Permanent, |c| c.classify()),
+            _ => ErrorClass::Permanent,
+        }
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match pushback(self)? {
+            Pushback::After(d) => Some(d),
+            Pushback::Stop => None,
+        }
+    }
+}
+
+/// A failed connection: the request never left.
+impl Classify for ConnectError {
+    fn classify(&self) -> ErrorClass {
+        connect_failure(self)
+    }
+}
+
+/// tonic's own request timeout.
+impl Classify for TimeoutExpired {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Timeout
+    }
+}
+
+fn pushback(status: &Status) -> Option<Pushback> {
+    let value = status.metadata().get(hint::GRPC_RETRY_PUSHBACK_MS)?;
+    hint::grpc_pushback(value.to_str().ok()?)
+}
+
+/// What the chain of causes of a client-made status proves, if anything.
+fn client_side(cause: &(dyn Error + 'static)) -> Option<ErrorClass> {
+    let mut next = Some(cause);
+    while let Some(e) = next {
+        if let Some(c) = e.downcast_ref::<ConnectError>() {
+            return Some(c.classify());
+        }
+        if e.is::<TimeoutExpired>() {
+            return Some(ErrorClass::Timeout);
+        }
+        if e.downcast_ref::<::hyper::Error>()
+            .is_some_and(::hyper::Error::is_canceled)
+        {
+            return Some(ErrorClass::NotSent);
+        }
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            return Some(ErrorClass::NotSent);
+        }
+        next = e.source();
+    }
+    None
+}

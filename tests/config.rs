@@ -1,0 +1,357 @@
+//! `mode` and `max_attempts` from the environment and the config file.
+//!
+//! They are read once per process, so each case runs this test binary again as a child
+//! process (its ignored `child` test) with the case's environment, and reads what the child
+//! printed: the mode and attempt count every function resolved to, and the warnings.
+
+mod capture;
+
+use retry_runtime::testing::{self, Overrides};
+use retry_runtime::{ErrorClass, Partition, retry};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+const CHILD: &str = "RETRY_CONFIG_TEST_CHILD";
+/// Text the child writes over the config file between its two rounds of calls.
+const REWRITE: &str = "RETRY_CONFIG_TEST_REWRITE";
+/// Set: the child installs a tracing subscriber and prints the warnings it received.
+const TRACE: &str = "RETRY_CONFIG_TEST_TRACE";
+
+// Every call fails with `Throttling` until max_attempts; in adaptive mode that turns the
+// partition's rate limiter on, which tells the modes apart.
+
+#[retry(initial_backoff = "1ms", partition = "config-plain")]
+async fn plain(calls: &AtomicU32) -> Result<(), ErrorClass> {
+    calls.fetch_add(1, Ordering::SeqCst);
+    Err(ErrorClass::Throttling)
+}
+
+#[retry(
+    initial_backoff = "1ms",
+    partition = "config-billing",
+    profile = "billing-eu"
+)]
+async fn billing(calls: &AtomicU32) -> Result<(), ErrorClass> {
+    calls.fetch_add(1, Ordering::SeqCst);
+    Err(ErrorClass::Throttling)
+}
+
+#[retry(
+    initial_backoff = "1ms",
+    partition = "config-fixed",
+    profile = "billing-eu",
+    mode = "standard",
+    max_attempts = 2
+)]
+async fn fixed(calls: &AtomicU32) -> Result<(), ErrorClass> {
+    calls.fetch_add(1, Ordering::SeqCst);
+    Err(ErrorClass::Throttling)
+}
+
+/// Runs in the child: calls each function (twice round), prints what it resolved to.
+#[test]
+#[ignore = "run as a child process by the other tests of this file"]
+fn child() {
+    if std::env::var_os(CHILD).is_none() {
+        eprintln!("this test only runs as a child process of the other tests");
+        return;
+    }
+    let capture = capture::Capture::default();
+    if std::env::var_os(TRACE).is_some() {
+        tracing::subscriber::set_global_default(capture.clone()).unwrap();
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for round in 1..=2 {
+            for (name, partition) in [
+                ("plain", "config-plain"),
+                ("billing", "config-billing"),
+                ("fixed", "config-fixed"),
+            ] {
+                let calls = AtomicU32::new(0);
+                let call = async {
+                    let _ = match name {
+                        "plain" => plain(&calls).await,
+                        "billing" => billing(&calls).await,
+                        _ => fixed(&calls).await,
+                    };
+                };
+                testing::scope(Overrides::new().instant(), call).await;
+                let adaptive = Partition::named(partition).rate_limiter().is_enabled();
+                let mode = if adaptive { "adaptive" } else { "standard" };
+                let n = calls.load(Ordering::SeqCst);
+                println!("RESULT round{round} {name} {mode} {n}");
+            }
+            if let (1, Some(text)) = (round, std::env::var_os(REWRITE)) {
+                let path = std::env::var_os("RETRY_CONFIG_FILE").unwrap();
+                std::fs::write(path, text.into_encoded_bytes()).unwrap();
+            }
+        }
+    });
+    for e in capture.of("retry::config", tracing::Level::WARN) {
+        println!("TRACED {}", e.field("message"));
+    }
+}
+
+/// What the child printed.
+struct Outcome {
+    /// `function -> (mode, attempts)` of the first round.
+    first: BTreeMap<String, (String, u32)>,
+    /// `function -> attempts` of the second round.
+    second: BTreeMap<String, u32>,
+    warnings: Vec<String>,
+    /// Warnings the child's tracing subscriber received.
+    traced: Vec<String>,
+}
+
+/// Runs the child with `env` (and nothing else of the `RETRY_` family) and, if given, a
+/// config file holding `file`.
+fn run(case: &str, env: &[(&str, &str)], file: Option<&str>, rewrite: Option<&str>) -> Outcome {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "child",
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("RETRY_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env(CHILD, "1");
+    let path = file.map(|text| {
+        let path = temp_file(case);
+        std::fs::write(&path, text).unwrap();
+        cmd.env("RETRY_CONFIG_FILE", &path);
+        path
+    });
+    if let Some(text) = rewrite {
+        cmd.env(REWRITE, text);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    if let Some(path) = path {
+        let _ = std::fs::remove_file(path);
+    }
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "child failed:\n{stdout}\n{stderr}");
+    let mut outcome = Outcome {
+        first: BTreeMap::new(),
+        second: BTreeMap::new(),
+        warnings: stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("warning: retry: "))
+            .map(str::to_string)
+            .collect(),
+        traced: stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("TRACED "))
+            .map(str::to_string)
+            .collect(),
+    };
+    // The harness writes `test child ... ` before the first line.
+    for line in stdout
+        .lines()
+        .filter_map(|l| l.split_once("RESULT ").map(|(_, r)| r))
+    {
+        let f: Vec<&str> = line.split(' ').collect();
+        let n: u32 = f[3].parse().unwrap();
+        match f[0] {
+            "round1" => outcome
+                .first
+                .insert(f[1].into(), (f[2].into(), n))
+                .is_none(),
+            _ => outcome.second.insert(f[1].into(), n).is_none(),
+        };
+    }
+    assert_eq!(outcome.first.len(), 3, "{stdout}");
+    outcome
+}
+
+fn temp_file(case: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("retry-config-{}-{case}.toml", std::process::id()))
+}
+
+fn resolved<'a>(o: &'a Outcome, function: &str) -> (&'a str, u32) {
+    let (mode, n) = &o.first[function];
+    (mode.as_str(), *n)
+}
+
+#[test]
+fn without_environment_or_file_the_mode_defaults_apply() {
+    let o = run("defaults", &[], None, None);
+    assert_eq!(resolved(&o, "plain"), ("standard", 3));
+    assert_eq!(resolved(&o, "billing"), ("standard", 3));
+    assert_eq!(resolved(&o, "fixed"), ("standard", 2));
+    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+}
+
+#[test]
+fn the_environment_sets_what_the_attribute_leaves_open() {
+    let o = run(
+        "env",
+        &[
+            ("RETRY_MODE", "adaptive"),
+            ("RETRY_MAX_ATTEMPTS", "4"),
+            ("RETRY_BILLING_EU_MAX_ATTEMPTS", "6"),
+        ],
+        None,
+        None,
+    );
+    assert_eq!(resolved(&o, "plain"), ("adaptive", 4));
+    assert_eq!(resolved(&o, "billing"), ("adaptive", 6));
+    // The attribute wins.
+    assert_eq!(resolved(&o, "fixed"), ("standard", 2));
+    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+}
+
+#[test]
+fn a_profile_variable_comes_before_the_general_one() {
+    let o = run(
+        "profile-env",
+        &[
+            ("RETRY_MODE", "adaptive"),
+            ("RETRY_BILLING_EU_MODE", "standard"),
+        ],
+        None,
+        None,
+    );
+    assert_eq!(resolved(&o, "plain"), ("adaptive", 3));
+    assert_eq!(resolved(&o, "billing"), ("standard", 3));
+}
+
+#[test]
+fn the_file_sets_what_the_environment_leaves_open() {
+    let file = "# retry settings\n\
+                [default]\n\
+                mode = \"adaptive\"\n\
+                max_attempts = 5\n\
+                \n\
+                [profile.billing-eu]\n\
+                max_attempts = 2 # the billing service is slow to recover\n";
+    let o = run("file", &[], Some(file), None);
+    assert_eq!(resolved(&o, "plain"), ("adaptive", 5));
+    assert_eq!(resolved(&o, "billing"), ("adaptive", 2));
+    assert_eq!(resolved(&o, "fixed"), ("standard", 2));
+    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+}
+
+#[test]
+fn the_environment_comes_before_the_file() {
+    let file =
+        "[default]\nmax_attempts = 5\n[profile.billing-eu]\nmax_attempts = 7\nmode = 'adaptive'\n";
+    let o = run(
+        "env-over-file",
+        &[("RETRY_MAX_ATTEMPTS", "4")],
+        Some(file),
+        None,
+    );
+    assert_eq!(resolved(&o, "plain"), ("standard", 4));
+    // Even the general variable beats the file's profile section.
+    assert_eq!(resolved(&o, "billing"), ("adaptive", 4));
+}
+
+#[test]
+fn settings_are_read_once_per_process() {
+    let o = run(
+        "once",
+        &[],
+        Some("[default]\nmax_attempts = 5\n"),
+        Some("[default]\nmax_attempts = 2\n"),
+    );
+    assert_eq!(resolved(&o, "plain"), ("standard", 5));
+    // The file changed between the rounds; the process kept what it read.
+    assert_eq!(o.second["plain"], 5);
+    assert_eq!(o.second["billing"], 5);
+}
+
+#[test]
+fn each_bad_value_is_one_warning_and_is_ignored() {
+    let file = "[default]\n\
+                max_attempts = 0\n\
+                mode = \"adaptive\"\n\
+                [profile.billing-eu]\n\
+                mode = \"fast\"\n\
+                max_attempts = 6\n";
+    let o = run(
+        "bad",
+        &[
+            ("RETRY_MODE", "turbo"),
+            ("RETRY_MAX_ATTEMPTS", "-1"),
+            ("RETRY_BILLING_EU_MAX_ATTEMPTS", "many"),
+        ],
+        Some(file),
+        None,
+    );
+    // The good values are kept, the bad ones ignored.
+    assert_eq!(resolved(&o, "plain"), ("adaptive", 3));
+    assert_eq!(resolved(&o, "billing"), ("adaptive", 6));
+    assert_eq!(resolved(&o, "fixed"), ("standard", 2));
+    // Two functions of the profile and two rounds of calls: still one warning per value.
+    let path = temp_file("bad");
+    let path = path.display();
+    assert_eq!(
+        o.warnings,
+        [
+            "ignoring RETRY_MODE=\"turbo\": the mode is \"standard\" or \"adaptive\"".to_string(),
+            "ignoring RETRY_MAX_ATTEMPTS=\"-1\": max_attempts is a whole number from 1 to \
+             4294967295"
+                .to_string(),
+            format!(
+                "{path}:2: max_attempts = 0: max_attempts is a whole number from 1 to \
+                 4294967295; ignored"
+            ),
+            format!("{path}:5: mode = \"fast\": the mode is \"standard\" or \"adaptive\"; ignored"),
+            "ignoring RETRY_BILLING_EU_MAX_ATTEMPTS=\"many\": max_attempts is a whole number \
+             from 1 to 4294967295"
+                .to_string(),
+        ]
+    );
+}
+
+#[test]
+fn a_missing_file_is_one_warning() {
+    let o = run(
+        "missing",
+        &[("RETRY_CONFIG_FILE", "/nonexistent/retry.toml")],
+        None,
+        None,
+    );
+    assert_eq!(resolved(&o, "plain"), ("standard", 3));
+    assert_eq!(o.warnings.len(), 1, "{:?}", o.warnings);
+    assert!(
+        o.warnings[0].starts_with("ignoring RETRY_CONFIG_FILE=\"/nonexistent/retry.toml\""),
+        "{:?}",
+        o.warnings
+    );
+}
+
+#[test]
+fn with_a_tracing_subscriber_warnings_are_events() {
+    let o = run(
+        "traced",
+        &[(TRACE, "1"), ("RETRY_MAX_ATTEMPTS", "lots")],
+        None,
+        None,
+    );
+    assert_eq!(resolved(&o, "plain"), ("standard", 3));
+    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+    assert_eq!(
+        o.traced,
+        [
+            "ignoring RETRY_MAX_ATTEMPTS=\"lots\": max_attempts is a whole number from 1 to \
+          4294967295"
+        ]
+    );
+}

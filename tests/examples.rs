@@ -1,0 +1,86 @@
+//! The examples run as a user runs them (`cargo run --example NAME`), each against the
+//! loopback server it starts itself, and say what they should.
+
+use std::process::Command;
+
+fn run_example(name: &str) -> String {
+    let out = Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "--example", name])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{name} failed:\n{stdout}\n{stderr}");
+    stdout
+}
+
+fn assert_lines(output: &str, expected: &[&str]) {
+    for line in expected {
+        assert!(
+            output.lines().any(|l| l.trim_start().starts_with(line)),
+            "no line starting with {line:?} in:\n{output}"
+        );
+    }
+}
+
+#[test]
+fn http_client() {
+    let out = run_example("http_client");
+    assert_lines(
+        &out,
+        &[
+            "quote attempt 2 failed (transient: HTTP status 503",
+            "quote attempt 1 failed (throttling: HTTP status 429 Too Many Requests",
+            "-> EUR/USD 1.0842",
+            "-> gave up: HTTP status 503",
+        ],
+    );
+    assert!(out.contains("next in 1s"), "{out}");
+    assert!(out.contains("the server took 1 order(s)"), "{out}");
+}
+
+#[test]
+fn grpc_client() {
+    let out = run_example("grpc_client");
+    assert_lines(
+        &out,
+        &[
+            "attempt 1 failed: Unavailable (transient)",
+            "-> 12 units",
+            "attempt 1 failed: ResourceExhausted (throttling), next in 200ms",
+            "-> reserved, 11 units left",
+            "-> ResourceExhausted: too many reservations (the server said not to retry)",
+        ],
+    );
+}
+
+#[test]
+fn polling() {
+    let out = run_example("polling");
+    assert_lines(
+        &out,
+        &[
+            "poll 1: NOT_READY, next in 100ms",
+            "poll 2: NOT_READY, next in 200ms",
+            "poll 3: THROTTLED, next in 400ms",
+            "poll 4: SERVER_ERROR, next in 800ms",
+            "-> Success(\"report.csv, 1,204 rows\")",
+        ],
+    );
+}
+
+#[test]
+fn s3_like() {
+    let out = run_example("s3_like");
+    assert_lines(
+        &out,
+        &[
+            "attempt 1 failed: 503 SlowDown (throttling), next in 150ms",
+            "attempt 2 failed: 500 InternalError (transient)",
+            "-> stored",
+            "-> 404 NoSuchKey: permanent, not retried",
+            "retry bucket: 490 of 500 tokens left",
+        ],
+    );
+}

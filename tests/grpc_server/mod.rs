@@ -1,0 +1,313 @@
+//! A tonic gRPC server on 127.0.0.1 with fault injection, started and stopped by each test.
+//!
+//! No protoc: the messages are prost derives written by hand and the service is a
+//! `tower::Service` that hands each method to `tonic::server::Grpc`, as generated code would.
+//!
+//! `shop.Orders/Get` reads an item (idempotent); `shop.Orders/Place` places an order (not
+//! idempotent). Each call takes the next fault of the script, else one drawn from the seeded
+//! random plan, else none. `RESOURCE_EXHAUSTED` refuses before executing; `UNAVAILABLE` and a
+//! hang come after executing.
+
+#![allow(dead_code)]
+
+use http::uri::PathAndQuery;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Instant;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::body::Body;
+use tonic::codegen::{BoxFuture, Service};
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Response, Status};
+use tonic_prost::ProstCodec;
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct GetItem {
+    #[prost(uint32, tag = "1")]
+    pub id: u32,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Item {
+    #[prost(uint32, tag = "1")]
+    pub id: u32,
+    #[prost(string, tag = "2")]
+    pub name: String,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PlaceOrder {
+    #[prost(uint32, tag = "1")]
+    pub id: u32,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Receipt {
+    #[prost(uint32, tag = "1")]
+    pub id: u32,
+}
+
+/// What the server does with one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    None,
+    /// Execute, then fail with `UNAVAILABLE`.
+    Unavailable,
+    /// Refuse with `RESOURCE_EXHAUSTED`, with this `grpc-retry-pushback-ms` if any.
+    Exhausted(Option<&'static str>),
+    /// Execute, then never answer.
+    Hang,
+}
+
+#[derive(Clone, Debug)]
+pub struct Arrival {
+    pub method: &'static str,
+    pub id: u32,
+    pub at: Instant,
+    pub fault: Fault,
+}
+
+struct Plan {
+    rng: StdRng,
+    rate: f64,
+    faults: Vec<Fault>,
+}
+
+#[derive(Default)]
+pub struct State {
+    script: Mutex<VecDeque<Fault>>,
+    plan: Mutex<Option<Plan>>,
+    log: Mutex<Vec<Arrival>>,
+    executed: Mutex<HashMap<(&'static str, u32), u32>>,
+}
+
+impl State {
+    fn next_fault(&self) -> Fault {
+        if let Some(f) = self.script.lock().unwrap().pop_front() {
+            return f;
+        }
+        let mut plan = self.plan.lock().unwrap();
+        let Some(plan) = plan.as_mut() else {
+            return Fault::None;
+        };
+        if plan.rng.random_bool(plan.rate) {
+            let i = plan.rng.random_range(0..plan.faults.len());
+            plan.faults[i]
+        } else {
+            Fault::None
+        }
+    }
+
+    /// Logs the call and plays its fault: `Ok(())` to answer normally.
+    async fn play(&self, method: &'static str, id: u32) -> Result<(), Status> {
+        let fault = self.next_fault();
+        self.log.lock().unwrap().push(Arrival {
+            method,
+            id,
+            at: Instant::now(),
+            fault,
+        });
+        if let Fault::Exhausted(pushback) = fault {
+            let mut status = Status::resource_exhausted("slow down");
+            if let Some(ms) = pushback {
+                status
+                    .metadata_mut()
+                    .insert("grpc-retry-pushback-ms", ms.parse().unwrap());
+            }
+            return Err(status);
+        }
+        *self
+            .executed
+            .lock()
+            .unwrap()
+            .entry((method, id))
+            .or_default() += 1;
+        match fault {
+            Fault::Unavailable => Err(Status::unavailable("try again")),
+            Fault::Hang => std::future::pending().await,
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The service: routes each method to `tonic::server::Grpc`.
+#[derive(Clone)]
+struct Orders(Arc<State>);
+
+impl Service<http::Request<Body>> for Orders {
+    type Response = http::Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Self::Response, Infallible>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+        let state = self.0.clone();
+        Box::pin(async move {
+            Ok(match req.uri().path() {
+                "/shop.Orders/Get" => {
+                    let mut grpc = tonic::server::Grpc::new(ProstCodec::<Item, GetItem>::default());
+                    grpc.unary(GetHandler(state), req).await
+                }
+                "/shop.Orders/Place" => {
+                    let mut grpc =
+                        tonic::server::Grpc::new(ProstCodec::<Receipt, PlaceOrder>::default());
+                    grpc.unary(PlaceHandler(state), req).await
+                }
+                _ => Status::unimplemented("no such method").into_http(),
+            })
+        })
+    }
+}
+
+struct GetHandler(Arc<State>);
+
+impl Service<Request<GetItem>> for GetHandler {
+    type Response = Response<Item>;
+    type Error = Status;
+    type Future = BoxFuture<Response<Item>, Status>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Status>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<GetItem>) -> Self::Future {
+        let state = self.0.clone();
+        Box::pin(async move {
+            let id = req.into_inner().id;
+            state.play("Get", id).await?;
+            Ok(Response::new(Item {
+                id,
+                name: format!("item {id}"),
+            }))
+        })
+    }
+}
+
+struct PlaceHandler(Arc<State>);
+
+impl Service<Request<PlaceOrder>> for PlaceHandler {
+    type Response = Response<Receipt>;
+    type Error = Status;
+    type Future = BoxFuture<Response<Receipt>, Status>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Status>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<PlaceOrder>) -> Self::Future {
+        let state = self.0.clone();
+        Box::pin(async move {
+            let id = req.into_inner().id;
+            state.play("Place", id).await?;
+            Ok(Response::new(Receipt { id }))
+        })
+    }
+}
+
+pub struct Server {
+    pub addr: SocketAddr,
+    pub state: Arc<State>,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.task.abort();
+    }
+}
+
+impl Server {
+    pub async fn start() -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new(State::default());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let service = Orders(state.clone());
+        let task = tokio::spawn(async move {
+            let _ = tonic::transport::Server::builder()
+                .serve_with_incoming_shutdown(service, TcpListenerStream::new(listener), async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Server {
+            addr,
+            state,
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    pub fn script(&self, faults: &[Fault]) {
+        self.state.script.lock().unwrap().extend(faults);
+    }
+
+    pub fn random_faults(&self, seed: u64, rate: f64, faults: &[Fault]) {
+        *self.state.plan.lock().unwrap() = Some(Plan {
+            rng: StdRng::seed_from_u64(seed),
+            rate,
+            faults: faults.to_vec(),
+        });
+    }
+
+    pub fn arrivals(&self) -> Vec<Arrival> {
+        self.state.log.lock().unwrap().clone()
+    }
+
+    pub fn executed(&self, method: &'static str, id: u32) -> u32 {
+        self.state
+            .executed
+            .lock()
+            .unwrap()
+            .get(&(method, id))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    pub fn channel(&self) -> Channel {
+        channel_to(self.addr)
+    }
+}
+
+/// A channel that connects on first use.
+pub fn channel_to(addr: SocketAddr) -> Channel {
+    Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_lazy()
+}
+
+/// One unary call, as generated client code makes it; a channel that is not ready (it could
+/// not connect) gives the status tonic derives from the transport error.
+pub async fn unary<Req, Resp>(
+    channel: &Channel,
+    path: &'static str,
+    req: Req,
+) -> Result<Resp, Status>
+where
+    Req: prost::Message + Send + Sync + 'static,
+    Resp: prost::Message + Default + Send + Sync + 'static,
+{
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready()
+        .await
+        .map_err(|e| Status::from_error(e.into()))?;
+    let codec = ProstCodec::<Req, Resp>::default();
+    grpc.unary(Request::new(req), PathAndQuery::from_static(path), codec)
+        .await
+        .map(Response::into_inner)
+}

@@ -1,0 +1,206 @@
+//! What the retry loop tells a tracing subscriber and a metrics exporter, on tokio's paused
+//! clock: one DEBUG event per retry, one WARN event for each way of giving up early, and the
+//! levels of the buckets and limiters.
+
+mod capture;
+
+use capture::Capture;
+use retry_runtime::{Classify, ErrorClass, Partition, TimedOut, TokenBucket, retry};
+use std::time::Duration;
+use tracing::Level;
+
+#[derive(Debug)]
+enum ApiError {
+    Busy,
+    Down,
+    SlowDownFor(Duration),
+    TimedOut,
+}
+
+impl Classify for ApiError {
+    fn classify(&self) -> ErrorClass {
+        match self {
+            ApiError::Busy | ApiError::SlowDownFor(_) => ErrorClass::Throttling,
+            ApiError::Down => ErrorClass::Transient,
+            ApiError::TimedOut => ErrorClass::Timeout,
+        }
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ApiError::SlowDownFor(d) => Some(*d),
+            _ => None,
+        }
+    }
+}
+
+impl From<TimedOut> for ApiError {
+    fn from(_: TimedOut) -> Self {
+        ApiError::TimedOut
+    }
+}
+
+fn capture() -> (Capture, tracing::subscriber::DefaultGuard) {
+    let capture = Capture::default();
+    let guard = tracing::subscriber::set_default(capture.clone());
+    (capture, guard)
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_debug_event_per_retry() {
+    #[retry(
+        max_attempts = 3,
+        initial_backoff = "100ms",
+        jitter = "none",
+        partition = "observe-orders"
+    )]
+    async fn list_orders() -> Result<(), ApiError> {
+        Err(ApiError::Down)
+    }
+
+    let (capture, _guard) = capture();
+    assert!(list_orders().await.is_err());
+    let events = capture.of("retry", Level::DEBUG);
+    assert_eq!(events.len(), 2);
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e.field("function"), "list_orders");
+        assert_eq!(e.field("partition"), "observe-orders");
+        assert_eq!(e.field("attempt"), (i + 1).to_string());
+        assert_eq!(e.field("class"), "transient");
+        assert_eq!(e.field("message"), "attempt failed, retrying");
+        assert!(!e.fields.contains_key("fill_rate"));
+    }
+    assert_eq!(events[0].field("delay_ms"), "100.0");
+    assert_eq!(events[1].field("delay_ms"), "200.0");
+    // The bucket after each retry's cost: 500 - 5, then - 5 more.
+    assert_eq!(events[0].field("tokens"), "495");
+    assert_eq!(events[1].field("tokens"), "490");
+    // Exhausting max_attempts is not giving up early.
+    assert!(capture.of("retry", Level::WARN).is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn adaptive_mode_events_carry_the_fill_rate() {
+    #[retry(
+        mode = "adaptive",
+        max_attempts = 2,
+        initial_backoff = "100ms",
+        partition = "observe-adaptive"
+    )]
+    async fn put_item() -> Result<(), ApiError> {
+        Err(ApiError::Busy)
+    }
+
+    let (capture, _guard) = capture();
+    assert!(put_item().await.is_err());
+    let events = capture.of("retry", Level::DEBUG);
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].field("class"), "throttling");
+    let limiter = Partition::named("observe-adaptive").rate_limiter();
+    assert!(limiter.is_enabled());
+    let traced: f64 = events[0].field("fill_rate").parse().unwrap();
+    assert!(traced > 0.0);
+}
+
+static SMALL: TokenBucket = TokenBucket::standard().with_capacity(7);
+
+#[tokio::test(start_paused = true)]
+async fn a_warning_for_each_way_of_giving_up_early() {
+    #[retry(max_attempts = 5, initial_backoff = "10ms", bucket = SMALL)]
+    async fn drains() -> Result<(), ApiError> {
+        Err(ApiError::Down)
+    }
+    #[retry(
+        max_attempts = 5,
+        initial_backoff = "2s",
+        jitter = "none",
+        deadline = "1s"
+    )]
+    async fn late() -> Result<(), ApiError> {
+        Err(ApiError::Down)
+    }
+    #[retry(max_attempts = 5, idempotent = false, partition = "observe-pay")]
+    async fn pay() -> Result<(), ApiError> {
+        Err(ApiError::Down)
+    }
+    #[retry(max_attempts = 5, max_backoff = "10s")]
+    async fn patient() -> Result<(), ApiError> {
+        Err(ApiError::SlowDownFor(Duration::from_secs(60)))
+    }
+    // One attempt: ending after it is not giving up early.
+    #[retry(max_attempts = 1, idempotent = false)]
+    async fn once() -> Result<(), ApiError> {
+        Err(ApiError::Down)
+    }
+
+    let (capture, _guard) = capture();
+    let _ = drains().await;
+    let _ = late().await;
+    let _ = pay().await;
+    let _ = patient().await;
+    let _ = once().await;
+    let warnings = capture.of("retry", Level::WARN);
+    let seen: Vec<(&str, &str, &str, &str, &str)> = warnings
+        .iter()
+        .map(|w| {
+            (
+                w.field("function"),
+                w.field("partition"),
+                w.field("attempt"),
+                w.field("class"),
+                w.field("reason"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("drains", "", "2", "transient", "retry token bucket empty"),
+            ("late", "", "1", "transient", "deadline reached"),
+            ("pay", "observe-pay", "1", "transient", "not idempotent"),
+            (
+                "patient",
+                "",
+                "1",
+                "throttling",
+                "server retry hint longer than max_backoff"
+            ),
+        ]
+    );
+    // 7 - 5 for the first retry: too few for the second.
+    assert_eq!(warnings[0].field("tokens"), "2");
+    assert_eq!(SMALL.available(), 2);
+    for w in &warnings {
+        assert_eq!(w.field("message"), "giving up before max_attempts");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn levels_for_metrics() {
+    #[retry(
+        max_attempts = 2,
+        initial_backoff = "10ms",
+        partition = "observe-metrics"
+    )]
+    async fn flaky() -> Result<(), ApiError> {
+        Err(ApiError::TimedOut)
+    }
+
+    let _ = flaky().await;
+    // What an exporter reads: every named partition, its bucket and its limiter.
+    let gauges: Vec<(&str, u32, u32, f64)> = Partition::all()
+        .into_iter()
+        .filter(|p| p.name() == "observe-metrics")
+        .map(|p| {
+            (
+                p.name(),
+                p.bucket().available(),
+                p.bucket().capacity(),
+                p.rate_limiter().fill_rate(),
+            )
+        })
+        .collect();
+    assert_eq!(gauges.len(), 1);
+    let (_, available, capacity, _) = gauges[0];
+    // A timeout's retry costs 10.
+    assert_eq!((available, capacity), (490, 500));
+}
