@@ -328,14 +328,16 @@ impl Default for RateLimiter {
     }
 }
 
-/// How long `tokens` take to come at `rate` per second, rounded up to the nanosecond, so a
-/// shortfall is never a zero wait.
+/// How long `tokens` take to come at `rate` per second, to the nearest nanosecond. A shortfall
+/// under half a nanosecond is no wait: its debt is carried by the bucket, and the next caller
+/// pays it. (Rounding up instead would turn float noise into a whole millisecond, since tokio
+/// rounds timers up to the next one.)
 fn wait_for(tokens: f64, rate: f64) -> Duration {
-    let nanos = (tokens / rate * 1e9).ceil();
+    let nanos = (tokens / rate * 1e9).round();
     if nanos >= u64::MAX as f64 {
         Duration::MAX
     } else {
-        Duration::from_nanos((nanos as u64).max(1))
+        Duration::from_nanos(nanos as u64)
     }
 }
 
@@ -634,10 +636,15 @@ mod tests {
     }
 
     #[test]
-    fn a_shortfall_below_a_nanosecond_still_waits() {
-        // smithy-rs grants such a request to avoid a zero-length sleep that never advances the
-        // clock; rounding the wait up to one nanosecond keeps the accounting exact instead.
-        assert_eq!(wait_for(1e-12, 0.5), Duration::from_nanos(1));
+    fn float_noise_is_not_a_wait() {
+        // smithy-rs grants a request whose shortfall is below a nanosecond (a zero-length sleep
+        // would never advance the clock in its re-acquire loop). A reservation is never
+        // re-checked, so the noise is simply carried.
+        assert_eq!(wait_for(1e-12, 0.5), Duration::ZERO);
+        assert_eq!(
+            wait_for(9.900000000000000001, 1.0),
+            Duration::from_millis(9900)
+        );
         assert_eq!(wait_for(1.0, 0.5), Duration::from_secs(2));
         assert_eq!(wait_for(1e30, 1e-9), Duration::MAX);
     }
