@@ -1,0 +1,1 @@
+//! CSV files and SVG plots.

@@ -1,0 +1,3 @@
+//! The scenarios.
+
+pub mod brooker;
