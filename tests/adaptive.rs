@@ -4,8 +4,10 @@
 //! by a partition or a `static RateLimiter`, and never past the call's deadline.
 //!
 //! Most limiters here have a minimum fill rate of 1 token per second, so that right after a
-//! throttle each token takes exactly one second; each schedule is worked out by hand in the
-//! comments (fill rate after a response: `max(min(cubic, 2 * measured), min_fill_rate)`).
+//! throttle the bucket holds at most 1 token and each one takes exactly one second. A cost above
+//! that (5 or 10) goes when the bucket is full and the rest is owed, so it shows as the wait of
+//! the next send. Each schedule is worked out by hand in the comments (fill rate after a
+//! response: `max(min(cubic, 2 * measured), min_fill_rate)`).
 
 use retry_runtime::{Classify, ErrorClass, Partition, RateLimiter, TimedOut, retry};
 use std::collections::VecDeque;
@@ -104,17 +106,17 @@ async fn disabled_until_the_first_throttling_response() {
     // The first throttling response turns the limiter on: the throttle at 0 was the 51st
     // response in the first half-second bucket, so the measured rate is still 0 and the fill
     // rate falls to the minimum, 1 token per second.
-    // The retry after the throttle waited for its 10 tokens: 0.1 s of backoff, then 9.9 s.
+    // The retry after the throttle waited for a full bucket (1 token): 0.1 s of backoff, then
+    // 0.9 s; it took its 10 tokens and owes 9.
     assert_eq!(quiet().await, Ok(2));
     assert!(QUIET_LIMITER.is_enabled());
-    assert_eq!(QUIET.starts(), [0, 10_000]);
-    // Its success at 10.0 closed the first buckets: 52 responses over 10 s, measured rate
-    // 0.8 * 5.2 = 4.16, and the fill rate is min(CUBIC 0.4 * 10^3, 2 * 4.16) = 8.32.
-    assert!((QUIET_LIMITER.fill_rate() - 8.32).abs() < 1e-12);
-    // From now on first attempts wait for their token too: 1 / 8.32 s = 120.19 ms, which
-    // tokio's timer rounds up to the millisecond.
+    assert_eq!(QUIET.starts(), [0, 1_000]);
+    // Its success at 1.0 closed the first bucket: measured rate 0.8 * 52 = 41.6, CUBIC from
+    // W_max = 0 gives 0.4 * 1^3 = 0.4, so the fill rate stays at the minimum, 1 per second.
+    assert_eq!(QUIET_LIMITER.fill_rate(), 1.0);
+    // From now on first attempts wait for their token too: 9 owed + 1, ten seconds.
     assert_eq!(quiet().await, Ok(0));
-    assert_eq!(QUIET.starts(), [10_121]);
+    assert_eq!(QUIET.starts(), [11_000]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,11 +140,12 @@ async fn costs() -> Result<u32, ApiError> {
 async fn send_tokens_cost_1_then_5_then_10_after_throttling() {
     COSTS.script([Err(Throttled), Err(Unavailable), Ok(7), Ok(8)]);
     assert_eq!(costs().await, Ok(7));
-    // 0: the first attempt (limiter off). Throttled: the fill rate is 1 per second and the
-    // bucket is empty. 0.1: the backoff ends; a retry after throttling costs 10, so it sends
-    // at 10.0. Unavailable: 0.1 s of backoff, a retry costs 5: 4.9 s more, at 15.0.
-    assert_eq!(COSTS.starts(), [0, 10_000, 15_000]);
-    // The next call's first attempt costs 1: one second.
+    // 0: the first attempt (limiter off). Throttled: the fill rate is 1 per second, the bucket
+    // holds at most 1 token and is empty. 0.1: the backoff ends; the retry after throttling
+    // (10 tokens) goes when the bucket is full, at 1.0, and owes 9. Unavailable: 0.1 s of
+    // backoff, then the retry (5 tokens) waits for 9 owed + 1: it goes at 11.0 and owes 4.
+    assert_eq!(COSTS.starts(), [0, 1_000, 11_000]);
+    // The next call's first attempt (1 token) pays the 4 owed first: 5 s.
     assert_eq!(costs().await, Ok(8));
     assert_eq!(COSTS.starts(), [16_000]);
 }
@@ -217,7 +220,9 @@ async fn a_static_rate_limiter_is_shared_by_the_functions_naming_it() {
     assert_eq!(elsewhere().await, Ok(1));
     // Both functions naming TABLE do, one token per second, in turn.
     let (a, b) = tokio::join!(put_item(), get_item());
-    assert_eq!((a, b), (Ok(2), Ok(3)));
+    let mut got = [a.unwrap(), b.unwrap()];
+    got.sort_unstable();
+    assert_eq!(got, [2, 3]);
     assert_eq!(BY_PATH.starts(), [0, 0, 1_000, 2_000]);
 }
 
@@ -232,7 +237,7 @@ static LATE_LIMITER: RateLimiter = one_token_per_second();
     max_attempts = 5,
     initial_backoff = "100ms",
     jitter = "none",
-    deadline = "5s"
+    deadline = "500ms"
 )]
 async fn late() -> Result<u32, ApiError> {
     LATE.answer()
@@ -242,13 +247,21 @@ async fn late() -> Result<u32, ApiError> {
 async fn a_send_token_wait_never_passes_the_deadline() {
     LATE.script([Err(Throttled), Ok(1)]);
     let start = Instant::now();
-    // The retry after the throttle would wait until 10.0 for its 10 tokens, past the 5 s
-    // deadline: the call returns the throttling error at once, at 0.1, without waiting.
+    // The retry after the throttle would get its token at 1.0, past the deadline at 0.5: the
+    // call returns the throttling error at once, at 0.1, without waiting.
     assert_eq!(late().await, Err(Throttled));
     assert_eq!(start.elapsed(), Duration::from_millis(100));
     assert_eq!(LATE.starts(), [0]);
-    // Nothing was taken for it: the next first attempt waits only for its own token (0.1 of
-    // it came during the backoff), until 1.0.
+    // A call starting at 0.1 would get its first token at 1.0, past its own deadline at 0.6:
+    // it ends at once with the deadline's error.
+    let Err(ApiError::TimedOut(t)) = late().await else {
+        panic!("the first attempt cannot start in time")
+    };
+    assert!(t.is_deadline());
+    assert_eq!(start.elapsed(), Duration::from_millis(100));
+    // Nothing was taken: at 0.6 the bucket holds 0.6 of a token, and a call starting then
+    // sends at 1.0, inside its deadline at 1.1.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(late().await, Ok(1));
     assert_eq!(LATE.starts(), [1_000]);
 }
@@ -262,25 +275,25 @@ async fn crowd() -> Result<u32, ApiError> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn first_attempts_that_cannot_send_before_the_deadline_time_out_at_once() {
+async fn callers_give_up_when_their_next_token_would_come_after_the_deadline() {
     CROWD.script([Err(Throttled)]);
     assert_eq!(crowd().await, Err(Throttled));
     assert_eq!(CROWD.starts(), [0]);
-    // Five callers at once, one token per second: the first two send at 1 s and 2 s; the
-    // others' turns (3 s, 4 s, 5 s) are past their 2.5 s deadline, so they end at once with
-    // the deadline's error and take no token.
+    let start = Instant::now();
+    // Five callers at once, one token per second at first: sends at 1.0 and 2.0. The success
+    // at 2.0 raises the fill rate to min(0.4 * 2^3, 2 * 1.12) = 2.24 per second, and the
+    // waiters see it at once: the next token comes 1 / 2.24 s later (2.447 after tokio's
+    // rounding up to the millisecond). The last two would then wait until 2.893, past their
+    // deadline at 2.5: they end with the deadline's error at 2.447, before the deadline.
     let results = futures_join5(crowd(), crowd(), crowd(), crowd(), crowd()).await;
-    let ended_at_once = results
+    assert_eq!(start.elapsed(), Duration::from_millis(2_447));
+    let timed_out = results
         .iter()
-        .filter(
-            |r| matches!(r, Err(ApiError::TimedOut(t)) if t.limit() == Duration::from_millis(2500)),
-        )
+        .filter(|r| matches!(r, Err(ApiError::TimedOut(t)) if t.is_deadline()))
         .count();
-    assert_eq!(ended_at_once, 3);
-    assert_eq!(CROWD.starts(), [1_000, 2_000]);
-    // The refused callers reserved nothing: at 2 s the two tokens taken are paid for and the
-    // bucket is at 0, not at -3.
-    assert_eq!(CROWD_LIMITER.capacity(), 0.0);
+    assert_eq!(timed_out, 2);
+    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 3);
+    assert_eq!(CROWD.starts(), [1_000, 2_000, 2_447]);
 }
 
 async fn futures_join5<F: std::future::Future>(a: F, b: F, c: F, d: F, e: F) -> [F::Output; 5] {

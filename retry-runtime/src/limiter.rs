@@ -15,11 +15,12 @@ use tokio::time::Instant;
 /// it back along the CUBIC curve `scale * (t - last_throttle - K)^3 + last_max_rate`, and it
 /// never exceeds twice the measured send rate (an EWMA over half-second buckets, smoothing 0.8).
 ///
-/// Waiting callers are served in the order they asked: each one reserves its tokens at once
-/// (the bucket may go below zero, as in the AWS specification's `TokenBucketAcquire`) and
-/// sleeps until the refill has paid for them. A caller whose turn would come at or after its
-/// deadline takes nothing and gives up at once; a caller dropped while it waits gives its
-/// tokens back.
+/// A caller short of tokens sleeps until the refill should cover them, then looks again, so a
+/// change of the fill rate while it sleeps (a throttle, or CUBIC growth) applies to it at once.
+/// A caller whose next look would come at or after its deadline gives up at once. A cost above
+/// the bucket's maximum (a 10-token retry when the bucket holds 1) is taken as soon as the
+/// bucket is full, and the rest is owed: the bucket goes below zero, as in the specification's
+/// `TokenBucketAcquire`, and later sends wait until it is paid.
 ///
 /// Built by `const fn`, so a limiter shared by several functions lives in a `static` and is
 /// named with `rate_limiter = PATH`:
@@ -52,7 +53,7 @@ pub struct RateLimiter {
 struct State {
     fill_rate: f64,
     max_capacity: f64,
-    /// Tokens in the bucket; below zero while callers wait for tokens they have reserved.
+    /// Tokens in the bucket; below zero after a cost above the maximum, until it is paid.
     capacity: f64,
     /// The instant of the first use: the limiter's time 0.
     origin: Option<Instant>,
@@ -179,8 +180,8 @@ impl RateLimiter {
         self.lock().measured_rate
     }
 
-    /// Send tokens in the bucket now; below zero while callers wait for tokens they have
-    /// reserved.
+    /// Send tokens in the bucket now; below zero while a cost above the maximum capacity is
+    /// being paid.
     #[must_use]
     pub fn capacity(&self) -> f64 {
         let mut s = self.lock();
@@ -216,30 +217,27 @@ impl RateLimiter {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Waits until `cost` send tokens are paid for and takes them. `Err(())` at once, taking
-    /// nothing, when they would not be there before `deadline`.
+    /// Waits until `cost` send tokens are there and takes them. `Err(())` at once, taking
+    /// nothing, when the next look at the bucket would come at or after `deadline`.
     pub(crate) async fn acquire(&self, cost: u32, deadline: Option<Instant>) -> Result<(), ()> {
-        if !self.is_enabled() {
-            return Ok(());
+        loop {
+            if !self.is_enabled() {
+                return Ok(());
+            }
+            let now = Instant::now();
+            let wait = {
+                let mut s = self.lock();
+                let t = s.secs(now);
+                match s.try_acquire(t, f64::from(cost)) {
+                    Ok(()) => return Ok(()),
+                    Err(wait) => wait,
+                }
+            };
+            if deadline.is_some_and(|d| wait >= d.saturating_duration_since(now)) {
+                return Err(());
+            }
+            tokio::time::sleep(wait).await;
         }
-        let now = Instant::now();
-        let room = deadline.map(|d| d.saturating_duration_since(now));
-        let wait = {
-            let mut s = self.lock();
-            let t = s.secs(now);
-            s.reserve(t, f64::from(cost), room).map_err(|_| ())?
-        };
-        if wait.is_zero() {
-            return Ok(());
-        }
-        // Dropped while sleeping (the caller gave up): the reserved tokens go back.
-        let reservation = Reservation {
-            limiter: self,
-            tokens: f64::from(cost),
-        };
-        tokio::time::sleep(wait).await;
-        reservation.keep();
-        Ok(())
     }
 
     /// Records the response of an attempt: `throttled` for a throttling error, otherwise a
@@ -250,17 +248,10 @@ impl RateLimiter {
         self.update(&mut s, t, throttled);
     }
 
-    /// [`State::reserve`] at time `t` (seconds since the first use).
+    /// [`State::try_acquire`] at time `t` (seconds since the first use).
     #[cfg(test)]
-    fn reserve_at(&self, t: f64, cost: f64, room: Option<Duration>) -> Result<Duration, Duration> {
-        self.lock().reserve(t, cost, room)
-    }
-
-    /// Gives back reserved tokens whose caller never sent.
-    fn release(&self, now: Instant, tokens: f64) {
-        let mut s = self.lock();
-        let t = s.secs(now);
-        s.release(t, tokens);
+    fn try_acquire_at(&self, t: f64, cost: f64) -> Result<(), Duration> {
+        self.lock().try_acquire(t, cost)
     }
 
     /// [`update`](Self::update) at time `t` (seconds since the first use).
@@ -328,39 +319,22 @@ impl Default for RateLimiter {
     }
 }
 
-/// How long `tokens` take to come at `rate` per second, to the nearest nanosecond. A shortfall
-/// under half a nanosecond is no wait: its debt is carried by the bucket, and the next caller
-/// pays it. (Rounding up instead would turn float noise into a whole millisecond, since tokio
-/// rounds timers up to the next one.)
+/// How long `tokens` take to come at `rate` per second, rounded up to the nanosecond and at
+/// least one: a zero-length sleep would not move the clock, and the caller would look again
+/// and again at the same instant.
 fn wait_for(tokens: f64, rate: f64) -> Duration {
-    let nanos = (tokens / rate * 1e9).round();
+    let nanos = (tokens / rate * 1e9).ceil();
     if nanos >= u64::MAX as f64 {
         Duration::MAX
     } else {
-        Duration::from_nanos(nanos as u64)
+        Duration::from_nanos((nanos as u64).max(1))
     }
 }
 
-/// Tokens reserved by a caller that is still waiting for them.
-struct Reservation<'a> {
-    limiter: &'a RateLimiter,
-    tokens: f64,
-}
-
-impl Reservation<'_> {
-    /// The caller sends: the tokens are spent.
-    fn keep(mut self) {
-        self.tokens = 0.0;
-    }
-}
-
-impl Drop for Reservation<'_> {
-    fn drop(&mut self) {
-        if self.tokens > 0.0 {
-            self.limiter.release(Instant::now(), self.tokens);
-        }
-    }
-}
+/// Float noise allowed when comparing the bucket with a cost: a caller that slept exactly the
+/// computed wait finds its tokens there even if the refill's arithmetic lands a hair short.
+/// (Waiting again would cost a whole millisecond: tokio rounds timers up to the next one.)
+const SLACK: f64 = 1e-9;
 
 impl State {
     /// Seconds from the first use to `now` (which becomes the first use if there was none).
@@ -369,30 +343,20 @@ impl State {
         now.saturating_duration_since(origin).as_secs_f64()
     }
 
-    /// Reserves `cost` tokens at time `t` (seconds) and says how long until the refill has
-    /// paid for them (zero: they were there). When a wait would be needed and be `room` or more,
-    /// nothing is taken and `Err` says how long it would have been.
-    fn reserve(&mut self, t: f64, cost: f64, room: Option<Duration>) -> Result<Duration, Duration> {
+    /// Takes `cost` tokens at time `t` (seconds), or says how long until the refill should
+    /// cover them. A cost above the maximum capacity is taken when the bucket is full, and the
+    /// bucket goes below zero by the rest.
+    fn try_acquire(&mut self, t: f64, cost: f64) -> Result<(), Duration> {
         if !self.enabled {
-            return Ok(Duration::ZERO);
+            return Ok(());
         }
         self.refill(t);
-        let after = self.capacity - cost;
-        let wait = if after >= 0.0 {
-            Duration::ZERO
-        } else {
-            wait_for(-after, self.fill_rate)
-        };
-        if !wait.is_zero() && room.is_some_and(|room| wait >= room) {
-            return Err(wait);
+        let needed = cost.min(self.max_capacity);
+        if self.capacity + SLACK >= needed {
+            self.capacity -= cost;
+            return Ok(());
         }
-        self.capacity = after;
-        Ok(wait)
-    }
-
-    fn release(&mut self, t: f64, tokens: f64) {
-        self.refill(t);
-        self.capacity = (self.capacity + tokens).min(self.max_capacity);
+        Err(wait_for(needed - self.capacity, self.fill_rate))
     }
 
     fn refill(&mut self, t: f64) {
@@ -582,12 +546,9 @@ mod tests {
 
     #[test]
     fn capacity_never_goes_negative() {
-        // smithy-rs test_capacity_never_goes_negative: a caller that does not go ahead (here,
-        // one whose deadline comes first) leaves the bucket as it was.
+        // smithy-rs test_capacity_never_goes_negative.
         let l = throttled_at_zero_with_empty_bucket();
-        let wait = l
-            .reserve_at(0.1, 1.0, Some(Duration::from_secs(1)))
-            .expect_err("0.05 < 1, and 1.9 s is past the deadline");
+        let wait = l.try_acquire_at(0.1, 1.0).expect_err("0.05 < 1");
         assert_close(wait.as_secs_f64(), 1.9, "wait");
         assert_close(l.capacity(), 0.05, "capacity");
     }
@@ -596,54 +557,35 @@ mod tests {
     fn acquire_succeeds_after_sufficient_refill() {
         // smithy-rs test_acquire_succeeds_after_sufficient_refill.
         let l = throttled_at_zero_with_empty_bucket();
-        assert!(l.reserve_at(0.1, 1.0, Some(Duration::ZERO)).is_err());
-        assert_eq!(
-            l.reserve_at(2.1, 1.0, Some(Duration::ZERO)),
-            Ok(Duration::ZERO)
-        );
+        assert!(l.try_acquire_at(0.1, 1.0).is_err());
+        assert_eq!(l.try_acquire_at(2.1, 1.0), Ok(()));
         assert_close(l.capacity(), 0.0, "capacity");
     }
 
     #[test]
-    fn a_reservation_is_paid_by_the_refill() {
-        // The SEP's TokenBucketAcquire: sleep for the shortfall, then take the tokens. Taking
-        // them first keeps concurrent callers in order: the next one waits behind the first.
+    fn a_cost_above_the_maximum_capacity_is_owed() {
+        // A throttled retry (10 tokens) against a bucket that holds at most 1, filling at 0.5
+        // per second: it goes when the bucket is full (2 s) and owes 9, so the next first
+        // attempt waits for 10 tokens of refill: 20 s more.
         let l = throttled_at_zero_with_empty_bucket();
-        let first = l.reserve_at(0.1, 1.0, None).expect("no deadline");
-        assert_eq!(first, Duration::from_millis(1900));
-        assert_close(l.capacity(), -0.95, "reserved below zero");
-        let second = l.reserve_at(0.1, 1.0, None).expect("no deadline");
-        assert_eq!(second, Duration::from_millis(3900), "behind the first");
-        // At 4.0 both are paid for.
-        assert_eq!(l.reserve_at(4.0, 0.0, None), Ok(Duration::ZERO));
-        assert_close(l.capacity(), 0.0, "both paid");
+        assert_eq!(l.try_acquire_at(0.0, 10.0), Err(Duration::from_secs(2)));
+        assert_eq!(l.try_acquire_at(2.0, 10.0), Ok(()));
+        assert_close(l.capacity(), -9.0, "owed");
+        assert_eq!(l.try_acquire_at(2.0, 1.0), Err(Duration::from_secs(20)));
     }
 
     #[test]
-    fn a_cost_above_the_maximum_capacity_is_paid_over_time() {
-        // A throttled retry (10 tokens) with a maximum capacity of 1 and a fill rate of 0.5:
-        // it waits 20 s, never forever.
-        let l = throttled_at_zero_with_empty_bucket();
-        assert_eq!(l.reserve_at(0.0, 10.0, None), Ok(Duration::from_secs(20)));
-    }
-
-    #[test]
-    fn a_released_reservation_gives_its_tokens_back() {
-        let l = throttled_at_zero_with_empty_bucket();
-        l.reserve_at(0.0, 1.0, None).expect("no deadline");
-        l.lock().release(1.0, 1.0);
-        assert_close(l.capacity(), 0.5, "half a second of refill, the token back");
-    }
-
-    #[test]
-    fn float_noise_is_not_a_wait() {
-        // smithy-rs grants a request whose shortfall is below a nanosecond (a zero-length sleep
-        // would never advance the clock in its re-acquire loop). A reservation is never
-        // re-checked, so the noise is simply carried.
-        assert_eq!(wait_for(1e-12, 0.5), Duration::ZERO);
-        assert_eq!(wait_for(10.0 - 0.1, 1.0), Duration::from_millis(9900));
+    fn waits_are_never_zero_and_absorb_float_noise() {
+        // smithy-rs grants a request whose shortfall rounds to a zero-length sleep, which would
+        // never advance the clock; here the wait is at least a nanosecond.
+        assert_eq!(wait_for(1e-12, 0.5), Duration::from_nanos(1));
         assert_eq!(wait_for(1.0, 0.5), Duration::from_secs(2));
         assert_eq!(wait_for(1e30, 1e-9), Duration::MAX);
+        // A caller that slept the computed wait finds its token, whatever the last bit of the
+        // refill's arithmetic.
+        let l = throttled_at_zero_with_empty_bucket();
+        let wait = l.try_acquire_at(0.3, 1.0).expect_err("empty");
+        assert_eq!(l.try_acquire_at(0.3 + wait.as_secs_f64(), 1.0), Ok(()));
     }
 
     #[test]
@@ -656,7 +598,9 @@ mod tests {
         ] {
             let l = created_at(0.0);
             l.update_at(t, true);
-            let wait = l.reserve_at(t, 1.0, None).expect("no deadline");
+            let wait = l
+                .try_acquire_at(t, 1.0)
+                .expect_err("the bucket starts empty");
             assert!(
                 (wait.as_secs_f64() * 1000.0 - ms).abs() < 1e-6,
                 "t={t}: {wait:?}"
@@ -876,9 +820,12 @@ mod tests {
             for t in tasks {
                 t.await.unwrap();
             }
-            // One token every 2 s, first come first served.
-            assert_eq!(*done.lock().unwrap(), [(0, 2000), (1, 4000), (2, 6000)]);
-            assert_close(l.capacity(), 0.0, "all paid");
+            // One token every 2 s: each waiter looks again when the refill should have come.
+            let mut done = done.lock().unwrap().clone();
+            done.sort_unstable_by_key(|&(_, ms)| ms);
+            let times: Vec<_> = done.iter().map(|&(_, ms)| ms).collect();
+            assert_eq!(times, [2000, 4000, 6000]);
+            assert_close(l.capacity(), 0.0, "all taken");
         }
 
         #[tokio::test(start_paused = true)]
@@ -900,7 +847,7 @@ mod tests {
         }
 
         #[tokio::test(start_paused = true)]
-        async fn a_waiter_dropped_before_its_turn_gives_its_tokens_back() {
+        async fn a_waiter_dropped_before_its_turn_holds_nothing() {
             let l = RateLimiter::adaptive();
             l.record(true);
             let start = Instant::now();

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod fleet;
 pub mod report;
 pub mod scenario;
 pub mod sim;

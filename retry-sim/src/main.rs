@@ -1,18 +1,23 @@
 fn main() {
     let t = std::time::Instant::now();
-    let pts = retry_sim::scenario::brooker::run(&retry_sim::scenario::brooker::Config {
-        clients: vec![10, 50, 100, 200],
-        runs: 3,
-        seed: 1,
-    });
-    for p in pts {
+    for s in retry_sim::scenario::throttling::run(&retry_sim::scenario::throttling::Config::full())
+    {
         println!(
-            "{} {:>20} calls {:>10.0} time {:>8.0} ms",
-            p.clients,
-            p.backoff.name(),
-            p.calls,
-            p.time_ms
+            "{:>10} goodput {:.3} throttled {:.3} load {:.3}",
+            s.strategy.name(),
+            s.goodput,
+            s.throttled,
+            s.load
         );
+        if s.strategy == retry_sim::sim::Strategy::Adaptive {
+            for (i, b) in s.run.series.bins.iter().enumerate().step_by(5) {
+                println!(
+                    "{i} {:?} fill {:.1}",
+                    b,
+                    s.run.fill_rate.get(i).copied().unwrap_or(0.0)
+                );
+            }
+        }
     }
     eprintln!("{:?}", t.elapsed());
 }

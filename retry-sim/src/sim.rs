@@ -4,7 +4,8 @@
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use retry_runtime::__private::{Call, ControlFlow, Mode, Policy, Site};
+pub use retry_runtime::__private::Policy;
+use retry_runtime::__private::{Call, ControlFlow, Mode, Site};
 use retry_runtime::testing::{self, Overrides};
 use retry_runtime::{Classify, ErrorClass, RateLimiter, TimedOut, TokenBucket};
 use std::cell::RefCell;
@@ -216,6 +217,8 @@ pub struct Bin {
     pub succeeded: u64,
     /// Calls that returned an error.
     pub failed: u64,
+    /// Seconds queued at the server, summed over the attempts that arrived (queue scenario).
+    pub queue_s: f64,
 }
 
 /// Counters per time bin.
@@ -257,6 +260,7 @@ impl Series {
                 sum.throttled += b.throttled;
                 sum.succeeded += b.succeeded;
                 sum.failed += b.failed;
+                sum.queue_s += b.queue_s;
             }
         }
         sum

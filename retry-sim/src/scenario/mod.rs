@@ -1,3 +1,5 @@
 //! The scenarios.
 
 pub mod brooker;
+pub mod outage;
+pub mod throttling;
