@@ -214,6 +214,11 @@ fn attempt(
             }
         }
         sleep(back).await;
+        if answer.is_ok() {
+            if let Some(b) = series.borrow_mut().at(sim::since(t0)) {
+                b.delivered += 1;
+            }
+        }
         answer
     }
 }

@@ -211,6 +211,9 @@ pub struct Bin {
     pub attempts: u64,
     /// Attempts the server served successfully.
     pub served: u64,
+    /// Successful answers that reached their client in time (the rest of `served` arrived after
+    /// the client had given up on the attempt: wasted work).
+    pub delivered: u64,
     /// Attempts answered with throttling.
     pub throttled: u64,
     /// Calls that returned `Ok` (goodput).
@@ -257,6 +260,7 @@ impl Series {
                 sum.offered += b.offered;
                 sum.attempts += b.attempts;
                 sum.served += b.served;
+                sum.delivered += b.delivered;
                 sum.throttled += b.throttled;
                 sum.succeeded += b.succeeded;
                 sum.failed += b.failed;

@@ -40,14 +40,14 @@ impl Config {
         }
     }
 
-    /// The smallest case, for `cargo test`: 50 clients, 15 s of outage.
+    /// The smallest case, for `cargo test`: 50 clients, 21 s of outage.
     pub fn quick() -> Config {
         Config {
             clients: 50,
             rate_per_client: 5.0,
             outage_start: 5.0,
-            outage_len: 15.0,
-            horizon: 30.0,
+            outage_len: 21.0,
+            horizon: 36.0,
             seed: 1,
         }
     }
