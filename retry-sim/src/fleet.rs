@@ -1,11 +1,24 @@
 //! A fleet of clients at a fixed offered load against one simulated server: the common part of
 //! the outage, throttling and metastable scenarios.
 
-use crate::sim::{self, Client, Policy, Rng, Series, SharedRng, SharedSeries, SimError, Strategy};
-use std::cell::RefCell;
+use crate::sim::{
+    self, Client, Policy, Rng, Series, SharedRng, SharedSeries, SimError, Strategy, lock,
+};
+use crate::smithy::SmithyClient;
 use std::future::Future;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::time::{Instant, sleep, sleep_until};
+
+/// Whose retry loop the clients run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// This workspace's runtime (the loop `#[retry]` expands to).
+    Ours,
+    /// aws-smithy-runtime's orchestrator (the AWS Rust SDK's retry loop), driven through
+    /// `Operation::builder()` with an HTTP client that answers from the simulated server.
+    Smithy,
+}
 
 /// The simulated server. Every attempt takes one network hop there and one back
 /// (|Normal(10 ms, 2 ms)| each).
@@ -23,7 +36,7 @@ pub struct Server {
 }
 
 /// The server's mutable state during a run.
-struct State {
+pub(crate) struct State {
     tokens: f64,
     refilled_at: f64,
     busy_until: f64,
@@ -38,12 +51,18 @@ pub struct Fleet {
     pub rate_per_client: f64,
     /// Seconds simulated; no call starts after it.
     pub horizon: f64,
-    /// The retry policy of every client.
+    /// The retry policy of every client (AWS standard settings in every scenario; the smithy
+    /// engine uses its own `RetryConfig::standard()`, which has the same values).
     pub policy: Policy,
+    /// The time for all attempts of a call: our deadline, the smithy orchestrator's operation
+    /// timeout.
+    pub deadline: Option<Duration>,
     /// No bucket, standard or adaptive.
     pub strategy: Strategy,
     /// The seed of the run.
     pub seed: u64,
+    /// Whose retry loop runs.
+    pub engine: Engine,
 }
 
 /// What a fleet run measured.
@@ -66,17 +85,39 @@ impl Fleet {
 
     async fn simulate(self, server: Server) -> Run {
         let bins = self.horizon.ceil() as usize + 60;
-        let series: SharedSeries = Rc::new(RefCell::new(Series::new(1.0, bins)));
-        let rng: SharedRng = Rc::new(RefCell::new(Rng::new(self.seed)));
-        let state = Rc::new(RefCell::new(State {
+        let series: SharedSeries = Arc::new(Mutex::new(Series::new(1.0, bins)));
+        let rng: SharedRng = Arc::new(Mutex::new(Rng::new(self.seed)));
+        let state = Arc::new(Mutex::new(State {
             tokens: server.capacity.map_or(0.0, |c| c / 10.0),
             refilled_at: 0.0,
             busy_until: 0.0,
         }));
-        let server = Rc::new(server);
+        let server = Arc::new(server);
         let t0 = Instant::now();
-        let clients: Vec<Rc<Client>> = (0..self.clients)
-            .map(|_| Rc::new(Client::new("fleet", self.policy, self.strategy)))
+        let world = World {
+            t0,
+            server: server.clone(),
+            state: state.clone(),
+            rng: rng.clone(),
+            series: series.clone(),
+        };
+        let clients: Vec<Arc<Driver>> = (0..self.clients)
+            .map(|_| {
+                Arc::new(match self.engine {
+                    Engine::Ours => {
+                        let policy = match self.deadline {
+                            Some(d) => self.policy.deadline(d),
+                            None => self.policy,
+                        };
+                        Driver::Ours(Client::new("fleet", policy, self.strategy))
+                    }
+                    Engine::Smithy => Driver::Smithy(SmithyClient::new(
+                        self.strategy,
+                        self.deadline,
+                        world.clone(),
+                    )),
+                })
+            })
             .collect();
 
         // The fill rates, sampled once a second.
@@ -90,9 +131,9 @@ impl Fleet {
                     sleep_until(t0 + sim::secs(t)).await;
                     let sum: f64 = clients
                         .iter()
-                        .map(|c| {
-                            let l = c.limiter();
-                            if l.is_enabled() { l.fill_rate() } else { 0.0 }
+                        .map(|c| match &**c {
+                            Driver::Ours(c) if c.limiter().is_enabled() => c.limiter().fill_rate(),
+                            _ => 0.0,
                         })
                         .sum();
                     out.push(sum / clients.len() as f64);
@@ -104,9 +145,8 @@ impl Fleet {
 
         let mut arrivals = Vec::new();
         for client in clients {
-            let client_seed = rng.borrow_mut().seed();
-            let (rng, series, state, server) =
-                (rng.clone(), series.clone(), state.clone(), server.clone());
+            let client_seed = lock(&rng).seed();
+            let (world, series) = (world.clone(), series.clone());
             let fleet = self.clone();
             arrivals.push(tokio::task::spawn_local(async move {
                 let mut own = Rng::new(client_seed);
@@ -115,22 +155,17 @@ impl Fleet {
                 while t < fleet.horizon {
                     sleep_until(t0 + sim::secs(t)).await;
                     let seed = own.seed();
-                    let (client, rng, series, state, server) = (
-                        client.clone(),
-                        rng.clone(),
-                        series.clone(),
-                        state.clone(),
-                        server.clone(),
-                    );
+                    let (client, world, series) = (client.clone(), world.clone(), series.clone());
                     calls.push(tokio::task::spawn_local(async move {
-                        if let Some(b) = series.borrow_mut().at(sim::since(t0)) {
+                        if let Some(b) = lock(&series).at(sim::since(t0)) {
                             b.offered += 1;
                         }
-                        let out = client
-                            .call(seed, || attempt(t0, &server, &state, &rng, &series))
-                            .await;
-                        if let Some(b) = series.borrow_mut().at(sim::since(t0)) {
-                            if out.is_ok() {
+                        let ok = match &*client {
+                            Driver::Ours(c) => c.call(seed, || world.attempt()).await.is_ok(),
+                            Driver::Smithy(c) => c.call().await,
+                        };
+                        if let Some(b) = lock(&series).at(sim::since(t0)) {
+                            if ok {
                                 b.succeeded += 1;
                             } else {
                                 b.failed += 1;
@@ -148,77 +183,101 @@ impl Fleet {
             a.await.expect("a client task");
         }
         let fill_rate = sampler.await.expect("the sampler");
-        let series = series.borrow().clone();
+        let series = lock(&series).clone();
         Run { series, fill_rate }
     }
 }
 
-/// One attempt against the server.
-fn attempt(
+/// A client of either engine.
+#[allow(clippy::large_enum_variant)] // one per simulated client, never moved
+enum Driver {
+    Ours(Client),
+    Smithy(SmithyClient),
+}
+
+/// The simulated world an attempt runs in: the server, its state, the shared randomness and
+/// the counters.
+#[derive(Clone)]
+pub(crate) struct World {
     t0: Instant,
-    server: &Rc<Server>,
-    state: &Rc<RefCell<State>>,
-    rng: &SharedRng,
-    series: &SharedSeries,
-) -> impl Future<Output = Result<(), SimError>> + use<> {
-    let (there, back) = {
-        let mut r = rng.borrow_mut();
-        (
-            sim::secs(r.abs_normal(0.010, 0.002)),
-            sim::secs(r.abs_normal(0.010, 0.002)),
-        )
-    };
-    let (server, state, series) = (server.clone(), state.clone(), series.clone());
-    async move {
-        sleep(there).await;
-        let t = sim::since(t0);
-        if let Some(b) = series.borrow_mut().at(t) {
-            b.attempts += 1;
-        }
-        let answer = if server.outage.is_some_and(|(a, b)| t >= a && t < b) {
-            Err(SimError::Unavailable)
-        } else if let Some(rate) = server.capacity {
-            let mut s = state.borrow_mut();
-            s.tokens = (s.tokens + (t - s.refilled_at) * rate).min(rate / 10.0);
-            s.refilled_at = t;
-            if s.tokens >= 1.0 {
-                s.tokens -= 1.0;
-                Ok(())
-            } else {
-                Err(SimError::Throttled)
-            }
-        } else {
-            Ok(())
+    server: Arc<Server>,
+    state: Arc<Mutex<State>>,
+    rng: SharedRng,
+    series: SharedSeries,
+}
+
+impl World {
+    /// The instant the run started.
+    pub(crate) fn t0(&self) -> Instant {
+        self.t0
+    }
+
+    /// One attempt against the server.
+    pub(crate) fn attempt(&self) -> impl Future<Output = Result<(), SimError>> + Send + use<> {
+        let (there, back) = {
+            let mut r = lock(&self.rng);
+            (
+                sim::secs(r.abs_normal(0.010, 0.002)),
+                sim::secs(r.abs_normal(0.010, 0.002)),
+            )
         };
-        let answer = match (answer, server.queue) {
-            (Ok(()), Some(rate)) => {
-                let done = {
-                    let mut s = state.borrow_mut();
-                    let start = s.busy_until.max(t);
-                    s.busy_until = start + 1.0 / rate(start);
-                    s.busy_until
-                };
-                if let Some(b) = series.borrow_mut().at(t) {
-                    b.queue_s += done - t;
+        let (t0, server, state, series) = (
+            self.t0,
+            self.server.clone(),
+            self.state.clone(),
+            self.series.clone(),
+        );
+        async move {
+            sleep(there).await;
+            let t = sim::since(t0);
+            if let Some(b) = lock(&series).at(t) {
+                b.attempts += 1;
+            }
+            let answer = if server.outage.is_some_and(|(a, b)| t >= a && t < b) {
+                Err(SimError::Unavailable)
+            } else if let Some(rate) = server.capacity {
+                let mut s = lock(&state);
+                s.tokens = (s.tokens + (t - s.refilled_at) * rate).min(rate / 10.0);
+                s.refilled_at = t;
+                if s.tokens >= 1.0 {
+                    s.tokens -= 1.0;
+                    Ok(())
+                } else {
+                    Err(SimError::Throttled)
                 }
-                sleep_until(t0 + sim::secs(done)).await;
+            } else {
                 Ok(())
+            };
+            let answer = match (answer, server.queue) {
+                (Ok(()), Some(rate)) => {
+                    let done = {
+                        let mut s = lock(&state);
+                        let start = s.busy_until.max(t);
+                        s.busy_until = start + 1.0 / rate(start);
+                        s.busy_until
+                    };
+                    if let Some(b) = lock(&series).at(t) {
+                        b.queue_s += done - t;
+                    }
+                    sleep_until(t0 + sim::secs(done)).await;
+                    Ok(())
+                }
+                (answer, _) => answer,
+            };
+            if let Some(b) = lock(&series).at(sim::since(t0)) {
+                match answer {
+                    Ok(()) => b.served += 1,
+                    Err(SimError::Throttled) => b.throttled += 1,
+                    Err(_) => {}
+                }
             }
-            (answer, _) => answer,
-        };
-        if let Some(b) = series.borrow_mut().at(sim::since(t0)) {
-            match answer {
-                Ok(()) => b.served += 1,
-                Err(SimError::Throttled) => b.throttled += 1,
-                Err(_) => {}
+            sleep(back).await;
+            if answer.is_ok() {
+                if let Some(b) = lock(&series).at(sim::since(t0)) {
+                    b.delivered += 1;
+                }
             }
+            answer
         }
-        sleep(back).await;
-        if answer.is_ok() {
-            if let Some(b) = series.borrow_mut().at(sim::since(t0)) {
-                b.delivered += 1;
-            }
-        }
-        answer
     }
 }

@@ -12,3 +12,4 @@ pub mod fleet;
 pub mod report;
 pub mod scenario;
 pub mod sim;
+mod smithy;

@@ -1,4 +1,4 @@
-//! `retry-sim [brooker|outage|throttling|metastable|all]... [--quick] [--out DIR]`
+//! `retry-sim [brooker|outage|throttling|metastable|side-by-side|all]... [--quick] [--out DIR]`
 //!
 //! Runs the scenarios, prints their figures as Markdown tables, and writes CSV files and SVG
 //! plots into DIR (default `retry-sim/results`). `--quick` runs the small sizes of the tests.
@@ -12,7 +12,13 @@ use std::process::ExitCode;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
-const SCENARIOS: [&str; 4] = ["brooker", "outage", "throttling", "metastable"];
+const SCENARIOS: [&str; 5] = [
+    "brooker",
+    "outage",
+    "throttling",
+    "metastable",
+    "side-by-side",
+];
 
 fn main() -> ExitCode {
     let mut chosen = Vec::new();
@@ -47,7 +53,8 @@ fn main() -> ExitCode {
             "brooker" => run_brooker(quick, &out),
             "outage" => run_outage(quick, &out),
             "throttling" => run_throttling(quick, &out),
-            _ => run_metastable(quick, &out),
+            "metastable" => run_metastable(quick, &out),
+            _ => run_side_by_side(quick, &out),
         };
         if let Err(e) = done {
             eprintln!("{s}: {e}");
@@ -63,7 +70,8 @@ fn usage(problem: &str) -> ExitCode {
         eprintln!("{problem}");
     }
     eprintln!(
-        "usage: retry-sim [brooker|outage|throttling|metastable|all]... [--quick] [--out DIR]"
+        "usage: retry-sim [brooker|outage|throttling|metastable|side-by-side|all]... \
+         [--quick] [--out DIR]"
     );
     if problem.is_empty() {
         ExitCode::SUCCESS
@@ -327,6 +335,133 @@ fn run_metastable(quick: bool, out: &Path) -> Result<()> {
             s.amplification_end,
             rec
         );
+    }
+    Ok(())
+}
+
+fn run_side_by_side(quick: bool, out: &Path) -> Result<()> {
+    use retry_sim::scenario::side_by_side;
+    let (oc, tc) = if quick {
+        (outage::Config::quick(), throttling::Config::quick())
+    } else {
+        (outage::Config::full(), throttling::Config::full())
+    };
+    let outage = side_by_side::outage(&oc);
+    let throttling = side_by_side::throttling(&tc);
+    let mut rows = Vec::new();
+    let mut table = Vec::new();
+    let mut add = |scenario: &str, policy: Strategy, metric: &str, ours: f64, theirs: f64| {
+        let ratio = if theirs == 0.0 {
+            f64::NAN
+        } else {
+            ours / theirs
+        };
+        rows.push(format!(
+            "{scenario},{},{metric},{ours:.4},{theirs:.4},{ratio:.3}",
+            policy.name()
+        ));
+        table.push(format!(
+            "| {scenario} | {} | {metric} | {ours:.3} | {theirs:.3} | {} |",
+            policy.name(),
+            if ratio.is_finite() {
+                format!("{ratio:.2}")
+            } else {
+                "n/a".to_string()
+            }
+        ));
+    };
+    for p in &outage {
+        add(
+            "outage",
+            p.strategy,
+            "amplification during the outage",
+            p.ours.amplification_outage,
+            p.theirs.amplification_outage,
+        );
+        add(
+            "outage",
+            p.strategy,
+            "amplification, last third",
+            p.ours.amplification_drained,
+            p.theirs.amplification_drained,
+        );
+        add(
+            "outage",
+            p.strategy,
+            "amplification, 10 s after",
+            p.ours.amplification_after,
+            p.theirs.amplification_after,
+        );
+        add(
+            "outage",
+            p.strategy,
+            "time to recover (s)",
+            p.ours.time_to_recover,
+            p.theirs.time_to_recover,
+        );
+        add(
+            "outage",
+            p.strategy,
+            "calls failed",
+            p.ours.failed_fraction,
+            p.theirs.failed_fraction,
+        );
+    }
+    for p in &throttling {
+        add(
+            "throttling",
+            p.strategy,
+            "goodput / C",
+            p.ours.goodput,
+            p.theirs.goodput,
+        );
+        add(
+            "throttling",
+            p.strategy,
+            "throttled attempts",
+            p.ours.throttled,
+            p.theirs.throttled,
+        );
+        add(
+            "throttling",
+            p.strategy,
+            "attempts / C",
+            p.ours.load,
+            p.theirs.load,
+        );
+    }
+    report::write_csv(
+        &out.join("side_by_side.csv"),
+        "scenario,policy,metric,ours,aws_smithy_runtime,ratio",
+        &rows,
+    )?;
+    let c = tc.capacity;
+    let mut lines: Vec<Line> = Vec::new();
+    for p in &throttling {
+        for (who, run) in [("ours", &p.ours.run), ("smithy", &p.theirs.run)] {
+            let pts = run
+                .series
+                .bins
+                .iter()
+                .enumerate()
+                .take_while(|(i, _)| (*i as f64) < tc.horizon)
+                .map(|(i, b)| (i as f64, b.succeeded as f64 / c))
+                .collect();
+            lines.push((format!("{} ({who})", p.strategy.name()), pts));
+        }
+    }
+    report::line_plot(
+        &out.join("side_by_side_throttling.svg"),
+        "Offered 2C: goodput over C, ours and aws-smithy-runtime",
+        "second",
+        "goodput / C",
+        &lines,
+    )?;
+    println!("\n### Side by side with aws-smithy-runtime\n");
+    println!("| scenario | policy | figure | ours | aws-smithy-runtime | ours / theirs |");
+    println!("|---|---|---|---:|---:|---:|");
+    for line in table {
+        println!("{line}");
     }
     Ok(())
 }

@@ -8,9 +8,8 @@ pub use retry_runtime::__private::Policy;
 use retry_runtime::__private::{Call, ControlFlow, Mode, Site};
 use retry_runtime::testing::{self, Overrides};
 use retry_runtime::{Classify, ErrorClass, RateLimiter, TimedOut, TokenBucket};
-use std::cell::RefCell;
 use std::future::Future;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -189,8 +188,9 @@ impl Rng {
     }
 }
 
-/// A shared, single-threaded generator.
-pub type SharedRng = Rc<RefCell<Rng>>;
+/// A shared generator (behind a mutex, so a simulated HTTP connector, which must be `Send`,
+/// can hold it; the runtime has one thread, so it is never contended).
+pub type SharedRng = Arc<Mutex<Rng>>;
 
 /// Seconds as a `Duration` (negative as zero).
 pub fn secs(s: f64) -> Duration {
@@ -271,8 +271,13 @@ impl Series {
     }
 }
 
-/// A shared, single-threaded series.
-pub type SharedSeries = Rc<RefCell<Series>>;
+/// A shared series (see [`SharedRng`]).
+pub type SharedSeries = Arc<Mutex<Series>>;
+
+/// Locks a simulation mutex (never poisoned: a panic ends the run).
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// `a / b`, 0 when `b` is 0.
 pub fn ratio(a: u64, b: u64) -> f64 {

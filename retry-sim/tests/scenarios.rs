@@ -72,3 +72,20 @@ fn metastable_naive_retries_never_recover_and_the_bucket_does() {
     assert!(standard.recovered_after.is_some());
     assert!(standard.goodput_end > 0.9, "{}", standard.goodput_end);
 }
+
+#[test]
+fn side_by_side_both_engines_drain_the_bucket_and_pace_under_throttling() {
+    use retry_sim::fleet::Engine;
+    let oc = outage::Config::quick();
+    let ours = outage::run_engine(&oc, Strategy::Standard, Engine::Ours);
+    let theirs = outage::run_engine(&oc, Strategy::Standard, Engine::Smithy);
+    assert!(ours.amplification_drained <= 1.2 && theirs.amplification_drained <= 1.2);
+    // Same bucket, same costs, same server: the same amplification while it drains.
+    assert!((ours.amplification_outage - theirs.amplification_outage).abs() < 0.1);
+
+    let tc = throttling::Config::quick();
+    let ours = throttling::run_engine(&tc, Strategy::Adaptive, Engine::Ours);
+    let theirs = throttling::run_engine(&tc, Strategy::Adaptive, Engine::Smithy);
+    assert!(ours.throttled < 0.1 && theirs.throttled < 0.1);
+    assert!(ours.load < 1.2 && theirs.load < 1.2);
+}

@@ -7,7 +7,7 @@
 //! healthy again? Policies: AWS standard settings with no bucket, with the standard bucket
 //! (a timeout costs 10), and in adaptive mode.
 
-use crate::fleet::{Fleet, Run, Server};
+use crate::fleet::{Engine, Fleet, Run, Server};
 use crate::sim::{self, Strategy};
 use std::time::Duration;
 
@@ -67,13 +67,15 @@ impl Config {
         }
     }
 
-    /// The fleet of the scenario under `strategy`.
-    pub fn fleet(&self, strategy: Strategy) -> Fleet {
+    /// The fleet of the scenario under `strategy`, with the retry loop of `engine`.
+    pub fn fleet(&self, strategy: Strategy, engine: Engine) -> Fleet {
         Fleet {
             clients: self.clients,
             rate_per_client: LOAD * CAPACITY / self.clients as f64,
             horizon: self.horizon,
             policy: sim::aws_standard().attempt_timeout(Duration::from_secs(1)),
+            deadline: None,
+            engine,
             strategy,
             seed: self.seed,
         }
@@ -100,7 +102,7 @@ pub struct Summary {
 
 /// Runs one policy.
 pub fn run_one(config: &Config, strategy: Strategy) -> Summary {
-    let run = config.fleet(strategy).run(&config.server());
+    let run = config.fleet(strategy, Engine::Ours).run(&config.server());
     let s = &run.series;
     let offered = LOAD * CAPACITY;
     let end = config.horizon;

@@ -3,4 +3,5 @@
 pub mod brooker;
 pub mod metastable;
 pub mod outage;
+pub mod side_by_side;
 pub mod throttling;

@@ -6,7 +6,7 @@
 //! backoff 1 s doubling to 20 s, full jitter) with no bucket, with the standard retry token
 //! bucket, and in adaptive mode.
 
-use crate::fleet::{Fleet, Run, Server};
+use crate::fleet::{Engine, Fleet, Run, Server};
 use crate::sim::{self, Bin, Strategy};
 
 /// The sizes of the scenario.
@@ -65,13 +65,15 @@ impl Config {
         }
     }
 
-    /// The fleet of the scenario under `strategy`.
-    pub fn fleet(&self, strategy: Strategy) -> Fleet {
+    /// The fleet of the scenario under `strategy`, with the retry loop of `engine`.
+    pub fn fleet(&self, strategy: Strategy, engine: Engine) -> Fleet {
         Fleet {
             clients: self.clients,
             rate_per_client: self.rate_per_client,
             horizon: self.horizon,
             policy: sim::aws_standard(),
+            deadline: None,
+            engine,
             strategy,
             seed: self.seed,
         }
@@ -101,7 +103,12 @@ pub struct Summary {
 
 /// Runs one policy.
 pub fn run_one(config: &Config, strategy: Strategy) -> Summary {
-    let run = config.fleet(strategy).run(&config.server());
+    run_engine(config, strategy, Engine::Ours)
+}
+
+/// Runs one policy with the retry loop of `engine`.
+pub fn run_engine(config: &Config, strategy: Strategy, engine: Engine) -> Summary {
+    let run = config.fleet(strategy, engine).run(&config.server());
     summarize(config, strategy, run)
 }
 

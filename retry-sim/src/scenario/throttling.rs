@@ -7,7 +7,7 @@
 //! queueing them forever. Policies: AWS standard settings with no bucket, with the standard
 //! bucket, and in adaptive mode.
 
-use crate::fleet::{Fleet, Run, Server};
+use crate::fleet::{Engine, Fleet, Run, Server};
 use crate::sim::{self, Strategy};
 use std::time::Duration;
 
@@ -27,14 +27,14 @@ pub struct Config {
 }
 
 impl Config {
-    /// C = 1,000 per second, 20 clients offering 100 per second each, 180 s, steady state
-    /// over the last 90 s.
+    /// C = 1,000 per second, 20 clients offering 100 per second each, 120 s, steady state
+    /// over the last 60 s.
     pub fn full() -> Config {
         Config {
             capacity: 1000.0,
             clients: 20,
-            horizon: 180.0,
-            steady_from: 90.0,
+            horizon: 120.0,
+            steady_from: 60.0,
             seed: 1,
         }
     }
@@ -59,13 +59,15 @@ impl Config {
         }
     }
 
-    /// The fleet of the scenario under `strategy`.
-    pub fn fleet(&self, strategy: Strategy) -> Fleet {
+    /// The fleet of the scenario under `strategy`, with the retry loop of `engine`.
+    pub fn fleet(&self, strategy: Strategy, engine: Engine) -> Fleet {
         Fleet {
             clients: self.clients,
             rate_per_client: 2.0 * self.capacity / self.clients as f64,
             horizon: self.horizon,
-            policy: sim::aws_standard().deadline(Duration::from_secs(10)),
+            policy: sim::aws_standard(),
+            deadline: Some(Duration::from_secs(10)),
+            engine,
             strategy,
             seed: self.seed,
         }
@@ -89,7 +91,12 @@ pub struct Summary {
 
 /// Runs one policy.
 pub fn run_one(config: &Config, strategy: Strategy) -> Summary {
-    let run = config.fleet(strategy).run(&config.server());
+    run_engine(config, strategy, Engine::Ours)
+}
+
+/// Runs one policy with the retry loop of `engine`.
+pub fn run_engine(config: &Config, strategy: Strategy, engine: Engine) -> Summary {
+    let run = config.fleet(strategy, engine).run(&config.server());
     let steady = run.series.total(config.steady_from, config.horizon);
     let secs = config.horizon - config.steady_from;
     Summary {
