@@ -85,6 +85,9 @@ impl Fleet {
 
     async fn simulate(self, server: Server) -> Run {
         let bins = self.horizon.ceil() as usize + 60;
+        // smithy's jitter comes from fastrand's thread-local generator; the runtime has one
+        // thread, so seeding it here makes smithy's runs repeatable too.
+        fastrand::seed(self.seed);
         let series: SharedSeries = Arc::new(Mutex::new(Series::new(1.0, bins)));
         let rng: SharedRng = Arc::new(Mutex::new(Rng::new(self.seed)));
         let state = Arc::new(Mutex::new(State {

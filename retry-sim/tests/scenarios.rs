@@ -89,3 +89,16 @@ fn side_by_side_both_engines_drain_the_bucket_and_pace_under_throttling() {
     assert!(ours.throttled < 0.1 && theirs.throttled < 0.1);
     assert!(ours.load < 1.2 && theirs.load < 1.2);
 }
+
+#[test]
+fn fleet_runs_are_deterministic_for_a_seed_under_both_engines() {
+    use retry_sim::fleet::Engine;
+    let mut tc = throttling::Config::quick();
+    tc.horizon = 10.0;
+    tc.steady_from = 5.0;
+    for engine in [Engine::Ours, Engine::Smithy] {
+        let a = tc.fleet(Strategy::Adaptive, engine).run(&tc.server());
+        let b = tc.fleet(Strategy::Adaptive, engine).run(&tc.server());
+        assert_eq!(a.series.bins, b.series.bins, "{engine:?}");
+    }
+}
