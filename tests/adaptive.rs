@@ -218,12 +218,16 @@ async fn a_static_rate_limiter_is_shared_by_the_functions_naming_it() {
     assert!(TABLE.is_enabled());
     // A function with its own limiter does not wait.
     assert_eq!(elsewhere().await, Ok(1));
-    // Both functions naming TABLE do, one token per second, in turn.
+    // Both functions naming TABLE do, one token per second, in turn: one sends at 1.0; the
+    // other lost that race and looks again after the next token's refill plus a random part
+    // of another, so it sends between 2.0 and 3.0.
     let (a, b) = tokio::join!(put_item(), get_item());
     let mut got = [a.unwrap(), b.unwrap()];
     got.sort_unstable();
     assert_eq!(got, [2, 3]);
-    assert_eq!(BY_PATH.starts(), [0, 0, 1_000, 2_000]);
+    let starts = BY_PATH.starts();
+    assert_eq!(starts[..3], [0, 0, 1_000]);
+    assert!((2_000..=3_000).contains(&starts[3]), "{starts:?}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -280,20 +284,32 @@ async fn callers_give_up_when_their_next_token_would_come_after_the_deadline() {
     assert_eq!(crowd().await, Err(Throttled));
     assert_eq!(CROWD.starts(), [0]);
     let start = Instant::now();
-    // Five callers at once, one token per second at first: sends at 1.0 and 2.0. The success
-    // at 2.0 raises the fill rate to min(0.4 * 2^3, 2 * 1.12) = 2.24 per second, and the
-    // waiters see it at once: the next token comes 1 / 2.24 s later (2.447 after tokio's
-    // rounding up to the millisecond). The last two would then wait until 2.893, past their
-    // deadline at 2.5: they end with the deadline's error at 2.447, before the deadline.
+    // Five callers at once with a 2.5 s deadline, one token per second at first: one sends at
+    // 1.0. The four others lost that race; each looks again after the refill of the next token
+    // plus a random part of another, and gives up at once if that look would come at or after
+    // its deadline. Whoever looks first after 2.0 sends; its success raises the fill rate, and
+    // so on. However the draws fall, nobody waits past the deadline, every caller that gives
+    // up does so with the deadline's error, and the sends keep to the fill rate.
     let results = futures_join5(crowd(), crowd(), crowd(), crowd(), crowd()).await;
-    assert_eq!(start.elapsed(), Duration::from_millis(2_447));
+    assert!(
+        start.elapsed() <= Duration::from_millis(2_500),
+        "{:?}",
+        start.elapsed()
+    );
+    let sent = results.iter().filter(|r| r.is_ok()).count();
     let timed_out = results
         .iter()
         .filter(|r| matches!(r, Err(ApiError::TimedOut(t)) if t.is_deadline()))
         .count();
-    assert_eq!(timed_out, 2);
-    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 3);
-    assert_eq!(CROWD.starts(), [1_000, 2_000, 2_447]);
+    assert_eq!(sent + timed_out, 5);
+    let starts = CROWD.starts();
+    assert_eq!(starts.len(), sent);
+    assert_eq!(starts[0], 1_000);
+    assert!(sent >= 2 || timed_out == 4, "{starts:?}");
+    for pair in starts.windows(2) {
+        // Never two sends closer than the fastest fill rate reached here (2.24 per second).
+        assert!(pair[1] - pair[0] >= 446, "{starts:?}");
+    }
 }
 
 async fn futures_join5<F: std::future::Future>(a: F, b: F, c: F, d: F, e: F) -> [F::Output; 5] {

@@ -1,6 +1,7 @@
 //! The client-side rate limiter of AWS "adaptive" mode: a token bucket whose fill rate follows
 //! CUBIC congestion control, driven by throttling responses.
 
+use rand::RngExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -17,6 +18,9 @@ use tokio::time::Instant;
 ///
 /// A caller short of tokens sleeps until the refill should cover them, then looks again, so a
 /// change of the fill rate while it sleeps (a throttle, or CUBIC growth) applies to it at once.
+/// A caller that finds its tokens taken by another waits again with a random extra of up to one
+/// refill time, so waiters are served in no fixed order (a fixed oldest-first order would, under
+/// sustained overload, send every request just before its deadline).
 /// A caller whose next look would come at or after its deadline gives up at once. A cost above
 /// the bucket's maximum (a 10-token retry when the bucket holds 1) is taken as soon as the
 /// bucket is full, and the rest is owed: the bucket goes below zero, as in the specification's
@@ -220,23 +224,35 @@ impl RateLimiter {
     /// Waits until `cost` send tokens are there and takes them. `Err(())` at once, taking
     /// nothing, when the next look at the bucket would come at or after `deadline`.
     pub(crate) async fn acquire(&self, cost: u32, deadline: Option<Instant>) -> Result<(), ()> {
+        let mut lost = false;
         loop {
             if !self.is_enabled() {
                 return Ok(());
             }
             let now = Instant::now();
-            let wait = {
+            let (wait, refill_time) = {
                 let mut s = self.lock();
                 let t = s.secs(now);
                 match s.try_acquire(t, f64::from(cost)) {
                     Ok(()) => return Ok(()),
-                    Err(wait) => wait,
+                    Err(wait) => (wait, s.refill_time(f64::from(cost))),
                 }
+            };
+            // A caller that slept and found its tokens taken by another waits, besides the
+            // shortfall, a random part of the time the tokens take to come back. Callers that
+            // keep losing then do not all wake at the same instant, and newcomers get their
+            // chance: with a strict order the oldest caller would always win, so under
+            // sustained overload every request would be sent just before its deadline.
+            let wait = if lost {
+                wait + refill_time.mul_f64(jitter())
+            } else {
+                wait
             };
             if deadline.is_some_and(|d| wait >= d.saturating_duration_since(now)) {
                 return Err(());
             }
             tokio::time::sleep(wait).await;
+            lost = true;
         }
     }
 
@@ -331,6 +347,13 @@ fn wait_for(tokens: f64, rate: f64) -> Duration {
     }
 }
 
+/// A draw from `U[0, 1)`: from the seeded generator of a `testing` scope when there is one,
+/// so simulations and tests repeat exactly.
+fn jitter() -> f64 {
+    crate::testing::with_seeded_rng(|r| r.random::<f64>())
+        .unwrap_or_else(|| rand::rng().random::<f64>())
+}
+
 /// Float noise allowed when comparing the bucket with a cost: a caller that slept exactly the
 /// computed wait finds its tokens there even if the refill's arithmetic lands a hair short.
 /// (Waiting again would cost a whole millisecond: tokio rounds timers up to the next one.)
@@ -357,6 +380,11 @@ impl State {
             return Ok(());
         }
         Err(wait_for(needed - self.capacity, self.fill_rate))
+    }
+
+    /// How long `cost` tokens (at most a full bucket) take to refill from empty.
+    fn refill_time(&self, cost: f64) -> Duration {
+        wait_for(cost.min(self.max_capacity), self.fill_rate)
     }
 
     fn refill(&mut self, t: f64) {
@@ -799,7 +827,7 @@ mod tests {
         }
 
         #[tokio::test(start_paused = true)]
-        async fn waiters_are_paced_at_the_fill_rate_in_order() {
+        async fn waiters_are_paced_at_the_fill_rate() {
             // A throttle on the first response: measured rate 0, so the fill rate is the
             // minimum (0.5 per second), the bucket holds at most 1 token and is empty.
             let l: &'static RateLimiter = Box::leak(Box::new(RateLimiter::adaptive()));
@@ -820,12 +848,14 @@ mod tests {
             for t in tasks {
                 t.await.unwrap();
             }
-            // One token every 2 s: each waiter looks again when the refill should have come.
-            let mut done = done.lock().unwrap().clone();
-            done.sort_unstable_by_key(|&(_, ms)| ms);
-            let times: Vec<_> = done.iter().map(|&(_, ms)| ms).collect();
-            assert_eq!(times, [2000, 4000, 6000]);
-            assert_close(l.capacity(), 0.0, "all taken");
+            // Never faster than one token every 2 s; the first at 2 s. The losers of each
+            // round wait a random extra of up to one refill time (2 s), so the order and the
+            // later instants vary, but each one comes after the refill for it.
+            let mut times: Vec<_> = done.lock().unwrap().iter().map(|&(_, ms)| ms).collect();
+            times.sort_unstable();
+            assert_eq!(times[0], 2000);
+            assert!(times[1] >= 4000 && times[1] <= 6000, "{times:?}");
+            assert!(times[2] >= times[1] + 2000, "{times:?}");
         }
 
         #[tokio::test(start_paused = true)]
