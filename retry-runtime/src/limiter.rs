@@ -20,8 +20,7 @@ use tokio::time::Instant;
 /// change of the fill rate while it sleeps (a throttle, or CUBIC growth) applies to it at once.
 /// A caller that finds its tokens taken by another waits again with a random extra of up to one
 /// refill time, so waiters are served in no fixed order (a fixed oldest-first order would, under
-/// sustained overload, send every request just before its deadline).
-/// A caller whose next look would come at or after its deadline gives up at once. A cost above
+/// sustained overload, send every request just before its deadline). A caller whose next look would come at or after its deadline gives up at once. A cost above
 /// the bucket's maximum (a 10-token retry when the bucket holds 1) is taken as soon as the
 /// bucket is full, and the rest is owed: the bucket goes below zero, as in the specification's
 /// `TokenBucketAcquire`, and later sends wait until it is paid.
@@ -40,8 +39,9 @@ use tokio::time::Instant;
 /// assert_eq!(TABLE.measured_rate(), 0.0);
 /// ```
 ///
-/// Time is counted from the limiter's first use (its first send or response), so its
-/// half-second rate buckets start there, as the SDKs' start at the creation of a client.
+/// Time is counted from the first response the limiter records (nothing reads its clock
+/// before: it is disabled until a response throttles), so its half-second rate buckets start
+/// there, as the SDKs' start at the creation of a client.
 #[derive(Debug)]
 pub struct RateLimiter {
     beta: f64,
