@@ -1,5 +1,5 @@
 //! The runtime's one reading of time: tokio's clock (so paused test time works), measured from
-//! a process-wide epoch so shared state can keep instants in atomics and floats.
+//! a process-wide epoch so shared state can keep instants in atomics.
 
 use std::sync::OnceLock;
 use tokio::time::Instant;
@@ -12,9 +12,4 @@ fn epoch(now: Instant) -> Instant {
 /// Nanoseconds from the epoch to `now` (0 for instants before it).
 pub(crate) fn nanos_since_epoch(now: Instant) -> u64 {
     u64::try_from(now.saturating_duration_since(epoch(now)).as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// Seconds from the epoch to `now`, as the AWS rate limiter's formulas use them.
-pub(crate) fn secs_since_epoch(now: Instant) -> f64 {
-    now.saturating_duration_since(epoch(now)).as_secs_f64()
 }
