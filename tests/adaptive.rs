@@ -316,3 +316,29 @@ async fn futures_join5<F: std::future::Future>(a: F, b: F, c: F, d: F, e: F) -> 
     let (a, b, c, d, e) = tokio::join!(a, b, c, d, e);
     [a, b, c, d, e]
 }
+
+static INSTANT: Server = Server::new();
+static INSTANT_LIMITER: RateLimiter = RateLimiter::adaptive().with_min_fill_rate(1.0);
+
+#[retry(
+    mode = "adaptive",
+    rate_limiter = INSTANT_LIMITER,
+    max_attempts = 4,
+    initial_backoff = "1s",
+    jitter = "none"
+)]
+async fn instant_adaptive() -> Result<u32, ApiError> {
+    INSTANT.answer()
+}
+
+#[tokio::test(start_paused = true)]
+async fn instant_test_overrides_wait_for_no_send_token_either() {
+    // Throttles switch the limiter on; with min fill rate 1 its waits are whole seconds. Inside
+    // an instant scope neither the backoff nor the send tokens make the call wait.
+    INSTANT.script([Err(Throttled), Err(Throttled), Err(Unavailable), Ok(9)]);
+    let instant = retry_runtime::testing::Overrides::new().instant();
+    let out = retry_runtime::testing::scope(instant, instant_adaptive()).await;
+    assert_eq!(out, Ok(9));
+    assert!(INSTANT_LIMITER.is_enabled());
+    assert_eq!(INSTANT.starts(), [0, 0, 0, 0]);
+}

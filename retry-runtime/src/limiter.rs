@@ -256,6 +256,16 @@ impl RateLimiter {
         }
     }
 
+    /// Takes `cost` send tokens if they are there now, without waiting (instant retries in a
+    /// `testing` scope): the limiter still counts what it can.
+    pub(crate) fn take_without_waiting(&self, cost: u32) {
+        if self.is_enabled() {
+            let mut s = self.lock();
+            let t = s.secs(Instant::now());
+            let _ = s.try_acquire(t, f64::from(cost));
+        }
+    }
+
     /// Records the response of an attempt: `throttled` for a throttling error, otherwise a
     /// success or another error.
     pub(crate) fn record(&self, throttled: bool) {
