@@ -1,7 +1,7 @@
 //! The retry token bucket of AWS "standard" mode (the retry quota), lock-free.
 
 use crate::classify::ErrorClass;
-use crate::clock::nanos_since_epoch;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -40,8 +40,11 @@ pub struct TokenBucket {
     refill_per_sec: u32,
     wait_when_empty: bool,
     level: AtomicU32,
-    /// Nanoseconds since the clock epoch up to which refill has been credited.
+    /// Nanoseconds since `epoch` up to which refill has been credited.
     refilled_to: AtomicU64,
+    /// The bucket's first look at the clock: refill time is counted from there, so buckets used
+    /// under different (paused) runtimes keep their own time.
+    epoch: OnceLock<Instant>,
 }
 
 impl TokenBucket {
@@ -59,47 +62,40 @@ impl TokenBucket {
             wait_when_empty: false,
             level: AtomicU32::new(500),
             refilled_to: AtomicU64::new(0),
+            epoch: OnceLock::new(),
         }
     }
 
     /// Sets the capacity; the bucket starts full.
     #[must_use]
-    pub const fn with_capacity(self, capacity: u32) -> TokenBucket {
-        TokenBucket {
-            capacity,
-            level: AtomicU32::new(capacity),
-            ..self
-        }
+    pub const fn with_capacity(mut self, capacity: u32) -> TokenBucket {
+        self.capacity = capacity;
+        self.level = AtomicU32::new(capacity);
+        self
     }
 
     /// Sets the cost of a retry after a `Transient` or `NotSent` error, after a `Timeout`, and
     /// after `Throttling`.
     #[must_use]
-    pub const fn with_costs(self, retry: u32, timeout: u32, throttling: u32) -> TokenBucket {
-        TokenBucket {
-            retry_cost: retry,
-            timeout_cost: timeout,
-            throttling_cost: throttling,
-            ..self
-        }
+    pub const fn with_costs(mut self, retry: u32, timeout: u32, throttling: u32) -> TokenBucket {
+        self.retry_cost = retry;
+        self.timeout_cost = timeout;
+        self.throttling_cost = throttling;
+        self
     }
 
     /// Sets what a first-attempt success adds back (AWS: 1; 0 turns the reward off).
     #[must_use]
-    pub const fn with_success_reward(self, reward: u32) -> TokenBucket {
-        TokenBucket {
-            success_reward: reward,
-            ..self
-        }
+    pub const fn with_success_reward(mut self, reward: u32) -> TokenBucket {
+        self.success_reward = reward;
+        self
     }
 
     /// Adds `tokens_per_sec` back with time, up to capacity (AWS: 0, only successes refill).
     #[must_use]
-    pub const fn with_refill_rate(self, tokens_per_sec: u32) -> TokenBucket {
-        TokenBucket {
-            refill_per_sec: tokens_per_sec,
-            ..self
-        }
+    pub const fn with_refill_rate(mut self, tokens_per_sec: u32) -> TokenBucket {
+        self.refill_per_sec = tokens_per_sec;
+        self
     }
 
     /// When the bucket holds less than a retry's cost, wait for the refill instead of giving
@@ -107,11 +103,9 @@ impl TokenBucket {
     /// deadline. Without a refill rate nothing comes back with time, so the bucket fails as
     /// if this were not set.
     #[must_use]
-    pub const fn wait_when_empty(self) -> TokenBucket {
-        TokenBucket {
-            wait_when_empty: true,
-            ..self
-        }
+    pub const fn wait_when_empty(mut self) -> TokenBucket {
+        self.wait_when_empty = true;
+        self
     }
 
     /// Tokens in the bucket now (after crediting any refill due).
@@ -170,7 +164,8 @@ impl TokenBucket {
         let rate = u128::from(self.refill_per_sec);
         // Time already banked towards the next token counts.
         let banked = u128::from(
-            nanos_since_epoch(now).saturating_sub(self.refilled_to.load(Ordering::Acquire)),
+            self.nanos(now)
+                .saturating_sub(self.refilled_to.load(Ordering::Acquire)),
         );
         let needed = (u128::from(short) * 1_000_000_000).div_ceil(rate);
         let ns = needed.saturating_sub(banked).max(1);
@@ -202,6 +197,12 @@ impl TokenBucket {
             });
     }
 
+    /// Nanoseconds from the bucket's first look at the clock to `now`.
+    fn nanos(&self, now: Instant) -> u64 {
+        let epoch = *self.epoch.get_or_init(|| now);
+        u64::try_from(now.saturating_duration_since(epoch).as_nanos()).unwrap_or(u64::MAX)
+    }
+
     /// Credits the refill due since the last credit. Each stretch of time is claimed by one
     /// compare-and-swap on the refill clock, so concurrent callers never credit it twice.
     fn refill(&self, now: Instant) {
@@ -209,7 +210,7 @@ impl TokenBucket {
             return;
         }
         let rate = u128::from(self.refill_per_sec);
-        let now_ns = nanos_since_epoch(now);
+        let now_ns = self.nanos(now);
         loop {
             let from = self.refilled_to.load(Ordering::Acquire);
             if now_ns <= from {
@@ -312,6 +313,35 @@ mod tests {
         assert_eq!(B.time_until(5, now()), Some(Duration::from_millis(750)));
         tokio::time::advance(Duration::from_secs(60)).await;
         assert_eq!(B.available(), 10, "refill stops at capacity");
+    }
+
+    #[test]
+    fn each_bucket_keeps_its_own_refill_clock_across_paused_runtimes() {
+        static AHEAD: TokenBucket = TokenBucket::standard()
+            .with_capacity(10)
+            .with_refill_rate(1);
+        static LATER: TokenBucket = TokenBucket::standard()
+            .with_capacity(10)
+            .with_refill_rate(2);
+        let paused = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap()
+        };
+        // One runtime's clock runs an hour ahead while a bucket reads it...
+        paused().block_on(async {
+            tokio::time::advance(Duration::from_secs(3600)).await;
+            assert!(AHEAD.try_take(10, Instant::now()));
+        });
+        // ...which must not stall the refill of a bucket used under a runtime made later,
+        // whose clock reads earlier instants.
+        paused().block_on(async {
+            assert!(LATER.try_take(10, Instant::now()));
+            tokio::time::advance(Duration::from_secs(2)).await;
+            assert_eq!(LATER.available(), 4);
+        });
     }
 
     #[test]

@@ -124,7 +124,6 @@ mod backoff;
 mod bucket;
 mod call;
 mod classify;
-mod clock;
 mod config;
 mod event;
 mod limiter;

@@ -1,7 +1,7 @@
 //! The client-side rate limiter of AWS "adaptive" mode: a token bucket whose fill rate follows
 //! CUBIC congestion control, driven by throttling responses.
 
-use crate::clock::secs_since_epoch;
+use rand::RngExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -16,6 +16,15 @@ use tokio::time::Instant;
 /// it back along the CUBIC curve `scale * (t - last_throttle - K)^3 + last_max_rate`, and it
 /// never exceeds twice the measured send rate (an EWMA over half-second buckets, smoothing 0.8).
 ///
+/// A caller short of tokens sleeps until the refill should cover them, then looks again, so a
+/// change of the fill rate while it sleeps (a throttle, or CUBIC growth) applies to it at once.
+/// A caller that finds its tokens taken by another waits again with a random extra of up to one
+/// refill time, so waiters are served in no fixed order (a fixed oldest-first order would, under
+/// sustained overload, send every request just before its deadline). A caller whose next look would come at or after its deadline gives up at once. A cost above
+/// the bucket's maximum (a 10-token retry when the bucket holds 1) is taken as soon as the
+/// bucket is full, and the rest is owed: the bucket goes below zero, as in the specification's
+/// `TokenBucketAcquire`, and later sends wait until it is paid.
+///
 /// Built by `const fn`, so a limiter shared by several functions lives in a `static` and is
 /// named with `rate_limiter = PATH`:
 ///
@@ -29,6 +38,10 @@ use tokio::time::Instant;
 /// assert!(!TABLE.is_enabled());          // until the first throttling response
 /// assert_eq!(TABLE.measured_rate(), 0.0);
 /// ```
+///
+/// Time is counted from the first response the limiter records (nothing reads its clock
+/// before: it is disabled until a response throttles), so its half-second rate buckets start
+/// there, as the SDKs' start at the creation of a client.
 #[derive(Debug)]
 pub struct RateLimiter {
     beta: f64,
@@ -44,10 +57,13 @@ pub struct RateLimiter {
 struct State {
     fill_rate: f64,
     max_capacity: f64,
+    /// Tokens in the bucket; below zero after a cost above the maximum, until it is paid.
     capacity: f64,
+    /// The instant of the first use: the limiter's time 0.
+    origin: Option<Instant>,
     last_refill: Option<f64>,
     measured_rate: f64,
-    last_rate_bucket: Option<f64>,
+    last_rate_bucket: f64,
     request_count: u64,
     last_max_rate: f64,
     last_throttle: f64,
@@ -59,9 +75,10 @@ impl State {
         fill_rate: 0.0,
         max_capacity: 0.0,
         capacity: 0.0,
+        origin: None,
         last_refill: None,
         measured_rate: 0.0,
-        last_rate_bucket: None,
+        last_rate_bucket: 0.0,
         request_count: 0,
         last_max_rate: 0.0,
         last_throttle: 0.0,
@@ -97,8 +114,16 @@ impl RateLimiter {
     }
 
     /// Sets the lowest fill rate (tokens per second) a throttle can push the limiter to.
+    ///
+    /// # Panics
+    ///
+    /// If `tokens_per_sec` is not a positive finite number (in a `static`, a compile error).
     #[must_use]
     pub const fn with_min_fill_rate(self, tokens_per_sec: f64) -> RateLimiter {
+        assert!(
+            tokens_per_sec > 0.0 && tokens_per_sec.is_finite(),
+            "the minimum fill rate must be a positive number of tokens per second"
+        );
         RateLimiter {
             min_fill_rate: tokens_per_sec,
             ..self
@@ -106,20 +131,44 @@ impl RateLimiter {
     }
 
     /// Sets the weight of the newest half-second bucket in the measured send rate.
+    ///
+    /// # Panics
+    ///
+    /// If `smoothing` is not in `(0, 1]` (in a `static`, a compile error).
     #[must_use]
     pub const fn with_smoothing(self, smoothing: f64) -> RateLimiter {
+        assert!(
+            smoothing > 0.0 && smoothing <= 1.0,
+            "smoothing is the weight of the newest rate bucket, in (0, 1]"
+        );
         RateLimiter { smoothing, ..self }
     }
 
     /// Sets the multiplicative decrease on a throttle (AWS: 0.7).
+    ///
+    /// # Panics
+    ///
+    /// If `beta` is not in `(0, 1)` (in a `static`, a compile error).
     #[must_use]
     pub const fn with_beta(self, beta: f64) -> RateLimiter {
+        assert!(
+            beta > 0.0 && beta < 1.0,
+            "beta is the fraction of the rate kept on a throttle, in (0, 1)"
+        );
         RateLimiter { beta, ..self }
     }
 
     /// Sets the CUBIC scale constant (AWS: 0.4).
+    ///
+    /// # Panics
+    ///
+    /// If `scale` is not a positive finite number (in a `static`, a compile error).
     #[must_use]
     pub const fn with_scale(self, scale: f64) -> RateLimiter {
+        assert!(
+            scale > 0.0 && scale.is_finite(),
+            "the CUBIC scale must be a positive number"
+        );
         RateLimiter { scale, ..self }
     }
 
@@ -135,16 +184,29 @@ impl RateLimiter {
         self.lock().measured_rate
     }
 
-    /// Send tokens in the bucket at the last update.
+    /// Send tokens in the bucket now; below zero while a cost above the maximum capacity is
+    /// being paid.
     #[must_use]
     pub fn capacity(&self) -> f64 {
-        self.lock().capacity
+        let mut s = self.lock();
+        if s.origin.is_some() {
+            let t = s.secs(Instant::now());
+            s.refill(t);
+        }
+        s.capacity
     }
 
     /// The most send tokens the bucket holds now.
     #[must_use]
     pub fn max_capacity(&self) -> f64 {
         self.lock().max_capacity
+    }
+
+    /// The rate in use at the last throttling response (CUBIC's `W_max`): the fill rate
+    /// climbs back to it `K = cbrt(W_max * (1 - beta) / scale)` seconds after that response.
+    #[must_use]
+    pub fn last_max_rate(&self) -> f64 {
+        self.lock().last_max_rate
     }
 
     /// Whether the limiter has seen a throttling response and now paces sends.
@@ -159,52 +221,74 @@ impl RateLimiter {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Waits until `cost` send tokens are available and takes them. `Err(())` without waiting
-    /// when the wait would reach `deadline`.
+    /// Waits until `cost` send tokens are there and takes them. `Err(())` at once, taking
+    /// nothing, when the next look at the bucket would come at or after `deadline`.
     pub(crate) async fn acquire(&self, cost: u32, deadline: Option<Instant>) -> Result<(), ()> {
+        let mut lost = false;
         loop {
             if !self.is_enabled() {
                 return Ok(());
             }
             let now = Instant::now();
-            let wait = match self.try_acquire_at(secs_since_epoch(now), f64::from(cost)) {
-                Ok(()) => return Ok(()),
-                Err(wait) => wait,
+            let (wait, refill_time) = {
+                let mut s = self.lock();
+                let t = s.secs(now);
+                match s.try_acquire(t, f64::from(cost)) {
+                    Ok(()) => return Ok(()),
+                    Err(wait) => (wait, s.refill_time(f64::from(cost))),
+                }
             };
-            if deadline.is_some_and(|d| now + wait >= d) {
+            // A caller that slept and found its tokens taken by another waits, besides the
+            // shortfall, a random part of the time the tokens take to come back. Callers that
+            // keep losing then do not all wake at the same instant, and newcomers get their
+            // chance: with a strict order the oldest caller would always win, so under
+            // sustained overload every request would be sent just before its deadline.
+            let wait = if lost {
+                wait + refill_time.mul_f64(jitter())
+            } else {
+                wait
+            };
+            if deadline.is_some_and(|d| wait >= d.saturating_duration_since(now)) {
                 return Err(());
             }
             tokio::time::sleep(wait).await;
+            lost = true;
+        }
+    }
+
+    /// Takes `cost` send tokens if they are there now, without waiting (instant retries in a
+    /// `testing` scope): the limiter still counts what it can.
+    pub(crate) fn take_without_waiting(&self, cost: u32) {
+        if self.is_enabled() {
+            let mut s = self.lock();
+            let t = s.secs(Instant::now());
+            let _ = s.try_acquire(t, f64::from(cost));
         }
     }
 
     /// Records the response of an attempt: `throttled` for a throttling error, otherwise a
     /// success or another error.
     pub(crate) fn record(&self, throttled: bool) {
-        self.update_at(secs_since_epoch(Instant::now()), throttled);
+        let mut s = self.lock();
+        let t = s.secs(Instant::now());
+        self.update(&mut s, t, throttled);
     }
 
-    /// Takes `cost` tokens at time `t` (seconds), or says how long until they are there. A cost
-    /// above the bucket's maximum is charged as the maximum, so it is slow but never stuck.
-    pub(crate) fn try_acquire_at(&self, t: f64, cost: f64) -> Result<(), Duration> {
-        let mut s = self.lock();
-        if !s.enabled {
-            return Ok(());
-        }
-        s.refill(t);
-        let cost = cost.min(s.max_capacity);
-        if cost <= s.capacity {
-            s.capacity -= cost;
-            return Ok(());
-        }
-        let secs = (cost - s.capacity) / s.fill_rate;
-        Err(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
+    /// [`State::try_acquire`] at time `t` (seconds since the first use).
+    #[cfg(test)]
+    fn try_acquire_at(&self, t: f64, cost: f64) -> Result<(), Duration> {
+        self.lock().try_acquire(t, cost)
+    }
+
+    /// [`update`](Self::update) at time `t` (seconds since the first use).
+    #[cfg(test)]
+    fn update_at(&self, t: f64, throttled: bool) {
+        self.update(&mut self.lock(), t, throttled);
     }
 
     /// The AWS `UpdateClientSendingRate(response)` at time `t` (seconds).
-    pub(crate) fn update_at(&self, t: f64, throttled: bool) {
-        let mut s = self.lock();
-        self.measure(&mut s, t);
+    fn update(&self, s: &mut State, t: f64, throttled: bool) {
+        self.measure(s, t);
         let calculated = if throttled {
             let rate_to_use = if s.enabled {
                 s.measured_rate.min(s.fill_rate)
@@ -217,9 +301,10 @@ impl RateLimiter {
             self.enabled.store(true, Ordering::Release);
             self.cubic_throttle(rate_to_use)
         } else {
-            self.cubic_success(&s, t)
+            self.cubic_success(s, t)
         };
         let new_rate = calculated.min(2.0 * s.measured_rate);
+        // The time since the last refill is paid at the old rate.
         s.refill(t);
         s.fill_rate = new_rate.max(self.min_fill_rate);
         s.max_capacity = new_rate.max(self.min_capacity);
@@ -229,13 +314,12 @@ impl RateLimiter {
     /// Counts a request into the half-second buckets of the measured rate.
     fn measure(&self, s: &mut State, t: f64) {
         let bucket = (t * 2.0).floor() / 2.0;
-        let last = *s.last_rate_bucket.get_or_insert(t.floor());
         s.request_count += 1;
-        if bucket > last {
-            let current = s.request_count as f64 / (bucket - last);
+        if bucket > s.last_rate_bucket {
+            let current = s.request_count as f64 / (bucket - s.last_rate_bucket);
             s.measured_rate = current * self.smoothing + s.measured_rate * (1.0 - self.smoothing);
             s.request_count = 0;
-            s.last_rate_bucket = Some(bucket);
+            s.last_rate_bucket = bucket;
         }
     }
 
@@ -261,7 +345,58 @@ impl Default for RateLimiter {
     }
 }
 
+/// How long `tokens` take to come at `rate` per second, rounded up to the nanosecond and at
+/// least one: a zero-length sleep would not move the clock, and the caller would look again
+/// and again at the same instant.
+fn wait_for(tokens: f64, rate: f64) -> Duration {
+    let nanos = (tokens / rate * 1e9).ceil();
+    if nanos >= u64::MAX as f64 {
+        Duration::MAX
+    } else {
+        Duration::from_nanos((nanos as u64).max(1))
+    }
+}
+
+/// A draw from `U[0, 1)`: from the seeded generator of a `testing` scope when there is one,
+/// so simulations and tests repeat exactly.
+fn jitter() -> f64 {
+    crate::testing::with_seeded_rng(|r| r.random::<f64>())
+        .unwrap_or_else(|| rand::rng().random::<f64>())
+}
+
+/// Float noise allowed when comparing the bucket with a cost: a caller that slept exactly the
+/// computed wait finds its tokens there even if the refill's arithmetic lands a hair short.
+/// (Waiting again would cost a whole millisecond: tokio rounds timers up to the next one.)
+const SLACK: f64 = 1e-9;
+
 impl State {
+    /// Seconds from the first use to `now` (which becomes the first use if there was none).
+    fn secs(&mut self, now: Instant) -> f64 {
+        let origin = *self.origin.get_or_insert(now);
+        now.saturating_duration_since(origin).as_secs_f64()
+    }
+
+    /// Takes `cost` tokens at time `t` (seconds), or says how long until the refill should
+    /// cover them. A cost above the maximum capacity is taken when the bucket is full, and the
+    /// bucket goes below zero by the rest.
+    fn try_acquire(&mut self, t: f64, cost: f64) -> Result<(), Duration> {
+        if !self.enabled {
+            return Ok(());
+        }
+        self.refill(t);
+        let needed = cost.min(self.max_capacity);
+        if self.capacity + SLACK >= needed {
+            self.capacity -= cost;
+            return Ok(());
+        }
+        Err(wait_for(needed - self.capacity, self.fill_rate))
+    }
+
+    /// How long `cost` tokens (at most a full bucket) take to refill from empty.
+    fn refill_time(&self, cost: f64) -> Duration {
+        wait_for(cost.min(self.max_capacity), self.fill_rate)
+    }
+
     fn refill(&mut self, t: f64) {
         if let Some(last) = self.last_refill {
             let amount = (t - last).max(0.0) * self.fill_rate;
@@ -289,7 +424,7 @@ mod tests {
     /// A limiter first touched at `t` (the SDKs create theirs at a known instant).
     fn created_at(t: f64) -> RateLimiter {
         let l = RateLimiter::adaptive();
-        l.lock().last_rate_bucket = Some(t.floor());
+        l.lock().last_rate_bucket = t.floor();
         l
     }
 
@@ -466,6 +601,32 @@ mod tests {
     }
 
     #[test]
+    fn a_cost_above_the_maximum_capacity_is_owed() {
+        // A throttled retry (10 tokens) against a bucket that holds at most 1, filling at 0.5
+        // per second: it goes when the bucket is full (2 s) and owes 9, so the next first
+        // attempt waits for 10 tokens of refill: 20 s more.
+        let l = throttled_at_zero_with_empty_bucket();
+        assert_eq!(l.try_acquire_at(0.0, 10.0), Err(Duration::from_secs(2)));
+        assert_eq!(l.try_acquire_at(2.0, 10.0), Ok(()));
+        assert_close(l.capacity(), -9.0, "owed");
+        assert_eq!(l.try_acquire_at(2.0, 1.0), Err(Duration::from_secs(20)));
+    }
+
+    #[test]
+    fn waits_are_never_zero_and_absorb_float_noise() {
+        // smithy-rs grants a request whose shortfall rounds to a zero-length sleep, which would
+        // never advance the clock; here the wait is at least a nanosecond.
+        assert_eq!(wait_for(1e-12, 0.5), Duration::from_nanos(1));
+        assert_eq!(wait_for(1.0, 0.5), Duration::from_secs(2));
+        assert_eq!(wait_for(1e30, 1e-9), Duration::MAX);
+        // A caller that slept the computed wait finds its token, whatever the last bit of the
+        // refill's arithmetic.
+        let l = throttled_at_zero_with_empty_bucket();
+        let wait = l.try_acquire_at(0.3, 1.0).expect_err("empty");
+        assert_eq!(l.try_acquire_at(0.3 + wait.as_secs_f64(), 1.0), Ok(()));
+    }
+
+    #[test]
     fn send_token_delay_after_one_throttle() {
         // JS DefaultRateLimiter.spec.ts: created at 0, one throttle at t.
         for (t, ms) in [
@@ -563,7 +724,7 @@ mod tests {
         {
             let mut s = l.lock();
             s.measured_rate = 20.0;
-            s.last_rate_bucket = Some(100.0);
+            s.last_rate_bucket = 100.0;
             s.last_max_rate = 100.0;
             s.last_throttle = 0.0;
         }
@@ -577,7 +738,7 @@ mod tests {
         {
             let mut s = l.lock();
             s.measured_rate = 21.0;
-            s.last_rate_bucket = Some(100.0);
+            s.last_rate_bucket = 100.0;
             s.last_max_rate = 20.0;
             s.last_throttle = 100.2 - k;
         }
@@ -591,5 +752,154 @@ mod tests {
         assert_eq!(send_cost(1, true), 1);
         assert_eq!(send_cost(2, false), 5);
         assert_eq!(send_cost(3, true), 10);
+    }
+
+    /// Hand-computed CUBIC values on tokio's paused clock, through the same `record` and
+    /// `acquire` the engine calls.
+    mod paused_clock {
+        use super::*;
+        use tokio::time::advance;
+
+        const TENTH: Duration = Duration::from_millis(100);
+
+        #[tokio::test(start_paused = true)]
+        async fn rates_after_a_throttle_follow_the_cubic_curve() {
+            let l = RateLimiter::adaptive();
+            // 20 successes at 10 per second (t = 0.0 .. 1.9, the first one starts the clock),
+            // then a throttle at t = 2.0. The measured rate is the EWMA of 10 per second over
+            // the half-second buckets: 0.8 * 12 = 9.6 (6 responses in the first bucket), then
+            // 9.92, 9.984 and, at 2.0, 9.9968. The limiter was disabled, so the rate in use is
+            // the measured one: W_max = 9.9968 and the fill rate becomes 0.7 * W_max.
+            for _ in 0..20 {
+                l.record(false);
+                advance(TENTH).await;
+            }
+            assert!(!l.is_enabled());
+            l.record(true);
+            assert!(l.is_enabled());
+            assert_close(l.measured_rate(), 9.9968, "measured at 2.0");
+            assert_close(l.last_max_rate(), 9.9968, "W_max");
+            assert_close(l.fill_rate(), 6.99776, "0.7 * W_max");
+
+            // Then a success every 100 ms. K = cbrt(9.9968 * 0.3 / 0.4) = 1.9572250053683622 s
+            // and the fill rate is 0.4 * (t - 2.0 - K)^3 + 9.9968, capped at twice the measured
+            // rate (which stays just under 10).
+            let want = [
+                (2.5, 8.759030331373003),
+                (3.0, 9.645965659524988),
+                (3.5, 9.958565984455957),
+                // t = 2 + K: back at W_max; just after it the curve is flat ...
+                (4.0, 9.996831306165907),
+                // ... then grows past it, probing for more ...
+                (5.0, 10.450356939922756),
+                (6.0, 13.406542560795538),
+                // ... until twice the measured rate stops it.
+                (7.0, 19.999999999344638),
+                (8.0, 19.999999999973785),
+            ];
+            let mut t = 2.0_f64;
+            for (at, fill) in want {
+                while t < at - 1e-9 {
+                    advance(TENTH).await;
+                    t += 0.1;
+                    l.record(false);
+                }
+                assert_close(l.fill_rate(), fill, &format!("fill rate at {at}"));
+            }
+            assert!((l.measured_rate() - 10.0).abs() < 1e-9);
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn the_rate_is_back_at_w_max_after_k_seconds() {
+            let l = RateLimiter::adaptive();
+            for _ in 0..20 {
+                l.record(false);
+                advance(TENTH).await;
+            }
+            l.record(true);
+            let w_max = l.last_max_rate();
+            let k = (w_max * 0.3_f64 / 0.4).cbrt();
+            assert_close(k, 1.9572250053683622, "K");
+            // Responses keep coming at 10 per second (the cap of twice the measured rate stays
+            // out of the way); the one exactly K seconds after the throttle finds W_max again.
+            for _ in 0..19 {
+                advance(TENTH).await;
+                l.record(false);
+            }
+            advance(Duration::from_secs_f64(k) - 19 * TENTH).await;
+            l.record(false);
+            assert!((l.fill_rate() - w_max).abs() < 1e-8, "{}", l.fill_rate());
+            // 2 s after the throttle the plateau of the cubic has moved it by 0.4 * (2 - K)^3.
+            advance(Duration::from_secs(4) - Duration::from_secs_f64(2.0 + k)).await;
+            l.record(false);
+            assert!((l.fill_rate() - (w_max + 0.4 * (2.0 - k).powi(3))).abs() < 1e-8);
+            assert_close(l.fill_rate(), 9.996831306165907, "at 4.0, as above");
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn waiters_are_paced_at_the_fill_rate() {
+            // A throttle on the first response: measured rate 0, so the fill rate is the
+            // minimum (0.5 per second), the bucket holds at most 1 token and is empty.
+            let l: &'static RateLimiter = Box::leak(Box::new(RateLimiter::adaptive()));
+            l.record(true);
+            assert_close(l.fill_rate(), 0.5, "minimum fill rate");
+            let start = Instant::now();
+            let done = std::sync::Arc::new(Mutex::new(Vec::new()));
+            let tasks: Vec<_> = (0..3)
+                .map(|i| {
+                    let done = done.clone();
+                    tokio::spawn(async move {
+                        l.acquire(1, None).await.expect("no deadline");
+                        let ms = start.elapsed().as_millis();
+                        done.lock().unwrap().push((i, ms));
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+            // Never faster than one token every 2 s; the first at 2 s. The losers of each
+            // round wait a random extra of up to one refill time (2 s), so the order and the
+            // later instants vary, but each one comes after the refill for it.
+            let mut times: Vec<_> = done.lock().unwrap().iter().map(|&(_, ms)| ms).collect();
+            times.sort_unstable();
+            assert_eq!(times[0], 2000);
+            assert!(times[1] >= 4000 && times[1] <= 6000, "{times:?}");
+            assert!(times[2] >= times[1] + 2000, "{times:?}");
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_wait_that_would_reach_the_deadline_is_refused_at_once() {
+            let l = RateLimiter::adaptive();
+            l.record(true);
+            let start = Instant::now();
+            // The token comes at 2 s: a deadline at 2 s refuses, without waiting or taking.
+            let refused = l.acquire(1, Some(start + Duration::from_secs(2))).await;
+            assert_eq!(refused, Err(()));
+            assert_eq!(start.elapsed(), Duration::ZERO);
+            assert_close(l.capacity(), 0.0, "nothing taken");
+            // A deadline 1 ms later lets it wait.
+            let granted = l
+                .acquire(1, Some(start + Duration::from_millis(2001)))
+                .await;
+            assert_eq!(granted, Ok(()));
+            assert_eq!(start.elapsed(), Duration::from_secs(2));
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_waiter_dropped_before_its_turn_holds_nothing() {
+            let l = RateLimiter::adaptive();
+            l.record(true);
+            let start = Instant::now();
+            // A retry after throttling costs 10: 20 s at 0.5 per second. The caller gives up
+            // after 1 s.
+            let gave_up = tokio::time::timeout(Duration::from_secs(1), l.acquire(10, None)).await;
+            assert!(gave_up.is_err());
+            // Its 10 tokens are back: after 1 s of refill the bucket holds 0.5 of a token, so
+            // the next first attempt waits 1 s, not 20.
+            assert_close(l.capacity(), 0.5, "refund");
+            l.acquire(1, None).await.expect("no deadline");
+            assert_eq!(start.elapsed(), Duration::from_secs(2));
+        }
     }
 }

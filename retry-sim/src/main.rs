@@ -1,0 +1,467 @@
+//! `retry-sim [brooker|outage|throttling|metastable|side-by-side|all]... [--quick] [--out DIR]`
+//!
+//! Runs the scenarios, prints their figures as Markdown tables, and writes CSV files and SVG
+//! plots into DIR (default `retry-sim/results`). `--quick` runs the small sizes of the tests.
+
+use retry_sim::fleet::Run;
+use retry_sim::report::{self, Line, TIMESERIES_HEADER};
+use retry_sim::scenario::{brooker, metastable, outage, throttling};
+use retry_sim::sim::{Bin, Strategy};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+const SCENARIOS: [&str; 5] = [
+    "brooker",
+    "outage",
+    "throttling",
+    "metastable",
+    "side-by-side",
+];
+
+fn main() -> ExitCode {
+    let mut chosen = Vec::new();
+    let mut quick = false;
+    let mut out = PathBuf::from("retry-sim/results");
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--quick" => quick = true,
+            "--out" => match args.next() {
+                Some(dir) => out = PathBuf::from(dir),
+                None => return usage("--out needs a directory"),
+            },
+            "all" => chosen.extend(SCENARIOS),
+            s if SCENARIOS.contains(&s) => {
+                chosen.push(SCENARIOS[SCENARIOS.iter().position(|x| *x == s).unwrap_or(0)])
+            }
+            "-h" | "--help" => return usage(""),
+            other => return usage(&format!("unknown argument `{other}`")),
+        }
+    }
+    if chosen.is_empty() {
+        chosen.extend(SCENARIOS);
+    }
+    if let Err(e) = std::fs::create_dir_all(&out) {
+        eprintln!("cannot create {}: {e}", out.display());
+        return ExitCode::FAILURE;
+    }
+    for s in chosen {
+        let started = std::time::Instant::now();
+        let done = match s {
+            "brooker" => run_brooker(quick, &out),
+            "outage" => run_outage(quick, &out),
+            "throttling" => run_throttling(quick, &out),
+            "metastable" => run_metastable(quick, &out),
+            _ => run_side_by_side(quick, &out),
+        };
+        if let Err(e) = done {
+            eprintln!("{s}: {e}");
+            return ExitCode::FAILURE;
+        }
+        eprintln!("{s}: {:.1} s of wall time", started.elapsed().as_secs_f64());
+    }
+    ExitCode::SUCCESS
+}
+
+fn usage(problem: &str) -> ExitCode {
+    if !problem.is_empty() {
+        eprintln!("{problem}");
+    }
+    eprintln!(
+        "usage: retry-sim [brooker|outage|throttling|metastable|side-by-side|all]... \
+         [--quick] [--out DIR]"
+    );
+    if problem.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}
+
+fn run_brooker(quick: bool, out: &Path) -> Result<()> {
+    let config = if quick {
+        brooker::Config::quick()
+    } else {
+        brooker::Config::full()
+    };
+    let points = brooker::run(&config);
+    let rows: Vec<String> = points
+        .iter()
+        .map(|p| {
+            format!(
+                "{},{},{:.1},{:.1}",
+                p.clients,
+                p.backoff.name(),
+                p.calls,
+                p.time_ms
+            )
+        })
+        .collect();
+    report::write_csv(
+        &out.join("brooker.csv"),
+        "clients,strategy,mean_calls,mean_time_ms",
+        &rows,
+    )?;
+    let lines = |f: fn(&brooker::Point) -> f64| -> Vec<Line> {
+        brooker::Backoff::ALL
+            .iter()
+            .map(|b| {
+                let pts = points
+                    .iter()
+                    .filter(|p| p.backoff == *b)
+                    .map(|p| (p.clients as f64, f(p)))
+                    .collect();
+                (b.name().to_string(), pts)
+            })
+            .collect()
+    };
+    report::line_plot(
+        &out.join("brooker_calls.svg"),
+        "Contention: calls until every client has written",
+        "clients",
+        "calls (reads + conditional writes)",
+        &lines(|p| p.calls),
+    )?;
+    report::line_plot(
+        &out.join("brooker_time.svg"),
+        "Contention: time until the last client has written",
+        "clients",
+        "milliseconds",
+        &lines(|p| p.time_ms),
+    )?;
+    println!(
+        "\n### Brooker contention ({} runs per point)\n",
+        config.runs
+    );
+    println!("| clients | strategy | calls | time to finish (ms) |");
+    println!("|---:|---|---:|---:|");
+    for p in &points {
+        if quick || [10, 50, 100, 200].contains(&p.clients) {
+            println!(
+                "| {} | {} | {:.0} | {:.0} |",
+                p.clients,
+                p.backoff.name(),
+                p.calls,
+                p.time_ms
+            );
+        }
+    }
+    Ok(())
+}
+
+fn series_csv(out: &Path, name: &str, runs: &[(Strategy, &Run)], horizon: f64) -> Result<()> {
+    let rows = report::timeseries_rows(runs, horizon);
+    report::write_csv(&out.join(name), TIMESERIES_HEADER, &rows)?;
+    Ok(())
+}
+
+fn run_outage(quick: bool, out: &Path) -> Result<()> {
+    let config = if quick {
+        outage::Config::quick()
+    } else {
+        outage::Config::full()
+    };
+    let results = outage::run(&config);
+    let runs: Vec<(Strategy, &Run)> = results.iter().map(|s| (s.strategy, &s.run)).collect();
+    series_csv(out, "outage.csv", &runs, config.horizon)?;
+    let mut lines = report::per_second(&runs, config.horizon, |b: &Bin, _, _| {
+        Some(b.attempts as f64)
+    });
+    lines.push((
+        "offered".to_string(),
+        report::per_second(&runs[..1], config.horizon, |b: &Bin, _, _| {
+            Some(b.offered as f64)
+        })
+        .remove(0)
+        .1,
+    ));
+    report::line_plot(
+        &out.join("outage.svg"),
+        &format!(
+            "Outage from {} s to {} s: attempts reaching the server",
+            config.outage_start,
+            config.outage_start + config.outage_len
+        ),
+        "second",
+        "attempts per second",
+        &lines,
+    )?;
+    println!(
+        "\n### Outage ({} clients, {} requests/s offered)\n",
+        config.clients,
+        config.clients as f64 * config.rate_per_client
+    );
+    println!(
+        "| policy | amplification during the outage | same, last third (drained) | \
+         10 s after | time to recover (s) | calls failed |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for s in &results {
+        println!(
+            "| {} | {:.2}x | {:.2}x | {:.2}x | {:.0} | {:.1}% |",
+            s.strategy.name(),
+            s.amplification_outage,
+            s.amplification_drained,
+            s.amplification_after,
+            s.time_to_recover,
+            100.0 * s.failed_fraction
+        );
+    }
+    Ok(())
+}
+
+fn run_throttling(quick: bool, out: &Path) -> Result<()> {
+    let config = if quick {
+        throttling::Config::quick()
+    } else {
+        throttling::Config::full()
+    };
+    let results = throttling::run(&config);
+    let runs: Vec<(Strategy, &Run)> = results.iter().map(|s| (s.strategy, &s.run)).collect();
+    series_csv(out, "throttling.csv", &runs, config.horizon)?;
+    let c = config.capacity;
+    let mut goodput = report::per_second(&runs, config.horizon, |b: &Bin, _, _| {
+        Some(b.succeeded as f64 / c)
+    });
+    goodput.push((
+        "capacity C".to_string(),
+        vec![(0.0, 1.0), (config.horizon, 1.0)],
+    ));
+    report::line_plot(
+        &out.join("throttling_goodput.svg"),
+        "Offered 2C: successful calls per second, over C",
+        "second",
+        "goodput / C",
+        &goodput,
+    )?;
+    let throttled = report::per_second(&runs, config.horizon, |b: &Bin, _, _| {
+        (b.attempts > 0).then(|| b.throttled as f64 / b.attempts as f64)
+    });
+    report::line_plot(
+        &out.join("throttling_throttled.svg"),
+        "Offered 2C: fraction of attempts throttled",
+        "second",
+        "throttled / attempts",
+        &throttled,
+    )?;
+    let fill = report::per_second(&runs[2..], config.horizon, |_, i, run: &Run| {
+        run.fill_rate.get(i).map(|f| f * config.clients as f64 / c)
+    });
+    report::line_plot(
+        &out.join("throttling_fill_rate.svg"),
+        "Adaptive mode: the clients' fill rates, summed, over C",
+        "second",
+        "sum of fill rates / C",
+        &fill,
+    )?;
+    println!(
+        "\n### Throttling (C = {} requests/s, {} clients offering 2C; steady state from {} s to {} s)\n",
+        c, config.clients, config.steady_from, config.horizon
+    );
+    println!(
+        "| policy | goodput / C | throttled attempts | attempts / C | answers that came too late |"
+    );
+    println!("|---|---:|---:|---:|---:|");
+    for s in &results {
+        let b = s.run.series.total(config.steady_from, config.horizon);
+        println!(
+            "| {} | {:.1}% | {:.1}% | {:.2} | {:.1}% |",
+            s.strategy.name(),
+            100.0 * s.goodput,
+            100.0 * s.throttled,
+            s.load,
+            100.0 * retry_sim::sim::ratio(b.served - b.delivered.min(b.served), b.served)
+        );
+    }
+    Ok(())
+}
+
+fn run_metastable(quick: bool, out: &Path) -> Result<()> {
+    let config = if quick {
+        metastable::Config::quick()
+    } else {
+        metastable::Config::full()
+    };
+    let results = metastable::run(&config);
+    let runs: Vec<(Strategy, &Run)> = results.iter().map(|s| (s.strategy, &s.run)).collect();
+    series_csv(out, "metastable.csv", &runs, config.horizon)?;
+    let offered = metastable::LOAD * metastable::CAPACITY;
+    let goodput = report::per_second(&runs, config.horizon, |b: &Bin, _, _| {
+        Some(b.succeeded as f64 / offered)
+    });
+    report::line_plot(
+        &out.join("metastable_goodput.svg"),
+        &format!(
+            "Server at half speed from {} s to {} s: goodput over offered load",
+            metastable::TRIGGER_START,
+            metastable::TRIGGER_END
+        ),
+        "second",
+        "successful calls / offered",
+        &goodput,
+    )?;
+    let queue = report::per_second(&runs, config.horizon, |b: &Bin, _, _| {
+        (b.attempts > 0).then(|| b.queue_s / b.attempts as f64)
+    });
+    report::line_plot(
+        &out.join("metastable_queue.svg"),
+        "Mean time an arriving attempt spends queued at the server",
+        "second",
+        "seconds",
+        &queue,
+    )?;
+    println!(
+        "\n### Metastable ({} clients offering {} requests/s to a server of {} requests/s, 1 s attempt timeout)\n",
+        config.clients,
+        offered,
+        metastable::CAPACITY
+    );
+    println!(
+        "| policy | goodput before the trigger | goodput, last 10 s | attempts per call, last 10 s | recovered |"
+    );
+    println!("|---|---:|---:|---:|---|");
+    for s in &results {
+        let rec = match s.recovered_after {
+            Some(t) => format!("{t:.0} s after the trigger"),
+            None => "never".to_string(),
+        };
+        println!(
+            "| {} | {:.1}% | {:.1}% | {:.2} | {} |",
+            s.strategy.name(),
+            100.0 * s.goodput_before,
+            100.0 * s.goodput_end,
+            s.amplification_end,
+            rec
+        );
+    }
+    Ok(())
+}
+
+fn run_side_by_side(quick: bool, out: &Path) -> Result<()> {
+    use retry_sim::scenario::side_by_side;
+    let (oc, tc) = if quick {
+        (outage::Config::quick(), throttling::Config::quick())
+    } else {
+        (outage::Config::full(), throttling::Config::full())
+    };
+    let outage = side_by_side::outage(&oc);
+    let throttling = side_by_side::throttling(&tc);
+    let mut rows = Vec::new();
+    let mut table = Vec::new();
+    let mut add = |scenario: &str, policy: Strategy, metric: &str, ours: f64, theirs: f64| {
+        let ratio = if theirs == 0.0 {
+            f64::NAN
+        } else {
+            ours / theirs
+        };
+        rows.push(format!(
+            "{scenario},{},{metric},{ours:.4},{theirs:.4},{ratio:.3}",
+            policy.name()
+        ));
+        table.push(format!(
+            "| {scenario} | {} | {metric} | {ours:.3} | {theirs:.3} | {} |",
+            policy.name(),
+            if ratio.is_finite() {
+                format!("{ratio:.2}")
+            } else {
+                "n/a".to_string()
+            }
+        ));
+    };
+    for p in &outage {
+        add(
+            "outage",
+            p.strategy,
+            "amplification during the outage",
+            p.ours.amplification_outage,
+            p.theirs.amplification_outage,
+        );
+        add(
+            "outage",
+            p.strategy,
+            "amplification, last third",
+            p.ours.amplification_drained,
+            p.theirs.amplification_drained,
+        );
+        add(
+            "outage",
+            p.strategy,
+            "amplification, 10 s after",
+            p.ours.amplification_after,
+            p.theirs.amplification_after,
+        );
+        add(
+            "outage",
+            p.strategy,
+            "time to recover (s)",
+            p.ours.time_to_recover,
+            p.theirs.time_to_recover,
+        );
+        add(
+            "outage",
+            p.strategy,
+            "calls failed",
+            p.ours.failed_fraction,
+            p.theirs.failed_fraction,
+        );
+    }
+    for p in &throttling {
+        add(
+            "throttling",
+            p.strategy,
+            "goodput / C",
+            p.ours.goodput,
+            p.theirs.goodput,
+        );
+        add(
+            "throttling",
+            p.strategy,
+            "throttled attempts",
+            p.ours.throttled,
+            p.theirs.throttled,
+        );
+        add(
+            "throttling",
+            p.strategy,
+            "attempts / C",
+            p.ours.load,
+            p.theirs.load,
+        );
+    }
+    report::write_csv(
+        &out.join("side_by_side.csv"),
+        "scenario,policy,metric,ours,aws_smithy_runtime,ratio",
+        &rows,
+    )?;
+    let c = tc.capacity;
+    let mut lines: Vec<Line> = Vec::new();
+    for p in &throttling {
+        for (who, run) in [("ours", &p.ours.run), ("smithy", &p.theirs.run)] {
+            let pts = run
+                .series
+                .bins
+                .iter()
+                .enumerate()
+                .take_while(|(i, _)| (*i as f64) < tc.horizon)
+                .map(|(i, b)| (i as f64, b.succeeded as f64 / c))
+                .collect();
+            lines.push((format!("{} ({who})", p.strategy.name()), pts));
+        }
+    }
+    report::line_plot(
+        &out.join("side_by_side_throttling.svg"),
+        "Offered 2C: goodput over C, ours and aws-smithy-runtime",
+        "second",
+        "goodput / C",
+        &lines,
+    )?;
+    println!("\n### Side by side with aws-smithy-runtime\n");
+    println!("| scenario | policy | figure | ours | aws-smithy-runtime | ours / theirs |");
+    println!("|---|---|---|---:|---:|---:|");
+    for line in table {
+        println!("{line}");
+    }
+    Ok(())
+}

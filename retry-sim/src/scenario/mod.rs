@@ -1,0 +1,7 @@
+//! The scenarios.
+
+pub mod brooker;
+pub mod metastable;
+pub mod outage;
+pub mod side_by_side;
+pub mod throttling;

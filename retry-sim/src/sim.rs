@@ -1,0 +1,297 @@
+//! What every scenario shares: a paused-clock runtime, the simulated error type, the retry
+//! engine driven through `retry_runtime::__private` with fresh state per client, seeded
+//! randomness, and per-second counters.
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+pub use retry_runtime::__private::Policy;
+use retry_runtime::__private::{Call, ControlFlow, Mode, Site, Timed};
+use retry_runtime::testing::{self, Overrides};
+use retry_runtime::{Classify, ErrorClass, RateLimiter, TimedOut, TokenBucket};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Runs `fut` on a single-threaded tokio runtime whose clock is paused: time moves only when
+/// every task waits, straight to the next timer, so a simulated hour takes as long as the work
+/// in it, and the same seed gives the same run.
+pub fn run<F: Future>(fut: F) -> F::Output {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime");
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, fut)
+}
+
+/// What a simulated server answers, as the client sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimError {
+    /// A 5xx: the request failed on the server.
+    Unavailable,
+    /// A 429 / throttling error.
+    Throttled,
+    /// An optimistic-concurrency conflict: someone else wrote first.
+    Conflict,
+    /// The attempt timeout or the deadline.
+    TimedOut(TimedOut),
+}
+
+impl Classify for SimError {
+    fn classify(&self) -> ErrorClass {
+        match self {
+            SimError::Unavailable | SimError::Conflict => ErrorClass::Transient,
+            SimError::Throttled => ErrorClass::Throttling,
+            SimError::TimedOut(_) => ErrorClass::Timeout,
+        }
+    }
+}
+
+impl From<TimedOut> for SimError {
+    fn from(t: TimedOut) -> Self {
+        SimError::TimedOut(t)
+    }
+}
+
+/// The retry policy a simulated client runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Standard mode's backoff and attempts, with a bucket that never empties.
+    NoBucket,
+    /// AWS standard mode: the retry token bucket (500, costs 5 / 10 / 5).
+    Standard,
+    /// AWS adaptive mode: the standard bucket plus the CUBIC client rate limiter.
+    Adaptive,
+}
+
+impl Strategy {
+    /// The three, in report order.
+    pub const ALL: [Strategy; 3] = [Strategy::NoBucket, Strategy::Standard, Strategy::Adaptive];
+
+    /// The name in CSV files and tables.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Strategy::NoBucket => "no-bucket",
+            Strategy::Standard => "standard",
+            Strategy::Adaptive => "adaptive",
+        }
+    }
+}
+
+/// A bucket that never runs out: retries cost nothing.
+static UNLIMITED: TokenBucket = TokenBucket::standard().with_costs(0, 0, 0);
+
+/// One simulated client process: its own retry state (bucket, limiter), as one SDK client
+/// has, created fresh for each run.
+pub struct Client {
+    site: Site,
+}
+
+impl Client {
+    /// A client running `policy` (mode and max_attempts are set here, so the environment of
+    /// the machine running the simulation cannot change them) under `strategy`.
+    pub fn new(name: &'static str, policy: Policy, strategy: Strategy) -> Client {
+        let mode = if strategy == Strategy::Adaptive {
+            Mode::Adaptive
+        } else {
+            Mode::Standard
+        };
+        let site = Site::new(name, policy.mode(mode));
+        let site = if strategy == Strategy::NoBucket {
+            site.bucket(&UNLIMITED)
+        } else {
+            site
+        };
+        Client { site }
+    }
+
+    /// The client's retry token bucket.
+    pub fn bucket(&self) -> &TokenBucket {
+        self.site.token_bucket()
+    }
+
+    /// The client's rate limiter (used in adaptive mode).
+    pub fn limiter(&self) -> &RateLimiter {
+        self.site.limiter()
+    }
+
+    /// One call, retried by the runtime's engine exactly as a `#[retry]` function's body would
+    /// be: `attempt` makes one attempt. Jitter draws from a generator seeded with `seed`.
+    pub async fn call<Fut, A>(&self, seed: u64, attempt: A) -> Result<(), SimError>
+    where
+        A: FnMut() -> Fut,
+        Fut: Future<Output = Result<(), SimError>>,
+    {
+        testing::scope(Overrides::new().seed(seed), self.drive(attempt)).await
+    }
+
+    async fn drive<Fut, A>(&self, mut attempt: A) -> Result<(), SimError>
+    where
+        A: FnMut() -> Fut,
+        Fut: Future<Output = Result<(), SimError>>,
+    {
+        let timed_out: fn(TimedOut) -> SimError = SimError::from;
+        let mut call: Call<'_, Result<(), SimError>, _, _, _, _, _> = Call::new(
+            &self.site,
+            true,
+            Timed(timed_out),
+            |e: &SimError| e.classify(),
+            |_: &SimError| None,
+            |_: &()| false,
+            |_: &retry_runtime::RetryEvent<'_, SimError>| {},
+        );
+        // The same steps the expansion of `#[retry]` takes.
+        loop {
+            if call.adaptive() {
+                if let ControlFlow::Break(out) = call.send_token().await {
+                    return out;
+                }
+            }
+            let out = call.timed(attempt()).await;
+            match call.finish(out) {
+                ControlFlow::Break(out) => return out,
+                ControlFlow::Continue(out) => {
+                    if let ControlFlow::Break(out) = call.settle(out).await {
+                        return out;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Standard mode's AWS defaults: 3 attempts, backoff 1 s doubling to 20 s, full jitter.
+pub fn aws_standard() -> Policy {
+    Policy::new().max_attempts(3)
+}
+
+/// Seeded randomness for the simulated world (latencies, arrivals).
+pub struct Rng(StdRng);
+
+impl Rng {
+    /// A generator for `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(StdRng::seed_from_u64(seed))
+    }
+
+    /// A draw from `U[0, 1)`.
+    pub fn uniform(&mut self) -> f64 {
+        self.0.random::<f64>()
+    }
+
+    /// A fresh 64-bit seed.
+    pub fn seed(&mut self) -> u64 {
+        self.0.random::<u64>()
+    }
+
+    /// `|Normal(mean, sd)|` (Box-Muller).
+    pub fn abs_normal(&mut self, mean: f64, sd: f64) -> f64 {
+        let u1 = 1.0 - self.uniform();
+        let u2 = self.uniform();
+        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+        (mean + sd * z).abs()
+    }
+
+    /// An exponential inter-arrival time for `rate` events per second.
+    pub fn exponential(&mut self, rate: f64) -> f64 {
+        -(1.0 - self.uniform()).ln() / rate
+    }
+}
+
+/// A shared generator (behind a mutex, so a simulated HTTP connector, which must be `Send`,
+/// can hold it; the runtime has one thread, so it is never contended).
+pub type SharedRng = Arc<Mutex<Rng>>;
+
+/// Seconds as a `Duration` (negative as zero).
+pub fn secs(s: f64) -> Duration {
+    Duration::from_secs_f64(s.max(0.0))
+}
+
+/// Seconds since `t0` on the simulated clock.
+pub fn since(t0: Instant) -> f64 {
+    t0.elapsed().as_secs_f64()
+}
+
+/// Counters of one time bin.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Bin {
+    /// Calls started (first attempts wanted by the application).
+    pub offered: u64,
+    /// Attempts that reached the server.
+    pub attempts: u64,
+    /// Attempts the server served successfully.
+    pub served: u64,
+    /// Successful answers that reached their client in time (the rest of `served` arrived after
+    /// the client had given up on the attempt: wasted work).
+    pub delivered: u64,
+    /// Attempts answered with throttling.
+    pub throttled: u64,
+    /// Calls that returned `Ok` (goodput).
+    pub succeeded: u64,
+    /// Calls that returned an error.
+    pub failed: u64,
+    /// Seconds queued at the server, summed over the attempts that arrived (queue scenario).
+    pub queue_s: f64,
+}
+
+/// Counters per time bin.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Seconds per bin.
+    pub width: f64,
+    /// The bins, from time 0.
+    pub bins: Vec<Bin>,
+}
+
+impl Series {
+    /// `n` empty bins of `width` seconds.
+    pub fn new(width: f64, n: usize) -> Series {
+        Series {
+            width,
+            bins: vec![Bin::default(); n],
+        }
+    }
+
+    /// The bin of time `t` (seconds), if inside the series.
+    pub fn at(&mut self, t: f64) -> Option<&mut Bin> {
+        let i = (t / self.width).floor();
+        if i < 0.0 {
+            return None;
+        }
+        self.bins.get_mut(i as usize)
+    }
+
+    /// The sum of the bins covering `[from, to)` seconds.
+    pub fn total(&self, from: f64, to: f64) -> Bin {
+        let mut sum = Bin::default();
+        for (i, b) in self.bins.iter().enumerate() {
+            let t = i as f64 * self.width;
+            if t >= from && t < to {
+                sum.offered += b.offered;
+                sum.attempts += b.attempts;
+                sum.served += b.served;
+                sum.delivered += b.delivered;
+                sum.throttled += b.throttled;
+                sum.succeeded += b.succeeded;
+                sum.failed += b.failed;
+                sum.queue_s += b.queue_s;
+            }
+        }
+        sum
+    }
+}
+
+/// A shared series (see [`SharedRng`]).
+pub type SharedSeries = Arc<Mutex<Series>>;
+
+/// Locks a simulation mutex (never poisoned: a panic ends the run).
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `a / b`, 0 when `b` is 0.
+pub fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}

@@ -1,0 +1,104 @@
+//! The smallest case of each scenario, asserting its qualitative result. The figures of the
+//! full sizes are in SIMULATION.md; nothing here depends on how fast the machine is.
+
+use retry_sim::scenario::{brooker, metastable, outage, throttling};
+use retry_sim::sim::Strategy;
+
+#[test]
+fn brooker_full_jitter_does_less_work_than_exponential_without_jitter() {
+    let points = brooker::run(&brooker::Config::quick());
+    let get = |b: brooker::Backoff| points.iter().find(|p| p.backoff == b).unwrap().clone();
+    let none = get(brooker::Backoff::None);
+    let exp = get(brooker::Backoff::Exponential);
+    let full = get(brooker::Backoff::Full);
+    let decorrelated = get(brooker::Backoff::Decorrelated);
+    assert!(full.calls < exp.calls, "{full:?} vs {exp:?}");
+    assert!(full.calls < none.calls, "{full:?} vs {none:?}");
+    assert!(
+        decorrelated.calls < exp.calls,
+        "{decorrelated:?} vs {exp:?}"
+    );
+    // Without jitter the clients stay in lockstep and wait out ever longer backoffs.
+    assert!(exp.time_ms > 5.0 * full.time_ms, "{exp:?} vs {full:?}");
+}
+
+#[test]
+fn brooker_is_deterministic_for_a_seed() {
+    let a = brooker::run_once(20, brooker::Backoff::Full, 7);
+    let b = brooker::run_once(20, brooker::Backoff::Full, 7);
+    assert_eq!(a, b);
+    let c = brooker::run_once(20, brooker::Backoff::Full, 8);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn outage_the_bucket_stops_the_retry_storm_once_drained() {
+    let config = outage::Config::quick();
+    let none = outage::run_one(&config, Strategy::NoBucket);
+    let standard = outage::run_one(&config, Strategy::Standard);
+    assert!(
+        none.amplification_drained > 2.5,
+        "{}",
+        none.amplification_drained
+    );
+    assert!(
+        standard.amplification_drained <= 1.2,
+        "{}",
+        standard.amplification_drained
+    );
+    assert!(standard.amplification_after <= none.amplification_after);
+    assert!(standard.time_to_recover <= none.time_to_recover);
+}
+
+#[test]
+fn throttling_adaptive_mode_sends_about_what_the_server_takes() {
+    let config = throttling::Config::quick();
+    let standard = throttling::run_one(&config, Strategy::Standard);
+    let adaptive = throttling::run_one(&config, Strategy::Adaptive);
+    assert!(standard.throttled > 0.4, "{}", standard.throttled);
+    assert!(adaptive.throttled < 0.1, "{}", adaptive.throttled);
+    assert!(adaptive.load < 1.2 && standard.load > 2.0);
+    assert!(adaptive.goodput > 0.5, "{}", adaptive.goodput);
+}
+
+#[test]
+fn metastable_naive_retries_never_recover_and_the_bucket_does() {
+    let config = metastable::Config::quick();
+    let none = metastable::run_one(&config, Strategy::NoBucket);
+    let standard = metastable::run_one(&config, Strategy::Standard);
+    assert!(none.goodput_before > 0.9 && standard.goodput_before > 0.9);
+    assert_eq!(none.recovered_after, None);
+    assert!(none.goodput_end < 0.1, "{}", none.goodput_end);
+    assert!(standard.recovered_after.is_some());
+    assert!(standard.goodput_end > 0.9, "{}", standard.goodput_end);
+}
+
+#[test]
+fn side_by_side_both_engines_drain_the_bucket_and_pace_under_throttling() {
+    use retry_sim::fleet::Engine;
+    let oc = outage::Config::quick();
+    let ours = outage::run_engine(&oc, Strategy::Standard, Engine::Ours);
+    let theirs = outage::run_engine(&oc, Strategy::Standard, Engine::Smithy);
+    assert!(ours.amplification_drained <= 1.2 && theirs.amplification_drained <= 1.2);
+    // Same bucket, same costs, same server: the same amplification while it drains.
+    assert!((ours.amplification_outage - theirs.amplification_outage).abs() < 0.1);
+
+    let tc = throttling::Config::quick();
+    let ours = throttling::run_engine(&tc, Strategy::Adaptive, Engine::Ours);
+    let theirs = throttling::run_engine(&tc, Strategy::Adaptive, Engine::Smithy);
+    assert!(ours.throttled < 0.1 && theirs.throttled < 0.1);
+    assert!(ours.load < 1.2 && theirs.load < 1.2);
+}
+
+#[test]
+fn fleet_runs_are_deterministic_for_a_seed_under_both_engines() {
+    use retry_sim::fleet::Engine;
+    let mut tc = throttling::Config::quick();
+    tc.horizon = 10.0;
+    tc.steady_from = 5.0;
+    for engine in [Engine::Ours, Engine::Smithy] {
+        let a = tc.fleet(Strategy::Adaptive, engine).run(&tc.server());
+        let b = tc.fleet(Strategy::Adaptive, engine).run(&tc.server());
+        assert_eq!(a.series.bins, b.series.bins, "{engine:?}");
+    }
+}
