@@ -3,7 +3,7 @@
 //! `#[retry]`, backon and tokio-retry2, 3 attempts each.
 
 use backon::{ExponentialBuilder, Retryable};
-use retry_runtime::{Classify, ErrorClass, retry};
+use retry_runtime::{Classify, ErrorClass, TimedOut, retry};
 use std::cell::Cell;
 use std::hint::black_box;
 use std::time::Duration;
@@ -16,6 +16,12 @@ pub struct Error;
 impl Classify for Error {
     fn classify(&self) -> ErrorClass {
         ErrorClass::Transient
+    }
+}
+
+impl From<TimedOut> for Error {
+    fn from(_: TimedOut) -> Self {
+        Error
     }
 }
 
