@@ -76,20 +76,18 @@ impl Quota for Ours {
         }
     }
 
-    fn take_yield_refund(&self) -> impl std::future::Future<Output = bool> + Send {
-        async move {
-            let now = if self.clock {
-                tokio::time::Instant::now()
-            } else {
-                epoch()
-            };
-            if self.bucket.try_take(COST, now) {
-                tokio::task::yield_now().await;
-                self.bucket.deposit(COST);
-                true
-            } else {
-                false
-            }
+    async fn take_yield_refund(&self) -> bool {
+        let now = if self.clock {
+            tokio::time::Instant::now()
+        } else {
+            epoch()
+        };
+        if self.bucket.try_take(COST, now) {
+            tokio::task::yield_now().await;
+            self.bucket.deposit(COST);
+            true
+        } else {
+            false
         }
     }
 }
@@ -113,16 +111,14 @@ impl Quota for AwsSemaphore {
         }
     }
 
-    fn take_yield_refund(&self) -> impl std::future::Future<Output = bool> + Send {
-        async move {
-            match self.0.clone().try_acquire_many_owned(COST) {
-                Ok(permit) => {
-                    tokio::task::yield_now().await;
-                    drop(permit);
-                    true
-                }
-                Err(_) => false,
+    async fn take_yield_refund(&self) -> bool {
+        match self.0.clone().try_acquire_many_owned(COST) {
+            Ok(permit) => {
+                tokio::task::yield_now().await;
+                drop(permit);
+                true
             }
+            Err(_) => false,
         }
     }
 }
