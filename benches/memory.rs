@@ -54,6 +54,7 @@ fn main() {
         ),
         ("1 KiB body: plain", size_of_val(&plain_buffer(1))),
         ("1 KiB body: retry", size_of_val(&ours_buffer(1))),
+        ("tokio::time::Sleep", size_of::<tokio::time::Sleep>()),
     ];
     println!("{:<26} {:>6}", "future", "bytes");
     for (name, bytes) in rows {
