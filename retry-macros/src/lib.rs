@@ -14,6 +14,8 @@ mod shape;
 mod valid;
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod snapshots;
 
 use proc_macro::TokenStream;

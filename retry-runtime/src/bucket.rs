@@ -1,8 +1,8 @@
 //! The retry token bucket of AWS "standard" mode (the retry quota), lock-free.
 
 use crate::classify::ErrorClass;
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
 

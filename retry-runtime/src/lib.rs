@@ -130,6 +130,7 @@ mod limiter;
 mod observe;
 mod partition;
 mod policy;
+mod sync;
 pub mod testing;
 
 #[doc(hidden)]

@@ -1,0 +1,89 @@
+//! Instruction counts per call, for callgrind: `instructions VARIANT N` runs `N` sequential
+//! calls of one variant of `benches/shared` on a current-thread runtime and exits. Counts are
+//! stable where wall-clock timings on a shared machine are not; `benches/instructions.sh`
+//! runs every variant at two values of `N` and prints the difference per call, so the
+//! runtime's start-up cancels out.
+//!
+//! ```text
+//! bash benches/instructions.sh
+//! ```
+//!
+//! Under `cargo bench` (no variant given) it runs every variant briefly, as a smoke test.
+
+mod shared;
+
+use shared::*;
+use std::future::Future;
+use std::hint::black_box;
+
+/// Every variant, as `group/name`.
+const VARIANTS: &[&str] = &[
+    "success/plain",
+    "success/retry",
+    "success/backon",
+    "success/tokio-retry2",
+    "retry/hand-loop",
+    "retry/retry",
+    "retry/backon",
+    "retry/tokio-retry2",
+];
+
+#[inline(never)]
+fn run<F, Fut>(rt: &tokio::runtime::Runtime, iters: u64, f: F)
+where
+    F: Fn(u64) -> Fut,
+    Fut: Future<Output = Result<u64, Error>>,
+{
+    rt.block_on(async {
+        for i in 0..iters {
+            let out = f(i).await;
+            assert!(out.is_ok());
+            black_box(out.ok());
+        }
+    });
+}
+
+fn run_variant(rt: &tokio::runtime::Runtime, variant: &str, n: u64) {
+    match variant {
+        "success/plain" => run(rt, n, plain),
+        "success/retry" => run(rt, n, ours),
+        "success/backon" => run(rt, n, with_backon),
+        "success/tokio-retry2" => run(rt, n, with_tokio_retry2),
+        "retry/hand-loop" => run(rt, n, hand_loop),
+        "retry/retry" => run(rt, n, ours_flaky),
+        "retry/backon" => run(rt, n, backon_flaky),
+        "retry/tokio-retry2" => run(rt, n, tokio_retry2_flaky),
+        other => {
+            eprintln!("unknown variant {other:?}; one of: {}", VARIANTS.join(", "));
+            std::process::exit(2);
+        }
+    }
+}
+
+fn runtime(variant: &str) -> tokio::runtime::Runtime {
+    // The retry path sleeps zero through tokio's millisecond timer: on the paused clock (as in
+    // `peers.rs`) the timer fires as soon as the runtime is idle instead of at the next tick.
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(variant.starts_with("retry/"))
+        .build()
+        .expect("a runtime")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some(variant) if !variant.starts_with('-') => {
+            let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+            let rt = runtime(variant);
+            // One warm-up call: per-function settings resolve on first use.
+            run_variant(&rt, variant, 1);
+            run_variant(&rt, variant, n);
+        }
+        _ => {
+            for variant in VARIANTS {
+                run_variant(&runtime(variant), variant, 1_000);
+            }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The functions the peer benchmarks compare, shared by `peers.rs` (criterion) and
+//! `instructions.rs` (instruction counts under callgrind): the same body under a plain call,
+//! `#[retry]`, backon and tokio-retry2, 3 attempts each.
+
+use backon::{ExponentialBuilder, Retryable};
+use retry_runtime::{Classify, ErrorClass, TimedOut, retry};
+use std::cell::Cell;
+use std::hint::black_box;
+use std::time::Duration;
+use tokio_retry2::strategy::ExponentialBackoff;
+use tokio_retry2::{Retry, RetryError};
+
+#[derive(Debug)]
+pub struct Error;
+
+impl Classify for Error {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Transient
+    }
+}
+
+impl From<TimedOut> for Error {
+    fn from(_: TimedOut) -> Self {
+        Error
+    }
+}
+
+fn retryable(e: &Error) -> bool {
+    matches!(
+        e.classify(),
+        ErrorClass::Transient | ErrorClass::Throttling | ErrorClass::NotSent | ErrorClass::Timeout
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// The success path: `Ok(x + 1)`.
+
+async fn body(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
+pub async fn plain(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
+#[retry(max_attempts = 3)]
+pub async fn ours(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
+pub async fn with_backon(x: u64) -> Result<u64, Error> {
+    (|| body(x))
+        .retry(
+            ExponentialBuilder::default()
+                .with_jitter()
+                .with_max_times(2),
+        )
+        .when(retryable)
+        .await
+}
+
+pub async fn with_tokio_retry2(x: u64) -> Result<u64, Error> {
+    let strategy = ExponentialBackoff::from_millis(10).factor(100).take(2);
+    Retry::spawn(strategy, || async move {
+        body(x).await.map_err(|e| {
+            if retryable(&e) {
+                RetryError::transient(e)
+            } else {
+                RetryError::permanent(e)
+            }
+        })
+    })
+    .await
+}
+
+// ---------------------------------------------------------------------------------------------
+// The retry path: attempt 1 fails (transient), attempt 2 succeeds, zero delay between them.
+
+/// Fails on the first attempt of a call, succeeds on the next.
+async fn flaky(x: u64, tries: &Cell<u32>) -> Result<u64, Error> {
+    tries.set(tries.get() + 1);
+    if tries.get() == 1 {
+        Err(Error)
+    } else {
+        Ok(black_box(x).wrapping_add(1))
+    }
+}
+
+pub async fn hand_loop(x: u64) -> Result<u64, Error> {
+    let tries = Cell::new(0);
+    let mut left = 2;
+    loop {
+        match flaky(x, &tries).await {
+            Err(e) if left > 0 && retryable(&e) => {
+                left -= 1;
+                tokio::time::sleep(Duration::ZERO).await;
+            }
+            out => return out,
+        }
+    }
+}
+
+#[retry(max_attempts = 3, initial_backoff = "0s", jitter = "none")]
+async fn ours_flaky_inner(x: u64, tries: &Cell<u32>) -> Result<u64, Error> {
+    flaky(x, tries).await
+}
+
+pub async fn ours_flaky(x: u64) -> Result<u64, Error> {
+    let tries = Cell::new(0);
+    ours_flaky_inner(x, &tries).await
+}
+
+pub async fn backon_flaky(x: u64) -> Result<u64, Error> {
+    let tries = Cell::new(0);
+    (|| flaky(x, &tries))
+        .retry(
+            ExponentialBuilder::default()
+                .with_min_delay(Duration::ZERO)
+                .with_max_times(2),
+        )
+        .when(retryable)
+        .await
+}
+
+pub async fn tokio_retry2_flaky(x: u64) -> Result<u64, Error> {
+    let tries = Cell::new(0);
+    let tries = &tries;
+    let strategy = ExponentialBackoff::from_millis(0).take(2);
+    Retry::spawn(strategy, || async move {
+        flaky(x, tries).await.map_err(|e| {
+            if retryable(&e) {
+                RetryError::transient(e)
+            } else {
+                RetryError::permanent(e)
+            }
+        })
+    })
+    .await
+}

@@ -1,0 +1,250 @@
+//! Cancellation: every scenario below is run once per possible cut, dropping the call after
+//! exactly 0, 1, 2, ... polls until a run completes uncut. After each run the shared bucket
+//! must hold exactly what the retries that ran are owed: a retry whose attempt failed keeps
+//! its cost; the cost held for the retry in flight when the call was dropped (sleeping before
+//! it, or running it) comes back.
+//!
+//! The buckets give no success reward, so that the expected level is exact: with `k` retries
+//! (`k` hooks), the first `k - 1` retries failed and keep their cost; the last one's cost comes
+//! back if the call was dropped or its attempt succeeded, and stays out if the call returned
+//! its error.
+
+use retry_runtime::{Classify, ErrorClass, RetryEvent, TimedOut, TokenBucket, retry};
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq)]
+enum TestError {
+    Fault(ErrorClass),
+    TimedOut,
+}
+
+impl Classify for TestError {
+    fn classify(&self) -> ErrorClass {
+        match self {
+            TestError::Fault(class) => *class,
+            TestError::TimedOut => ErrorClass::Timeout,
+        }
+    }
+}
+
+impl From<TimedOut> for TestError {
+    fn from(_: TimedOut) -> Self {
+        TestError::TimedOut
+    }
+}
+
+/// What one attempt does: yield to the scheduler `yields` times, wait `sleep_ms`, answer.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    yields: u32,
+    sleep_ms: u64,
+    answer: Answer,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Answer {
+    Ok,
+    Fail(ErrorClass),
+    Hang,
+}
+
+const fn step(yields: u32, sleep_ms: u64, answer: Answer) -> Step {
+    Step {
+        yields,
+        sleep_ms,
+        answer,
+    }
+}
+
+use Answer::{Fail, Hang, Ok as Succeed};
+use ErrorClass::{NotSent, Permanent, Throttling, Timeout, Transient};
+
+struct Script {
+    steps: Vec<Step>,
+    next: RefCell<usize>,
+}
+
+impl Script {
+    fn new(steps: &[Step]) -> Script {
+        Script {
+            steps: steps.to_vec(),
+            next: RefCell::new(0),
+        }
+    }
+
+    async fn attempt(&self) -> Result<u32, TestError> {
+        let n = {
+            let mut next = self.next.borrow_mut();
+            *next += 1;
+            *next
+        };
+        let s = self.steps[(n - 1).min(self.steps.len() - 1)];
+        for _ in 0..s.yields {
+            tokio::task::yield_now().await;
+        }
+        if s.sleep_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(s.sleep_ms)).await;
+        }
+        match s.answer {
+            Answer::Ok => Ok(u32::try_from(n).unwrap()),
+            Answer::Fail(class) => Err(TestError::Fault(class)),
+            Answer::Hang => std::future::pending().await,
+        }
+    }
+}
+
+thread_local! {
+    /// The class of each retry's failure, in order, as `on_retry` saw them.
+    static HOOKS: RefCell<Vec<ErrorClass>> = const { RefCell::new(Vec::new()) };
+}
+
+fn note(e: &RetryEvent<'_, TestError>) {
+    HOOKS.with(|h| h.borrow_mut().push(e.class()));
+}
+
+// Large buckets without reward: no run can drain them, and the level moves only by the costs
+// that retries keep.
+static UNTIMED: TokenBucket = TokenBucket::standard()
+    .with_capacity(1_000_000)
+    .with_success_reward(0);
+static TIMED: TokenBucket = TokenBucket::standard()
+    .with_capacity(1_000_000)
+    .with_success_reward(0);
+
+#[retry(bucket = UNTIMED, max_attempts = 4, initial_backoff = "3ms", jitter = "equal", on_retry = note)]
+async fn untimed(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[retry(
+    bucket = TIMED,
+    max_attempts = 5,
+    initial_backoff = "2ms",
+    attempt_timeout = "10ms",
+    attempt_timeout_multiplier = 2,
+    max_attempt_timeout = "30ms",
+    deadline = "80ms",
+    on_retry = note
+)]
+async fn timed(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+/// Polls `inner` at most `polls` times; `None` if it had not finished by then (it is dropped).
+struct CutAfter<F: Future> {
+    inner: Pin<Box<F>>,
+    left: usize,
+}
+
+impl<F: Future> Future for CutAfter<F> {
+    type Output = Option<F::Output>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if self.left == 0 {
+            return Poll::Ready(None);
+        }
+        self.left -= 1;
+        self.inner.as_mut().poll(cx).map(Some)
+    }
+}
+
+fn cost(class: ErrorClass) -> u32 {
+    TokenBucket::standard().cost(class)
+}
+
+/// Runs `call` cut after every possible number of polls; returns how many runs it took.
+async fn every_cut<'s, F, Fut>(bucket: &TokenBucket, steps: &'s [Step], call: F) -> usize
+where
+    F: Fn(&'s Script) -> Fut,
+    Fut: Future<Output = Result<u32, TestError>> + 's,
+{
+    for polls in 0.. {
+        HOOKS.with(|h| h.borrow_mut().clear());
+        let before = bucket.available();
+        let script: &'s Script = Box::leak(Box::new(Script::new(steps)));
+        let out = CutAfter {
+            inner: Box::pin(call(script)),
+            left: polls,
+        }
+        .await;
+        let hooks = HOOKS.with(|h| h.borrow().clone());
+        let taken: Vec<u32> = hooks.iter().copied().map(cost).collect();
+        let kept: u32 = match (&out, taken.split_last()) {
+            (_, None) => 0,
+            // The last retry failed and the call returned its error: every cost stays out.
+            (Some(Err(_)), Some(_)) => taken.iter().sum(),
+            // Dropped while holding the last retry's cost, or that retry succeeded.
+            (None | Some(Ok(_)), Some((_, earlier))) => earlier.iter().sum(),
+        };
+        assert_eq!(
+            bucket.available(),
+            before - kept,
+            "{steps:?} cut after {polls} polls ({out:?}, retries {hooks:?})"
+        );
+        if out.is_some() {
+            return polls + 1;
+        }
+    }
+    unreachable!()
+}
+
+const SCENARIOS: &[&[Step]] = &[
+    &[step(0, 0, Succeed)],
+    &[step(3, 0, Succeed)],
+    &[step(1, 2, Fail(Transient)), step(2, 1, Succeed)],
+    &[
+        step(1, 0, Fail(Transient)),
+        step(0, 1, Fail(Timeout)),
+        step(2, 0, Fail(Throttling)),
+        step(1, 1, Succeed),
+    ],
+    &[step(2, 1, Fail(NotSent))],
+    &[step(0, 1, Fail(Throttling)), step(1, 0, Fail(Permanent))],
+    &[
+        step(1, 0, Fail(Transient)),
+        step(1, 0, Fail(Transient)),
+        step(1, 0, Fail(Transient)),
+        step(1, 0, Succeed),
+    ],
+];
+
+const TIMED_SCENARIOS: &[&[Step]] = &[
+    &[step(1, 0, Hang)],
+    &[step(0, 0, Hang), step(2, 5, Succeed)],
+    &[
+        step(1, 3, Fail(Transient)),
+        step(0, 0, Hang),
+        step(1, 25, Succeed),
+    ],
+    &[step(2, 12, Succeed), step(1, 1, Succeed)],
+    &[step(0, 9, Fail(Throttling)), step(0, 0, Hang)],
+];
+
+#[tokio::test(start_paused = true)]
+async fn dropping_an_untimed_call_after_any_poll_leaves_the_bucket_exact() {
+    let mut runs = 0;
+    for steps in SCENARIOS {
+        runs += every_cut(&UNTIMED, steps, untimed).await;
+    }
+    eprintln!(
+        "untimed: {} scenarios, {runs} runs (one per cut point)",
+        SCENARIOS.len()
+    );
+    assert!(runs > 50, "the scenarios have many poll points: {runs}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_a_timed_call_after_any_poll_leaves_the_bucket_exact() {
+    let mut runs = 0;
+    for steps in TIMED_SCENARIOS {
+        runs += every_cut(&TIMED, steps, timed).await;
+    }
+    eprintln!(
+        "timed: {} scenarios, {runs} runs (one per cut point)",
+        TIMED_SCENARIOS.len()
+    );
+    assert!(runs > 30, "the scenarios have many poll points: {runs}");
+}
