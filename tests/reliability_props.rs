@@ -18,7 +18,7 @@
 
 use proptest::prelude::*;
 use retry_runtime::__private::{
-    Call, ControlFlow, Jitter, Policy, RetryEvent, Site, Timed, Untimed, never_repeat, timed_out,
+    Call, Jitter, Policy, RetryEvent, Site, Timed, Untimed, never_repeat, timed_out,
 };
 use retry_runtime::{Classify, ErrorClass, TimedOut, TokenBucket};
 use std::cell::RefCell;
@@ -146,7 +146,7 @@ impl Log {
     }
 }
 
-/// The loop `#[retry]` writes for a function without timers.
+/// The loop `#[retry]` writes for a function without timers (`Call::run`).
 async fn untimed(
     site: &Site,
     idempotent: bool,
@@ -154,7 +154,7 @@ async fn untimed(
     steps: &[Step],
 ) -> Result<u32, TestError> {
     let hook = log.hook();
-    let mut call = Call::new(
+    let call = Call::new(
         site,
         idempotent,
         Untimed,
@@ -163,28 +163,13 @@ async fn untimed(
         never_repeat::<u32>,
         hook,
     );
-    loop {
-        if call.adaptive() {
-            if let ControlFlow::Break(out) = call.send_token().await {
-                break out;
-            }
-        }
-        let out = call.attempt(log.play(steps)).await;
-        match call.finish(out) {
-            ControlFlow::Break(out) => break out,
-            ControlFlow::Continue(out) => {
-                if let ControlFlow::Break(out) = call.settle(out).await {
-                    break out;
-                }
-            }
-        }
-    }
+    call.run(|| log.play(steps)).await
 }
 
-/// The loop `#[retry]` writes for a function with `attempt_timeout` or `deadline`.
+/// The loop `#[retry]` writes for a function with `attempt_timeout` or `deadline` (`Call::run`).
 async fn timed(site: &Site, idempotent: bool, log: &Log, steps: &[Step]) -> Result<u32, TestError> {
     let hook = log.hook();
-    let mut call = Call::new(
+    let call = Call::new(
         site,
         idempotent,
         Timed(timed_out),
@@ -193,22 +178,7 @@ async fn timed(site: &Site, idempotent: bool, log: &Log, steps: &[Step]) -> Resu
         never_repeat::<u32>,
         hook,
     );
-    loop {
-        if call.adaptive() {
-            if let ControlFlow::Break(out) = call.send_token().await {
-                break out;
-            }
-        }
-        let out = call.timed(log.play(steps)).await;
-        match call.finish(out) {
-            ControlFlow::Break(out) => break out,
-            ControlFlow::Continue(out) => {
-                if let ControlFlow::Break(out) = call.settle(out).await {
-                    break out;
-                }
-            }
-        }
-    }
+    call.run(|| log.play(steps)).await
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -93,14 +93,14 @@ pub async fn hand_loop(x: u64) -> Result<u64, Error> {
         match flaky(x, &tries).await {
             Err(e) if left > 0 && retryable(&e) => {
                 left -= 1;
-                tokio::time::sleep(Duration::ZERO).await;
+                tokio::time::sleep(Duration::from_millis(1)).await;
             }
             out => return out,
         }
     }
 }
 
-#[retry(max_attempts = 3, initial_backoff = "0s", jitter = "none")]
+#[retry(max_attempts = 3, initial_backoff = "1ms", jitter = "none")]
 async fn ours_flaky_inner(x: u64, tries: &Cell<u32>) -> Result<u64, Error> {
     flaky(x, tries).await
 }
@@ -115,7 +115,7 @@ pub async fn backon_flaky(x: u64) -> Result<u64, Error> {
     (|| flaky(x, &tries))
         .retry(
             ExponentialBuilder::default()
-                .with_min_delay(Duration::ZERO)
+                .with_min_delay(Duration::from_millis(1))
                 .with_max_times(2),
         )
         .when(retryable)
@@ -125,7 +125,7 @@ pub async fn backon_flaky(x: u64) -> Result<u64, Error> {
 pub async fn tokio_retry2_flaky(x: u64) -> Result<u64, Error> {
     let tries = Cell::new(0);
     let tries = &tries;
-    let strategy = ExponentialBackoff::from_millis(0).take(2);
+    let strategy = ExponentialBackoff::from_millis(1).take(2);
     Retry::spawn(strategy, || async move {
         flaky(x, tries).await.map_err(|e| {
             if retryable(&e) {

@@ -45,6 +45,8 @@ fn retry_loop(
         span = Span::mixed_site().located_at(ret_span)
     );
     let out = format_ident!("__retry_out", span = Span::mixed_site());
+    let delay = format_ident!("__retry_delay", span = Span::mixed_site());
+    let wait = format_ident!("__retry_wait", span = Span::mixed_site());
     let e = format_ident!("__retry_e", span = Span::mixed_site());
     let cond = format_ident!("__retry_idempotent", span = Span::mixed_site());
 
@@ -185,11 +187,16 @@ fn retry_loop(
             let #out = #run_attempt;
             match #finish {
                 #p::ControlFlow::Break(#out) => break #out,
-                #p::ControlFlow::Continue(#out) => {
-                    if let #p::ControlFlow::Break(#out) = #call.settle(#out).await {
-                        break #out;
+                #p::ControlFlow::Continue(#out) => match #call.settle(#out) {
+                    #p::Settled::Return(#out) => break #out,
+                    #p::Settled::Retry => {}
+                    #p::Settled::Sleep(#delay) => #p::sleep(#delay).await,
+                    #p::Settled::Wait(#wait) => {
+                        if let #p::ControlFlow::Break(#out) = #call.wait_for_tokens(#wait).await {
+                            break #out;
+                        }
                     }
-                }
+                },
             }
         }
     }

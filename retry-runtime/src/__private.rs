@@ -1,12 +1,15 @@
 //! What the expansion of `#[retry]` names. Not a public API: it changes with the macro.
 
-pub use crate::call::{Call, FromTimedOut, RetryResult, Timed, Timer, TimerKind, Untimed};
+pub use crate::call::{
+    Call, FromTimedOut, RetryResult, Settled, Timed, Timer, TimerKind, Untimed, Wait,
+};
 pub use crate::classify::{Classify, ErrorClass, TimedOut};
 pub use crate::event::RetryEvent;
 pub use crate::partition::Site;
 pub use crate::policy::{Jitter, Mode, Policy};
 pub use core::ops::ControlFlow;
 pub use std::time::Duration;
+pub use tokio::time::sleep;
 
 /// The classifier and server hint when `retry_on` is not given: the error's own [`Classify`]
 /// impl. One function for both, so a missing impl is reported once.

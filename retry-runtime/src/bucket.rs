@@ -145,8 +145,23 @@ impl TokenBucket {
     }
 
     /// Takes `cost` tokens for a retry; `false` (taking nothing) if the bucket holds fewer.
+    /// Reads the clock only for a bucket that refills with time.
+    #[inline]
+    pub(crate) fn try_take_now(&self, cost: u32) -> bool {
+        if self.refill_per_sec == 0 {
+            self.take(cost)
+        } else {
+            self.try_take(cost, Instant::now())
+        }
+    }
+
+    /// Takes `cost` tokens at `now`; `false` (taking nothing) if the bucket holds fewer.
     pub(crate) fn try_take(&self, cost: u32, now: Instant) -> bool {
         self.refill(now);
+        self.take(cost)
+    }
+
+    fn take(&self, cost: u32) -> bool {
         self.level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
                 level.checked_sub(cost)

@@ -10,14 +10,13 @@
 //! [`Retrying`], set up when the first retry is decided.
 
 use crate::backoff;
-use crate::bucket::TokenBucket;
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
 use crate::event::RetryEvent;
 use crate::limiter::send_cost;
 use crate::observe::{self, EarlyEnd};
 use crate::partition::Site;
-use crate::policy::Mode;
-use crate::testing;
+use crate::policy::{Jitter, Mode};
+use crate::testing::{self, TestScope};
 use core::future::Future;
 use core::ops::ControlFlow;
 use std::time::Duration;
@@ -164,7 +163,7 @@ struct Retrying<R> {
 impl<R, K, C, A, P, O> Drop for Call<'_, R, K, C, A, P, O> {
     #[inline]
     fn drop(&mut self) {
-        // A call that never retried holds nothing: keep its drop a single check.
+        // Only a call dropped between taking a retry's cost and that retry's end holds tokens.
         if self.retrying.is_some() {
             self.give_back_held();
         }
@@ -285,27 +284,8 @@ impl<'s, R, K: TimerKind, C, A, P, O> Call<'s, R, K, C, A, P, O> {
             .is_some_and(|d| Instant::now().checked_add(delay).is_none_or(|t| t >= d))
     }
 
-    /// Step 6: takes `cost` tokens for a retry, waiting for the refill when the bucket says so
-    /// and the deadline allows. `false`: no retry.
-    async fn take_retry_cost(&self, cost: u32) -> bool {
-        let bucket: &TokenBucket = self.site.token_bucket();
-        loop {
-            let now = Instant::now();
-            if bucket.try_take(cost, now) {
-                return true;
-            }
-            let Some(wait) = bucket.time_until(cost, now) else {
-                return false;
-            };
-            if self.deadline_passes(wait) {
-                return false;
-            }
-            tokio::time::sleep(wait).await;
-        }
-    }
-
-    fn ended_early(&self, n: u32, class: Option<ErrorClass>, why: EarlyEnd) {
-        observe::ended_early(self.site, n, class, why);
+    fn ended_early(&self, n: u32, class: Option<ErrorClass>, why: EarlyEnd, scope: TestScope) {
+        observe::ended_early(self.site, n, class, why, scope.recording());
     }
 }
 
@@ -341,7 +321,7 @@ impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
         let last = self.retrying.as_mut().and_then(|r| r.last.take());
         match last.or_else(|| self.deadline_error(n)) {
             Some(out) => {
-                self.ended_early(n - 1, None, EarlyEnd::Deadline);
+                self.ended_early(n - 1, None, EarlyEnd::Deadline, testing::test_scope());
                 ControlFlow::Break(out)
             }
             // No deadline, so the wait cannot have failed: go ahead.
@@ -394,13 +374,11 @@ impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
         K: TimerKind,
         P: Fn(&R::Ok) -> bool,
     {
-        // `expired` is only ever set for a function with a timer.
-        if self.retrying.is_none() && !(K::TIMED && self.expired.is_some()) {
+        // `expired` is only ever set for a function with a timer; an attempt cut off by the
+        // deadline goes to `settle`, where polling may end with the previous `Ok`.
+        if !(K::TIMED && self.expired.is_some()) {
             if let Ok(value) = out.as_result() {
-                self.site.token_bucket().reward();
-                if self.adaptive {
-                    self.site.limiter().record(false);
-                }
+                self.book_success();
                 if !(self.repeat)(value) {
                     return ControlFlow::Break(out);
                 }
@@ -410,9 +388,39 @@ impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
         ControlFlow::Continue(out)
     }
 
-    /// Steps 3 to 9 for every outcome but the hot path's: `Break` with the function's result,
-    /// or `Continue` after sleeping the backoff.
-    pub async fn settle(&mut self, out: R) -> ControlFlow<R>
+    /// Step 3 for a success: refund the retry's cost, or reward an attempt that cost nothing;
+    /// in adaptive mode, tell the limiter.
+    #[inline]
+    fn book_success(&mut self) {
+        if self.retrying.is_none() {
+            self.site.token_bucket().reward();
+        } else {
+            self.book_retry_success();
+        }
+        if self.adaptive {
+            self.site.limiter().record(false);
+        }
+    }
+
+    #[cold]
+    fn book_retry_success(&mut self) {
+        if let Some(r) = &mut self.retrying {
+            r.last = None;
+            let held = std::mem::take(&mut r.held);
+            let bucket = self.site.token_bucket();
+            if held > 0 {
+                bucket.deposit(held);
+            } else {
+                bucket.reward();
+            }
+        }
+    }
+
+    /// Steps 3 to 9 for every outcome but the hot path's, decided without waiting: return,
+    /// retry now, or sleep first (the expansion awaits the sleep in place, so no future of the
+    /// engine sits between the function and its timer). A bucket that must first wait for its
+    /// refill hands back the wait, for [`wait_for_tokens`](Self::wait_for_tokens).
+    pub fn settle(&mut self, out: R) -> Settled<R>
     where
         R: RetryResult,
         K: Timer<R::Err>,
@@ -421,48 +429,32 @@ impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
         P: Fn(&R::Ok) -> bool,
         O: Fn(&RetryEvent<'_, R::Err>),
     {
-        let n = self.attempt;
-        if std::mem::take(&mut self.repeat_after_success) {
-            return self.retry(n, out, None).await;
+        let scope = testing::test_scope();
+        match self.judge(out, scope) {
+            Ok(next) => next.settled(scope),
+            Err(short) => Settled::Wait(Wait(short)),
         }
-        let expired = if K::TIMED { self.expired } else { None };
-        let adaptive = self.adaptive;
-        if let Some(previous) = self.polling_cut_by_deadline(expired) {
-            self.ended_early(n, Some(ErrorClass::Timeout), EarlyEnd::Deadline);
-            return ControlFlow::Break(previous);
-        }
+    }
 
-        // 3 and 4. Bookkeeping, then the outcome's class.
-        match out.as_result() {
-            Ok(value) => {
-                // Refund a retry's cost, or reward an attempt that cost nothing.
-                let held = self
-                    .retrying
-                    .as_mut()
-                    .map_or(0, |r| std::mem::take(&mut r.held));
-                let bucket = self.site.token_bucket();
-                if held > 0 {
-                    bucket.deposit(held);
-                } else {
-                    bucket.reward();
-                }
-                if adaptive {
-                    self.site.limiter().record(false);
-                }
-                if (self.repeat)(value) {
-                    self.retry(n, out, None).await
-                } else {
-                    ControlFlow::Break(out)
-                }
+    /// A bucket's refill wait (step 6 for a bucket built with `wait_when_empty`), bounded by
+    /// the deadline, then the rest of the retry's steps and its sleep.
+    pub async fn wait_for_tokens(&mut self, wait: Wait<R>) -> ControlFlow<R>
+    where
+        R: RetryResult,
+        K: Timer<R::Err>,
+        C: Fn(&R::Err) -> ErrorClass,
+        A: Fn(&R::Err) -> Option<Duration>,
+        P: Fn(&R::Ok) -> bool,
+        O: Fn(&RetryEvent<'_, R::Err>),
+    {
+        let scope = testing::test_scope();
+        match self.refill_wait(wait.0, scope).await.settled(scope) {
+            Settled::Return(out) => ControlFlow::Break(out),
+            Settled::Sleep(delay) => {
+                tokio::time::sleep(delay).await;
+                ControlFlow::Continue(())
             }
-            Err(err) => {
-                let class = if expired.is_some() {
-                    ErrorClass::Timeout
-                } else {
-                    (self.classify)(err)
-                };
-                self.failed(n, out, class, adaptive).await
-            }
+            Settled::Retry | Settled::Wait(_) => ControlFlow::Continue(()),
         }
     }
 }
@@ -476,6 +468,270 @@ where
     P: Fn(&R::Ok) -> bool,
     O: Fn(&RetryEvent<'_, R::Err>),
 {
+    /// The loop the expansion of `#[retry]` writes, for callers without the macro (the fleet
+    /// simulation, the property tests): `attempt` makes each attempt's future.
+    pub async fn run<F, Fut>(mut self, mut attempt: F) -> R
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = R>,
+    {
+        loop {
+            if self.adaptive() {
+                if let ControlFlow::Break(out) = self.send_token().await {
+                    return out;
+                }
+            }
+            let out = if K::TIMED {
+                self.timed(attempt()).await
+            } else {
+                self.attempt(attempt()).await
+            };
+            match self.finish(out) {
+                ControlFlow::Break(out) => return out,
+                ControlFlow::Continue(out) => match self.settle(out) {
+                    Settled::Return(out) => return out,
+                    Settled::Retry => {}
+                    Settled::Sleep(delay) => tokio::time::sleep(delay).await,
+                    Settled::Wait(wait) => {
+                        if let ControlFlow::Break(out) = self.wait_for_tokens(wait).await {
+                            return out;
+                        }
+                    }
+                },
+            }
+        }
+    }
+}
+
+/// What [`Call::settle`] decided.
+pub enum Settled<R> {
+    /// The call ends with this outcome.
+    Return(R),
+    /// Run the next attempt now.
+    Retry,
+    /// Sleep this long, then run the next attempt.
+    Sleep(Duration),
+    /// Wait for the bucket's refill first: [`Call::wait_for_tokens`].
+    Wait(Wait<R>),
+}
+
+/// A retry waiting for the bucket to cover its cost.
+pub struct Wait<R>(Short<R>);
+
+/// What follows an attempt.
+enum Next<R> {
+    /// The call ends with this outcome.
+    Return(R),
+    /// Sleep this long, then run the next attempt (the outcome is kept in `Retrying::last`).
+    Sleep(Duration),
+}
+
+impl<R> Next<R> {
+    /// Instant retries sleep nothing; a zero delay (`Retry-After: 0`, a zero backoff) retries
+    /// now, where tokio's timer would wait for its next millisecond tick.
+    fn settled(self, scope: TestScope) -> Settled<R> {
+        match self {
+            Next::Return(out) => Settled::Return(out),
+            Next::Sleep(delay) if scope.instant() || delay.is_zero() => Settled::Retry,
+            Next::Sleep(delay) => Settled::Sleep(delay),
+        }
+    }
+}
+
+/// A retry whose cost the bucket cannot cover yet, in a bucket that waits for its refill.
+struct Short<R> {
+    out: R,
+    class: ErrorClass,
+    hint: Option<Duration>,
+    cost: u32,
+}
+
+impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O>
+where
+    R: RetryResult,
+    K: Timer<R::Err>,
+    C: Fn(&R::Err) -> ErrorClass,
+    A: Fn(&R::Err) -> Option<Duration>,
+    P: Fn(&R::Ok) -> bool,
+    O: Fn(&RetryEvent<'_, R::Err>),
+{
+    /// Steps 3 to 8 for the last attempt's outcome, without waiting: `Err` when the retry must
+    /// first wait for the bucket's refill.
+    fn judge(&mut self, out: R, scope: TestScope) -> Result<Next<R>, Short<R>> {
+        let n = self.attempt;
+        let last = n >= scope.cap(self.site.settings().max_attempts);
+        if std::mem::take(&mut self.repeat_after_success) {
+            return Ok(self.poll_again(out, last, scope));
+        }
+        let expired = if K::TIMED { self.expired } else { None };
+        if let Some(previous) = self.polling_cut_by_deadline(expired) {
+            self.ended_early(n, Some(ErrorClass::Timeout), EarlyEnd::Deadline, scope);
+            return Ok(Next::Return(previous));
+        }
+
+        // 3 and 4. Bookkeeping, then the outcome's class.
+        let class = match out.as_result() {
+            Ok(value) => {
+                self.book_success();
+                return Ok(if (self.repeat)(value) {
+                    self.poll_again(out, last, scope)
+                } else {
+                    Next::Return(out)
+                });
+            }
+            Err(err) if expired.is_some() => {
+                let _ = err;
+                ErrorClass::Timeout
+            }
+            Err(err) => (self.classify)(err),
+        };
+        let r = self.retrying();
+        r.held = 0; // the retry ran: its cost stays out
+        r.after_throttle = class == ErrorClass::Throttling;
+        if self.adaptive {
+            self.site.limiter().record(class == ErrorClass::Throttling);
+        }
+        // 5, with 4's two ends: a permanent error, or the last attempt, ends the call as it
+        // should; a function that is not idempotent ends it early.
+        if class == ErrorClass::Permanent || last {
+            return Ok(Next::Return(out));
+        }
+        if !self.idempotent && !class.is_safe_for_non_idempotent() {
+            self.ended_early(n, Some(class), EarlyEnd::NotIdempotent, scope);
+            return Ok(Next::Return(out));
+        }
+        let hint = match out.as_result() {
+            Err(err) => (self.hint)(err),
+            Ok(_) => None,
+        };
+
+        // 6. The retry's cost.
+        let bucket = self.site.token_bucket();
+        let cost = bucket.cost(class);
+        if bucket.try_take_now(cost) {
+            self.retrying().held = cost;
+            return Ok(self.schedule(out, Some(class), hint, scope));
+        }
+        if bucket.waits_when_empty() {
+            return Err(Short {
+                out,
+                class,
+                hint,
+                cost,
+            });
+        }
+        let why = if self.deadline_passes(Duration::ZERO) {
+            EarlyEnd::Deadline
+        } else {
+            EarlyEnd::BucketEmpty
+        };
+        self.ended_early(n, Some(class), why, scope);
+        Ok(Next::Return(out))
+    }
+
+    /// A polling repeat: no retry cost, the backoff, the same limits.
+    fn poll_again(&mut self, out: R, last: bool, scope: TestScope) -> Next<R> {
+        if last {
+            Next::Return(out)
+        } else {
+            self.schedule(out, None, None, scope)
+        }
+    }
+
+    /// Steps 7 to 9 but the sleep: the delay (the server's hint, else the jittered backoff),
+    /// the deadline check, the hook and the event. `class` is `None` for a polling repeat.
+    fn schedule(
+        &mut self,
+        out: R,
+        class: Option<ErrorClass>,
+        hint: Option<Duration>,
+        scope: TestScope,
+    ) -> Next<R> {
+        let n = self.attempt;
+        let delay = match hint {
+            Some(h) if h > self.site.policy.max_backoff => {
+                self.release();
+                self.ended_early(n, class, EarlyEnd::HintTooLong, scope);
+                return Next::Return(out);
+            }
+            Some(h) => h,
+            None => self.backoff(scope),
+        };
+
+        // 8. No sleep crosses the deadline.
+        if self.deadline_passes(if scope.instant() {
+            Duration::ZERO
+        } else {
+            delay
+        }) {
+            self.release();
+            self.ended_early(n, class, EarlyEnd::Deadline, scope);
+            return Next::Return(out);
+        }
+
+        // 9. Hook and event; the caller sleeps.
+        let class = class.unwrap_or(ErrorClass::Transient);
+        (self.on_retry)(&RetryEvent {
+            function: self.site.name,
+            partition: self.site.partition_name(),
+            attempt: n,
+            delay,
+            error: out.as_result().err(),
+            class,
+        });
+        observe::retrying(self.site, n, class, delay, scope.recording());
+        self.retrying().last = Some(out);
+        Next::Sleep(delay)
+    }
+
+    /// Step 7's backoff after the current attempt, jittered (from the scope's seeded generator
+    /// in a seeded test scope). Without jitter there is nothing to draw.
+    fn backoff(&mut self, scope: TestScope) -> Duration {
+        let n = self.attempt;
+        let policy = &self.site.policy;
+        let previous = self.retrying().previous_delay;
+        let d = if policy.jitter == Jitter::None {
+            policy.backoff_for(n)
+        } else if let Some(d) = scope
+            .seeded()
+            .then(|| testing::with_seeded_rng(|rng| backoff::delay(policy, n, previous, rng)))
+            .flatten()
+        {
+            d
+        } else {
+            backoff::delay(policy, n, previous, &mut rand::rng())
+        };
+        self.retrying().previous_delay = d;
+        d
+    }
+
+    /// Step 6 for a bucket that waits for its refill: the wait, no later than the deadline,
+    /// then steps 7 to 9.
+    async fn refill_wait(&mut self, short: Short<R>, scope: TestScope) -> Next<R> {
+        let Short {
+            out,
+            class,
+            hint,
+            cost,
+        } = short;
+        let n = self.attempt;
+        let site: &'s Site = self.site;
+        let bucket = site.token_bucket();
+        while let Some(wait) = bucket.time_until(cost, Instant::now()) {
+            if self.deadline_passes(wait) {
+                self.ended_early(n, Some(class), EarlyEnd::Deadline, scope);
+                return Next::Return(out);
+            }
+            tokio::time::sleep(wait).await;
+            if bucket.try_take_now(cost) {
+                self.retrying().held = cost;
+                return self.schedule(out, Some(class), hint, scope);
+            }
+        }
+        self.ended_early(n, Some(class), EarlyEnd::BucketEmpty, scope);
+        Next::Return(out)
+    }
+
     /// A polling call whose next attempt the deadline cut short ends with the last `Ok`, as it
     /// would had the deadline refused the sleep before it.
     fn polling_cut_by_deadline(&mut self, expired: Option<TimeoutKind>) -> Option<R> {
@@ -487,101 +743,5 @@ where
         } else {
             None
         }
-    }
-
-    /// After a failed attempt: steps 3 to 9 for an error of `class`.
-    async fn failed(
-        &mut self,
-        n: u32,
-        out: R,
-        class: ErrorClass,
-        adaptive: bool,
-    ) -> ControlFlow<R> {
-        let r = self.retrying();
-        r.held = 0; // the retry ran: its cost stays out
-        r.after_throttle = class == ErrorClass::Throttling;
-        if adaptive {
-            self.site.limiter().record(class == ErrorClass::Throttling);
-        }
-        if class == ErrorClass::Permanent {
-            return ControlFlow::Break(out);
-        }
-        if !self.idempotent && !class.is_safe_for_non_idempotent() {
-            self.ended_early(n, Some(class), EarlyEnd::NotIdempotent);
-            return ControlFlow::Break(out);
-        }
-        self.retry(n, out, Some(class)).await
-    }
-
-    /// Steps 5 to 9 after attempt `n`: `class` is the error's, or `None` for a polling repeat.
-    async fn retry(&mut self, n: u32, out: R, class: Option<ErrorClass>) -> ControlFlow<R> {
-        let hint = match (class, out.as_result()) {
-            (Some(_), Err(err)) => (self.hint)(err),
-            _ => None,
-        };
-
-        // 5. The last attempt.
-        if n >= testing::cap_attempts(self.site.settings().max_attempts) {
-            return ControlFlow::Break(out);
-        }
-
-        // 6. The retry's cost (a polling repeat costs nothing).
-        if let Some(class) = class {
-            let cost = self.site.token_bucket().cost(class);
-            if self.take_retry_cost(cost).await {
-                self.retrying().held = cost;
-            } else {
-                let why = if self.deadline_passes(Duration::ZERO) {
-                    EarlyEnd::Deadline
-                } else {
-                    EarlyEnd::BucketEmpty
-                };
-                self.ended_early(n, Some(class), why);
-                return ControlFlow::Break(out);
-            }
-        }
-
-        // 7. The delay: the server's hint, else the jittered backoff.
-        let policy = &self.site.policy;
-        let delay = match hint {
-            Some(h) if h > policy.max_backoff => {
-                self.release();
-                self.ended_early(n, class, EarlyEnd::HintTooLong);
-                return ControlFlow::Break(out);
-            }
-            Some(h) => h,
-            None => {
-                let previous = self.retrying().previous_delay;
-                let d = testing::with_seeded_rng(|rng| backoff::delay(policy, n, previous, rng))
-                    .unwrap_or_else(|| backoff::delay(policy, n, previous, &mut rand::rng()));
-                self.retrying().previous_delay = d;
-                d
-            }
-        };
-        let instant = testing::is_instant();
-
-        // 8. No sleep crosses the deadline.
-        if self.deadline_passes(if instant { Duration::ZERO } else { delay }) {
-            self.release();
-            self.ended_early(n, class, EarlyEnd::Deadline);
-            return ControlFlow::Break(out);
-        }
-
-        // 9. Hook, event, sleep.
-        let class = class.unwrap_or(ErrorClass::Transient);
-        (self.on_retry)(&RetryEvent {
-            function: self.site.name,
-            partition: self.site.partition_name(),
-            attempt: n,
-            delay,
-            error: out.as_result().err(),
-            class,
-        });
-        observe::retrying(self.site, n, class, delay);
-        self.retrying().last = Some(out);
-        if !instant {
-            tokio::time::sleep(delay).await;
-        }
-        ControlFlow::Continue(())
     }
 }

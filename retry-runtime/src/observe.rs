@@ -47,9 +47,17 @@ impl EarlyEnd {
 
 /// A retry is about to sleep.
 #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
-pub(crate) fn retrying(site: &Site, attempt: u32, class: ErrorClass, delay: Duration) {
+pub(crate) fn retrying(
+    site: &Site,
+    attempt: u32,
+    class: ErrorClass,
+    delay: Duration,
+    recording: bool,
+) {
     let partition = site.partition_name();
-    testing::note_retry(site.name, partition, attempt, class, delay);
+    if recording {
+        testing::note_retry(site.name, partition, attempt, class, delay);
+    }
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::DEBUG) {
         let function = site.name;
@@ -76,14 +84,17 @@ pub(crate) fn retrying(site: &Site, attempt: u32, class: ErrorClass, delay: Dura
 
 /// Retries ended early; the caller gets the last result.
 #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
-pub(crate) fn ended_early(site: &Site, attempt: u32, class: Option<ErrorClass>, why: EarlyEnd) {
-    // The loop checks idempotency before the attempt count: on the last attempt, a function
-    // that is not idempotent ends where it would have ended anyway.
-    if attempt >= testing::cap_attempts(site.settings().max_attempts) {
-        return;
-    }
+pub(crate) fn ended_early(
+    site: &Site,
+    attempt: u32,
+    class: Option<ErrorClass>,
+    why: EarlyEnd,
+    recording: bool,
+) {
     let partition = site.partition_name();
-    testing::note_early_end(site.name, partition, attempt, class, why);
+    if recording {
+        testing::note_early_end(site.name, partition, attempt, class, why);
+    }
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::WARN) {
         let function = site.name;

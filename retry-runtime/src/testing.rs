@@ -55,6 +55,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use std::cell::RefCell;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// What to change about `#[retry]` functions called inside a [`scope`].
@@ -136,6 +137,7 @@ pub fn sync_scope<R>(overrides: Overrides, f: impl FnOnce() -> R) -> R {
 }
 
 fn active(overrides: Overrides, record: bool) -> Active {
+    EVER_ENTERED.store(true, Ordering::Release);
     Active {
         overrides,
         rng: RefCell::new(overrides.seed.map(StdRng::seed_from_u64)),
@@ -143,8 +145,60 @@ fn active(overrides: Overrides, record: bool) -> Active {
     }
 }
 
+/// What the current task's test scope asks, read once per retry.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TestScope {
+    overrides: Overrides,
+    recording: bool,
+}
+
+impl TestScope {
+    /// `max_attempts` capped by the scope.
+    pub(crate) fn cap(self, max_attempts: u32) -> u32 {
+        self.overrides
+            .max_attempts
+            .map_or(max_attempts, |cap| max_attempts.min(cap))
+    }
+
+    /// Whether retries skip their sleeps.
+    pub(crate) fn instant(self) -> bool {
+        self.overrides.instant
+    }
+
+    /// Whether jitter draws from the scope's seeded generator.
+    pub(crate) fn seeded(self) -> bool {
+        self.overrides.seed.is_some()
+    }
+
+    /// Whether the scope records what the loop decides.
+    pub(crate) fn recording(self) -> bool {
+        self.recording
+    }
+}
+
+/// Whether any test scope was ever entered in this process: until one is, nothing is looked
+/// up per retry.
+static EVER_ENTERED: AtomicBool = AtomicBool::new(false);
+
+/// The current task's test scope (the defaults outside one).
+#[inline]
+pub(crate) fn test_scope() -> TestScope {
+    if !EVER_ENTERED.load(Ordering::Acquire) {
+        return TestScope::default();
+    }
+    ACTIVE
+        .try_with(|a| TestScope {
+            overrides: a.overrides,
+            recording: a.record.is_some(),
+        })
+        .unwrap_or_default()
+}
+
 /// The overrides in effect for the current task, if any.
 pub(crate) fn current() -> Option<Overrides> {
+    if !EVER_ENTERED.load(Ordering::Acquire) {
+        return None;
+    }
     ACTIVE.try_with(|a| a.overrides).ok()
 }
 
@@ -152,16 +206,11 @@ pub(crate) fn is_instant() -> bool {
     current().is_some_and(|o| o.instant)
 }
 
-/// Caps `max_attempts` by the override.
-pub(crate) fn cap_attempts(max_attempts: u32) -> u32 {
-    match current().and_then(|o| o.max_attempts) {
-        Some(cap) => max_attempts.min(cap),
-        None => max_attempts,
-    }
-}
-
 /// Runs `f` with the scope's seeded generator, or returns `None` outside a seeded scope.
 pub(crate) fn with_seeded_rng<T>(f: impl FnOnce(&mut StdRng) -> T) -> Option<T> {
+    if !EVER_ENTERED.load(Ordering::Acquire) {
+        return None;
+    }
     ACTIVE
         .try_with(|a| a.rng.borrow_mut().as_mut().map(f))
         .ok()

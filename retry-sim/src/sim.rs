@@ -5,7 +5,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 pub use retry_runtime::__private::Policy;
-use retry_runtime::__private::{Call, ControlFlow, Mode, Site, Timed};
+use retry_runtime::__private::{Call, Mode, Site, Timed};
 use retry_runtime::testing::{self, Overrides};
 use retry_runtime::{Classify, ErrorClass, RateLimiter, TimedOut, TokenBucket};
 use std::future::Future;
@@ -127,13 +127,13 @@ impl Client {
         testing::scope(Overrides::new().seed(seed), self.drive(attempt)).await
     }
 
-    async fn drive<Fut, A>(&self, mut attempt: A) -> Result<(), SimError>
+    async fn drive<Fut, A>(&self, attempt: A) -> Result<(), SimError>
     where
         A: FnMut() -> Fut,
         Fut: Future<Output = Result<(), SimError>>,
     {
         let timed_out: fn(TimedOut) -> SimError = SimError::from;
-        let mut call: Call<'_, Result<(), SimError>, _, _, _, _, _> = Call::new(
+        let call: Call<'_, Result<(), SimError>, _, _, _, _, _> = Call::new(
             &self.site,
             true,
             Timed(timed_out),
@@ -143,22 +143,7 @@ impl Client {
             |_: &retry_runtime::RetryEvent<'_, SimError>| {},
         );
         // The same steps the expansion of `#[retry]` takes.
-        loop {
-            if call.adaptive() {
-                if let ControlFlow::Break(out) = call.send_token().await {
-                    return out;
-                }
-            }
-            let out = call.timed(attempt()).await;
-            match call.finish(out) {
-                ControlFlow::Break(out) => return out,
-                ControlFlow::Continue(out) => {
-                    if let ControlFlow::Break(out) = call.settle(out).await {
-                        return out;
-                    }
-                }
-            }
-        }
+        call.run(attempt).await
     }
 }
 
