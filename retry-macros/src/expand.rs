@@ -46,7 +46,8 @@ fn retry_loop(
     );
     let out = format_ident!("__retry_out", span = Span::mixed_site());
     let delay = format_ident!("__retry_delay", span = Span::mixed_site());
-    let wait = format_ident!("__retry_wait", span = Span::mixed_site());
+    let settled = format_ident!("__retry_settled", span = Span::mixed_site());
+    let label = syn::Lifetime::new("'__retry", Span::mixed_site());
     let e = format_ident!("__retry_e", span = Span::mixed_site());
     let cond = format_ident!("__retry_idempotent", span = Span::mixed_site());
 
@@ -173,30 +174,41 @@ fn retry_loop(
     };
     let run_attempt = quote_spanned!(ret_span=> #call.#run(#attempt).await);
     let finish = quote_spanned!(ret_span=> #call.finish(#out));
-    // The hot path is the first three lines: no send token outside adaptive mode, the body
-    // awaited, `finish` returning a first-attempt success. `settle` runs everything else.
+    // The hot path: no send token outside adaptive mode, the body awaited, `finish` returning
+    // a first-attempt success. `settle` decides everything else. Every wait (a send token in adaptive mode, the backoff, a bucket's refill) is a sleep
+    // awaited here, in the function's own future, after a synchronous decision of the engine:
+    // the future holds one timer at a time and no future of the engine.
     quote! {
         #classify_by_trait
         let mut #call: #call_type = #new_call;
-        loop {
+        #label: loop {
             if #call.adaptive() {
-                if let #p::ControlFlow::Break(#out) = #call.send_token().await {
-                    break #out;
+                loop {
+                    match #call.send_token() {
+                        #p::SendToken::Go => break,
+                        #p::SendToken::Wait(#delay) => #p::sleep(#delay).await,
+                        #p::SendToken::Return(#out) => break #label #out,
+                    }
                 }
             }
             let #out = #run_attempt;
-            match #finish {
-                #p::ControlFlow::Break(#out) => break #out,
-                #p::ControlFlow::Continue(#out) => match #call.settle(#out) {
-                    #p::Settled::Return(#out) => break #out,
-                    #p::Settled::Retry => {}
-                    #p::Settled::Sleep(#delay) => #p::sleep(#delay).await,
-                    #p::Settled::Wait(#wait) => {
-                        if let #p::ControlFlow::Break(#out) = #call.wait_for_tokens(#wait).await {
-                            break #out;
-                        }
+            let mut #settled = match #finish {
+                #p::ControlFlow::Break(#out) => break #label #out,
+                #p::ControlFlow::Continue(#out) => #call.settle(#out),
+            };
+            loop {
+                match #settled {
+                    #p::Settled::Return(#out) => break #label #out,
+                    #p::Settled::Retry => break,
+                    #p::Settled::Sleep(#delay) => {
+                        #p::sleep(#delay).await;
+                        break;
                     }
-                },
+                    #p::Settled::Wait(#delay) => {
+                        #p::sleep(#delay).await;
+                        #settled = #call.resume();
+                    }
+                }
             }
         }
     }

@@ -1,7 +1,7 @@
 //! What the expansion of `#[retry]` names. Not a public API: it changes with the macro.
 
 pub use crate::call::{
-    Call, FromTimedOut, RetryResult, Settled, Timed, Timer, TimerKind, Untimed, Wait,
+    Call, FromTimedOut, RetryResult, SendToken, Settled, Timed, Timer, TimerKind, Untimed,
 };
 pub use crate::classify::{Classify, ErrorClass, TimedOut};
 pub use crate::event::RetryEvent;

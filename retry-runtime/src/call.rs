@@ -135,6 +135,8 @@ pub struct Call<'s, R, K, C, A, P, O> {
     attempt: u32,
     /// Which limit cut the last attempt off, if one did.
     expired: Option<TimeoutKind>,
+    /// The last look at the rate limiter found the send tokens taken by another caller.
+    send_lost: bool,
     /// `finish` has done a first attempt's success bookkeeping and `retry_if_ok` asked for
     /// another poll: `settle` goes straight to the retry (the predicate runs once).
     repeat_after_success: bool,
@@ -154,6 +156,8 @@ struct Retrying<R> {
     /// The last delay slept (decorrelated jitter grows from it).
     previous_delay: Duration,
     after_throttle: bool,
+    /// A retry waiting for a bucket's refill (between `Settled::Wait` and `resume`).
+    pending: Option<Short<R>>,
     /// The outcome of the last attempt, kept across the sleep in case the next attempt cannot
     /// start (its send token would come after the deadline) or, while polling, is cut by the
     /// deadline.
@@ -216,6 +220,7 @@ impl<'s, R, K: TimerKind, C, A, P, O> Call<'s, R, K, C, A, P, O> {
             adaptive: site.settings().mode == Mode::Adaptive,
             attempt: 0,
             expired: None,
+            send_lost: false,
             repeat_after_success: false,
             started,
             deadline,
@@ -243,6 +248,7 @@ impl<'s, R, K: TimerKind, C, A, P, O> Call<'s, R, K, C, A, P, O> {
         let initial = self.site.policy.initial_backoff;
         self.retrying.get_or_insert_with(|| Retrying {
             held: 0,
+            pending: None,
             previous_delay: initial,
             after_throttle: false,
             last: None,
@@ -292,9 +298,10 @@ impl<'s, R, K: TimerKind, C, A, P, O> Call<'s, R, K, C, A, P, O> {
 // The entry points the expansion calls carry their bounds themselves (not on the impl), so
 // that a return type that is not a `Result` is reported with `RetryResult`'s own message.
 impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
-    /// Step 1, adaptive mode: the send token of the next attempt, waited for no later than the
-    /// deadline. `Break` ends the call: the token would come after the deadline.
-    pub async fn send_token(&mut self) -> ControlFlow<R>
+    /// Step 1, adaptive mode: one look at the rate limiter for the next attempt's send token.
+    /// `Wait(d)`: sleep `d` and look again; `Return`: the token would come after the deadline,
+    /// the call ends. No future of the engine: the expansion sleeps in place.
+    pub fn send_token(&mut self) -> SendToken<R>
     where
         R: RetryResult,
         K: Timer<R::Err>,
@@ -303,29 +310,34 @@ impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
         let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
         let cost = send_cost(n, after_throttle);
         self.started = None; // the attempt starts after the wait, not at the call's start
+        let limiter = self.site.limiter();
         if testing::is_instant() {
             // Instant retries wait for nothing, send tokens included.
-            self.site.limiter().take_without_waiting(cost);
-            return ControlFlow::Continue(());
+            limiter.take_without_waiting(cost);
+            return SendToken::Go;
         }
-        if self
-            .site
-            .limiter()
-            .acquire(cost, self.deadline)
-            .await
-            .is_ok()
-        {
-            return ControlFlow::Continue(());
-        }
-        self.release();
-        let last = self.retrying.as_mut().and_then(|r| r.last.take());
-        match last.or_else(|| self.deadline_error(n)) {
-            Some(out) => {
-                self.ended_early(n - 1, None, EarlyEnd::Deadline, testing::test_scope());
-                ControlFlow::Break(out)
+        match limiter.try_send(cost, self.deadline, self.send_lost) {
+            Ok(None) => {
+                self.send_lost = false;
+                SendToken::Go
             }
-            // No deadline, so the wait cannot have failed: go ahead.
-            None => ControlFlow::Continue(()),
+            Ok(Some(wait)) => {
+                self.send_lost = true;
+                SendToken::Wait(wait)
+            }
+            Err(()) => {
+                self.send_lost = false;
+                self.release();
+                let last = self.retrying.as_mut().and_then(|r| r.last.take());
+                match last.or_else(|| self.deadline_error(n)) {
+                    Some(out) => {
+                        self.ended_early(n - 1, None, EarlyEnd::Deadline, testing::test_scope());
+                        SendToken::Return(out)
+                    }
+                    // No deadline, so the wait cannot have been refused: go ahead.
+                    None => SendToken::Go,
+                }
+            }
         }
     }
 
@@ -418,8 +430,8 @@ impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
 
     /// Steps 3 to 9 for every outcome but the hot path's, decided without waiting: return,
     /// retry now, or sleep first (the expansion awaits the sleep in place, so no future of the
-    /// engine sits between the function and its timer). A bucket that must first wait for its
-    /// refill hands back the wait, for [`wait_for_tokens`](Self::wait_for_tokens).
+    /// engine sits between the function and its timer). `Wait(d)`: a bucket that waits for its
+    /// refill cannot cover the retry yet; sleep `d`, then [`resume`](Self::resume).
     pub fn settle(&mut self, out: R) -> Settled<R>
     where
         R: RetryResult,
@@ -432,13 +444,12 @@ impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
         let scope = testing::test_scope();
         match self.judge(out, scope) {
             Ok(next) => next.settled(scope),
-            Err(short) => Settled::Wait(Wait(short)),
+            Err(short) => self.refill_wait(short, scope),
         }
     }
 
-    /// A bucket's refill wait (step 6 for a bucket built with `wait_when_empty`), bounded by
-    /// the deadline, then the rest of the retry's steps and its sleep.
-    pub async fn wait_for_tokens(&mut self, wait: Wait<R>) -> ControlFlow<R>
+    /// After a `Wait`: the bucket again, then as [`settle`](Self::settle).
+    pub fn resume(&mut self) -> Settled<R>
     where
         R: RetryResult,
         K: Timer<R::Err>,
@@ -448,13 +459,16 @@ impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
         O: Fn(&RetryEvent<'_, R::Err>),
     {
         let scope = testing::test_scope();
-        match self.refill_wait(wait.0, scope).await.settled(scope) {
-            Settled::Return(out) => ControlFlow::Break(out),
-            Settled::Sleep(delay) => {
-                tokio::time::sleep(delay).await;
-                ControlFlow::Continue(())
-            }
-            Settled::Retry | Settled::Wait(_) => ControlFlow::Continue(()),
+        let Some(short) = self.retrying.as_mut().and_then(|r| r.pending.take()) else {
+            // Only a `Wait` leads here, and it left its retry pending.
+            return Settled::Retry;
+        };
+        if self.site.token_bucket().try_take_now(short.cost) {
+            self.retrying().held = short.cost;
+            self.schedule(short.out, Some(short.class), short.hint, scope)
+                .settled(scope)
+        } else {
+            self.refill_wait(short, scope)
         }
     }
 }
@@ -475,10 +489,14 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = R>,
     {
-        loop {
+        'call: loop {
             if self.adaptive() {
-                if let ControlFlow::Break(out) = self.send_token().await {
-                    return out;
+                loop {
+                    match self.send_token() {
+                        SendToken::Go => break,
+                        SendToken::Wait(d) => tokio::time::sleep(d).await,
+                        SendToken::Return(out) => break 'call out,
+                    }
                 }
             }
             let out = if K::TIMED {
@@ -486,21 +504,36 @@ where
             } else {
                 self.attempt(attempt()).await
             };
-            match self.finish(out) {
-                ControlFlow::Break(out) => return out,
-                ControlFlow::Continue(out) => match self.settle(out) {
-                    Settled::Return(out) => return out,
-                    Settled::Retry => {}
-                    Settled::Sleep(delay) => tokio::time::sleep(delay).await,
-                    Settled::Wait(wait) => {
-                        if let ControlFlow::Break(out) = self.wait_for_tokens(wait).await {
-                            return out;
-                        }
+            let mut settled = match self.finish(out) {
+                ControlFlow::Break(out) => break 'call out,
+                ControlFlow::Continue(out) => self.settle(out),
+            };
+            loop {
+                match settled {
+                    Settled::Return(out) => break 'call out,
+                    Settled::Retry => break,
+                    Settled::Sleep(d) => {
+                        tokio::time::sleep(d).await;
+                        break;
                     }
-                },
+                    Settled::Wait(d) => {
+                        tokio::time::sleep(d).await;
+                        settled = self.resume();
+                    }
+                }
             }
         }
     }
+}
+
+/// What [`Call::send_token`] found.
+pub enum SendToken<R> {
+    /// The token is taken: run the attempt.
+    Go,
+    /// Sleep this long, then look again.
+    Wait(Duration),
+    /// The token would come after the deadline: the call ends with this outcome.
+    Return(R),
 }
 
 /// What [`Call::settle`] decided.
@@ -511,12 +544,9 @@ pub enum Settled<R> {
     Retry,
     /// Sleep this long, then run the next attempt.
     Sleep(Duration),
-    /// Wait for the bucket's refill first: [`Call::wait_for_tokens`].
-    Wait(Wait<R>),
+    /// Sleep this long for the bucket's refill, then [`Call::resume`].
+    Wait(Duration),
 }
-
-/// A retry waiting for the bucket to cover its cost.
-pub struct Wait<R>(Short<R>);
 
 /// What follows an attempt.
 enum Next<R> {
@@ -705,31 +735,25 @@ where
         d
     }
 
-    /// Step 6 for a bucket that waits for its refill: the wait, no later than the deadline,
-    /// then steps 7 to 9.
-    async fn refill_wait(&mut self, short: Short<R>, scope: TestScope) -> Next<R> {
-        let Short {
-            out,
-            class,
-            hint,
-            cost,
-        } = short;
+    /// Step 6 for a bucket that waits for its refill: how long until it covers the retry's
+    /// cost, no later than the deadline (the retry waits in `Retrying::pending`).
+    fn refill_wait(&mut self, short: Short<R>, scope: TestScope) -> Settled<R> {
         let n = self.attempt;
-        let site: &'s Site = self.site;
-        let bucket = site.token_bucket();
-        while let Some(wait) = bucket.time_until(cost, Instant::now()) {
-            if self.deadline_passes(wait) {
-                self.ended_early(n, Some(class), EarlyEnd::Deadline, scope);
-                return Next::Return(out);
+        let bucket = self.site.token_bucket();
+        match bucket.time_until(short.cost, Instant::now()) {
+            Some(wait) if !self.deadline_passes(wait) => {
+                self.retrying().pending = Some(short);
+                Settled::Wait(wait)
             }
-            tokio::time::sleep(wait).await;
-            if bucket.try_take_now(cost) {
-                self.retrying().held = cost;
-                return self.schedule(out, Some(class), hint, scope);
+            Some(_) => {
+                self.ended_early(n, Some(short.class), EarlyEnd::Deadline, scope);
+                Settled::Return(short.out)
+            }
+            None => {
+                self.ended_early(n, Some(short.class), EarlyEnd::BucketEmpty, scope);
+                Settled::Return(short.out)
             }
         }
-        self.ended_early(n, Some(class), EarlyEnd::BucketEmpty, scope);
-        Next::Return(out)
     }
 
     /// A polling call whose next attempt the deadline cut short ends with the last `Ok`, as it

@@ -223,37 +223,54 @@ impl RateLimiter {
 
     /// Waits until `cost` send tokens are there and takes them. `Err(())` at once, taking
     /// nothing, when the next look at the bucket would come at or after `deadline`.
+    // The engine takes one step at a time (`try_send`) and sleeps in the caller's own future;
+    // this whole wait is what the limiter's tests and benchmark drive.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) async fn acquire(&self, cost: u32, deadline: Option<Instant>) -> Result<(), ()> {
         let mut lost = false;
-        loop {
-            if !self.is_enabled() {
-                return Ok(());
-            }
-            let now = Instant::now();
-            let (wait, refill_time) = {
-                let mut s = self.lock();
-                let t = s.secs(now);
-                match s.try_acquire(t, f64::from(cost)) {
-                    Ok(()) => return Ok(()),
-                    Err(wait) => (wait, s.refill_time(f64::from(cost))),
-                }
-            };
-            // A caller that slept and found its tokens taken by another waits, besides the
-            // shortfall, a random part of the time the tokens take to come back. Callers that
-            // keep losing then do not all wake at the same instant, and newcomers get their
-            // chance: with a strict order the oldest caller would always win, so under
-            // sustained overload every request would be sent just before its deadline.
-            let wait = if lost {
-                wait + refill_time.mul_f64(jitter())
-            } else {
-                wait
-            };
-            if deadline.is_some_and(|d| wait >= d.saturating_duration_since(now)) {
-                return Err(());
-            }
+        while let Some(wait) = self.try_send(cost, deadline, lost)? {
             tokio::time::sleep(wait).await;
             lost = true;
         }
+        Ok(())
+    }
+
+    /// One look at the bucket for `cost` send tokens: `Ok(None)` took them, `Ok(Some(wait))`
+    /// says how long to sleep before looking again, `Err(())` gives up (taking nothing)
+    /// because that look would come at or after `deadline`. `lost` says the caller has slept
+    /// and looked before and found its tokens taken by another.
+    pub(crate) fn try_send(
+        &self,
+        cost: u32,
+        deadline: Option<Instant>,
+        lost: bool,
+    ) -> Result<Option<Duration>, ()> {
+        if !self.is_enabled() {
+            return Ok(None);
+        }
+        let now = Instant::now();
+        let (wait, refill_time) = {
+            let mut s = self.lock();
+            let t = s.secs(now);
+            match s.try_acquire(t, f64::from(cost)) {
+                Ok(()) => return Ok(None),
+                Err(wait) => (wait, s.refill_time(f64::from(cost))),
+            }
+        };
+        // A caller that slept and found its tokens taken by another waits, besides the
+        // shortfall, a random part of the time the tokens take to come back. Callers that
+        // keep losing then do not all wake at the same instant, and newcomers get their
+        // chance: with a strict order the oldest caller would always win, so under
+        // sustained overload every request would be sent just before its deadline.
+        let wait = if lost {
+            wait + refill_time.mul_f64(jitter())
+        } else {
+            wait
+        };
+        if deadline.is_some_and(|d| wait >= d.saturating_duration_since(now)) {
+            return Err(());
+        }
+        Ok(Some(wait))
     }
 
     /// Takes `cost` send tokens if they are there now, without waiting (instant retries in a
