@@ -20,7 +20,7 @@ use proptest::prelude::*;
 use retry_runtime::__private::{
     Call, Jitter, Policy, RetryEvent, Site, Timed, Untimed, never_repeat, timed_out,
 };
-use retry_runtime::{Classify, ErrorClass, TimedOut, TokenBucket};
+use retry_runtime::{Classify, ErrorClass, TokenBucket};
 use std::cell::RefCell;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -34,32 +34,9 @@ fn cases() -> u32 {
         .unwrap_or(256)
 }
 
-#[derive(Debug, Clone, PartialEq)]
-enum TestError {
-    Fault(ErrorClass, Option<Duration>),
-    TimedOut(TimedOut),
-}
+mod util;
 
-impl Classify for TestError {
-    fn classify(&self) -> ErrorClass {
-        match self {
-            TestError::Fault(class, _) => *class,
-            TestError::TimedOut(_) => ErrorClass::Timeout,
-        }
-    }
-    fn retry_after(&self) -> Option<Duration> {
-        match self {
-            TestError::Fault(_, hint) => *hint,
-            TestError::TimedOut(_) => None,
-        }
-    }
-}
-
-impl From<TimedOut> for TestError {
-    fn from(t: TimedOut) -> Self {
-        TestError::TimedOut(t)
-    }
-}
+use util::TestError;
 
 fn classify(e: &TestError) -> ErrorClass {
     e.classify()
