@@ -21,6 +21,17 @@ use std::time::{Duration, Instant};
 #[path = "../retry-runtime/src/limiter.rs"]
 mod limiter;
 
+mod sync {
+    //! What `limiter.rs` names through `crate::sync`: the runtime's own.
+    pub mod atomic {
+        pub use std::sync::atomic::{AtomicBool, Ordering};
+    }
+    pub use std::sync::{Mutex, MutexGuard, PoisonError};
+    pub fn now() -> tokio::time::Instant {
+        tokio::time::Instant::now()
+    }
+}
+
 mod testing {
     /// Jitter draws come from the thread's generator here.
     pub fn with_seeded_rng<T>(_: impl FnOnce(&mut rand::rngs::StdRng) -> T) -> Option<T> {

@@ -9,7 +9,7 @@
 //! back if the call was dropped or its attempt succeeded, and stays out if the call returned
 //! its error.
 
-use retry_runtime::{Classify, ErrorClass, RetryEvent, TimedOut, TokenBucket, retry};
+use retry_runtime::{Classify, ErrorClass, RateLimiter, RetryEvent, TimedOut, TokenBucket, retry};
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
@@ -134,6 +134,26 @@ async fn timed(script: &Script) -> Result<u32, TestError> {
     script.attempt().await
 }
 
+static ADAPTIVE: TokenBucket = TokenBucket::standard()
+    .with_capacity(1_000_000)
+    .with_success_reward(0);
+// A fast limiter (at least 200 send tokens a second), so its waits after a throttle are a few
+// milliseconds of paused time and every cut point inside them is tried.
+static LIMITER: RateLimiter = RateLimiter::adaptive().with_min_fill_rate(200.0);
+
+#[retry(
+    mode = "adaptive",
+    bucket = ADAPTIVE,
+    rate_limiter = LIMITER,
+    max_attempts = 4,
+    initial_backoff = "3ms",
+    jitter = "equal",
+    on_retry = note
+)]
+async fn adaptive(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
 /// Polls `inner` at most `polls` times; `None` if it had not finished by then (it is dropped).
 struct CutAfter<F: Future> {
     inner: Pin<Box<F>>,
@@ -211,6 +231,25 @@ const SCENARIOS: &[&[Step]] = &[
     ],
 ];
 
+/// Throttles turn the limiter on, so later attempts wait for send tokens (1, then 5 for a
+/// retry, 10 after a throttle) and the cuts land inside those waits too.
+const ADAPTIVE_SCENARIOS: &[&[Step]] = &[
+    &[step(0, 0, Fail(Throttling)), step(1, 0, Succeed)],
+    &[
+        step(1, 1, Fail(Throttling)),
+        step(0, 0, Fail(Throttling)),
+        step(1, 0, Fail(Transient)),
+        step(0, 1, Succeed),
+    ],
+    &[step(2, 0, Succeed)],
+    &[step(0, 0, Fail(Throttling)), step(1, 2, Fail(Permanent))],
+    &[
+        step(0, 1, Fail(Timeout)),
+        step(1, 0, Fail(Throttling)),
+        step(2, 1, Fail(Throttling)),
+    ],
+];
+
 const TIMED_SCENARIOS: &[&[Step]] = &[
     &[step(1, 0, Hang)],
     &[step(0, 0, Hang), step(2, 5, Succeed)],
@@ -247,4 +286,26 @@ async fn dropping_a_timed_call_after_any_poll_leaves_the_bucket_exact() {
         TIMED_SCENARIOS.len()
     );
     assert!(runs > 30, "the scenarios have many poll points: {runs}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_an_adaptive_call_after_any_poll_leaves_bucket_and_limiter_consistent() {
+    let mut runs = 0;
+    // Twice over: the second pass meets a limiter already turned on by the first.
+    for steps in ADAPTIVE_SCENARIOS.iter().chain(ADAPTIVE_SCENARIOS) {
+        runs += every_cut(&ADAPTIVE, steps, adaptive).await;
+        assert!(LIMITER.is_enabled(), "every scenario has throttled once");
+        assert!(LIMITER.fill_rate() >= 200.0, "{}", LIMITER.fill_rate());
+        assert!(
+            LIMITER.capacity() <= LIMITER.max_capacity(),
+            "{} > {}",
+            LIMITER.capacity(),
+            LIMITER.max_capacity()
+        );
+    }
+    eprintln!(
+        "adaptive: {} scenarios twice, {runs} runs (one per cut point)",
+        ADAPTIVE_SCENARIOS.len()
+    );
+    assert!(runs > 50, "the scenarios have many poll points: {runs}");
 }

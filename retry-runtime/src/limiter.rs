@@ -1,9 +1,9 @@
 //! The client-side rate limiter of AWS "adaptive" mode: a token bucket whose fill rate follows
 //! CUBIC congestion control, driven by throttling responses.
 
+use crate::sync::atomic::{AtomicBool, Ordering};
+use crate::sync::{Mutex, MutexGuard, PoisonError, now};
 use rand::RngExt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -190,7 +190,7 @@ impl RateLimiter {
     pub fn capacity(&self) -> f64 {
         let mut s = self.lock();
         if s.origin.is_some() {
-            let t = s.secs(Instant::now());
+            let t = s.secs(now());
             s.refill(t);
         }
         s.capacity
@@ -248,7 +248,7 @@ impl RateLimiter {
         if !self.is_enabled() {
             return Ok(None);
         }
-        let now = Instant::now();
+        let now = crate::sync::now();
         let (wait, refill_time) = {
             let mut s = self.lock();
             let t = s.secs(now);
@@ -278,7 +278,7 @@ impl RateLimiter {
     pub(crate) fn take_without_waiting(&self, cost: u32) {
         if self.is_enabled() {
             let mut s = self.lock();
-            let t = s.secs(Instant::now());
+            let t = s.secs(now());
             let _ = s.try_acquire(t, f64::from(cost));
         }
     }
@@ -287,7 +287,7 @@ impl RateLimiter {
     /// success or another error.
     pub(crate) fn record(&self, throttled: bool) {
         let mut s = self.lock();
-        let t = s.secs(Instant::now());
+        let t = s.secs(now());
         self.update(&mut s, t, throttled);
     }
 
@@ -861,7 +861,7 @@ mod tests {
             l.record(true);
             assert_close(l.fill_rate(), 0.5, "minimum fill rate");
             let start = Instant::now();
-            let done = std::sync::Arc::new(Mutex::new(Vec::new()));
+            let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
             let tasks: Vec<_> = (0..3)
                 .map(|i| {
                     let done = done.clone();

@@ -1,4 +1,4 @@
-use retry_runtime::{retry, Classify, ErrorClass};
+use retry_runtime::{Classify, ErrorClass};
 
 #[derive(Debug)]
 pub struct Error;
