@@ -1,9 +1,10 @@
 //! The `#[retry]` attribute. Use it through `retry_runtime`, which re-exports it and provides
 //! the engine its expansion calls.
 //!
-//! The macro parses the arguments ([`args`](crate)), checks them against each other and against
-//! the function (`valid`), and rewrites only the body (`expand`): the signature, attributes and
-//! visibility stay as written. On any error it emits the original function together with the
+//! The macro parses the arguments (`args`), checks them against each other and against the
+//! function (`valid`), finds the body, also inside what `#[async_trait]`, `#[tracing::instrument]`
+//! or `#[tokio::test]` wrote around it (`shape`), and rewrites only that body (`expand`): the
+//! signature, attributes and visibility stay as written. On any error it emits the original function together with the
 //! errors, so the rest of the crate keeps compiling and IDEs keep working.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

@@ -137,9 +137,6 @@ pub struct Call<'s, R, K, C, A, P, O> {
     expired: Option<TimeoutKind>,
     /// The last look at the rate limiter found the send tokens taken by another caller.
     send_lost: bool,
-    /// `finish` has done a first attempt's success bookkeeping and `retry_if_ok` asked for
-    /// another poll: `settle` goes straight to the retry (the predicate runs once).
-    repeat_after_success: bool,
     /// The instant the call started, until the first attempt's timer has used it (one clock
     /// read for both the deadline and that timer).
     started: Option<Instant>,
@@ -167,9 +164,10 @@ struct Retrying<R> {
 impl<R, K, C, A, P, O> Drop for Call<'_, R, K, C, A, P, O> {
     #[inline]
     fn drop(&mut self) {
-        // Only a call dropped between taking a retry's cost and that retry's end holds tokens.
+        // Only a call that has retried can hold tokens (between taking a retry's cost and
+        // that retry's end); the check stays one load so the success path's drop stays small.
         if self.retrying.is_some() {
-            self.give_back_held();
+            self.release();
         }
     }
 }
@@ -177,7 +175,7 @@ impl<R, K, C, A, P, O> Drop for Call<'_, R, K, C, A, P, O> {
 impl<R, K, C, A, P, O> Call<'_, R, K, C, A, P, O> {
     /// Gives back the tokens held for a retry that will not run (or not finish).
     #[cold]
-    fn give_back_held(&mut self) {
+    fn release(&mut self) {
         if let Some(r) = &mut self.retrying {
             let held = std::mem::take(&mut r.held);
             self.site.token_bucket().deposit(held);
@@ -221,7 +219,6 @@ impl<'s, R, K: TimerKind, C, A, P, O> Call<'s, R, K, C, A, P, O> {
             attempt: 0,
             expired: None,
             send_lost: false,
-            repeat_after_success: false,
             started,
             deadline,
             retrying: None,
@@ -253,11 +250,6 @@ impl<'s, R, K: TimerKind, C, A, P, O> Call<'s, R, K, C, A, P, O> {
             after_throttle: false,
             last: None,
         })
-    }
-
-    /// Gives back the tokens held for a retry that will not run.
-    fn release(&mut self) {
-        self.give_back_held();
     }
 
     /// The timer of attempt `n`: the attempt timeout, clamped to what is left of the deadline.
@@ -311,7 +303,8 @@ impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
         let cost = send_cost(n, after_throttle);
         self.started = None; // the attempt starts after the wait, not at the call's start
         let limiter = self.site.limiter();
-        if testing::is_instant() {
+        let scope = testing::test_scope();
+        if scope.instant() {
             // Instant retries wait for nothing, send tokens included.
             limiter.take_without_waiting(cost);
             return SendToken::Go;
@@ -331,7 +324,7 @@ impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
                 let last = self.retrying.as_mut().and_then(|r| r.last.take());
                 match last.or_else(|| self.deadline_error(n)) {
                     Some(out) => {
-                        self.ended_early(n - 1, None, EarlyEnd::Deadline, testing::test_scope());
+                        self.ended_early(n - 1, None, EarlyEnd::Deadline, scope);
                         SendToken::Return(out)
                     }
                     // No deadline, so the wait cannot have been refused: go ahead.
@@ -386,17 +379,16 @@ impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
         K: TimerKind,
         P: Fn(&R::Ok) -> bool,
     {
-        // `expired` is only ever set for a function with a timer; an attempt cut off by the
-        // deadline goes to `settle`, where polling may end with the previous `Ok`.
-        if !(K::TIMED && self.expired.is_some()) {
-            if let Ok(value) = out.as_result() {
-                self.book_success();
-                if !(self.repeat)(value) {
-                    return ControlFlow::Break(out);
-                }
-                self.repeat_after_success = true;
+        // An attempt cut off by a timer is an `Err`: it goes to `settle`, where polling may end
+        // with the previous `Ok`.
+        if let Ok(value) = out.as_result() {
+            self.book_success();
+            if !(self.repeat)(value) {
+                return ControlFlow::Break(out);
             }
         }
+        // An error, or an `Ok` that `retry_if_ok` polls again (already booked: the predicate
+        // runs once).
         ControlFlow::Continue(out)
     }
 
@@ -428,7 +420,7 @@ impl<'s, R, K, C, A, P, O> Call<'s, R, K, C, A, P, O> {
         }
     }
 
-    /// Steps 3 to 9 for every outcome but the hot path's, decided without waiting: return,
+    /// Steps 3 to 9 for what [`finish`](Self::finish) passed on, decided without waiting: return,
     /// retry now, or sleep first (the expansion awaits the sleep in place, so no future of the
     /// engine sits between the function and its timer). `Wait(d)`: a bucket that waits for its
     /// refill cannot cover the retry yet; sleep `d`, then [`resume`](Self::resume).
@@ -590,31 +582,22 @@ where
     fn judge(&mut self, out: R, scope: TestScope) -> Result<Next<R>, Short<R>> {
         let n = self.attempt;
         let last = n >= scope.cap(self.site.settings().max_attempts);
-        if std::mem::take(&mut self.repeat_after_success) {
+        let Err(err) = out.as_result() else {
+            // `finish` booked every `Ok` and passed on only the ones polled again.
             return Ok(self.poll_again(out, last, scope));
-        }
+        };
+
+        // 3 and 4 for an error: its class.
         let expired = if K::TIMED { self.expired } else { None };
+        let class = if expired.is_some() {
+            ErrorClass::Timeout
+        } else {
+            (self.classify)(err)
+        };
         if let Some(previous) = self.polling_cut_by_deadline(expired) {
             self.ended_early(n, Some(ErrorClass::Timeout), EarlyEnd::Deadline, scope);
             return Ok(Next::Return(previous));
         }
-
-        // 3 and 4. Bookkeeping, then the outcome's class.
-        let class = match out.as_result() {
-            Ok(value) => {
-                self.book_success();
-                return Ok(if (self.repeat)(value) {
-                    self.poll_again(out, last, scope)
-                } else {
-                    Next::Return(out)
-                });
-            }
-            Err(err) if expired.is_some() => {
-                let _ = err;
-                ErrorClass::Timeout
-            }
-            Err(err) => (self.classify)(err),
-        };
         let r = self.retrying();
         r.held = 0; // the retry ran: its cost stays out
         r.after_throttle = class == ErrorClass::Throttling;

@@ -174,12 +174,6 @@ impl Policy {
         self.max_attempts
     }
 
-    /// Whether any attempt runs under a timer (attempt timeout or deadline).
-    #[must_use]
-    pub const fn is_timed(&self) -> bool {
-        self.attempt_timeout.is_some() || self.deadline.is_some()
-    }
-
     /// The timeout of attempt `n` (1-based) before the deadline clamps it:
     /// `min(attempt_timeout * attempt_timeout_multiplier^(n-1), max_attempt_timeout)`.
     #[must_use]

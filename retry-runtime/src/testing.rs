@@ -194,18 +194,6 @@ pub(crate) fn test_scope() -> TestScope {
         .unwrap_or_default()
 }
 
-/// The overrides in effect for the current task, if any.
-pub(crate) fn current() -> Option<Overrides> {
-    if !EVER_ENTERED.load(Ordering::Acquire) {
-        return None;
-    }
-    ACTIVE.try_with(|a| a.overrides).ok()
-}
-
-pub(crate) fn is_instant() -> bool {
-    current().is_some_and(|o| o.instant)
-}
-
 /// Runs `f` with the scope's seeded generator, or returns `None` outside a seeded scope.
 pub(crate) fn with_seeded_rng<T>(f: impl FnOnce(&mut StdRng) -> T) -> Option<T> {
     if !EVER_ENTERED.load(Ordering::Acquire) {
