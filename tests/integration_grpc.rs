@@ -5,6 +5,7 @@
 //! As in `integration_http.rs`, the assertions are the server's counters and what the retry
 //! loop recorded (`testing::record`, instant retries), never elapsed time.
 
+mod faults;
 mod grpc_server;
 
 use grpc_server::{Fault, GetItem, Item, PlaceOrder, Receipt, Server, channel_to, unary};

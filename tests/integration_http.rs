@@ -9,6 +9,7 @@
 //! test that really sleeps, a lower bound (the server cannot see the retry before the hint has
 //! passed).
 
+mod faults;
 mod http_server;
 
 use http_server::{Fault, Hint, Server, client, refused_addr};

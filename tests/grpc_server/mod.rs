@@ -10,10 +10,9 @@
 
 #![allow(dead_code)]
 
+use crate::faults::Faults;
 use http::uri::PathAndQuery;
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -75,35 +74,16 @@ pub struct Arrival {
     pub fault: Fault,
 }
 
-struct Plan {
-    rng: StdRng,
-    rate: f64,
-    faults: Vec<Fault>,
-}
-
 #[derive(Default)]
 pub struct State {
-    script: Mutex<VecDeque<Fault>>,
-    plan: Mutex<Option<Plan>>,
+    faults: Faults<Fault>,
     log: Mutex<Vec<Arrival>>,
     executed: Mutex<HashMap<(&'static str, u32), u32>>,
 }
 
 impl State {
     fn next_fault(&self) -> Fault {
-        if let Some(f) = self.script.lock().unwrap().pop_front() {
-            return f;
-        }
-        let mut plan = self.plan.lock().unwrap();
-        let Some(plan) = plan.as_mut() else {
-            return Fault::None;
-        };
-        if plan.rng.random_bool(plan.rate) {
-            let i = plan.rng.random_range(0..plan.faults.len());
-            plan.faults[i]
-        } else {
-            Fault::None
-        }
+        self.faults.next().unwrap_or(Fault::None)
     }
 
     /// Logs the call and plays its fault: `Ok(())` to answer normally.
@@ -254,15 +234,11 @@ impl Server {
     }
 
     pub fn script(&self, faults: &[Fault]) {
-        self.state.script.lock().unwrap().extend(faults);
+        self.state.faults.script(faults);
     }
 
     pub fn random_faults(&self, seed: u64, rate: f64, faults: &[Fault]) {
-        *self.state.plan.lock().unwrap() = Some(Plan {
-            rng: StdRng::seed_from_u64(seed),
-            rate,
-            faults: faults.to_vec(),
-        });
+        self.state.faults.random(seed, rate, faults);
     }
 
     pub fn arrivals(&self) -> Vec<Arrival> {

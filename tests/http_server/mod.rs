@@ -8,6 +8,7 @@
 
 #![allow(dead_code)] // each test binary uses part of it
 
+use crate::faults::Faults;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::Full;
@@ -15,9 +16,7 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
@@ -72,35 +71,16 @@ pub struct Arrival {
     pub date_sent: Option<SystemTime>,
 }
 
-struct Plan {
-    rng: StdRng,
-    rate: f64,
-    faults: Vec<Fault>,
-}
-
 #[derive(Default)]
 pub struct State {
-    script: Mutex<VecDeque<Fault>>,
-    plan: Mutex<Option<Plan>>,
+    faults: Faults<Fault>,
     log: Mutex<Vec<Arrival>>,
     executed: Mutex<HashMap<String, u32>>,
 }
 
 impl State {
     fn next_fault(&self) -> Fault {
-        if let Some(f) = self.script.lock().unwrap().pop_front() {
-            return f;
-        }
-        let mut plan = self.plan.lock().unwrap();
-        let Some(plan) = plan.as_mut() else {
-            return Fault::None;
-        };
-        if plan.rng.random_bool(plan.rate) {
-            let i = plan.rng.random_range(0..plan.faults.len());
-            plan.faults[i]
-        } else {
-            Fault::None
-        }
+        self.faults.next().unwrap_or(Fault::None)
     }
 
     fn execute(&self, path: &str) {
@@ -146,17 +126,13 @@ impl Server {
 
     /// The next requests get these faults, in order.
     pub fn script(&self, faults: &[Fault]) {
-        self.state.script.lock().unwrap().extend(faults);
+        self.state.faults.script(faults);
     }
 
     /// After the script, each request gets a fault with probability `rate`, drawn uniformly
     /// from `faults`, from a generator seeded with `seed`.
     pub fn random_faults(&self, seed: u64, rate: f64, faults: &[Fault]) {
-        *self.state.plan.lock().unwrap() = Some(Plan {
-            rng: StdRng::seed_from_u64(seed),
-            rate,
-            faults: faults.to_vec(),
-        });
+        self.state.faults.random(seed, rate, faults);
     }
 
     pub fn arrivals(&self) -> Vec<Arrival> {
