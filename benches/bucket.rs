@@ -11,8 +11,8 @@
 //! drop (with the same `tokio::sync::Semaphore`), without the `f32` bookkeeping, so they slightly
 //! favour the peer.
 //!
-//! Ours is `retry-runtime/src/bucket.rs` itself, compiled into this benchmark (its take and
-//! refund are crate-private too). `retry` reads the clock before each take, as the engine does;
+//! Ours is the engine's own take and refund (crate-private, reached through the runtime's
+//! hidden `__private::shared`). `retry` reads the clock before each take, as the engine does;
 //! `retry-no-clock` does not (a bucket without refill never needs the time).
 //!
 //! - `threads`: two OS threads in tight take/refund loops (the most contention there can be).
@@ -31,20 +31,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
-#[path = "../retry-runtime/src/bucket.rs"]
-mod bucket;
-
-mod classify {
-    pub use retry_runtime::ErrorClass;
-}
-
-mod sync {
-    pub mod atomic {
-        pub use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-    }
-}
-
-use bucket::TokenBucket;
+use retry_runtime::__private::shared::{refund, take};
+use retry_runtime::TokenBucket;
 
 const COST: u32 = 5;
 
@@ -68,8 +56,8 @@ impl Quota for Ours {
         } else {
             epoch()
         };
-        if self.bucket.try_take(COST, now) {
-            self.bucket.deposit(COST);
+        if take(&self.bucket, COST, now) {
+            refund(&self.bucket, COST);
             true
         } else {
             false
@@ -82,9 +70,9 @@ impl Quota for Ours {
         } else {
             epoch()
         };
-        if self.bucket.try_take(COST, now) {
+        if take(&self.bucket, COST, now) {
             tokio::task::yield_now().await;
-            self.bucket.deposit(COST);
+            refund(&self.bucket, COST);
             true
         } else {
             false

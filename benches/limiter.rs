@@ -1,6 +1,6 @@
 //! The adaptive rate limiter: what one send-token acquire costs, and the bookkeeping every
-//! adaptive attempt does (acquire before, `record` after). Its methods are crate-private, so
-//! `retry-runtime/src/limiter.rs` itself is compiled into this benchmark.
+//! adaptive attempt does (acquire before, `record` after). Its methods are crate-private,
+//! reached through the runtime's hidden `__private::shared`.
 //!
 //! - `disabled`: before the first throttling response (the AWS limiter is off until then):
 //!   `acquire` is one atomic load; `record` measures the send rate under the limiter's mutex.
@@ -12,34 +12,10 @@
 //! cargo bench --bench limiter
 //! ```
 
-// The included module's own unit tests are compiled out of a benchmark, leaving their imports unused.
-#![allow(dead_code, unused_imports)]
-
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use retry_runtime::__private::shared;
+use retry_runtime::RateLimiter;
 use std::time::{Duration, Instant};
-
-#[path = "../retry-runtime/src/limiter.rs"]
-mod limiter;
-
-mod sync {
-    //! What `limiter.rs` names through `crate::sync`: the runtime's own.
-    pub mod atomic {
-        pub use std::sync::atomic::{AtomicBool, Ordering};
-    }
-    pub use std::sync::{Mutex, MutexGuard, PoisonError};
-    pub fn now() -> tokio::time::Instant {
-        tokio::time::Instant::now()
-    }
-}
-
-mod testing {
-    /// Jitter draws come from the thread's generator here.
-    pub fn with_seeded_rng<T>(_: impl FnOnce(&mut rand::rngs::StdRng) -> T) -> Option<T> {
-        None
-    }
-}
-
-use limiter::RateLimiter;
 
 fn runtime(paused: bool) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -53,9 +29,9 @@ fn attempts(rt: &tokio::runtime::Runtime, l: &RateLimiter, iters: u64, record: b
     rt.block_on(async {
         let start = Instant::now();
         for _ in 0..iters {
-            l.acquire(1, None).await.expect("no deadline");
+            shared::acquire(l, 1, None).await.expect("no deadline");
             if record {
-                l.record(false);
+                shared::record(l, false);
             }
         }
         start.elapsed()
@@ -91,10 +67,10 @@ fn limiter(c: &mut Criterion) {
     let on = RateLimiter::adaptive();
     paused.block_on(async {
         for _ in 0..50 {
-            on.record(false);
+            shared::record(&on, false);
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        on.record(true);
+        shared::record(&on, true);
     });
     assert!(on.is_enabled());
     g.bench_function(

@@ -18,7 +18,7 @@
 
 use proptest::prelude::*;
 use retry_runtime::__private::{
-    Call, Jitter, Policy, RetryEvent, Site, Timed, Untimed, never_repeat, timed_out,
+    Call, Fns, Jitter, Policy, RetryEvent, Site, Timed, Untimed, never_repeat, timed_out,
 };
 use retry_runtime::{Classify, ErrorClass, TokenBucket};
 use std::cell::RefCell;
@@ -135,8 +135,7 @@ async fn untimed(
         site,
         idempotent,
         Untimed,
-        classify,
-        hint,
+        Fns(classify, hint),
         never_repeat::<u32>,
         hook,
     );
@@ -150,8 +149,7 @@ async fn timed(site: &Site, idempotent: bool, log: &Log, steps: &[Step]) -> Resu
         site,
         idempotent,
         Timed(timed_out),
-        classify,
-        hint,
+        Fns(classify, hint),
         never_repeat::<u32>,
         hook,
     );

@@ -44,10 +44,6 @@ fn retry_loop(
         "__retry_call",
         span = Span::mixed_site().located_at(ret_span)
     );
-    let out = format_ident!("__retry_out", span = Span::mixed_site());
-    let delay = format_ident!("__retry_delay", span = Span::mixed_site());
-    let settled = format_ident!("__retry_settled", span = Span::mixed_site());
-    let label = syn::Lifetime::new("'__retry", Span::mixed_site());
     let e = format_ident!("__retry_e", span = Span::mixed_site());
     let cond = format_ident!("__retry_idempotent", span = Span::mixed_site());
 
@@ -85,34 +81,35 @@ fn retry_loop(
     };
 
     // Whether attempts run under a timer is known here, so an untimed body is awaited in
-    // place, with no wrapping future; a timed one goes through the engine's timer.
-    let (timer, run) = match model.timer_key {
+    // place, with no timer code at all.
+    let timer = match model.timer_key {
         Some(span) => {
             let at_key = respan(p.clone(), span);
-            (
-                quote_spanned!(span=> #p::Timed(#at_key::timed_out)),
-                quote!(timed),
-            )
+            quote_spanned!(span=> #p::Timed(#at_key::timed_out))
         }
-        None => (quote!(#p::Untimed), quote!(attempt)),
+        None => quote!(#p::Untimed),
     };
     // A function named in the attribute gets a closure whose argument type is spelled out, so
     // a wrong signature is one type error on the path, not an unsatisfied bound of the engine.
-    // Without `retry_on`, the error's `Classify` impl gives both the class and the hint, from
-    // one function, so that a missing impl is one error.
-    let by_trait = format_ident!("__retry_by_trait", span = Span::mixed_site());
-    let classify_by_trait = match &model.retry_on {
-        Some(_) => quote!(),
-        None => quote_spanned!(ret_span=> let #by_trait = #at_ret::by_trait::<#err_of>();),
-    };
-    let classify = match &model.retry_on {
-        Some(f) => quote_spanned!(f.span()=> |#e: &#err_of| #p::into_class((#f)(#e))),
-        None => quote!(#by_trait.0),
-    };
-    let hint = match (&model.retry_after, &model.retry_on) {
-        (Some(f), _) => quote_spanned!(f.span()=> |#e: &#err_of| #p::hint((#f)(#e))),
-        (None, Some(_)) => quote!(#p::no_hint::<#err_of>),
-        (None, None) => quote!(#by_trait.1),
+    // Without `retry_on` and `retry_after`, the error's `Classify` impl gives both the class
+    // and the hint: the runtime's `ByTrait`, so that a missing impl is one error, where the
+    // loop first needs it.
+    let on = |f: &syn::ExprPath| quote_spanned!(f.span()=> |#e: &#err_of| #p::into_class((#f)(#e)));
+    let after = |f: &syn::ExprPath| quote_spanned!(f.span()=> |#e: &#err_of| #p::hint((#f)(#e)));
+    let classify = match (&model.retry_on, &model.retry_after) {
+        (None, None) => quote!(#p::ByTrait),
+        (Some(c), None) => {
+            let c = on(c);
+            quote!(#p::Fns(#c, #p::no_hint::<#err_of>))
+        }
+        (Some(c), Some(a)) => {
+            let (c, a) = (on(c), after(a));
+            quote!(#p::Fns(#c, #a))
+        }
+        (None, Some(a)) => {
+            let a = after(a);
+            quote!(#p::Fns(#p::class_by_trait::<#err_of>, #a))
+        }
     };
     let repeat = match &model.retry_if_ok {
         Some(f) => quote_spanned!(f.span()=> |#e: &#ok_of| #p::repeat((#f)(#e))),
@@ -137,7 +134,7 @@ fn retry_loop(
         }
     });
 
-    let call_type = quote_spanned!(ret_span=> #at_ret::Call<'_, #result, _, _, _, _, _>);
+    let call_type = quote_spanned!(ret_span=> #at_ret::Call<'_, #result, _, _, _>);
     // The attempt's output type is known before its body is checked, so that the body's
     // `return` and tail expressions coerce to it (`Ok(&string)` as `Result<&str, _>`) as they
     // do in the function itself.
@@ -160,7 +157,6 @@ fn retry_loop(
             #idempotent,
             #timer,
             #classify,
-            #hint,
             #repeat,
             #on_retry,
         )
@@ -172,45 +168,13 @@ fn retry_loop(
             #body
         }
     };
-    let run_attempt = quote_spanned!(ret_span=> #call.#run(#attempt).await);
-    let finish = quote_spanned!(ret_span=> #call.finish(#out));
-    // The hot path: no send token outside adaptive mode, the body awaited, `finish` returning
-    // a first-attempt success. `settle` decides everything else. Every wait (a send token in adaptive mode, the backoff, a bucket's refill) is a sleep
-    // awaited here, in the function's own future, after a synchronous decision of the engine:
-    // the future holds one timer at a time and no future of the engine.
+    // The loop itself is the runtime's (`retry_loop!`, the one definition the engine's own
+    // callers use too); it is named at the return type, so that the engine's bounds, when `R`
+    // is not a `Result` or `E` cannot be classified, fail where the other checks do.
+    let retry_loop = quote_spanned!(ret_span=> #at_ret::retry_loop!(#call, #attempt));
     quote! {
-        #classify_by_trait
         let mut #call: #call_type = #new_call;
-        #label: loop {
-            if #call.adaptive() {
-                loop {
-                    match #call.send_token() {
-                        #p::SendToken::Go => break,
-                        #p::SendToken::Wait(#delay) => #p::sleep(#delay).await,
-                        #p::SendToken::Return(#out) => break #label #out,
-                    }
-                }
-            }
-            let #out = #run_attempt;
-            let mut #settled = match #finish {
-                #p::ControlFlow::Break(#out) => break #label #out,
-                #p::ControlFlow::Continue(#out) => #call.settle(#out),
-            };
-            loop {
-                match #settled {
-                    #p::Settled::Return(#out) => break #label #out,
-                    #p::Settled::Retry => break,
-                    #p::Settled::Sleep(#delay) => {
-                        #p::sleep(#delay).await;
-                        break;
-                    }
-                    #p::Settled::Wait(#delay) => {
-                        #p::sleep(#delay).await;
-                        #settled = #call.resume();
-                    }
-                }
-            }
-        }
+        #retry_loop
     }
 }
 

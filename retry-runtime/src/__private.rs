@@ -1,9 +1,11 @@
 //! What the expansion of `#[retry]` names. Not a public API: it changes with the macro.
 
-pub use crate::call::{
-    Call, FromTimedOut, RetryResult, SendToken, Settled, Timed, Timer, TimerKind, Untimed,
-};
+pub use crate::__retry_loop as retry_loop;
 pub use crate::classify::{Classify, ErrorClass, TimedOut};
+pub use crate::engine::{
+    ByTrait, Call, Classifier, Fns, FromTimedOut, IntoErrorClass, Judge, Plugs, RetryResult,
+    ReturnsResult, SendToken, Settled, Timed, Timer, TimerKind, Untimed,
+};
 pub use crate::event::RetryEvent;
 pub use crate::partition::Site;
 pub use crate::policy::{Jitter, Mode, Policy};
@@ -11,14 +13,10 @@ pub use core::ops::ControlFlow;
 pub use std::time::Duration;
 pub use tokio::time::sleep;
 
-/// The classifier and server hint when `retry_on` is not given: the error's own [`Classify`]
-/// impl. One function for both, so a missing impl is reported once.
+/// The class of an error by its [`Classify`] impl (`retry_after` given without `retry_on`).
 #[inline]
-pub fn by_trait<E: Classify>() -> (
-    impl Fn(&E) -> ErrorClass + Copy,
-    impl Fn(&E) -> Option<Duration> + Copy,
-) {
-    (E::classify, E::retry_after)
+pub fn class_by_trait<E: Classify>(err: &E) -> ErrorClass {
+    err.classify()
 }
 
 /// How a timed-out attempt becomes the error of a function with a timer: its `FromTimedOut`
@@ -44,24 +42,6 @@ pub fn never_repeat<T: ?Sized>(_: &T) -> bool {
 #[inline]
 pub fn no_hook<E>(_: &RetryEvent<'_, E>) {}
 
-/// What a `retry_on` predicate returns: `bool` or [`ErrorClass`].
-#[diagnostic::on_unimplemented(
-    message = "a `retry_on` function must return `bool` or `ErrorClass`, not `{Self}`",
-    label = "returns `{Self}`",
-    note = "`true` retries the error as `Transient`; return an `ErrorClass` to say more"
-)]
-pub trait IntoErrorClass {
-    /// The class.
-    fn into_error_class(self) -> ErrorClass;
-}
-
-impl<T: Into<ErrorClass>> IntoErrorClass for T {
-    #[inline]
-    fn into_error_class(self) -> ErrorClass {
-        self.into()
-    }
-}
-
 /// Converts what a `retry_on` predicate returned.
 #[inline]
 pub fn into_class<T: IntoErrorClass>(class: T) -> ErrorClass {
@@ -80,19 +60,37 @@ pub fn repeat(again: bool) -> bool {
     again
 }
 
-/// The function's return type, checked to be a `Result` where the expansion names it with the
-/// return type's span, so that the first error a non-`Result` alias gets points at it. (A
-/// return type that is plainly not a `Result`, such as `u32`, is refused by the macro itself.)
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]` needs a function that returns `Result<T, E>`, not `{Self}`",
-    label = "this return type is not a `Result`",
-    note = "the loop retries on `Err` and returns on `Ok`; aliases such as `io::Result<T>` work"
-)]
-pub trait ReturnsResult: RetryResult {
-    /// The same type, seen as a [`RetryResult`].
-    type Result: RetryResult;
-}
+/// The shared state's own steps, for the workspace's benchmarks of the bucket and the limiter.
+pub mod shared {
+    use crate::bucket::TokenBucket;
+    use crate::limiter::RateLimiter;
+    use tokio::time::Instant;
 
-impl<T, E> ReturnsResult for Result<T, E> {
-    type Result = Result<T, E>;
+    /// Takes a retry's `cost` from `bucket` at `now`, as the engine does; `false` if short.
+    #[inline]
+    pub fn take(bucket: &TokenBucket, cost: u32, now: Instant) -> bool {
+        bucket.try_take(cost, now)
+    }
+
+    /// Gives `tokens` back to `bucket`, as a retry's success or a dropped call does.
+    #[inline]
+    pub fn refund(bucket: &TokenBucket, tokens: u32) {
+        bucket.deposit(tokens);
+    }
+
+    /// Waits for and takes `cost` send tokens from `limiter`; `Err(())` if they would come at
+    /// or after `deadline`.
+    pub async fn acquire(
+        limiter: &RateLimiter,
+        cost: u32,
+        deadline: Option<Instant>,
+    ) -> Result<(), ()> {
+        limiter.acquire(cost, deadline).await
+    }
+
+    /// Records a response in `limiter` now: `throttled`, or a success or another error.
+    #[inline]
+    pub fn record(limiter: &RateLimiter, throttled: bool) {
+        limiter.record(Instant::now(), throttled);
+    }
 }

@@ -1,6 +1,7 @@
 //! The delay before retry `n + 1`: exponential growth, then jitter, in whole nanoseconds.
+//! The same growth gives the attempt timeouts (`attempt_timeout_multiplier`).
 
-use crate::policy::{Jitter, Policy, nanos};
+use crate::policy::{Jitter, Policy};
 use rand::{Rng, RngExt};
 use std::time::Duration;
 
@@ -40,10 +41,62 @@ fn apply<R: Rng + ?Sized>(jitter: Jitter, d: Duration, rng: &mut R) -> Duration 
 
 /// `min(max_backoff, U[initial_backoff, 3 * previous])`.
 fn decorrelated<R: Rng + ?Sized>(policy: &Policy, previous: Duration, rng: &mut R) -> Duration {
-    let lo = nanos(policy.initial_backoff);
+    let (initial, max) = policy.backoff_bounds();
+    let lo = nanos(initial);
     let hi = nanos(previous).saturating_mul(3).max(lo);
     let ns = rng.random_range(lo..=hi);
-    Duration::from_nanos(ns.min(nanos(policy.max_backoff)))
+    Duration::from_nanos(ns.min(nanos(max)))
+}
+
+/// `min(base * factor^(n-1), cap)` in whole nanoseconds. Powers of an integral factor are
+/// computed exactly in integers; other factors in `f64`, rounded to the nearest nanosecond, so
+/// `200ms * 2` is exactly 400 ms (tokio rounds timers up to the millisecond, so a stray
+/// nanosecond would show up as 401 ms).
+#[inline]
+pub(crate) fn grow(base: Duration, factor: f64, n: u32, cap: Duration) -> Duration {
+    // The first attempt, or no growth: nothing to compute.
+    if n <= 1 || factor <= 1.0 {
+        return base.min(cap);
+    }
+    grow_slow(base, factor, n, cap)
+}
+
+fn grow_slow(base: Duration, factor: f64, n: u32, cap: Duration) -> Duration {
+    let cap_ns = nanos(cap);
+    let base_ns = nanos(base);
+    let steps = n.saturating_sub(1);
+    if base_ns >= cap_ns {
+        return cap;
+    }
+    if base_ns == 0 || steps == 0 || factor <= 1.0 {
+        return Duration::from_nanos(base_ns);
+    }
+    let ns = if factor.fract() == 0.0 && factor < 4_294_967_296.0 {
+        // Exact integer growth, stopping as soon as the cap is reached.
+        let f = factor as u64;
+        let mut v = base_ns;
+        for _ in 0..steps {
+            v = v.saturating_mul(f);
+            if v >= cap_ns {
+                break;
+            }
+        }
+        v
+    } else {
+        let exp = i32::try_from(steps).unwrap_or(i32::MAX);
+        let v = (base_ns as f64) * factor.powi(exp);
+        if v.is_finite() && v < cap_ns as f64 {
+            v.round() as u64
+        } else {
+            cap_ns
+        }
+    };
+    Duration::from_nanos(ns.min(cap_ns))
+}
+
+/// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years).
+pub(crate) fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -115,12 +168,13 @@ mod tests {
     fn decorrelated_stays_between_initial_and_three_times_previous() {
         let p = policy(Jitter::Decorrelated);
         let mut rng = StdRng::seed_from_u64(11);
-        let mut prev = p.initial_backoff;
+        let (initial, max) = p.backoff_bounds();
+        let mut prev = initial;
         for _ in 0..10_000 {
             let got = delay(&p, 1, prev, &mut rng);
-            let hi = (prev * 3).min(p.max_backoff);
+            let hi = (prev * 3).min(max);
             assert!(
-                p.initial_backoff <= got && got <= hi,
+                initial <= got && got <= hi,
                 "{got:?} outside [100ms, {hi:?}]"
             );
             prev = got;

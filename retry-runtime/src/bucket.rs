@@ -1,7 +1,7 @@
 //! The retry token bucket of AWS "standard" mode (the retry quota), lock-free.
 
 use crate::classify::ErrorClass;
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::time::Instant;

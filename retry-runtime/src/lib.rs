@@ -120,17 +120,18 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
+mod ambient;
 mod backoff;
 mod bucket;
-mod call;
 mod classify;
 mod config;
+mod engine;
 mod event;
 mod limiter;
+mod loom;
 mod observe;
 mod partition;
 mod policy;
-mod sync;
 pub mod testing;
 
 #[doc(hidden)]

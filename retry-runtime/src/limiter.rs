@@ -1,9 +1,8 @@
 //! The client-side rate limiter of AWS "adaptive" mode: a token bucket whose fill rate follows
 //! CUBIC congestion control, driven by throttling responses.
 
-use crate::sync::atomic::{AtomicBool, Ordering};
-use crate::sync::{Mutex, MutexGuard, PoisonError, now};
-use rand::RngExt;
+use crate::loom::atomic::{AtomicBool, Ordering};
+use crate::loom::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -53,21 +52,21 @@ pub struct RateLimiter {
     state: Mutex<State>,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct State {
-    fill_rate: f64,
-    max_capacity: f64,
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct State {
+    pub(crate) fill_rate: f64,
+    pub(crate) max_capacity: f64,
     /// Tokens in the bucket; below zero after a cost above the maximum, until it is paid.
-    capacity: f64,
+    pub(crate) capacity: f64,
     /// The instant of the first use: the limiter's time 0.
-    origin: Option<Instant>,
-    last_refill: Option<f64>,
-    measured_rate: f64,
-    last_rate_bucket: f64,
-    request_count: u64,
-    last_max_rate: f64,
-    last_throttle: f64,
-    enabled: bool,
+    pub(crate) origin: Option<Instant>,
+    pub(crate) last_refill: Option<f64>,
+    pub(crate) measured_rate: f64,
+    pub(crate) last_rate_bucket: f64,
+    pub(crate) request_count: u64,
+    pub(crate) last_max_rate: f64,
+    pub(crate) last_throttle: f64,
+    pub(crate) enabled: bool,
 }
 
 impl State {
@@ -190,7 +189,7 @@ impl RateLimiter {
     pub fn capacity(&self) -> f64 {
         let mut s = self.lock();
         if s.origin.is_some() {
-            let t = s.secs(now());
+            let t = s.secs(Instant::now());
             s.refill(t);
         }
         s.capacity
@@ -215,6 +214,12 @@ impl RateLimiter {
         self.enabled.load(Ordering::Acquire)
     }
 
+    /// The limiter's numbers, as one value (for the model checker).
+    #[cfg(all(test, retry_loom))]
+    pub(crate) fn snapshot(&self) -> State {
+        *self.lock()
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // The state is plain numbers updated in one step: a panic elsewhere cannot leave it
         // half-written, so a poisoned lock is still consistent.
@@ -225,30 +230,31 @@ impl RateLimiter {
     /// nothing, when the next look at the bucket would come at or after `deadline`.
     // The engine takes one step at a time (`try_send`) and sleeps in the caller's own future;
     // this whole wait is what the limiter's tests and benchmark drive.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) async fn acquire(&self, cost: u32, deadline: Option<Instant>) -> Result<(), ()> {
-        let mut lost = false;
-        while let Some(wait) = self.try_send(cost, deadline, lost)? {
+        use rand::RngExt;
+        let mut lost = None;
+        while let Some(wait) = self.try_send(cost, Instant::now(), deadline, lost)? {
             tokio::time::sleep(wait).await;
-            lost = true;
+            lost = Some(rand::rng().random::<f64>());
         }
         Ok(())
     }
 
-    /// One look at the bucket for `cost` send tokens: `Ok(None)` took them, `Ok(Some(wait))`
-    /// says how long to sleep before looking again, `Err(())` gives up (taking nothing)
-    /// because that look would come at or after `deadline`. `lost` says the caller has slept
-    /// and looked before and found its tokens taken by another.
+    /// One look at the bucket, at `now`, for `cost` send tokens: `Ok(None)` took them,
+    /// `Ok(Some(wait))` says how long to sleep before looking again, `Err(())` gives up (taking
+    /// nothing) because that look would come at or after `deadline`. `lost` is `Some(u)` for a
+    /// caller that has slept and looked before and found its tokens taken by another, with `u`
+    /// a draw from `U[0, 1)` for its extra wait.
     pub(crate) fn try_send(
         &self,
         cost: u32,
+        now: Instant,
         deadline: Option<Instant>,
-        lost: bool,
+        lost: Option<f64>,
     ) -> Result<Option<Duration>, ()> {
         if !self.is_enabled() {
             return Ok(None);
         }
-        let now = crate::sync::now();
         let (wait, refill_time) = {
             let mut s = self.lock();
             let t = s.secs(now);
@@ -262,10 +268,9 @@ impl RateLimiter {
         // keep losing then do not all wake at the same instant, and newcomers get their
         // chance: with a strict order the oldest caller would always win, so under
         // sustained overload every request would be sent just before its deadline.
-        let wait = if lost {
-            wait + refill_time.mul_f64(jitter())
-        } else {
-            wait
+        let wait = match lost {
+            Some(u) => wait + refill_time.mul_f64(u.clamp(0.0, 1.0)),
+            None => wait,
         };
         if deadline.is_some_and(|d| wait >= d.saturating_duration_since(now)) {
             return Err(());
@@ -275,19 +280,19 @@ impl RateLimiter {
 
     /// Takes `cost` send tokens if they are there now, without waiting (instant retries in a
     /// `testing` scope): the limiter still counts what it can.
-    pub(crate) fn take_without_waiting(&self, cost: u32) {
+    pub(crate) fn take_without_waiting(&self, cost: u32, now: Instant) {
         if self.is_enabled() {
             let mut s = self.lock();
-            let t = s.secs(now());
+            let t = s.secs(now);
             let _ = s.try_acquire(t, f64::from(cost));
         }
     }
 
-    /// Records the response of an attempt: `throttled` for a throttling error, otherwise a
-    /// success or another error.
-    pub(crate) fn record(&self, throttled: bool) {
+    /// Records the response of an attempt at `now`: `throttled` for a throttling error,
+    /// otherwise a success or another error.
+    pub(crate) fn record(&self, now: Instant, throttled: bool) {
         let mut s = self.lock();
-        let t = s.secs(now());
+        let t = s.secs(now);
         self.update(&mut s, t, throttled);
     }
 
@@ -372,13 +377,6 @@ fn wait_for(tokens: f64, rate: f64) -> Duration {
     } else {
         Duration::from_nanos((nanos as u64).max(1))
     }
-}
-
-/// A draw from `U[0, 1)`: from the seeded generator of a `testing` scope when there is one,
-/// so simulations and tests repeat exactly.
-fn jitter() -> f64 {
-    crate::testing::with_seeded_rng(|r| r.random::<f64>())
-        .unwrap_or_else(|| rand::rng().random::<f64>())
 }
 
 /// Float noise allowed when comparing the bucket with a cost: a caller that slept exactly the
@@ -788,11 +786,11 @@ mod tests {
             // 9.92, 9.984 and, at 2.0, 9.9968. The limiter was disabled, so the rate in use is
             // the measured one: W_max = 9.9968 and the fill rate becomes 0.7 * W_max.
             for _ in 0..20 {
-                l.record(false);
+                l.record(Instant::now(), false);
                 advance(TENTH).await;
             }
             assert!(!l.is_enabled());
-            l.record(true);
+            l.record(Instant::now(), true);
             assert!(l.is_enabled());
             assert_close(l.measured_rate(), 9.9968, "measured at 2.0");
             assert_close(l.last_max_rate(), 9.9968, "W_max");
@@ -819,7 +817,7 @@ mod tests {
                 while t < at - 1e-9 {
                     advance(TENTH).await;
                     t += 0.1;
-                    l.record(false);
+                    l.record(Instant::now(), false);
                 }
                 assert_close(l.fill_rate(), fill, &format!("fill rate at {at}"));
             }
@@ -830,10 +828,10 @@ mod tests {
         async fn the_rate_is_back_at_w_max_after_k_seconds() {
             let l = RateLimiter::adaptive();
             for _ in 0..20 {
-                l.record(false);
+                l.record(Instant::now(), false);
                 advance(TENTH).await;
             }
-            l.record(true);
+            l.record(Instant::now(), true);
             let w_max = l.last_max_rate();
             let k = (w_max * 0.3_f64 / 0.4).cbrt();
             assert_close(k, 1.9572250053683622, "K");
@@ -841,14 +839,14 @@ mod tests {
             // out of the way); the one exactly K seconds after the throttle finds W_max again.
             for _ in 0..19 {
                 advance(TENTH).await;
-                l.record(false);
+                l.record(Instant::now(), false);
             }
             advance(Duration::from_secs_f64(k) - 19 * TENTH).await;
-            l.record(false);
+            l.record(Instant::now(), false);
             assert!((l.fill_rate() - w_max).abs() < 1e-8, "{}", l.fill_rate());
             // 2 s after the throttle the plateau of the cubic has moved it by 0.4 * (2 - K)^3.
             advance(Duration::from_secs(4) - Duration::from_secs_f64(2.0 + k)).await;
-            l.record(false);
+            l.record(Instant::now(), false);
             assert!((l.fill_rate() - (w_max + 0.4 * (2.0 - k).powi(3))).abs() < 1e-8);
             assert_close(l.fill_rate(), 9.996831306165907, "at 4.0, as above");
         }
@@ -858,7 +856,7 @@ mod tests {
             // A throttle on the first response: measured rate 0, so the fill rate is the
             // minimum (0.5 per second), the bucket holds at most 1 token and is empty.
             let l: &'static RateLimiter = Box::leak(Box::new(RateLimiter::adaptive()));
-            l.record(true);
+            l.record(Instant::now(), true);
             assert_close(l.fill_rate(), 0.5, "minimum fill rate");
             let start = Instant::now();
             let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -888,7 +886,7 @@ mod tests {
         #[tokio::test(start_paused = true)]
         async fn a_wait_that_would_reach_the_deadline_is_refused_at_once() {
             let l = RateLimiter::adaptive();
-            l.record(true);
+            l.record(Instant::now(), true);
             let start = Instant::now();
             // The token comes at 2 s: a deadline at 2 s refuses, without waiting or taking.
             let refused = l.acquire(1, Some(start + Duration::from_secs(2))).await;
@@ -906,7 +904,7 @@ mod tests {
         #[tokio::test(start_paused = true)]
         async fn a_waiter_dropped_before_its_turn_holds_nothing() {
             let l = RateLimiter::adaptive();
-            l.record(true);
+            l.record(Instant::now(), true);
             let start = Instant::now();
             // A retry after throttling costs 10: 20 s at 0.5 per second. The caller gives up
             // after 1 s.

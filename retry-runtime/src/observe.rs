@@ -1,5 +1,5 @@
-//! What the retry loop reports: tracing events (with the `tracing` feature), the records of
-//! [`testing::record`](crate::testing::record), and configuration warnings.
+//! What the retry loop reports: tracing events (with the `tracing` feature), and the same
+//! decisions, as values, to the call's [`Ambient`] (which a `testing::record` scope keeps).
 //!
 //! Events have the target `retry`:
 //!
@@ -7,15 +7,12 @@
 //! |---|---|---|
 //! | DEBUG | an attempt failed and the call sleeps before the next | `function`, `partition`, `attempt`, `class`, `delay_ms`, `tokens` (the retry bucket's level after this retry's cost), and in adaptive mode `fill_rate` (send tokens per second) |
 //! | WARN | the call gives up before `max_attempts` | the same but `delay_ms`, and `reason`: `retry token bucket empty`, `deadline reached`, `not idempotent`, `server retry hint longer than max_backoff` |
-//!
-//! Configuration warnings have the target `retry::config`; without a subscriber that takes
-//! them (or without the `tracing` feature) they go to standard error.
 
+use crate::ambient::Ambient;
 use crate::classify::ErrorClass;
 use crate::partition::Site;
 #[cfg(feature = "tracing")]
 use crate::policy::Mode;
-use crate::testing;
 use std::time::Duration;
 
 /// Why a call stopped retrying before its error class or `max_attempts` said so.
@@ -45,87 +42,93 @@ impl EarlyEnd {
     }
 }
 
+/// One retry: attempt `attempt` of `function` failed with `class` and the call waited `delay`
+/// (or would have, in an instant scope) before the next attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Retried {
+    /// The `#[retry]` function.
+    pub function: &'static str,
+    /// Its named partition, if any.
+    pub partition: Option<&'static str>,
+    /// The attempt (1-based) that failed.
+    pub attempt: u32,
+    /// The failure's class (`Transient` for a `retry_if_ok` repeat).
+    pub class: ErrorClass,
+    /// The delay chosen: the server's hint, or the jittered backoff.
+    pub delay: Duration,
+}
+
+/// A call of `function` that gave up after attempt `attempt`, before `max_attempts`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EndedEarly {
+    /// The `#[retry]` function.
+    pub function: &'static str,
+    /// Its named partition, if any.
+    pub partition: Option<&'static str>,
+    /// The last attempt that ran (0 when the first could not start before the deadline).
+    pub attempt: u32,
+    /// The class of the last failure (`None` after a success that `retry_if_ok` would repeat,
+    /// or when no attempt ran).
+    pub class: Option<ErrorClass>,
+    /// Why it gave up.
+    pub reason: EarlyEnd,
+}
+
 /// A retry is about to sleep.
-#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
-pub(crate) fn retrying(
-    site: &Site,
-    attempt: u32,
-    class: ErrorClass,
-    delay: Duration,
-    recording: bool,
-) {
-    let partition = site.partition_name();
-    if recording {
-        testing::note_retry(site.name, partition, attempt, class, delay);
-    }
+pub(crate) fn retrying(site: &Site, ambient: &dyn Ambient, retry: Retried) {
+    ambient.retried(&retry);
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::DEBUG) {
-        let function = site.name;
-        let partition = partition.unwrap_or("");
-        let class = class.as_str();
+        let Retried {
+            function,
+            attempt,
+            delay,
+            ..
+        } = retry;
+        let (partition, tokens, fill_rate) = levels(site);
+        let class = retry.class.as_str();
         let delay_ms = delay.as_secs_f64() * 1000.0;
-        let tokens = site.token_bucket().available();
-        if site.settings().mode == Mode::Adaptive {
-            let fill_rate = site.limiter().fill_rate();
-            tracing::debug!(
-                target: "retry",
-                function, partition, attempt, class, delay_ms, tokens, fill_rate,
-                "attempt failed, retrying",
-            );
-        } else {
-            tracing::debug!(
-                target: "retry",
-                function, partition, attempt, class, delay_ms, tokens,
-                "attempt failed, retrying",
-            );
-        }
+        tracing::debug!(
+            target: "retry",
+            function, partition, attempt, class, delay_ms, tokens, fill_rate,
+            "attempt failed, retrying",
+        );
     }
+    #[cfg(not(feature = "tracing"))]
+    let _ = site;
 }
 
 /// Retries ended early; the caller gets the last result.
-#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
-pub(crate) fn ended_early(
-    site: &Site,
-    attempt: u32,
-    class: Option<ErrorClass>,
-    why: EarlyEnd,
-    recording: bool,
-) {
-    let partition = site.partition_name();
-    if recording {
-        testing::note_early_end(site.name, partition, attempt, class, why);
-    }
+pub(crate) fn ended_early(site: &Site, ambient: &dyn Ambient, end: EndedEarly) {
+    ambient.ended_early(&end);
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::WARN) {
-        let function = site.name;
-        let partition = partition.unwrap_or("");
-        let class = class.map_or("none", ErrorClass::as_str);
-        let reason = why.as_str();
-        let tokens = site.token_bucket().available();
-        if site.settings().mode == Mode::Adaptive {
-            let fill_rate = site.limiter().fill_rate();
-            tracing::warn!(
-                target: "retry",
-                function, partition, attempt, class, reason, tokens, fill_rate,
-                "giving up before max_attempts",
-            );
-        } else {
-            tracing::warn!(
-                target: "retry",
-                function, partition, attempt, class, reason, tokens,
-                "giving up before max_attempts",
-            );
-        }
+        let EndedEarly {
+            function, attempt, ..
+        } = end;
+        let (partition, tokens, fill_rate) = levels(site);
+        let class = end.class.map_or("none", ErrorClass::as_str);
+        let reason = end.reason.as_str();
+        tracing::warn!(
+            target: "retry",
+            function, partition, attempt, class, reason, tokens, fill_rate,
+            "giving up before max_attempts",
+        );
     }
+    #[cfg(not(feature = "tracing"))]
+    let _ = site;
 }
 
-/// A value from the environment or the config file that cannot be used: one warning, as a
-/// tracing event if a subscriber takes it, else on standard error.
-pub(crate) fn config_warning(message: &str) {
-    #[cfg(feature = "tracing")]
-    if tracing::enabled!(target: "retry::config", tracing::Level::WARN) {
-        tracing::warn!(target: "retry::config", "{message}");
-        return;
-    }
-    eprintln!("warning: retry: {message}");
+/// The partition (empty for none), the bucket's level, and in adaptive mode the limiter's fill
+/// rate (a field left out of the event otherwise).
+#[cfg(feature = "tracing")]
+fn levels(site: &Site) -> (&'static str, u32, Option<f64>) {
+    let fill_rate = (site.settings().mode == Mode::Adaptive).then(|| site.limiter().fill_rate());
+    (
+        site.partition_name().unwrap_or(""),
+        site.token_bucket().available(),
+        fill_rate,
+    )
 }

@@ -1,6 +1,7 @@
 //! One function's retry settings, built by `const fn` so the expansion of `#[retry]` can keep
 //! them in a `static`.
 
+use crate::backoff::grow;
 use std::time::Duration;
 
 /// The retry mode: AWS "standard" (token bucket) or "adaptive" (token bucket plus a client-side
@@ -60,9 +61,9 @@ pub enum Jitter {
 pub struct Policy {
     pub(crate) mode: Option<Mode>,
     pub(crate) max_attempts: Option<u32>,
-    pub(crate) initial_backoff: Duration,
+    initial_backoff: Option<Duration>,
     pub(crate) multiplier: f64,
-    pub(crate) max_backoff: Duration,
+    max_backoff: Option<Duration>,
     pub(crate) jitter: Jitter,
     pub(crate) attempt_timeout: Option<Duration>,
     pub(crate) attempt_timeout_multiplier: f64,
@@ -72,18 +73,20 @@ pub struct Policy {
 
 /// The defaults of `mode = "standard"` (and of adaptive mode, which differs only in its limiter).
 pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+const DEFAULT_INITIAL_BACKOFF: Duration = Duration::from_secs(1);
+const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(20);
 
 impl Policy {
-    /// The defaults of DESIGN's table: 3 attempts, 1 s initial backoff doubling up to 20 s,
-    /// full jitter, no timeouts.
+    /// The AWS SDKs' standard-mode defaults: 3 attempts, 1 s initial backoff doubling up to
+    /// 20 s, full jitter, no timeouts.
     #[must_use]
     pub const fn new() -> Policy {
         Policy {
             mode: None,
             max_attempts: None,
-            initial_backoff: Duration::from_secs(1),
+            initial_backoff: None,
             multiplier: 2.0,
-            max_backoff: Duration::from_secs(20),
+            max_backoff: None,
             jitter: Jitter::Full,
             attempt_timeout: None,
             attempt_timeout_multiplier: 1.0,
@@ -106,10 +109,11 @@ impl Policy {
         self
     }
 
-    /// Sets the first backoff.
+    /// Sets the first backoff. Set alone above the default `max_backoff` (20 s), it raises
+    /// `max_backoff` to itself.
     #[must_use]
     pub const fn initial_backoff(mut self, d: Duration) -> Policy {
-        self.initial_backoff = d;
+        self.initial_backoff = Some(d);
         self
     }
 
@@ -120,10 +124,11 @@ impl Policy {
         self
     }
 
-    /// Sets the cap of the backoff (before jitter), and the longest server hint obeyed.
+    /// Sets the cap of the backoff (before jitter), and the longest server hint obeyed. Set
+    /// alone below the default `initial_backoff` (1 s), it lowers `initial_backoff` to itself.
     #[must_use]
     pub const fn max_backoff(mut self, d: Duration) -> Policy {
-        self.max_backoff = d;
+        self.max_backoff = Some(d);
         self
     }
 
@@ -174,6 +179,21 @@ impl Policy {
         self.max_attempts
     }
 
+    /// The backoff bounds in effect, `(initial_backoff, max_backoff)`: where only one is set,
+    /// the other's default yields to it, so `initial_backoff` alone at 30 s also caps at 30 s.
+    #[must_use]
+    #[inline]
+    pub const fn backoff_bounds(&self) -> (Duration, Duration) {
+        match (self.initial_backoff, self.max_backoff) {
+            (Some(i), Some(m)) => (i, m),
+            (Some(i), None) if i.as_nanos() > DEFAULT_MAX_BACKOFF.as_nanos() => (i, i),
+            (Some(i), None) => (i, DEFAULT_MAX_BACKOFF),
+            (None, Some(m)) if m.as_nanos() < DEFAULT_INITIAL_BACKOFF.as_nanos() => (m, m),
+            (None, Some(m)) => (DEFAULT_INITIAL_BACKOFF, m),
+            (None, None) => (DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF),
+        }
+    }
+
     /// The timeout of attempt `n` (1-based) before the deadline clamps it:
     /// `min(attempt_timeout * attempt_timeout_multiplier^(n-1), max_attempt_timeout)`.
     #[must_use]
@@ -188,7 +208,8 @@ impl Policy {
     /// `min(initial_backoff * multiplier^(n-1), max_backoff)`.
     #[must_use]
     pub fn backoff_for(&self, n: u32) -> Duration {
-        grow(self.initial_backoff, self.multiplier, n, self.max_backoff)
+        let (initial, max) = self.backoff_bounds();
+        grow(initial, self.multiplier, n, max)
     }
 }
 
@@ -196,57 +217,6 @@ impl Default for Policy {
     fn default() -> Self {
         Policy::new()
     }
-}
-
-/// `min(base * factor^(n-1), cap)` in whole nanoseconds. Powers of an integral factor are
-/// computed exactly in integers; other factors in `f64`, rounded to the nearest nanosecond, so
-/// `200ms * 2` is exactly 400 ms (tokio rounds timers up to the millisecond, so a stray
-/// nanosecond would show up as 401 ms).
-#[inline]
-pub(crate) fn grow(base: Duration, factor: f64, n: u32, cap: Duration) -> Duration {
-    // The first attempt, or no growth: nothing to compute.
-    if n <= 1 || factor <= 1.0 {
-        return base.min(cap);
-    }
-    grow_slow(base, factor, n, cap)
-}
-
-fn grow_slow(base: Duration, factor: f64, n: u32, cap: Duration) -> Duration {
-    let cap_ns = nanos(cap);
-    let base_ns = nanos(base);
-    let steps = n.saturating_sub(1);
-    if base_ns >= cap_ns {
-        return cap;
-    }
-    if base_ns == 0 || steps == 0 || factor <= 1.0 {
-        return Duration::from_nanos(base_ns);
-    }
-    let ns = if factor.fract() == 0.0 && factor < 4_294_967_296.0 {
-        // Exact integer growth, stopping as soon as the cap is reached.
-        let f = factor as u64;
-        let mut v = base_ns;
-        for _ in 0..steps {
-            v = v.saturating_mul(f);
-            if v >= cap_ns {
-                break;
-            }
-        }
-        v
-    } else {
-        let exp = i32::try_from(steps).unwrap_or(i32::MAX);
-        let v = (base_ns as f64) * factor.powi(exp);
-        if v.is_finite() && v < cap_ns as f64 {
-            v.round() as u64
-        } else {
-            cap_ns
-        }
-    };
-    Duration::from_nanos(ns.min(cap_ns))
-}
-
-/// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years).
-pub(crate) fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -299,6 +269,30 @@ mod tests {
             .attempt_timeout_multiplier(2.0);
         assert_eq!(q.attempt_timeout_for(3), Some(MS(500)));
         assert_eq!(Policy::new().attempt_timeout_for(1), None);
+    }
+
+    #[test]
+    fn a_backoff_bound_set_alone_moves_the_other_default() {
+        let s = Duration::from_secs;
+        assert_eq!(Policy::new().backoff_bounds(), (s(1), s(20)));
+        assert_eq!(
+            Policy::new().initial_backoff(s(30)).backoff_bounds(),
+            (s(30), s(30))
+        );
+        assert_eq!(
+            Policy::new().initial_backoff(s(5)).backoff_bounds(),
+            (s(5), s(20))
+        );
+        assert_eq!(
+            Policy::new().max_backoff(MS(300)).backoff_bounds(),
+            (MS(300), MS(300))
+        );
+        assert_eq!(
+            Policy::new().max_backoff(s(60)).backoff_bounds(),
+            (s(1), s(60))
+        );
+        let both = Policy::new().initial_backoff(MS(10)).max_backoff(MS(50));
+        assert_eq!(both.backoff_bounds(), (MS(10), MS(50)));
     }
 
     #[test]

@@ -48,14 +48,14 @@
 //! # }
 //! ```
 
-pub use crate::observe::EarlyEnd;
+pub use crate::observe::{EarlyEnd, EndedEarly, Retried};
 
-use crate::classify::ErrorClass;
+use crate::ambient::{self, Ambient};
+use rand::Rng;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use std::cell::RefCell;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// What to change about `#[retry]` functions called inside a [`scope`].
@@ -101,108 +101,79 @@ impl Overrides {
     }
 }
 
-struct Active {
+/// A test scope, as the engine's [`Ambient`] seam sees it.
+struct Scope {
     overrides: Overrides,
-    rng: RefCell<Option<StdRng>>,
-    record: Option<RefCell<Record>>,
+    rng: Option<Mutex<StdRng>>,
+    record: Option<Mutex<Record>>,
 }
 
-tokio::task_local! {
-    static ACTIVE: Active;
+impl Scope {
+    fn new(overrides: Overrides, record: bool) -> Arc<Scope> {
+        Arc::new(Scope {
+            overrides,
+            rng: overrides.seed.map(|s| Mutex::new(StdRng::seed_from_u64(s))),
+            record: record.then(Mutex::default),
+        })
+    }
+
+    fn note(&self, f: impl FnOnce(&mut Record)) {
+        if let Some(r) = &self.record {
+            f(&mut r.lock().unwrap_or_else(PoisonError::into_inner));
+        }
+    }
+}
+
+impl Ambient for Scope {
+    fn max_attempts(&self, configured: u32) -> u32 {
+        self.overrides
+            .max_attempts
+            .map_or(configured, |cap| configured.min(cap))
+    }
+
+    fn skips_waits(&self) -> bool {
+        self.overrides.instant
+    }
+
+    fn with_rng(&self, draw: &mut dyn FnMut(&mut dyn Rng)) -> bool {
+        let Some(rng) = &self.rng else {
+            return false;
+        };
+        draw(&mut *rng.lock().unwrap_or_else(PoisonError::into_inner));
+        true
+    }
+
+    fn retried(&self, retry: &Retried) {
+        self.note(|r| r.retries.push(*retry));
+    }
+
+    fn ended_early(&self, end: &EndedEarly) {
+        self.note(|r| r.early_ends.push(*end));
+    }
 }
 
 /// Runs `fut` with `overrides` applied to every `#[retry]` call it polls. Tasks it spawns are
 /// not affected: wrap their futures in a scope of their own.
 pub async fn scope<F: Future>(overrides: Overrides, fut: F) -> F::Output {
-    ACTIVE.scope(active(overrides, false), fut).await
+    ambient::scope(Scope::new(overrides, false), fut).await
 }
 
 /// Runs `fut` as [`scope`] does and returns, with its output, what the retry loop of every
 /// `#[retry]` call it polled decided: each retry with its delay, each early end.
 pub async fn record<F: Future>(overrides: Overrides, fut: F) -> (F::Output, Record) {
-    let (out, active) = ACTIVE
-        .scope(active(overrides, true), async {
-            let out = fut.await;
-            let record = ACTIVE.with(|a| a.record.as_ref().map(|r| r.take()));
-            (out, record)
-        })
-        .await;
-    (out, active.unwrap_or_default())
+    let scope = Scope::new(overrides, true);
+    let out = ambient::scope(scope.clone(), fut).await;
+    let record = scope
+        .record
+        .as_ref()
+        .map(|r| std::mem::take(&mut *r.lock().unwrap_or_else(PoisonError::into_inner)));
+    (out, record.unwrap_or_default())
 }
 
 /// Runs the closure `f` with `overrides` applied to the `#[retry]` calls it polls (for a
 /// closure that drives futures itself, such as `Runtime::block_on`).
 pub fn sync_scope<R>(overrides: Overrides, f: impl FnOnce() -> R) -> R {
-    ACTIVE.sync_scope(active(overrides, false), f)
-}
-
-fn active(overrides: Overrides, record: bool) -> Active {
-    EVER_ENTERED.store(true, Ordering::Release);
-    Active {
-        overrides,
-        rng: RefCell::new(overrides.seed.map(StdRng::seed_from_u64)),
-        record: record.then(RefCell::default),
-    }
-}
-
-/// What the current task's test scope asks, read once per retry.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct TestScope {
-    overrides: Overrides,
-    recording: bool,
-}
-
-impl TestScope {
-    /// `max_attempts` capped by the scope.
-    pub(crate) fn cap(self, max_attempts: u32) -> u32 {
-        self.overrides
-            .max_attempts
-            .map_or(max_attempts, |cap| max_attempts.min(cap))
-    }
-
-    /// Whether retries skip their sleeps.
-    pub(crate) fn instant(self) -> bool {
-        self.overrides.instant
-    }
-
-    /// Whether jitter draws from the scope's seeded generator.
-    pub(crate) fn seeded(self) -> bool {
-        self.overrides.seed.is_some()
-    }
-
-    /// Whether the scope records what the loop decides.
-    pub(crate) fn recording(self) -> bool {
-        self.recording
-    }
-}
-
-/// Whether any test scope was ever entered in this process: until one is, nothing is looked
-/// up per retry.
-static EVER_ENTERED: AtomicBool = AtomicBool::new(false);
-
-/// The current task's test scope (the defaults outside one).
-#[inline]
-pub(crate) fn test_scope() -> TestScope {
-    if !EVER_ENTERED.load(Ordering::Acquire) {
-        return TestScope::default();
-    }
-    ACTIVE
-        .try_with(|a| TestScope {
-            overrides: a.overrides,
-            recording: a.record.is_some(),
-        })
-        .unwrap_or_default()
-}
-
-/// Runs `f` with the scope's seeded generator, or returns `None` outside a seeded scope.
-pub(crate) fn with_seeded_rng<T>(f: impl FnOnce(&mut StdRng) -> T) -> Option<T> {
-    if !EVER_ENTERED.load(Ordering::Acquire) {
-        return None;
-    }
-    ACTIVE
-        .try_with(|a| a.rng.borrow_mut().as_mut().map(f))
-        .ok()
-        .flatten()
+    ambient::sync_scope(Scope::new(overrides, false), f)
 }
 
 /// What the retry loop decided inside a [`record`] scope, in order.
@@ -210,40 +181,6 @@ pub(crate) fn with_seeded_rng<T>(f: impl FnOnce(&mut StdRng) -> T) -> Option<T> 
 pub struct Record {
     retries: Vec<Retried>,
     early_ends: Vec<EndedEarly>,
-}
-
-/// One retry: attempt `attempt` of `function` failed with `class` and the call waited `delay`
-/// (or would have, in an instant scope) before the next attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Retried {
-    /// The `#[retry]` function.
-    pub function: &'static str,
-    /// Its named partition, if any.
-    pub partition: Option<&'static str>,
-    /// The attempt (1-based) that failed.
-    pub attempt: u32,
-    /// The failure's class (`Transient` for a `retry_if_ok` repeat).
-    pub class: ErrorClass,
-    /// The delay chosen: the server's hint, or the jittered backoff.
-    pub delay: Duration,
-}
-
-/// A call of `function` that gave up after attempt `attempt`, before `max_attempts`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct EndedEarly {
-    /// The `#[retry]` function.
-    pub function: &'static str,
-    /// Its named partition, if any.
-    pub partition: Option<&'static str>,
-    /// The last attempt that ran (0 when the first could not start before the deadline).
-    pub attempt: u32,
-    /// The class of the last failure (`None` after a success that `retry_if_ok` would repeat,
-    /// or when no attempt ran).
-    pub class: Option<ErrorClass>,
-    /// Why it gave up.
-    pub reason: EarlyEnd,
 }
 
 impl Record {
@@ -276,46 +213,4 @@ impl Record {
             .count();
         u32::try_from(retries).map_or(u32::MAX, |n| n.saturating_add(1))
     }
-}
-
-/// Adds a retry to the record of the current scope, if it records.
-pub(crate) fn note_retry(
-    function: &'static str,
-    partition: Option<&'static str>,
-    attempt: u32,
-    class: ErrorClass,
-    delay: Duration,
-) {
-    let _ = ACTIVE.try_with(|a| {
-        if let Some(record) = &a.record {
-            record.borrow_mut().retries.push(Retried {
-                function,
-                partition,
-                attempt,
-                class,
-                delay,
-            });
-        }
-    });
-}
-
-/// Adds an early end to the record of the current scope, if it records.
-pub(crate) fn note_early_end(
-    function: &'static str,
-    partition: Option<&'static str>,
-    attempt: u32,
-    class: Option<ErrorClass>,
-    reason: EarlyEnd,
-) {
-    let _ = ACTIVE.try_with(|a| {
-        if let Some(record) = &a.record {
-            record.borrow_mut().early_ends.push(EndedEarly {
-                function,
-                partition,
-                attempt,
-                class,
-                reason,
-            });
-        }
-    });
 }

@@ -5,7 +5,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 pub use retry_runtime::__private::Policy;
-use retry_runtime::__private::{Call, Mode, Site, Timed};
+use retry_runtime::__private::{Call, Fns, Mode, Site, Timed};
 use retry_runtime::testing::{self, Overrides};
 use retry_runtime::{Classify, ErrorClass, RateLimiter, TimedOut, TokenBucket};
 use std::future::Future;
@@ -133,12 +133,11 @@ impl Client {
         Fut: Future<Output = Result<(), SimError>>,
     {
         let timed_out: fn(TimedOut) -> SimError = SimError::from;
-        let call: Call<'_, Result<(), SimError>, _, _, _, _, _> = Call::new(
+        let call: Call<'_, Result<(), SimError>, _, _, _> = Call::new(
             &self.site,
             true,
             Timed(timed_out),
-            |e: &SimError| e.classify(),
-            |_: &SimError| None,
+            Fns(|e: &SimError| e.classify(), |_: &SimError| None),
             |_: &()| false,
             |_: &retry_runtime::RetryEvent<'_, SimError>| {},
         );

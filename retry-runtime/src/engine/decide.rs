@@ -1,0 +1,129 @@
+//! The decisions of the loop that depend only on numbers: which early end, if any, an error
+//! meets, what the next delay is, and whether a wait fits before the deadline. The engine
+//! ([`Call`](super::Call)) applies them to the call's state and the shared bucket.
+
+use crate::classify::ErrorClass;
+use crate::observe::EarlyEnd;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What follows a failed attempt, before the retry's cost and delay (steps 4 and 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AfterError {
+    /// The call returns the error as it should: a permanent error, or the last attempt.
+    Return,
+    /// The call returns the error before `max_attempts`.
+    EndEarly(EarlyEnd),
+    /// Go on to take the retry's cost.
+    Retry,
+}
+
+/// Step 4's two ends and step 5: a permanent error or the last attempt ends the call as it
+/// should; a function that is not idempotent ends it early on an error after which the request
+/// may have reached the server.
+pub(crate) fn after_error(class: ErrorClass, last: bool, idempotent: bool) -> AfterError {
+    if class == ErrorClass::Permanent || last {
+        AfterError::Return
+    } else if !idempotent && !class.is_safe_for_non_idempotent() {
+        AfterError::EndEarly(EarlyEnd::NotIdempotent)
+    } else {
+        AfterError::Retry
+    }
+}
+
+/// Step 7: the server's hint, unjittered, unless it asks for more than `max_backoff`; else
+/// the backoff `jittered` computes.
+pub(crate) fn delay(
+    hint: Option<Duration>,
+    max_backoff: Duration,
+    jittered: impl FnOnce() -> Duration,
+) -> Result<Duration, EarlyEnd> {
+    match hint {
+        Some(h) if h > max_backoff => Err(EarlyEnd::HintTooLong),
+        Some(h) => Ok(h),
+        None => Ok(jittered()),
+    }
+}
+
+/// Step 8: whether a wait of `wait` from `now` reaches `deadline` (a wait past the end of
+/// representable time does).
+pub(crate) fn reaches(deadline: Instant, now: Instant, wait: Duration) -> bool {
+    now.checked_add(wait).is_none_or(|t| t >= deadline)
+}
+
+/// Step 6 when the bucket is short: a deadline already reached is the reason, else the bucket.
+pub(crate) fn bucket_short(deadline_reached: bool) -> EarlyEnd {
+    if deadline_reached {
+        EarlyEnd::Deadline
+    } else {
+        EarlyEnd::BucketEmpty
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ErrorClass::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn a_permanent_error_or_the_last_attempt_returns() {
+        for idempotent in [true, false] {
+            assert_eq!(
+                after_error(Permanent, false, idempotent),
+                AfterError::Return
+            );
+            for class in [Transient, Timeout, Throttling, NotSent] {
+                assert_eq!(after_error(class, true, idempotent), AfterError::Return);
+            }
+        }
+    }
+
+    #[test]
+    fn an_idempotent_function_retries_every_other_class() {
+        for class in [Transient, Timeout, Throttling, NotSent] {
+            assert_eq!(after_error(class, false, true), AfterError::Retry);
+        }
+    }
+
+    #[test]
+    fn a_function_that_is_not_idempotent_retries_only_what_never_reached_the_server() {
+        assert_eq!(after_error(Throttling, false, false), AfterError::Retry);
+        assert_eq!(after_error(NotSent, false, false), AfterError::Retry);
+        for class in [Transient, Timeout] {
+            assert_eq!(
+                after_error(class, false, false),
+                AfterError::EndEarly(EarlyEnd::NotIdempotent)
+            );
+        }
+    }
+
+    #[test]
+    fn a_hint_replaces_the_backoff_unless_it_exceeds_max_backoff() {
+        let never = || panic!("no backoff is drawn when the server gave a hint");
+        assert_eq!(delay(Some(MS(300)), MS(1000), never), Ok(MS(300)));
+        assert_eq!(delay(Some(MS(1000)), MS(1000), never), Ok(MS(1000)));
+        assert_eq!(
+            delay(Some(MS(1001)), MS(1000), never),
+            Err(EarlyEnd::HintTooLong)
+        );
+        assert_eq!(delay(None, MS(1000), || MS(42)), Ok(MS(42)));
+        assert_eq!(
+            delay(Some(Duration::ZERO), MS(1000), never),
+            Ok(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn a_wait_that_ends_at_the_deadline_reaches_it() {
+        let now = Instant::now();
+        let deadline = now + MS(100);
+        assert!(!reaches(deadline, now, MS(99)));
+        assert!(reaches(deadline, now, MS(100)));
+        assert!(reaches(deadline, now + MS(100), Duration::ZERO));
+        assert!(reaches(deadline, now, Duration::MAX));
+        assert_eq!(bucket_short(false), EarlyEnd::BucketEmpty);
+        assert_eq!(bucket_short(true), EarlyEnd::Deadline);
+    }
+}

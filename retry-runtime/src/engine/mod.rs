@@ -1,0 +1,698 @@
+//! The per-call engine: one [`Call`] per invocation of a `#[retry]` function, stepped once per
+//! attempt by the loop [`retry_loop!`](crate::__retry_loop), the one definition of the retry
+//! loop. The expansion of `#[retry]` invokes it in the function's body, and [`Call::run`] for
+//! callers that hold the attempt as a closure (the fleet simulation, the property tests).
+//!
+//! The loop lives in the caller's future, not in a future of the engine, so that each attempt
+//! is a fresh `async` block borrowing the arguments (and `&mut self`) only while it runs, and
+//! every wait is a sleep awaited in place: nothing is boxed. The engine decides each step
+//! synchronously.
+//!
+//! The first attempt is the hot path: it reads the function's settings once, runs the body
+//! (under a timer only if the function has one: that is known at compile time), and on
+//! success adds 1 to a bucket that is not full. Everything a retry needs lives in
+//! [`Retrying`], set up when the first retry is decided.
+
+mod decide;
+mod outcome;
+mod plugs;
+mod timer;
+
+pub use outcome::{FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult};
+pub use plugs::{ByTrait, Classifier, Fns, Judge, Plugs};
+pub use timer::{Timed, Timer, TimerKind, Untimed};
+
+use crate::ambient::{self, Ambient};
+use crate::backoff;
+use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
+use crate::event::RetryEvent;
+use crate::limiter::send_cost;
+use crate::observe::{self, EarlyEnd, EndedEarly, Retried};
+use crate::partition::Site;
+use crate::policy::{Jitter, Mode};
+use core::future::Future;
+use core::ops::ControlFlow;
+use decide::AfterError;
+use rand::RngExt;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The retry loop, defined once. `$call` names a [`Call`]; `$attempt` is an expression that
+/// makes one attempt's future, evaluated once per attempt. The loop's value is the call's
+/// outcome. Every wait (a send token in adaptive mode, the backoff, a bucket's refill) is a
+/// sleep awaited here, after a synchronous decision of the engine, so the caller's future
+/// holds one timer at a time and no future of the engine.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __retry_loop {
+    ($call:ident, $attempt:expr) => {
+        'retry: loop {
+            if $call.adaptive() {
+                loop {
+                    match $call.send_token() {
+                        $crate::__private::SendToken::Go => break,
+                        $crate::__private::SendToken::Wait(delay) => {
+                            $crate::__private::sleep(delay).await
+                        }
+                        $crate::__private::SendToken::Return(out) => break 'retry out,
+                    }
+                }
+            }
+            let out = $call.attempt($attempt).await;
+            let mut out = match $call.finish(out) {
+                $crate::__private::ControlFlow::Break(out) => break 'retry out,
+                $crate::__private::ControlFlow::Continue(out) => Some(out),
+            };
+            loop {
+                // `None` after a `Wait`: the retry waited for the bucket's refill.
+                match $call.settle(out.take()) {
+                    $crate::__private::Settled::Return(out) => break 'retry out,
+                    $crate::__private::Settled::Retry => break,
+                    $crate::__private::Settled::Sleep(delay) => {
+                        $crate::__private::sleep(delay).await;
+                        break;
+                    }
+                    $crate::__private::Settled::Wait(delay) => {
+                        $crate::__private::sleep(delay).await
+                    }
+                }
+            }
+        }
+    };
+}
+
+/// One invocation of a `#[retry]` function.
+///
+/// `R` is the function's return type, `K` says whether attempts run under a timer, `P` says
+/// whether a success is polled again (`retry_if_ok`), `J` holds what decides a retry
+/// (classifier, hint reader, hook).
+///
+/// The type and `new` carry no bounds but `K`'s kind; each entry point asks only for what it
+/// uses, so a mistake in the user's types is reported once, where the expansion names it.
+pub struct Call<'s, R, K, P, J> {
+    site: &'s Site,
+    timer: K,
+    repeat: P,
+    plugs: J,
+    idempotent: bool,
+    /// Adaptive mode (resolved once per call: the environment may choose it).
+    adaptive: bool,
+    attempt: u32,
+    /// The timer of the current attempt, and whether it fired.
+    cutoff: Cutoff,
+    /// The last look at the rate limiter found the send tokens taken by another caller.
+    send_lost: bool,
+    /// The instant the call started, until the first attempt's timer has used it (one clock
+    /// read for both the deadline and that timer).
+    started: Option<Instant>,
+    deadline: Option<Instant>,
+    retrying: Option<Retrying<R>>,
+}
+
+/// Which limit cuts the current attempt off, and whether it has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cutoff {
+    /// No timer.
+    Unarmed,
+    /// The attempt runs under this limit.
+    Armed(TimeoutKind),
+    /// This limit cut the attempt off.
+    Fired(TimeoutKind),
+}
+
+/// The state of a call that has retried.
+struct Retrying<R> {
+    /// Tokens this call took for the retry it is about to run or running. They go back when
+    /// that retry succeeds, never starts, or the call is dropped (or panics) while holding
+    /// them; they stay out when the retry fails.
+    held: u32,
+    /// The last delay slept (decorrelated jitter grows from it).
+    previous_delay: Duration,
+    after_throttle: bool,
+    /// A retry waiting for a bucket's refill (between `Settled::Wait` and `settle(None)`).
+    pending: Option<Short<R>>,
+    /// The outcome of the last attempt, kept across the sleep in case the next attempt cannot
+    /// start (its send token would come after the deadline) or, while polling, is cut by the
+    /// deadline.
+    last: Option<R>,
+}
+
+impl<R, K, P, J> Drop for Call<'_, R, K, P, J> {
+    #[inline]
+    fn drop(&mut self) {
+        // Only a call that has retried can hold tokens (between taking a retry's cost and
+        // that retry's end); the check stays one load so the success path's drop stays small.
+        if self.retrying.is_some() {
+            self.release();
+        }
+    }
+}
+
+impl<R, K, P, J> Call<'_, R, K, P, J> {
+    /// Gives back the tokens held for a retry that will not run (or not finish).
+    #[cold]
+    fn release(&mut self) {
+        if let Some(r) = &mut self.retrying {
+            let held = std::mem::take(&mut r.held);
+            self.site.token_bucket().deposit(held);
+        }
+    }
+}
+
+impl<'s, R, K: TimerKind, C, P, O> Call<'s, R, K, P, Plugs<C, O>> {
+    /// Starts a call. The deadline clock starts now, at the first poll of the function.
+    /// `classify` tells an error's class and hint ([`ByTrait`] or [`Fns`]), `repeat` whether a
+    /// success is polled again, `on_retry` is the hook.
+    #[inline]
+    pub fn new(
+        site: &'s Site,
+        idempotent: bool,
+        timer: K,
+        classify: C,
+        repeat: P,
+        on_retry: O,
+    ) -> Self {
+        let started = K::TIMED.then(Instant::now);
+        let deadline = match (started, site.policy.deadline) {
+            (Some(now), Some(d)) => now.checked_add(d),
+            _ => None,
+        };
+        Call {
+            site,
+            timer,
+            repeat,
+            plugs: Plugs { classify, on_retry },
+            idempotent,
+            adaptive: site.settings().mode == Mode::Adaptive,
+            attempt: 0,
+            cutoff: Cutoff::Unarmed,
+            send_lost: false,
+            started,
+            deadline,
+            retrying: None,
+        }
+    }
+}
+
+impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
+    /// Whether attempts wait for the rate limiter's send tokens (adaptive mode, which the
+    /// environment may choose at run time).
+    #[inline]
+    pub fn adaptive(&self) -> bool {
+        self.adaptive
+    }
+
+    /// The retry state, set up at the first retry.
+    fn retrying(&mut self) -> &mut Retrying<R> {
+        let initial = self.site.policy.backoff_bounds().0;
+        self.retrying.get_or_insert_with(|| Retrying {
+            held: 0,
+            pending: None,
+            previous_delay: initial,
+            after_throttle: false,
+            last: None,
+        })
+    }
+
+    /// Arms the timer of attempt `n`: the attempt timeout, clamped to what is left of the
+    /// deadline. Instants too far ahead to represent mean no timer.
+    #[inline]
+    fn arm(&mut self, n: u32) -> Option<Instant> {
+        let policy = &self.site.policy;
+        let started = self.started.take();
+        let at = match policy.attempt_timeout_for(n) {
+            Some(limit) => match started.unwrap_or_else(Instant::now).checked_add(limit) {
+                Some(at) if self.deadline.is_none_or(|d| at < d) => {
+                    Some((at, TimeoutKind::Attempt))
+                }
+                _ => self.deadline.map(|d| (d, TimeoutKind::Deadline)),
+            },
+            None => self.deadline.map(|d| (d, TimeoutKind::Deadline)),
+        };
+        self.cutoff = at.map_or(Cutoff::Unarmed, |(_, kind)| Cutoff::Armed(kind));
+        at.map(|(at, _)| at)
+    }
+
+    /// Whether a wait of `wait` from now reaches the deadline.
+    fn reaches_deadline(&self, wait: Duration) -> bool {
+        self.deadline
+            .is_some_and(|d| decide::reaches(d, Instant::now(), wait))
+    }
+
+    fn ended_early(
+        &self,
+        ambient: &dyn Ambient,
+        attempt: u32,
+        class: Option<ErrorClass>,
+        reason: EarlyEnd,
+    ) {
+        let site = self.site;
+        let end = EndedEarly {
+            function: site.name,
+            partition: site.partition_name(),
+            attempt,
+            class,
+            reason,
+        };
+        observe::ended_early(site, ambient, end);
+    }
+}
+
+// The entry points the loop calls carry their bounds themselves (not on the impl), each only
+// what it uses, so that a return type that is not a `Result`, or an error type that cannot be
+// classified, is reported with the trait's own message and as few times as can be.
+impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
+    /// Step 1, adaptive mode: one look at the rate limiter for the next attempt's send token.
+    /// `Wait(d)`: sleep `d` and look again; `Return`: the token would come after the deadline,
+    /// the call ends.
+    pub fn send_token(&mut self) -> SendToken<R>
+    where
+        K: Timer<R>,
+    {
+        let n = self.attempt + 1;
+        let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
+        let cost = send_cost(n, after_throttle);
+        self.started = None; // the attempt starts after the wait, not at the call's start
+        let limiter = self.site.limiter();
+        let now = Instant::now();
+        ambient::with(|a| {
+            if a.skips_waits() {
+                // Instant retries wait for nothing, send tokens included.
+                limiter.take_without_waiting(cost, now);
+                return SendToken::Go;
+            }
+            let lost = self
+                .send_lost
+                .then(|| ambient::draw(a, |rng| rng.random::<f64>()));
+            match limiter.try_send(cost, now, self.deadline, lost) {
+                Ok(None) => {
+                    self.send_lost = false;
+                    SendToken::Go
+                }
+                Ok(Some(wait)) => {
+                    self.send_lost = true;
+                    SendToken::Wait(wait)
+                }
+                Err(()) => {
+                    self.send_lost = false;
+                    self.release();
+                    let last = self.retrying.as_mut().and_then(|r| r.last.take());
+                    match last.or_else(|| self.deadline_error(n)) {
+                        Some(out) => {
+                            self.ended_early(a, n - 1, None, EarlyEnd::Deadline);
+                            SendToken::Return(out)
+                        }
+                        // No deadline, so the wait cannot have been refused: go ahead.
+                        None => SendToken::Go,
+                    }
+                }
+            }
+        })
+    }
+
+    /// Step 2: counts the attempt and puts its future under the attempt's timer, if the
+    /// function has one. Its signature pins the body's output type, so `?` in the body
+    /// converts to `R`.
+    #[inline]
+    pub fn attempt<F: Future<Output = R>>(&mut self, attempt: F) -> K::Attempt<F>
+    where
+        K: Timer<R>,
+    {
+        self.attempt += 1;
+        let until = if K::TIMED {
+            self.arm(self.attempt)
+        } else {
+            None
+        };
+        K::arm(attempt, until)
+    }
+
+    /// The error of a call whose first attempt could not start before the deadline.
+    fn deadline_error(&self, n: u32) -> Option<R>
+    where
+        K: Timer<R>,
+    {
+        if !K::TIMED {
+            return None;
+        }
+        let limit = self.site.policy.deadline?;
+        Some(
+            self.timer
+                .timed_out(TimedOut::new(TimeoutKind::Deadline, limit, n)),
+        )
+    }
+
+    /// Steps 3 and 4 on the hot path: a success of a call that is not polling again ends here
+    /// (`Break`). Anything else goes on to [`settle`](Self::settle).
+    #[inline]
+    pub fn finish(&mut self, out: K::Output) -> ControlFlow<R, R>
+    where
+        R: RetryResult,
+        K: Timer<R>,
+        P: Fn(&R::Ok) -> bool,
+    {
+        let Some(out) = K::outcome(out) else {
+            // Cut off by its timer: an `Err`, which goes to `settle`, where polling may end
+            // with the previous `Ok`.
+            return ControlFlow::Continue(self.timed_out());
+        };
+        if let Ok(value) = out.as_result() {
+            self.book_success();
+            if !(self.repeat)(value) {
+                return ControlFlow::Break(out);
+            }
+        }
+        // An error, or an `Ok` that `retry_if_ok` polls again (already booked: the predicate
+        // runs once).
+        ControlFlow::Continue(out)
+    }
+
+    /// The error of the attempt its timer cut off.
+    #[cold]
+    fn timed_out(&mut self) -> R
+    where
+        K: Timer<R>,
+    {
+        let n = self.attempt;
+        let policy = &self.site.policy;
+        let (kind, limit) = match self.cutoff {
+            Cutoff::Armed(TimeoutKind::Attempt) => (
+                TimeoutKind::Attempt,
+                policy.attempt_timeout_for(n).unwrap_or_default(),
+            ),
+            _ => (TimeoutKind::Deadline, policy.deadline.unwrap_or_default()),
+        };
+        self.cutoff = Cutoff::Fired(kind);
+        self.timer.timed_out(TimedOut::new(kind, limit, n))
+    }
+
+    /// Step 3 for a success: refund the retry's cost, or reward an attempt that cost nothing;
+    /// in adaptive mode, tell the limiter.
+    #[inline]
+    fn book_success(&mut self) {
+        if self.retrying.is_none() {
+            self.site.token_bucket().reward();
+        } else {
+            self.book_retry_success();
+        }
+        if self.adaptive {
+            self.site.limiter().record(Instant::now(), false);
+        }
+    }
+
+    #[cold]
+    fn book_retry_success(&mut self) {
+        if let Some(r) = &mut self.retrying {
+            r.last = None;
+            let held = std::mem::take(&mut r.held);
+            let bucket = self.site.token_bucket();
+            if held > 0 {
+                bucket.deposit(held);
+            } else {
+                bucket.reward();
+            }
+        }
+    }
+
+    /// Steps 3 to 9 for what [`finish`](Self::finish) passed on, decided without waiting:
+    /// return, retry now, or sleep first. `Wait(d)`: a bucket that waits for its refill cannot
+    /// cover the retry yet; sleep `d`, then call again with `None` to look at it again.
+    pub fn settle(&mut self, out: Option<R>) -> Settled<R>
+    where
+        R: RetryResult,
+        K: Timer<R>,
+        J: Judge<R>,
+    {
+        ambient::with(|a| {
+            let judged = match out {
+                Some(out) => self.judge(out, a),
+                None => match self.retrying.as_mut().and_then(|r| r.pending.take()) {
+                    Some(short) => self.after_refill(short, a),
+                    // Only a `Wait` leads here, and it left its retry pending.
+                    None => return Settled::Retry,
+                },
+            };
+            match judged {
+                Ok(next) => next.settled(a),
+                Err(short) => self.refill_wait(short, a),
+            }
+        })
+    }
+
+    /// The loop for callers that hold the attempt as a closure: `attempt` makes each
+    /// attempt's future. The same loop the expansion of `#[retry]` runs.
+    pub async fn run<F, Fut>(mut self, mut attempt: F) -> R
+    where
+        R: RetryResult,
+        K: Timer<R>,
+        P: Fn(&R::Ok) -> bool,
+        J: Judge<R>,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = R>,
+    {
+        let call = &mut self;
+        crate::__retry_loop!(call, attempt())
+    }
+}
+
+/// What [`Call::send_token`] found.
+pub enum SendToken<R> {
+    /// The token is taken: run the attempt.
+    Go,
+    /// Sleep this long, then look again.
+    Wait(Duration),
+    /// The token would come after the deadline: the call ends with this outcome.
+    Return(R),
+}
+
+/// What [`Call::settle`] decided.
+pub enum Settled<R> {
+    /// The call ends with this outcome.
+    Return(R),
+    /// Run the next attempt now.
+    Retry,
+    /// Sleep this long, then run the next attempt.
+    Sleep(Duration),
+    /// Sleep this long for the bucket's refill, then [`Call::settle`] with `None`.
+    Wait(Duration),
+}
+
+/// What follows an attempt.
+enum Next<R> {
+    /// The call ends with this outcome.
+    Return(R),
+    /// Sleep this long, then run the next attempt (the outcome is kept in `Retrying::last`).
+    Sleep(Duration),
+}
+
+impl<R> Next<R> {
+    /// Instant retries sleep nothing; a zero delay (`Retry-After: 0`, a zero backoff) retries
+    /// now, where tokio's timer would wait for its next millisecond tick.
+    fn settled(self, ambient: &dyn Ambient) -> Settled<R> {
+        match self {
+            Next::Return(out) => Settled::Return(out),
+            Next::Sleep(delay) if delay.is_zero() || ambient.skips_waits() => Settled::Retry,
+            Next::Sleep(delay) => Settled::Sleep(delay),
+        }
+    }
+}
+
+/// A retry whose cost the bucket cannot cover yet, in a bucket that waits for its refill.
+struct Short<R> {
+    out: R,
+    class: ErrorClass,
+    hint: Option<Duration>,
+    cost: u32,
+}
+
+impl<R, K, P, J> Call<'_, R, K, P, J>
+where
+    R: RetryResult,
+    K: Timer<R>,
+    J: Judge<R>,
+{
+    /// Step 6 again after a `Wait`: the bucket may cover the retry now.
+    fn after_refill(&mut self, short: Short<R>, a: &dyn Ambient) -> Result<Next<R>, Short<R>> {
+        if self.site.token_bucket().try_take_now(short.cost) {
+            self.retrying().held = short.cost;
+            Ok(self.schedule(short.out, Some(short.class), short.hint, a))
+        } else {
+            Err(short)
+        }
+    }
+
+    /// Steps 3 to 8 for the last attempt's outcome, without waiting: `Err` when the retry must
+    /// first wait for the bucket's refill.
+    fn judge(&mut self, out: R, a: &dyn Ambient) -> Result<Next<R>, Short<R>> {
+        let n = self.attempt;
+        let last = n >= a.max_attempts(self.site.settings().max_attempts);
+        let Err(err) = out.as_result() else {
+            // `finish` booked every `Ok` and passed on only the ones polled again.
+            return Ok(self.poll_again(out, last, a));
+        };
+
+        // 3 and 4 for an error: its class.
+        let expired = match self.cutoff {
+            Cutoff::Fired(kind) => Some(kind),
+            _ => None,
+        };
+        let class = if expired.is_some() {
+            ErrorClass::Timeout
+        } else {
+            self.plugs.class(err)
+        };
+        if let Some(previous) = self.polling_cut_by_deadline(expired) {
+            self.ended_early(a, n, Some(ErrorClass::Timeout), EarlyEnd::Deadline);
+            return Ok(Next::Return(previous));
+        }
+        let r = self.retrying();
+        r.held = 0; // the retry ran: its cost stays out
+        r.after_throttle = class == ErrorClass::Throttling;
+        if self.adaptive {
+            self.site
+                .limiter()
+                .record(Instant::now(), class == ErrorClass::Throttling);
+        }
+        match decide::after_error(class, last, self.idempotent) {
+            AfterError::Return => return Ok(Next::Return(out)),
+            AfterError::EndEarly(why) => {
+                self.ended_early(a, n, Some(class), why);
+                return Ok(Next::Return(out));
+            }
+            AfterError::Retry => {}
+        }
+        let hint = self.plugs.hint(err);
+
+        // 6. The retry's cost.
+        let bucket = self.site.token_bucket();
+        let cost = bucket.cost(class);
+        if bucket.try_take_now(cost) {
+            self.retrying().held = cost;
+            return Ok(self.schedule(out, Some(class), hint, a));
+        }
+        if bucket.waits_when_empty() {
+            return Err(Short {
+                out,
+                class,
+                hint,
+                cost,
+            });
+        }
+        let why = decide::bucket_short(self.reaches_deadline(Duration::ZERO));
+        self.ended_early(a, n, Some(class), why);
+        Ok(Next::Return(out))
+    }
+
+    /// A polling repeat: no retry cost, the backoff, the same limits.
+    fn poll_again(&mut self, out: R, last: bool, a: &dyn Ambient) -> Next<R> {
+        if last {
+            Next::Return(out)
+        } else {
+            self.schedule(out, None, None, a)
+        }
+    }
+
+    /// Steps 7 to 9 but the sleep: the delay (the server's hint, else the jittered backoff),
+    /// the deadline check, the hook and the event. `class` is `None` for a polling repeat.
+    fn schedule(
+        &mut self,
+        out: R,
+        class: Option<ErrorClass>,
+        hint: Option<Duration>,
+        a: &dyn Ambient,
+    ) -> Next<R> {
+        let n = self.attempt;
+        let max_backoff = self.site.policy.backoff_bounds().1;
+        let delay = match decide::delay(hint, max_backoff, || self.backoff(a)) {
+            Ok(delay) => delay,
+            Err(why) => {
+                self.release();
+                self.ended_early(a, n, class, why);
+                return Next::Return(out);
+            }
+        };
+
+        // 8. No sleep crosses the deadline (an instant scope's sleeps count as zero).
+        let slept = if a.skips_waits() {
+            Duration::ZERO
+        } else {
+            delay
+        };
+        if self.reaches_deadline(slept) {
+            self.release();
+            self.ended_early(a, n, class, EarlyEnd::Deadline);
+            return Next::Return(out);
+        }
+
+        // 9. Hook and event; the caller sleeps.
+        let site = self.site;
+        let class = class.unwrap_or(ErrorClass::Transient);
+        self.plugs.on_retry(&RetryEvent {
+            function: site.name,
+            partition: site.partition_name(),
+            attempt: n,
+            delay,
+            error: out.as_result().err(),
+            class,
+        });
+        let retry = Retried {
+            function: site.name,
+            partition: site.partition_name(),
+            attempt: n,
+            class,
+            delay,
+        };
+        observe::retrying(site, a, retry);
+        self.retrying().last = Some(out);
+        Next::Sleep(delay)
+    }
+
+    /// Step 7's backoff after the current attempt, jittered with the ambient's randomness.
+    /// Without jitter there is nothing to draw.
+    fn backoff(&mut self, a: &dyn Ambient) -> Duration {
+        let n = self.attempt;
+        let policy = &self.site.policy;
+        let previous = self.retrying().previous_delay;
+        let d = if policy.jitter == Jitter::None {
+            policy.backoff_for(n)
+        } else {
+            ambient::draw(a, |rng| backoff::delay(policy, n, previous, rng))
+        };
+        self.retrying().previous_delay = d;
+        d
+    }
+
+    /// Step 6 for a bucket that waits for its refill: how long until it covers the retry's
+    /// cost, no later than the deadline (the retry waits in `Retrying::pending`).
+    fn refill_wait(&mut self, short: Short<R>, a: &dyn Ambient) -> Settled<R> {
+        let n = self.attempt;
+        let bucket = self.site.token_bucket();
+        match bucket.time_until(short.cost, Instant::now()) {
+            Some(wait) if !self.reaches_deadline(wait) => {
+                self.retrying().pending = Some(short);
+                Settled::Wait(wait)
+            }
+            Some(_) => {
+                self.ended_early(a, n, Some(short.class), EarlyEnd::Deadline);
+                Settled::Return(short.out)
+            }
+            None => {
+                self.ended_early(a, n, Some(short.class), EarlyEnd::BucketEmpty);
+                Settled::Return(short.out)
+            }
+        }
+    }
+
+    /// A polling call whose next attempt the deadline cut short ends with the last `Ok`, as it
+    /// would had the deadline refused the sleep before it.
+    fn polling_cut_by_deadline(&mut self, expired: Option<TimeoutKind>) -> Option<R> {
+        let r = self.retrying.as_mut()?;
+        let previous = r.last.take()?;
+        if expired == Some(TimeoutKind::Deadline) && previous.as_result().is_ok() {
+            self.release();
+            Some(previous)
+        } else {
+            None
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! Loom models of the shared state, run in the model-checking build:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg retry_loom" cargo test -p retry-runtime --lib --release loom
+//! ```
+//!
+//! Loom explores every interleaving of the threads of a model, with the memory orderings the
+//! code asks for (acquire/release, and in part relaxed accesses). The bucket is one atomic
+//! word updated by compare-and-swap loops; the limiter keeps its numbers under one mutex and
+//! answers "disabled" from an atomic flag without taking it. Time is passed in, so every
+//! interleaving of a model sees the same instants.
+
+use crate::bucket::TokenBucket;
+use crate::limiter::RateLimiter;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Runs `f` under loom, every interleaving; returns how many interleavings loom explored.
+fn model<F: Fn() + Sync + Send + 'static>(f: F) -> usize {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = runs.clone();
+    loom::model(move || {
+        counted.fetch_add(1, Ordering::Relaxed);
+        f();
+    });
+    runs.load(Ordering::Relaxed)
+}
+
+fn report(name: &str, runs: usize) {
+    eprintln!("{name}: {runs} interleavings explored");
+    assert!(runs > 1, "loom explored more than one interleaving");
+}
+
+/// Runs each closure on its own loom thread and returns their results in order.
+fn concurrently<T: Send + 'static>(fs: Vec<Box<dyn FnOnce() -> T + Send>>) -> Vec<T> {
+    let handles: Vec<_> = fs.into_iter().map(loom::thread::spawn).collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+mod bucket {
+    use super::*;
+
+    /// A fresh bucket, its atomics made by the model's main thread.
+    fn bucket(b: TokenBucket) -> Arc<TokenBucket> {
+        let b = Arc::new(b);
+        let _ = b.available();
+        b
+    }
+
+    #[test]
+    fn loom_concurrent_takes_and_refunds_conserve_tokens() {
+        let runs = model(|| {
+            let b = bucket(TokenBucket::standard().with_capacity(12));
+            let now = Instant::now();
+            let take_and_refund = |cost: u32| -> Box<dyn FnOnce() + Send> {
+                let b = b.clone();
+                Box::new(move || {
+                    if b.try_take(cost, now) {
+                        assert!(b.available() <= 12 - cost);
+                        b.deposit(cost);
+                    }
+                })
+            };
+            concurrently(vec![take_and_refund(5), take_and_refund(7)]);
+            assert_eq!(b.available(), 12, "every refund came back, none twice");
+        });
+        report("takes and refunds", runs);
+    }
+
+    #[test]
+    fn loom_two_takes_on_a_short_bucket_never_overdraw() {
+        let runs = model(|| {
+            let b = bucket(TokenBucket::standard().with_capacity(7));
+            let now = Instant::now();
+            let take = || -> Box<dyn FnOnce() -> bool + Send> {
+                let b = b.clone();
+                Box::new(move || b.try_take(5, now))
+            };
+            let took = concurrently(vec![take(), take()]);
+            assert_eq!(
+                took.iter().filter(|t| **t).count(),
+                1,
+                "7 tokens pay for one retry of 5"
+            );
+            assert_eq!(b.available(), 2);
+        });
+        report("short bucket", runs);
+    }
+
+    #[test]
+    fn loom_rewards_racing_a_refund_clip_at_capacity() {
+        let runs = model(|| {
+            let b = bucket(TokenBucket::standard().with_capacity(10));
+            assert!(b.try_take(5, Instant::now()));
+            let (refund, reward) = (b.clone(), b.clone());
+            concurrently::<()>(vec![
+                Box::new(move || refund.deposit(5)),
+                Box::new(move || reward.reward()),
+            ]);
+            // Level + held never exceeds capacity: the reward that lands first is clipped by
+            // the refund, or lands on a full bucket.
+            assert_eq!(b.available(), 10);
+        });
+        report("reward and refund", runs);
+    }
+
+    #[test]
+    fn loom_a_stretch_of_refill_is_credited_once() {
+        // Interleavings in which a take found the bucket short while the refill it raced was
+        // between its clock update and its deposit (see RELIABILITY.md).
+        static REFUSED: AtomicUsize = AtomicUsize::new(0);
+        let runs = model(|| {
+            // 1000 tokens a second: 5 ms of refill is 5 tokens.
+            let b = bucket(
+                TokenBucket::standard()
+                    .with_capacity(10)
+                    .with_refill_rate(1000)
+                    .wait_when_empty(),
+            );
+            let t0 = Instant::now();
+            assert!(b.try_take(10, t0));
+            let later = t0 + Duration::from_millis(5);
+            let take = || -> Box<dyn FnOnce() -> bool + Send> {
+                let b = b.clone();
+                Box::new(move || b.try_take(1, later))
+            };
+            let took = concurrently(vec![take(), take()]);
+            let took = u32::try_from(took.iter().filter(|t| **t).count()).unwrap();
+            if took < 2 {
+                REFUSED.fetch_add(1, Ordering::Relaxed);
+            }
+            assert!(
+                took >= 1,
+                "the taker that credited the refill takes from it"
+            );
+            // Both takers ran the refill for the same 5 ms; it was credited once: what is left
+            // is 5 minus the takes, and the clock has banked nothing beyond `later`.
+            let short = 10 - (5 - took);
+            assert_eq!(
+                b.time_until(10, later),
+                Some(Duration::from_millis(u64::from(short))),
+                "took {took}"
+            );
+        });
+        eprintln!(
+            "refill: {} of {runs} interleavings refused a take racing the refill",
+            REFUSED.load(Ordering::Relaxed)
+        );
+        report("refill", runs);
+    }
+}
+
+mod limiter {
+    use super::*;
+    use crate::limiter::State;
+
+    type Sent = Result<Option<Duration>, ()>;
+
+    /// A fresh limiter whose flag and mutex the model's main thread has made.
+    fn fresh() -> Arc<RateLimiter> {
+        let l = Arc::new(RateLimiter::adaptive());
+        let _ = (l.is_enabled(), l.snapshot());
+        l
+    }
+
+    /// After a throttle at `t0` (fill rate 0.5 tokens/s, at most 1 token, the bucket empty),
+    /// 2 s of refill make exactly one send token at `t0 + 2 s`.
+    fn one_token(t0: Instant) -> Arc<RateLimiter> {
+        let l = fresh();
+        l.record(t0, true);
+        l
+    }
+
+    #[test]
+    fn loom_two_senders_never_take_the_same_token() {
+        let runs = model(|| {
+            let t0 = Instant::now();
+            let l = one_token(t0);
+            let t = t0 + Duration::from_secs(2);
+            let send = || -> Box<dyn FnOnce() -> Sent + Send> {
+                let l = l.clone();
+                Box::new(move || l.try_send(1, t, None, None))
+            };
+            let outcomes = concurrently(vec![send(), send()]);
+            let sent = outcomes.iter().filter(|o| **o == Ok(None)).count();
+            assert_eq!(
+                sent, 1,
+                "exactly one caller gets the one token: {outcomes:?}"
+            );
+            // The other is told to wait the time one token takes at 0.5 per second.
+            assert!(
+                outcomes.contains(&Ok(Some(Duration::from_secs(2)))),
+                "{outcomes:?}"
+            );
+            assert_eq!(l.snapshot().capacity, 0.0);
+        });
+        report("two senders, one token", runs);
+    }
+
+    #[test]
+    fn loom_a_throttle_racing_a_send_leaves_the_limiter_enabled_at_the_throttled_rate() {
+        let runs = model(|| {
+            let t0 = Instant::now();
+            let l = fresh();
+            let (throttler, sender) = (l.clone(), l.clone());
+            let mut out = concurrently::<Option<Sent>>(vec![
+                Box::new(move || {
+                    throttler.record(t0, true);
+                    None
+                }),
+                Box::new(move || Some(sender.try_send(1, t0, None, None))),
+            ]);
+            let sent = out.pop().flatten().expect("the sender's outcome");
+            // Before the throttle the limiter lets everything through; after it the bucket is
+            // empty, so a send that saw it enabled is told to wait.
+            assert!(
+                sent == Ok(None) || sent == Ok(Some(Duration::from_secs(2))),
+                "{sent:?}"
+            );
+            let s = l.snapshot();
+            assert!(l.is_enabled() && s.enabled);
+            assert_eq!((s.fill_rate, s.max_capacity), (0.5, 1.0));
+            assert_eq!(s.capacity, 0.0, "no token was taken from the empty bucket");
+        });
+        report("throttle racing a send", runs);
+    }
+
+    /// What each of the three operations of the next model does, applied to `l`.
+    fn op(l: &RateLimiter, which: usize, t: Instant) -> Option<Sent> {
+        match which {
+            0 => {
+                l.record(t, false);
+                None
+            }
+            1 => {
+                l.record(t, true);
+                None
+            }
+            _ => Some(l.try_send(1, t, None, None)),
+        }
+    }
+
+    /// Every end state (and send outcome) the three operations can reach one after another.
+    fn serial_outcomes(t0: Instant, t: Instant) -> Vec<(State, Sent)> {
+        const ORDERS: [[usize; 3]; 6] = [
+            [0, 1, 2],
+            [0, 2, 1],
+            [1, 0, 2],
+            [1, 2, 0],
+            [2, 0, 1],
+            [2, 1, 0],
+        ];
+        ORDERS
+            .iter()
+            .map(|order| {
+                let l = one_token(t0);
+                let sent = order
+                    .iter()
+                    .filter_map(|&which| op(&l, which, t))
+                    .next()
+                    .expect("one send");
+                (l.snapshot(), sent)
+            })
+            .collect()
+    }
+
+    /// A success, a throttle and a send at the same instant, on three threads: whatever the
+    /// interleaving, the limiter ends exactly as one of the six serial orders leaves it (every
+    /// number of its state), and the send gets what it got in that order. An update that read
+    /// the state, let the lock go and wrote it back would lose the other update and fail here.
+    #[test]
+    fn loom_concurrent_updates_and_a_send_are_each_atomic() {
+        let runs = model(|| {
+            let t0 = Instant::now();
+            let t = t0 + Duration::from_secs(2);
+            let l = one_token(t0);
+            let ops = (0..3)
+                .map(|which| -> Box<dyn FnOnce() -> Option<Sent> + Send> {
+                    let l = l.clone();
+                    Box::new(move || op(&l, which, t))
+                })
+                .collect();
+            let sent = concurrently(ops)
+                .into_iter()
+                .flatten()
+                .next()
+                .expect("the sender's outcome");
+            let got = (l.snapshot(), sent);
+            let serial = serial_outcomes(t0, t);
+            assert!(
+                serial.contains(&got),
+                "{got:?} is no serial order's outcome: {serial:?}"
+            );
+        });
+        report("concurrent updates and a send", runs);
+    }
+}
