@@ -1,0 +1,54 @@
+//! The loom models of the retry bucket and the rate limiter (`retry-runtime/src/loom/models.rs`)
+//! need the whole runtime built against loom's primitives, which is a build of its own
+//! (`--cfg retry_loom`, in `target/loom`). This test runs that build, so `cargo test` runs the
+//! models too, and checks that every model ran and passed:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg retry_loom" CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p retry-runtime --lib --release loom -- --nocapture
+//! ```
+
+use std::path::Path;
+use std::process::Command;
+
+/// The models, by the name of their test function.
+const MODELS: [&str; 7] = [
+    "bucket::loom_concurrent_takes_and_refunds_conserve_tokens",
+    "bucket::loom_two_takes_on_a_short_bucket_never_overdraw",
+    "bucket::loom_rewards_racing_a_refund_clip_at_capacity",
+    "bucket::loom_a_stretch_of_refill_is_credited_once",
+    "limiter::loom_two_senders_never_take_the_same_token",
+    "limiter::loom_a_throttle_racing_a_send_leaves_the_limiter_enabled_at_the_throttled_rate",
+    "limiter::loom_concurrent_updates_and_a_send_are_each_atomic",
+];
+
+#[test]
+fn every_loom_model_passes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(env!("CARGO"))
+        .args(["test", "-p", "retry-runtime", "--lib", "--release"])
+        .args(["loom", "--", "--nocapture", "--test-threads=1"])
+        .env("RUSTFLAGS", "--cfg retry_loom")
+        .env("CARGO_TARGET_DIR", root.join("target").join("loom"))
+        .current_dir(root)
+        .output()
+        .expect("cargo runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the loom models failed:\n{stdout}\n{stderr}"
+    );
+    for model in MODELS {
+        let line = format!("loom::models::{model} ... ok");
+        assert!(stdout.contains(&line), "{model} did not pass:\n{stdout}");
+    }
+    assert!(
+        stdout.contains(&format!("{} passed", MODELS.len())),
+        "a model was added or lost: update MODELS\n{stdout}"
+    );
+    // How much each model explored, for the test log.
+    for line in stderr.lines().filter(|l| l.contains("interleavings")) {
+        eprintln!("{line}");
+    }
+}
