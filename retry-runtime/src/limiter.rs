@@ -423,7 +423,8 @@ impl State {
 
 #[cfg(test)]
 mod tests {
-    //! The AWS SDKs' own test values (`AWS-ADAPTIVE-VECTORS.md`); each test names its source.
+    //! The AWS SDKs' own public test values for the adaptive rate limiter (smithy-rs, botocore,
+    //! aws-sdk-go-v2, aws-sdk-java and others); each test names its source.
     use super::*;
 
     /// Relative equality, as the smithy-rs tests use.

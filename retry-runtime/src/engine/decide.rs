@@ -7,7 +7,8 @@ use crate::observe::EarlyEnd;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// What follows a failed attempt, before the retry's cost and delay (steps 4 and 5).
+/// What follows a failed attempt, before the retry's cost and delay (steps 3 and 4 of the
+/// README's "One call").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AfterError {
     /// The call returns the error as it should: a permanent error, or the last attempt.
@@ -18,9 +19,9 @@ pub(crate) enum AfterError {
     Retry,
 }
 
-/// Step 4's two ends and step 5: a permanent error or the last attempt ends the call as it
-/// should; a function that is not idempotent ends it early on an error after which the request
-/// may have reached the server.
+/// Step 3's and 4's ends: a permanent error or the last attempt ends the call as it should;
+/// a function that is not idempotent ends it early on an error after which the request may
+/// have reached the server.
 pub(crate) fn after_error(class: ErrorClass, last: bool, idempotent: bool) -> AfterError {
     if class == ErrorClass::Permanent || last {
         AfterError::Return
@@ -31,7 +32,7 @@ pub(crate) fn after_error(class: ErrorClass, last: bool, idempotent: bool) -> Af
     }
 }
 
-/// Step 7: the server's hint, unjittered, unless it asks for more than `max_backoff`; else
+/// Step 5: the server's hint, unjittered, unless it asks for more than `max_backoff`; else
 /// the backoff `jittered` computes.
 pub(crate) fn delay(
     hint: Option<Duration>,
@@ -45,13 +46,13 @@ pub(crate) fn delay(
     }
 }
 
-/// Step 8: whether a wait of `wait` from `now` reaches `deadline` (a wait past the end of
+/// Step 5: whether a wait of `wait` from `now` reaches `deadline` (a wait past the end of
 /// representable time does).
 pub(crate) fn reaches(deadline: Instant, now: Instant, wait: Duration) -> bool {
     now.checked_add(wait).is_none_or(|t| t >= deadline)
 }
 
-/// Step 6 when the bucket is short: a deadline already reached is the reason, else the bucket.
+/// Step 4 when the bucket is short: a deadline already reached is the reason, else the bucket.
 pub(crate) fn bucket_short(deadline_reached: bool) -> EarlyEnd {
     if deadline_reached {
         EarlyEnd::Deadline

@@ -8,6 +8,9 @@
 //! every wait is a sleep awaited in place: nothing is boxed. The engine decides each step
 //! synchronously.
 //!
+//! Steps are numbered as in the README's "One call": 1 send token, 2 the attempt, 3 success
+//! or classification, 4 the retry's cost, 5 the delay and the deadline, 6 hook, event, sleep.
+//!
 //! The first attempt is the hot path: it reads the function's settings once, runs the body
 //! (under a timer only if the function has one: that is known at compile time), and on
 //! success adds 1 to a bucket that is not full. Everything a retry needs lives in
@@ -342,7 +345,7 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
         )
     }
 
-    /// Steps 3 and 4 on the hot path: a success of a call that is not polling again ends here
+    /// Step 3 on the hot path: a success of a call that is not polling again ends here
     /// (`Break`). Anything else goes on to [`settle`](Self::settle).
     #[inline]
     pub fn finish(&mut self, out: K::Output) -> ControlFlow<R, R>
@@ -414,7 +417,7 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
         }
     }
 
-    /// Steps 3 to 9 for what [`finish`](Self::finish) passed on, decided without waiting:
+    /// Steps 3 to 6 for what [`finish`](Self::finish) passed on, decided without waiting:
     /// return, retry now, or sleep first. `Wait(d)`: a bucket that waits for its refill cannot
     /// cover the retry yet; sleep `d`, then call again with `None` to look at it again.
     pub fn settle(&mut self, out: Option<R>) -> Settled<R>
@@ -511,7 +514,7 @@ where
     K: Timer<R>,
     J: Judge<R>,
 {
-    /// Step 6 again after a `Wait`: the bucket may cover the retry now.
+    /// Step 4 again after a `Wait`: the bucket may cover the retry now.
     fn after_refill(&mut self, short: Short<R>, a: &dyn Ambient) -> Result<Next<R>, Short<R>> {
         if self.site.token_bucket().try_take_now(short.cost) {
             self.retrying().held = short.cost;
@@ -521,7 +524,7 @@ where
         }
     }
 
-    /// Steps 3 to 8 for the last attempt's outcome, without waiting: `Err` when the retry must
+    /// Steps 3 to 5 for the last attempt's outcome, without waiting: `Err` when the retry must
     /// first wait for the bucket's refill.
     fn judge(&mut self, out: R, a: &dyn Ambient) -> Result<Next<R>, Short<R>> {
         let n = self.attempt;
@@ -531,7 +534,7 @@ where
             return Ok(self.poll_again(out, last, a));
         };
 
-        // 3 and 4 for an error: its class.
+        // 3 for an error: its class.
         let expired = match self.cutoff {
             Cutoff::Fired(kind) => Some(kind),
             _ => None,
@@ -563,7 +566,7 @@ where
         }
         let hint = self.plugs.hint(err);
 
-        // 6. The retry's cost.
+        // 4. The retry's cost.
         let bucket = self.site.token_bucket();
         let cost = bucket.cost(class);
         if bucket.try_take_now(cost) {
@@ -592,7 +595,7 @@ where
         }
     }
 
-    /// Steps 7 to 9 but the sleep: the delay (the server's hint, else the jittered backoff),
+    /// Steps 5 and 6 but the sleep: the delay (the server's hint, else the jittered backoff),
     /// the deadline check, the hook and the event. `class` is `None` for a polling repeat.
     fn schedule(
         &mut self,
@@ -612,7 +615,7 @@ where
             }
         };
 
-        // 8. No sleep crosses the deadline (an instant scope's sleeps count as zero).
+        // 5. No sleep crosses the deadline (an instant scope's sleeps count as zero).
         let slept = if a.skips_waits() {
             Duration::ZERO
         } else {
@@ -624,7 +627,7 @@ where
             return Next::Return(out);
         }
 
-        // 9. Hook and event; the caller sleeps.
+        // 6. Hook and event; the caller sleeps.
         let site = self.site;
         let class = class.unwrap_or(ErrorClass::Transient);
         self.plugs.on_retry(&RetryEvent {
@@ -647,7 +650,7 @@ where
         Next::Sleep(delay)
     }
 
-    /// Step 7's backoff after the current attempt, jittered with the ambient's randomness.
+    /// Step 5's backoff after the current attempt, jittered with the ambient's randomness.
     /// Without jitter there is nothing to draw.
     fn backoff(&mut self, a: &dyn Ambient) -> Duration {
         let n = self.attempt;
@@ -662,7 +665,7 @@ where
         d
     }
 
-    /// Step 6 for a bucket that waits for its refill: how long until it covers the retry's
+    /// Step 4 for a bucket that waits for its refill: how long until it covers the retry's
     /// cost, no later than the deadline (the retry waits in `Retrying::pending`).
     fn refill_wait(&mut self, short: Short<R>, a: &dyn Ambient) -> Settled<R> {
         let n = self.attempt;
@@ -694,5 +697,120 @@ where
         } else {
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The call's own steps, on tokio's paused clock. The loop as a whole is tested through
+    //! the attribute and `Call::run` by the workspace's tests.
+    use super::*;
+    use crate::__private::{never_repeat, no_hook};
+    use crate::bucket::TokenBucket;
+    use crate::policy::Policy;
+    use tokio::time::advance;
+
+    type Out = Result<(), ErrorClass>;
+
+    const S: fn(u64) -> Duration = Duration::from_secs;
+
+    fn call(site: &Site) -> Call<'_, Out, Untimed, impl Fn(&()) -> bool, impl Judge<Out>> {
+        Call::new(site, true, Untimed, ByTrait, never_repeat::<()>, no_hook)
+    }
+
+    fn timed_call(
+        site: &Site,
+    ) -> Call<'_, Out, Timed<ErrorClass>, impl Fn(&()) -> bool, impl Judge<Out>> {
+        let conversion: fn(TimedOut) -> ErrorClass = |_| ErrorClass::Timeout;
+        Call::new(
+            site,
+            true,
+            Timed(conversion),
+            ByTrait,
+            never_repeat::<()>,
+            no_hook,
+        )
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_timer_is_the_attempt_timeout_until_the_deadline_comes_first() {
+        let site = Site::new("f", Policy::new().attempt_timeout(S(3)).deadline(S(5)));
+        let start = Instant::now();
+        let mut call = timed_call(&site);
+        assert_eq!(call.arm(1), Some(start + S(3)));
+        assert_eq!(call.cutoff, Cutoff::Armed(TimeoutKind::Attempt));
+        advance(S(3)).await;
+        // 3 s more would pass the deadline at 5 s: the deadline cuts this attempt.
+        assert_eq!(call.arm(2), Some(start + S(5)));
+        assert_eq!(call.cutoff, Cutoff::Armed(TimeoutKind::Deadline));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_cut_attempt_says_which_limit_cut_it() {
+        let site = Site::new("f", Policy::new().attempt_timeout(S(3)).deadline(S(5)));
+        let mut call = timed_call(&site);
+        call.attempt = 1;
+        call.arm(1);
+        // The conversion here keeps only the class; the cutoff remembers the kind for `settle`.
+        assert_eq!(call.timed_out(), Err(ErrorClass::Timeout));
+        assert_eq!(call.cutoff, Cutoff::Fired(TimeoutKind::Attempt));
+        advance(S(3)).await;
+        call.attempt = 2;
+        call.arm(2);
+        let _ = call.timed_out();
+        assert_eq!(call.cutoff, Cutoff::Fired(TimeoutKind::Deadline));
+    }
+
+    #[test]
+    fn a_permanent_error_returns_and_takes_nothing() {
+        static B: TokenBucket = TokenBucket::standard();
+        let site = Site::new("f", Policy::new()).bucket(&B);
+        let mut call = call(&site);
+        call.attempt = 1;
+        assert!(matches!(
+            call.settle(Some(Err(ErrorClass::Permanent))),
+            Settled::Return(Err(ErrorClass::Permanent))
+        ));
+        assert_eq!(B.available(), 500);
+    }
+
+    #[test]
+    fn a_retry_holds_its_cost_until_the_call_is_dropped() {
+        static B: TokenBucket = TokenBucket::standard();
+        let site = Site::new("f", Policy::new()).bucket(&B);
+        let mut call = call(&site);
+        call.attempt = 1;
+        assert!(matches!(
+            call.settle(Some(Err(ErrorClass::Timeout))),
+            Settled::Sleep(_)
+        ));
+        assert_eq!(B.available(), 490, "a timeout's retry costs 10");
+        drop(call);
+        assert_eq!(B.available(), 500, "the retry never ran: its cost is back");
+    }
+
+    #[test]
+    fn a_retry_that_failed_keeps_its_cost_out() {
+        static B: TokenBucket = TokenBucket::standard();
+        let site = Site::new("f", Policy::new()).bucket(&B);
+        let mut call = call(&site);
+        call.attempt = 1;
+        let _ = call.settle(Some(Err(ErrorClass::Transient)));
+        call.attempt = 2;
+        let _ = call.settle(Some(Err(ErrorClass::Transient)));
+        assert_eq!(B.available(), 490, "two retries of 5 were taken");
+        drop(call);
+        assert_eq!(
+            B.available(),
+            495,
+            "the one that never ran is back, the one that ran is not"
+        );
+    }
+
+    #[test]
+    fn settling_after_a_wait_with_nothing_pending_retries() {
+        let site = Site::new("f", Policy::new());
+        let mut call = call(&site);
+        assert!(matches!(call.settle(None), Settled::Retry));
     }
 }
