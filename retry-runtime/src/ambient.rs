@@ -46,10 +46,62 @@ pub(crate) trait Ambient: Send + Sync {
     }
 }
 
-/// The world as it is.
-struct Real;
+/// The current task's ambient as the engine reads it: the scope's, or the real world's
+/// answers (without a call through the trait) outside any scope.
+pub(crate) struct Env(Option<Arc<dyn Ambient>>);
 
-impl Ambient for Real {}
+impl Env {
+    /// Whether a scope is in effect.
+    #[inline]
+    pub(crate) fn is_scoped(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// See [`Ambient::max_attempts`].
+    #[inline]
+    pub(crate) fn max_attempts(&self, configured: u32) -> u32 {
+        match &self.0 {
+            Some(a) => a.max_attempts(configured),
+            None => configured,
+        }
+    }
+
+    /// See [`Ambient::skips_waits`].
+    #[inline]
+    pub(crate) fn skips_waits(&self) -> bool {
+        self.0.as_ref().is_some_and(|a| a.skips_waits())
+    }
+
+    /// Draws with the scope's generator, or the thread's.
+    #[inline]
+    pub(crate) fn draw<T>(&self, f: impl FnOnce(&mut dyn Rng) -> T) -> T {
+        let Some(a) = &self.0 else {
+            return f(&mut rand::rng());
+        };
+        let mut f = Some(f);
+        let mut out = None;
+        if !a.with_rng(&mut |rng| out = f.take().map(|f| f(rng))) {
+            out = f.take().map(|f| f(&mut rand::rng()));
+        }
+        out.expect("drawn above")
+    }
+
+    /// See [`Ambient::retried`].
+    #[inline]
+    pub(crate) fn retried(&self, retry: &Retried) {
+        if let Some(a) = &self.0 {
+            a.retried(retry);
+        }
+    }
+
+    /// See [`Ambient::ended_early`].
+    #[inline]
+    pub(crate) fn ended_early(&self, end: &EndedEarly) {
+        if let Some(a) = &self.0 {
+            a.ended_early(end);
+        }
+    }
+}
 
 tokio::task_local! {
     static SCOPE: Arc<dyn Ambient>;
@@ -58,26 +110,13 @@ tokio::task_local! {
 /// Whether any scope was ever entered in this process: until one is, nothing is looked up.
 static EVER_SCOPED: AtomicBool = AtomicBool::new(false);
 
-/// Runs `f` with the current task's ambient (the real one outside any scope).
+/// The current task's ambient.
 #[inline]
-pub(crate) fn with<T>(f: impl FnOnce(&dyn Ambient) -> T) -> T {
+pub(crate) fn current() -> Env {
     if !EVER_SCOPED.load(Ordering::Acquire) {
-        return f(&Real);
+        return Env(None);
     }
-    let mut f = Some(f);
-    match SCOPE.try_with(|a| (f.take().expect("called once"))(&**a)) {
-        Ok(out) => out,
-        Err(_) => (f.take().expect("not called"))(&Real),
-    }
-}
-
-/// Draws with the ambient's generator, or the thread's.
-pub(crate) fn draw<T>(ambient: &dyn Ambient, mut f: impl FnMut(&mut dyn Rng) -> T) -> T {
-    let mut out = None;
-    if !ambient.with_rng(&mut |rng| out = Some(f(rng))) {
-        out = Some(f(&mut rand::rng()));
-    }
-    out.expect("drawn above")
+    Env(SCOPE.try_with(Arc::clone).ok())
 }
 
 /// Runs `fut` with `ambient` for every retry loop it polls.

@@ -1,5 +1,5 @@
 //! What the retry loop reports: tracing events (with the `tracing` feature), and the same
-//! decisions, as values, to the call's [`Ambient`] (which a `testing::record` scope keeps).
+//! decisions, as values, to the call's ambient (which a `testing::record` scope keeps).
 //!
 //! Events have the target `retry`:
 //!
@@ -8,7 +8,7 @@
 //! | DEBUG | an attempt failed and the call sleeps before the next | `function`, `partition`, `attempt`, `class`, `delay_ms`, `tokens` (the retry bucket's level after this retry's cost), and in adaptive mode `fill_rate` (send tokens per second) |
 //! | WARN | the call gives up before `max_attempts` | the same but `delay_ms`, and `reason`: `retry token bucket empty`, `deadline reached`, `not idempotent`, `server retry hint longer than max_backoff` |
 
-use crate::ambient::Ambient;
+use crate::ambient::Env;
 use crate::classify::ErrorClass;
 use crate::partition::Site;
 #[cfg(feature = "tracing")]
@@ -76,19 +76,23 @@ pub struct EndedEarly {
     pub reason: EarlyEnd,
 }
 
-/// A retry is about to sleep.
-pub(crate) fn retrying(site: &Site, ambient: &dyn Ambient, retry: Retried) {
-    ambient.retried(&retry);
+/// A retry is about to sleep: attempt `attempt` failed with `class` (`Transient` for a polling
+/// repeat) and the call waits `delay`.
+pub(crate) fn retrying(site: &Site, env: &Env, attempt: u32, class: ErrorClass, delay: Duration) {
+    if env.is_scoped() {
+        env.retried(&Retried {
+            function: site.name,
+            partition: site.partition_name(),
+            attempt,
+            class,
+            delay,
+        });
+    }
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::DEBUG) {
-        let Retried {
-            function,
-            attempt,
-            delay,
-            ..
-        } = retry;
+        let function = site.name;
         let (partition, tokens, fill_rate) = levels(site);
-        let class = retry.class.as_str();
+        let class = class.as_str();
         let delay_ms = delay.as_secs_f64() * 1000.0;
         tracing::debug!(
             target: "retry",
@@ -97,12 +101,12 @@ pub(crate) fn retrying(site: &Site, ambient: &dyn Ambient, retry: Retried) {
         );
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = site;
+    let _ = (site, attempt, class, delay);
 }
 
 /// Retries ended early; the caller gets the last result.
-pub(crate) fn ended_early(site: &Site, ambient: &dyn Ambient, end: EndedEarly) {
-    ambient.ended_early(&end);
+pub(crate) fn ended_early(site: &Site, env: &Env, end: EndedEarly) {
+    env.ended_early(&end);
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::WARN) {
         let EndedEarly {

@@ -61,14 +61,24 @@ pub enum Jitter {
 pub struct Policy {
     pub(crate) mode: Option<Mode>,
     pub(crate) max_attempts: Option<u32>,
-    initial_backoff: Option<Duration>,
+    /// The backoff bounds in effect (a default yields to the other bound written alone).
+    initial_backoff: Duration,
     pub(crate) multiplier: f64,
-    max_backoff: Option<Duration>,
+    max_backoff: Duration,
+    /// Which of the two bounds the builder set.
+    written: Written,
     pub(crate) jitter: Jitter,
     pub(crate) attempt_timeout: Option<Duration>,
     pub(crate) attempt_timeout_multiplier: f64,
     pub(crate) max_attempt_timeout: Option<Duration>,
     pub(crate) deadline: Option<Duration>,
+}
+
+/// Which backoff bounds a policy's builder set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Written {
+    initial: bool,
+    max: bool,
 }
 
 /// The defaults of `mode = "standard"` (and of adaptive mode, which differs only in its limiter).
@@ -84,9 +94,13 @@ impl Policy {
         Policy {
             mode: None,
             max_attempts: None,
-            initial_backoff: None,
+            initial_backoff: DEFAULT_INITIAL_BACKOFF,
             multiplier: 2.0,
-            max_backoff: None,
+            max_backoff: DEFAULT_MAX_BACKOFF,
+            written: Written {
+                initial: false,
+                max: false,
+            },
             jitter: Jitter::Full,
             attempt_timeout: None,
             attempt_timeout_multiplier: 1.0,
@@ -113,7 +127,15 @@ impl Policy {
     /// `max_backoff` to itself.
     #[must_use]
     pub const fn initial_backoff(mut self, d: Duration) -> Policy {
-        self.initial_backoff = Some(d);
+        self.initial_backoff = d;
+        self.written.initial = true;
+        if !self.written.max {
+            self.max_backoff = if d.as_nanos() > DEFAULT_MAX_BACKOFF.as_nanos() {
+                d
+            } else {
+                DEFAULT_MAX_BACKOFF
+            };
+        }
         self
     }
 
@@ -128,7 +150,15 @@ impl Policy {
     /// alone below the default `initial_backoff` (1 s), it lowers `initial_backoff` to itself.
     #[must_use]
     pub const fn max_backoff(mut self, d: Duration) -> Policy {
-        self.max_backoff = Some(d);
+        self.max_backoff = d;
+        self.written.max = true;
+        if !self.written.initial {
+            self.initial_backoff = if d.as_nanos() < DEFAULT_INITIAL_BACKOFF.as_nanos() {
+                d
+            } else {
+                DEFAULT_INITIAL_BACKOFF
+            };
+        }
         self
     }
 
@@ -184,14 +214,7 @@ impl Policy {
     #[must_use]
     #[inline]
     pub const fn backoff_bounds(&self) -> (Duration, Duration) {
-        match (self.initial_backoff, self.max_backoff) {
-            (Some(i), Some(m)) => (i, m),
-            (Some(i), None) if i.as_nanos() > DEFAULT_MAX_BACKOFF.as_nanos() => (i, i),
-            (Some(i), None) => (i, DEFAULT_MAX_BACKOFF),
-            (None, Some(m)) if m.as_nanos() < DEFAULT_INITIAL_BACKOFF.as_nanos() => (m, m),
-            (None, Some(m)) => (DEFAULT_INITIAL_BACKOFF, m),
-            (None, None) => (DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF),
-        }
+        (self.initial_backoff, self.max_backoff)
     }
 
     /// The timeout of attempt `n` (1-based) before the deadline clamps it:
@@ -208,8 +231,7 @@ impl Policy {
     /// `min(initial_backoff * multiplier^(n-1), max_backoff)`.
     #[must_use]
     pub fn backoff_for(&self, n: u32) -> Duration {
-        let (initial, max) = self.backoff_bounds();
-        grow(initial, self.multiplier, n, max)
+        grow(self.initial_backoff, self.multiplier, n, self.max_backoff)
     }
 }
 
@@ -293,6 +315,10 @@ mod tests {
         );
         let both = Policy::new().initial_backoff(MS(10)).max_backoff(MS(50));
         assert_eq!(both.backoff_bounds(), (MS(10), MS(50)));
+        let other_order = Policy::new().max_backoff(MS(50)).initial_backoff(MS(10));
+        assert_eq!(other_order.backoff_bounds(), (MS(10), MS(50)));
+        let raised_then_set = Policy::new().initial_backoff(s(30)).max_backoff(s(40));
+        assert_eq!(raised_then_set.backoff_bounds(), (s(30), s(40)));
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub(crate) enum AfterError {
 /// Step 3's and 4's ends: a permanent error or the last attempt ends the call as it should;
 /// a function that is not idempotent ends it early on an error after which the request may
 /// have reached the server.
+#[inline]
 pub(crate) fn after_error(class: ErrorClass, last: bool, idempotent: bool) -> AfterError {
     if class == ErrorClass::Permanent || last {
         AfterError::Return
@@ -34,6 +35,7 @@ pub(crate) fn after_error(class: ErrorClass, last: bool, idempotent: bool) -> Af
 
 /// Step 5: the server's hint, unjittered, unless it asks for more than `max_backoff`; else
 /// the backoff `jittered` computes.
+#[inline]
 pub(crate) fn delay(
     hint: Option<Duration>,
     max_backoff: Duration,
@@ -48,6 +50,7 @@ pub(crate) fn delay(
 
 /// Step 5: whether a wait of `wait` from `now` reaches `deadline` (a wait past the end of
 /// representable time does).
+#[inline]
 pub(crate) fn reaches(deadline: Instant, now: Instant, wait: Duration) -> bool {
     now.checked_add(wait).is_none_or(|t| t >= deadline)
 }

@@ -23,14 +23,14 @@ mod timer;
 
 pub use outcome::{FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult};
 pub use plugs::{ByTrait, Classifier, Fns, Judge, Plugs};
-pub use timer::{Timed, Timer, TimerKind, Untimed};
+pub use timer::{Cutoff, Timed, Timer, TimerKind, Untimed};
 
-use crate::ambient::{self, Ambient};
+use crate::ambient::{self, Env};
 use crate::backoff;
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
 use crate::event::RetryEvent;
 use crate::limiter::send_cost;
-use crate::observe::{self, EarlyEnd, EndedEarly, Retried};
+use crate::observe::{self, EarlyEnd, EndedEarly};
 use crate::partition::Site;
 use crate::policy::{Jitter, Mode};
 use core::future::Future;
@@ -92,7 +92,7 @@ macro_rules! __retry_loop {
 ///
 /// The type and `new` carry no bounds but `K`'s kind; each entry point asks only for what it
 /// uses, so a mistake in the user's types is reported once, where the expansion names it.
-pub struct Call<'s, R, K, P, J> {
+pub struct Call<'s, R, K: TimerKind, P, J> {
     site: &'s Site,
     timer: K,
     repeat: P,
@@ -101,8 +101,8 @@ pub struct Call<'s, R, K, P, J> {
     /// Adaptive mode (resolved once per call: the environment may choose it).
     adaptive: bool,
     attempt: u32,
-    /// The timer of the current attempt, and whether it fired.
-    cutoff: Cutoff,
+    /// The timer of the current attempt, and whether it fired (nothing without timers).
+    cutoff: K::Cutoff,
     /// The last look at the rate limiter found the send tokens taken by another caller.
     send_lost: bool,
     /// The instant the call started, until the first attempt's timer has used it (one clock
@@ -110,17 +110,6 @@ pub struct Call<'s, R, K, P, J> {
     started: Option<Instant>,
     deadline: Option<Instant>,
     retrying: Option<Retrying<R>>,
-}
-
-/// Which limit cuts the current attempt off, and whether it has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cutoff {
-    /// No timer.
-    Unarmed,
-    /// The attempt runs under this limit.
-    Armed(TimeoutKind),
-    /// This limit cut the attempt off.
-    Fired(TimeoutKind),
 }
 
 /// The state of a call that has retried.
@@ -140,7 +129,7 @@ struct Retrying<R> {
     last: Option<R>,
 }
 
-impl<R, K, P, J> Drop for Call<'_, R, K, P, J> {
+impl<R, K: TimerKind, P, J> Drop for Call<'_, R, K, P, J> {
     #[inline]
     fn drop(&mut self) {
         // Only a call that has retried can hold tokens (between taking a retry's cost and
@@ -151,13 +140,15 @@ impl<R, K, P, J> Drop for Call<'_, R, K, P, J> {
     }
 }
 
-impl<R, K, P, J> Call<'_, R, K, P, J> {
+impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
     /// Gives back the tokens held for a retry that will not run (or not finish).
     #[cold]
     fn release(&mut self) {
         if let Some(r) = &mut self.retrying {
             let held = std::mem::take(&mut r.held);
-            self.site.token_bucket().deposit(held);
+            if held > 0 {
+                self.site.token_bucket().deposit(held);
+            }
         }
     }
 }
@@ -188,7 +179,7 @@ impl<'s, R, K: TimerKind, C, P, O> Call<'s, R, K, P, Plugs<C, O>> {
             idempotent,
             adaptive: site.settings().mode == Mode::Adaptive,
             attempt: 0,
-            cutoff: Cutoff::Unarmed,
+            cutoff: Default::default(),
             send_lost: false,
             started,
             deadline,
@@ -207,11 +198,11 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
 
     /// The retry state, set up at the first retry.
     fn retrying(&mut self) -> &mut Retrying<R> {
-        let initial = self.site.policy.backoff_bounds().0;
+        let policy = &self.site.policy;
         self.retrying.get_or_insert_with(|| Retrying {
             held: 0,
             pending: None,
-            previous_delay: initial,
+            previous_delay: policy.backoff_bounds().0,
             after_throttle: false,
             last: None,
         })
@@ -232,7 +223,7 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
             },
             None => self.deadline.map(|d| (d, TimeoutKind::Deadline)),
         };
-        self.cutoff = at.map_or(Cutoff::Unarmed, |(_, kind)| Cutoff::Armed(kind));
+        self.cutoff.arm(at.map(|(_, kind)| kind));
         at.map(|(at, _)| at)
     }
 
@@ -242,13 +233,7 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
             .is_some_and(|d| decide::reaches(d, Instant::now(), wait))
     }
 
-    fn ended_early(
-        &self,
-        ambient: &dyn Ambient,
-        attempt: u32,
-        class: Option<ErrorClass>,
-        reason: EarlyEnd,
-    ) {
+    fn ended_early(&self, a: &Env, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
         let site = self.site;
         let end = EndedEarly {
             function: site.name,
@@ -257,7 +242,7 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
             class,
             reason,
         };
-        observe::ended_early(site, ambient, end);
+        observe::ended_early(site, a, end);
     }
 }
 
@@ -278,39 +263,36 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
         self.started = None; // the attempt starts after the wait, not at the call's start
         let limiter = self.site.limiter();
         let now = Instant::now();
-        ambient::with(|a| {
-            if a.skips_waits() {
-                // Instant retries wait for nothing, send tokens included.
-                limiter.take_without_waiting(cost, now);
-                return SendToken::Go;
+        let a = &ambient::current();
+        if a.skips_waits() {
+            // Instant retries wait for nothing, send tokens included.
+            limiter.take_without_waiting(cost, now);
+            return SendToken::Go;
+        }
+        let lost = self.send_lost.then(|| a.draw(|rng| rng.random::<f64>()));
+        match limiter.try_send(cost, now, self.deadline, lost) {
+            Ok(None) => {
+                self.send_lost = false;
+                SendToken::Go
             }
-            let lost = self
-                .send_lost
-                .then(|| ambient::draw(a, |rng| rng.random::<f64>()));
-            match limiter.try_send(cost, now, self.deadline, lost) {
-                Ok(None) => {
-                    self.send_lost = false;
-                    SendToken::Go
-                }
-                Ok(Some(wait)) => {
-                    self.send_lost = true;
-                    SendToken::Wait(wait)
-                }
-                Err(()) => {
-                    self.send_lost = false;
-                    self.release();
-                    let last = self.retrying.as_mut().and_then(|r| r.last.take());
-                    match last.or_else(|| self.deadline_error(n)) {
-                        Some(out) => {
-                            self.ended_early(a, n - 1, None, EarlyEnd::Deadline);
-                            SendToken::Return(out)
-                        }
-                        // No deadline, so the wait cannot have been refused: go ahead.
-                        None => SendToken::Go,
+            Ok(Some(wait)) => {
+                self.send_lost = true;
+                SendToken::Wait(wait)
+            }
+            Err(()) => {
+                self.send_lost = false;
+                self.release();
+                let last = self.retrying.as_mut().and_then(|r| r.last.take());
+                match last.or_else(|| self.deadline_error(n)) {
+                    Some(out) => {
+                        self.ended_early(a, n - 1, None, EarlyEnd::Deadline);
+                        SendToken::Return(out)
                     }
+                    // No deadline, so the wait cannot have been refused: go ahead.
+                    None => SendToken::Go,
                 }
             }
-        })
+        }
     }
 
     /// Step 2: counts the attempt and puts its future under the attempt's timer, if the
@@ -378,14 +360,12 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
     {
         let n = self.attempt;
         let policy = &self.site.policy;
-        let (kind, limit) = match self.cutoff {
-            Cutoff::Armed(TimeoutKind::Attempt) => (
-                TimeoutKind::Attempt,
-                policy.attempt_timeout_for(n).unwrap_or_default(),
-            ),
-            _ => (TimeoutKind::Deadline, policy.deadline.unwrap_or_default()),
+        let kind = self.cutoff.fire();
+        let limit = match kind {
+            TimeoutKind::Attempt => policy.attempt_timeout_for(n),
+            TimeoutKind::Deadline => policy.deadline,
         };
-        self.cutoff = Cutoff::Fired(kind);
+        let limit = limit.unwrap_or_default();
         self.timer.timed_out(TimedOut::new(kind, limit, n))
     }
 
@@ -426,20 +406,19 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
         K: Timer<R>,
         J: Judge<R>,
     {
-        ambient::with(|a| {
-            let judged = match out {
-                Some(out) => self.judge(out, a),
-                None => match self.retrying.as_mut().and_then(|r| r.pending.take()) {
-                    Some(short) => self.after_refill(short, a),
-                    // Only a `Wait` leads here, and it left its retry pending.
-                    None => return Settled::Retry,
-                },
-            };
-            match judged {
-                Ok(next) => next.settled(a),
-                Err(short) => self.refill_wait(short, a),
-            }
-        })
+        let a = &ambient::current();
+        let judged = match out {
+            Some(out) => self.judge(out, a),
+            None => match self.retrying.as_mut().and_then(|r| r.pending.take()) {
+                Some(short) => self.after_refill(short, a),
+                // Only a `Wait` leads here, and it left its retry pending.
+                None => return Settled::Retry,
+            },
+        };
+        match judged {
+            Ok(next) => next.settled(a),
+            Err(short) => self.refill_wait(short, a),
+        }
     }
 
     /// The loop for callers that hold the attempt as a closure: `attempt` makes each
@@ -491,10 +470,10 @@ enum Next<R> {
 impl<R> Next<R> {
     /// Instant retries sleep nothing; a zero delay (`Retry-After: 0`, a zero backoff) retries
     /// now, where tokio's timer would wait for its next millisecond tick.
-    fn settled(self, ambient: &dyn Ambient) -> Settled<R> {
+    fn settled(self, a: &Env) -> Settled<R> {
         match self {
             Next::Return(out) => Settled::Return(out),
-            Next::Sleep(delay) if delay.is_zero() || ambient.skips_waits() => Settled::Retry,
+            Next::Sleep(delay) if delay.is_zero() || a.skips_waits() => Settled::Retry,
             Next::Sleep(delay) => Settled::Sleep(delay),
         }
     }
@@ -508,14 +487,14 @@ struct Short<R> {
     cost: u32,
 }
 
-impl<R, K, P, J> Call<'_, R, K, P, J>
+impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J>
 where
     R: RetryResult,
     K: Timer<R>,
     J: Judge<R>,
 {
     /// Step 4 again after a `Wait`: the bucket may cover the retry now.
-    fn after_refill(&mut self, short: Short<R>, a: &dyn Ambient) -> Result<Next<R>, Short<R>> {
+    fn after_refill(&mut self, short: Short<R>, a: &Env) -> Result<Next<R>, Short<R>> {
         if self.site.token_bucket().try_take_now(short.cost) {
             self.retrying().held = short.cost;
             Ok(self.schedule(short.out, Some(short.class), short.hint, a))
@@ -526,7 +505,7 @@ where
 
     /// Steps 3 to 5 for the last attempt's outcome, without waiting: `Err` when the retry must
     /// first wait for the bucket's refill.
-    fn judge(&mut self, out: R, a: &dyn Ambient) -> Result<Next<R>, Short<R>> {
+    fn judge(&mut self, out: R, a: &Env) -> Result<Next<R>, Short<R>> {
         let n = self.attempt;
         let last = n >= a.max_attempts(self.site.settings().max_attempts);
         let Err(err) = out.as_result() else {
@@ -535,10 +514,7 @@ where
         };
 
         // 3 for an error: its class.
-        let expired = match self.cutoff {
-            Cutoff::Fired(kind) => Some(kind),
-            _ => None,
-        };
+        let expired = self.cutoff.fired();
         let class = if expired.is_some() {
             ErrorClass::Timeout
         } else {
@@ -587,7 +563,7 @@ where
     }
 
     /// A polling repeat: no retry cost, the backoff, the same limits.
-    fn poll_again(&mut self, out: R, last: bool, a: &dyn Ambient) -> Next<R> {
+    fn poll_again(&mut self, out: R, last: bool, a: &Env) -> Next<R> {
         if last {
             Next::Return(out)
         } else {
@@ -602,7 +578,7 @@ where
         out: R,
         class: Option<ErrorClass>,
         hint: Option<Duration>,
-        a: &dyn Ambient,
+        a: &Env,
     ) -> Next<R> {
         let n = self.attempt;
         let max_backoff = self.site.policy.backoff_bounds().1;
@@ -638,36 +614,33 @@ where
             error: out.as_result().err(),
             class,
         });
-        let retry = Retried {
-            function: site.name,
-            partition: site.partition_name(),
-            attempt: n,
-            class,
-            delay,
-        };
-        observe::retrying(site, a, retry);
+        observe::retrying(site, a, n, class, delay);
         self.retrying().last = Some(out);
         Next::Sleep(delay)
     }
 
     /// Step 5's backoff after the current attempt, jittered with the ambient's randomness.
     /// Without jitter there is nothing to draw.
-    fn backoff(&mut self, a: &dyn Ambient) -> Duration {
+    #[inline]
+    fn backoff(&mut self, a: &Env) -> Duration {
         let n = self.attempt;
         let policy = &self.site.policy;
-        let previous = self.retrying().previous_delay;
-        let d = if policy.jitter == Jitter::None {
-            policy.backoff_for(n)
-        } else {
-            ambient::draw(a, |rng| backoff::delay(policy, n, previous, rng))
-        };
-        self.retrying().previous_delay = d;
-        d
+        match policy.jitter {
+            Jitter::None => policy.backoff_for(n),
+            // Only decorrelated jitter grows from the last delay.
+            Jitter::Decorrelated => {
+                let r = self.retrying();
+                let d = a.draw(|rng| backoff::delay(policy, n, r.previous_delay, rng));
+                r.previous_delay = d;
+                d
+            }
+            _ => a.draw(|rng| backoff::delay(policy, n, Duration::ZERO, rng)),
+        }
     }
 
     /// Step 4 for a bucket that waits for its refill: how long until it covers the retry's
     /// cost, no later than the deadline (the retry waits in `Retrying::pending`).
-    fn refill_wait(&mut self, short: Short<R>, a: &dyn Ambient) -> Settled<R> {
+    fn refill_wait(&mut self, short: Short<R>, a: &Env) -> Settled<R> {
         let n = self.attempt;
         let bucket = self.site.token_bucket();
         match bucket.time_until(short.cost, Instant::now()) {
@@ -704,6 +677,7 @@ where
 mod tests {
     //! The call's own steps, on tokio's paused clock. The loop as a whole is tested through
     //! the attribute and `Call::run` by the workspace's tests.
+    use super::timer::Armed;
     use super::*;
     use crate::__private::{never_repeat, no_hook};
     use crate::bucket::TokenBucket;
@@ -738,11 +712,11 @@ mod tests {
         let start = Instant::now();
         let mut call = timed_call(&site);
         assert_eq!(call.arm(1), Some(start + S(3)));
-        assert_eq!(call.cutoff, Cutoff::Armed(TimeoutKind::Attempt));
+        assert_eq!(call.cutoff, Armed::By(TimeoutKind::Attempt));
         advance(S(3)).await;
         // 3 s more would pass the deadline at 5 s: the deadline cuts this attempt.
         assert_eq!(call.arm(2), Some(start + S(5)));
-        assert_eq!(call.cutoff, Cutoff::Armed(TimeoutKind::Deadline));
+        assert_eq!(call.cutoff, Armed::By(TimeoutKind::Deadline));
     }
 
     #[tokio::test(start_paused = true)]
@@ -753,12 +727,12 @@ mod tests {
         call.arm(1);
         // The conversion here keeps only the class; the cutoff remembers the kind for `settle`.
         assert_eq!(call.timed_out(), Err(ErrorClass::Timeout));
-        assert_eq!(call.cutoff, Cutoff::Fired(TimeoutKind::Attempt));
+        assert_eq!(call.cutoff, Armed::Fired(TimeoutKind::Attempt));
         advance(S(3)).await;
         call.attempt = 2;
         call.arm(2);
         let _ = call.timed_out();
-        assert_eq!(call.cutoff, Cutoff::Fired(TimeoutKind::Deadline));
+        assert_eq!(call.cutoff, Armed::Fired(TimeoutKind::Deadline));
     }
 
     #[test]

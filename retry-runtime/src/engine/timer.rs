@@ -2,7 +2,7 @@
 //! `attempt_timeout` and `deadline` awaits its body as it is, with no timer code at all.
 
 use super::outcome::RetryResult;
-use crate::classify::TimedOut;
+use crate::classify::{TimedOut, TimeoutKind};
 use core::future::Future;
 use tokio::time::{Instant, Timeout};
 
@@ -10,14 +10,79 @@ use tokio::time::{Instant, Timeout};
 pub trait TimerKind {
     /// Whether attempts run under a timer.
     const TIMED: bool;
+    /// What a call remembers of its current attempt's timer (nothing, for [`Untimed`]).
+    type Cutoff: Cutoff;
 }
 
 impl TimerKind for Untimed {
     const TIMED: bool = false;
+    type Cutoff = ();
 }
 
 impl<E> TimerKind for Timed<E> {
     const TIMED: bool = true;
+    type Cutoff = Armed;
+}
+
+/// Which limit cuts the current attempt off, and whether it has.
+pub trait Cutoff: Copy + Default {
+    /// The attempt now runs under `kind` (`None`: under no timer).
+    fn arm(&mut self, kind: Option<TimeoutKind>);
+    /// The timer fired: which limit it was.
+    fn fire(&mut self) -> TimeoutKind;
+    /// The limit that cut the current attempt off, if one did.
+    fn fired(&self) -> Option<TimeoutKind>;
+}
+
+impl Cutoff for () {
+    #[inline]
+    fn arm(&mut self, _: Option<TimeoutKind>) {}
+    #[inline]
+    fn fire(&mut self) -> TimeoutKind {
+        TimeoutKind::Deadline
+    }
+    #[inline]
+    fn fired(&self) -> Option<TimeoutKind> {
+        None
+    }
+}
+
+/// The state of a timed attempt's timer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Armed {
+    /// No timer.
+    #[default]
+    No,
+    /// The attempt runs under this limit.
+    By(TimeoutKind),
+    /// This limit cut the attempt off.
+    Fired(TimeoutKind),
+}
+
+impl Cutoff for Armed {
+    #[inline]
+    fn arm(&mut self, kind: Option<TimeoutKind>) {
+        *self = kind.map_or(Armed::No, Armed::By);
+    }
+
+    #[inline]
+    fn fire(&mut self) -> TimeoutKind {
+        // An attempt under no timer cannot be cut off; the deadline is the safe answer.
+        let kind = match *self {
+            Armed::By(kind) | Armed::Fired(kind) => kind,
+            Armed::No => TimeoutKind::Deadline,
+        };
+        *self = Armed::Fired(kind);
+        kind
+    }
+
+    #[inline]
+    fn fired(&self) -> Option<TimeoutKind> {
+        match *self {
+            Armed::Fired(kind) => Some(kind),
+            _ => None,
+        }
+    }
 }
 
 /// How an attempt's future runs: as it is ([`Untimed`]), or cut off at an instant ([`Timed`]).
