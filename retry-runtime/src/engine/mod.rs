@@ -64,11 +64,13 @@ macro_rules! __retry_loop {
             let out = $call.attempt($attempt).await;
             let mut out = match $call.finish(out) {
                 $crate::__private::ControlFlow::Break(out) => break 'retry out,
-                $crate::__private::ControlFlow::Continue(out) => Some(out),
+                $crate::__private::ControlFlow::Continue(out) => ::core::option::Option::Some(out),
             };
             loop {
-                // `None` after a `Wait`: the retry waited for the bucket's refill.
-                match $call.settle(out.take()) {
+                // `settle` takes the outcome; after a `Wait` there is none (the retry that
+                // waits for the bucket is kept in the call), and the future holds no outcome
+                // across the sleep.
+                match $call.settle(out) {
                     $crate::__private::Settled::Return(out) => break 'retry out,
                     $crate::__private::Settled::Retry => break,
                     $crate::__private::Settled::Sleep(delay) => {
@@ -76,7 +78,8 @@ macro_rules! __retry_loop {
                         break;
                     }
                     $crate::__private::Settled::Wait(delay) => {
-                        $crate::__private::sleep(delay).await
+                        $crate::__private::sleep(delay).await;
+                        out = ::core::option::Option::None;
                     }
                 }
             }
