@@ -13,6 +13,74 @@ pub use core::ops::ControlFlow;
 pub use std::time::Duration;
 pub use tokio::time::sleep;
 
+use core::future::Future;
+
+/// The retry loop, defined once. `$call` names a [`Call`]; `$attempt` is an expression that
+/// makes one attempt's future, evaluated once per attempt. The loop's value is the call's
+/// outcome. Every wait (a send token in adaptive mode, the backoff, a bucket's refill) is a
+/// sleep awaited here, after a synchronous decision of the engine, so the caller's future
+/// holds one timer at a time and no future of the engine.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __retry_loop {
+    ($call:ident, $attempt:expr) => {
+        'retry: loop {
+            if $call.adaptive() {
+                loop {
+                    match $call.send_token() {
+                        $crate::__private::SendToken::Go => break,
+                        $crate::__private::SendToken::Wait(delay) => {
+                            $crate::__private::sleep(delay).await
+                        }
+                        $crate::__private::SendToken::Return(out) => break 'retry out,
+                    }
+                }
+            }
+            let out = $call.attempt($attempt).await;
+            let mut out = match $call.finish(out) {
+                $crate::__private::ControlFlow::Break(out) => break 'retry out,
+                $crate::__private::ControlFlow::Continue(out) => ::core::option::Option::Some(out),
+            };
+            loop {
+                // `settle` takes the outcome; after a `Wait` there is none (the retry that
+                // waits for the bucket is kept in the call), and the future holds no outcome
+                // across the sleep.
+                match $call.settle(out) {
+                    $crate::__private::Settled::Return(out) => break 'retry out,
+                    $crate::__private::Settled::Retry => break,
+                    $crate::__private::Settled::Sleep(delay) => {
+                        $crate::__private::sleep(delay).await;
+                        break;
+                    }
+                    $crate::__private::Settled::Wait(delay) => {
+                        $crate::__private::sleep(delay).await;
+                        out = ::core::option::Option::None;
+                    }
+                }
+            }
+        }
+    };
+}
+
+impl<R, K, P, J> Call<'_, R, K, P, J>
+where
+    R: RetryResult,
+    K: Timer<R>,
+    P: Fn(&R::Ok) -> bool,
+    J: Judge<R>,
+{
+    /// The loop for callers that hold the attempt as a closure: `attempt` makes each
+    /// attempt's future. The same loop the expansion of `#[retry]` runs.
+    pub async fn run<F, Fut>(mut self, mut attempt: F) -> R
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = R>,
+    {
+        let call = &mut self;
+        crate::__retry_loop!(call, attempt())
+    }
+}
+
 /// The class of an error by its [`Classify`] impl (`retry_after` given without `retry_on`).
 #[inline]
 pub fn class_by_trait<E: Classify>(err: &E) -> ErrorClass {

@@ -4,11 +4,10 @@
 //! Outside any scope the answers are the real ones (the function's own `max_attempts`, real
 //! sleeps, the thread's generator, nobody listening beyond tracing). A scope installs another
 //! [`Ambient`] for one task, the way governor takes a `Clock` and backon a `Sleeper`: the
-//! [`testing`](crate::testing) module is one user of this seam, and the engine knows nothing of
-//! it. Time itself is not here: the engine reads tokio's clock (which tests pause) once per
+//! public `testing` module is one user of this seam, and the engine knows nothing of it. Time itself is not here: the engine reads tokio's clock (which tests pause) once per
 //! step and passes the instant to the shared state, which never reads a clock of its own.
 
-use crate::observe::{EndedEarly, Retried};
+use crate::report::{EndedEarly, Retried};
 use rand::Rng;
 use std::future::Future;
 use std::sync::Arc;

@@ -1,26 +1,27 @@
 //! The delay before retry `n + 1`: exponential growth, then jitter, in whole nanoseconds.
 //! The same growth gives the attempt timeouts (`attempt_timeout_multiplier`).
 
-use crate::policy::{Jitter, Policy};
 use rand::{Rng, RngExt};
 use std::time::Duration;
 
-/// The jittered delay after attempt `n` (1-based). `previous` is the last delay this call
-/// slept (only decorrelated jitter uses it; it starts at `initial_backoff`).
-pub(crate) fn delay<R: Rng + ?Sized>(
-    policy: &Policy,
-    n: u32,
-    previous: Duration,
-    rng: &mut R,
-) -> Duration {
-    match policy.jitter {
-        Jitter::Decorrelated => decorrelated(policy, previous, rng),
-        jitter => apply(jitter, policy.backoff_for(n), rng),
-    }
+/// How the computed backoff `d` is randomised.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Jitter {
+    /// `U[0, d]`.
+    Full,
+    /// `d/2 + U[0, d/2]`.
+    Equal,
+    /// `d` exactly.
+    None,
+    /// `min(max_backoff, U[initial_backoff, 3 * previous])`, previous starting at
+    /// `initial_backoff`; the multiplier is not used.
+    Decorrelated,
+    /// `d * (1 - j * U[0, 1))` for `j` in `[0, 1]`: the delay loses up to the fraction `j`.
+    Fraction(f64),
 }
 
 /// Applies a non-decorrelated jitter to the computed backoff `d`.
-fn apply<R: Rng + ?Sized>(jitter: Jitter, d: Duration, rng: &mut R) -> Duration {
+pub(crate) fn apply<R: Rng + ?Sized>(jitter: Jitter, d: Duration, rng: &mut R) -> Duration {
     let d_ns = nanos(d);
     let ns = match jitter {
         Jitter::None | Jitter::Decorrelated => d_ns,
@@ -40,8 +41,11 @@ fn apply<R: Rng + ?Sized>(jitter: Jitter, d: Duration, rng: &mut R) -> Duration 
 }
 
 /// `min(max_backoff, U[initial_backoff, 3 * previous])`.
-fn decorrelated<R: Rng + ?Sized>(policy: &Policy, previous: Duration, rng: &mut R) -> Duration {
-    let (initial, max) = policy.backoff_bounds();
+pub(crate) fn decorrelated<R: Rng + ?Sized>(
+    (initial, max): (Duration, Duration),
+    previous: Duration,
+    rng: &mut R,
+) -> Duration {
     let lo = nanos(initial);
     let hi = nanos(previous).saturating_mul(3).max(lo);
     let ns = rng.random_range(lo..=hi);
@@ -102,6 +106,20 @@ pub(crate) fn nanos(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Policy;
+
+    /// The jittered delay after attempt `n`, as the engine draws it.
+    fn delay<R: Rng + ?Sized>(
+        policy: &Policy,
+        n: u32,
+        previous: Duration,
+        rng: &mut R,
+    ) -> Duration {
+        match policy.jitter {
+            Jitter::Decorrelated => decorrelated(policy.backoff_bounds(), previous, rng),
+            jitter => apply(jitter, policy.backoff_for(n), rng),
+        }
+    }
     use rand::SeedableRng;
     use rand::rngs::StdRng;
 

@@ -132,6 +132,7 @@ mod loom;
 mod observe;
 mod partition;
 mod policy;
+mod report;
 pub mod testing;
 
 #[doc(hidden)]

@@ -13,68 +13,8 @@ use crate::classify::ErrorClass;
 use crate::partition::Site;
 #[cfg(feature = "tracing")]
 use crate::policy::Mode;
+use crate::report::{EndedEarly, Retried};
 use std::time::Duration;
-
-/// Why a call stopped retrying before its error class or `max_attempts` said so.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum EarlyEnd {
-    /// The retry token bucket held less than the retry's cost.
-    BucketEmpty,
-    /// The next attempt could not start (or its send token not be had) before the deadline.
-    Deadline,
-    /// The function is not idempotent and the request may have reached the server.
-    NotIdempotent,
-    /// The server asked for a delay longer than `max_backoff`.
-    HintTooLong,
-}
-
-impl EarlyEnd {
-    /// The reason as the WARN event writes it.
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            EarlyEnd::BucketEmpty => "retry token bucket empty",
-            EarlyEnd::Deadline => "deadline reached",
-            EarlyEnd::NotIdempotent => "not idempotent",
-            EarlyEnd::HintTooLong => "server retry hint longer than max_backoff",
-        }
-    }
-}
-
-/// One retry: attempt `attempt` of `function` failed with `class` and the call waited `delay`
-/// (or would have, in an instant scope) before the next attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Retried {
-    /// The `#[retry]` function.
-    pub function: &'static str,
-    /// Its named partition, if any.
-    pub partition: Option<&'static str>,
-    /// The attempt (1-based) that failed.
-    pub attempt: u32,
-    /// The failure's class (`Transient` for a `retry_if_ok` repeat).
-    pub class: ErrorClass,
-    /// The delay chosen: the server's hint, or the jittered backoff.
-    pub delay: Duration,
-}
-
-/// A call of `function` that gave up after attempt `attempt`, before `max_attempts`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct EndedEarly {
-    /// The `#[retry]` function.
-    pub function: &'static str,
-    /// Its named partition, if any.
-    pub partition: Option<&'static str>,
-    /// The last attempt that ran (0 when the first could not start before the deadline).
-    pub attempt: u32,
-    /// The class of the last failure (`None` after a success that `retry_if_ok` would repeat,
-    /// or when no attempt ran).
-    pub class: Option<ErrorClass>,
-    /// Why it gave up.
-    pub reason: EarlyEnd,
-}
 
 /// A retry is about to sleep: attempt `attempt` failed with `class` (`Transient` for a polling
 /// repeat) and the call waits `delay`.

@@ -1,6 +1,7 @@
 //! One function's retry settings, built by `const fn` so the expansion of `#[retry]` can keep
 //! them in a `static`.
 
+pub use crate::backoff::Jitter;
 use crate::backoff::grow;
 use std::time::Duration;
 
@@ -36,22 +37,6 @@ impl Mode {
             None
         }
     }
-}
-
-/// How the computed backoff `d` is randomised.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Jitter {
-    /// `U[0, d]`.
-    Full,
-    /// `d/2 + U[0, d/2]`.
-    Equal,
-    /// `d` exactly.
-    None,
-    /// `min(max_backoff, U[initial_backoff, 3 * previous])`, previous starting at
-    /// `initial_backoff`; the multiplier is not used.
-    Decorrelated,
-    /// `d * (1 - j * U[0, 1))` for `j` in `[0, 1]`: the delay loses up to the fraction `j`.
-    Fraction(f64),
 }
 
 /// The settings of one `#[retry]` function. Every field has the mode default until a builder

@@ -48,7 +48,7 @@
 //! # }
 //! ```
 
-pub use crate::observe::{EarlyEnd, EndedEarly, Retried};
+pub use crate::report::{EarlyEnd, EndedEarly, Retried};
 
 use crate::ambient::{self, Ambient};
 use rand::Rng;

@@ -1,7 +1,7 @@
 //! The per-call engine: one [`Call`] per invocation of a `#[retry]` function, stepped once per
-//! attempt by the loop [`retry_loop!`](crate::__retry_loop), the one definition of the retry
-//! loop. The expansion of `#[retry]` invokes it in the function's body, and [`Call::run`] for
-//! callers that hold the attempt as a closure (the fleet simulation, the property tests).
+//! attempt by the loop `retry_loop!` (in `__private`), the one definition of the retry loop.
+//! The expansion of `#[retry]` invokes it in the function's body, and `Call::run` for callers
+//! that hold the attempt as a closure (the fleet simulation, the property tests).
 //!
 //! The loop lives in the caller's future, not in a future of the engine, so that each attempt
 //! is a fresh `async` block borrowing the arguments (and `&mut self`) only while it runs, and
@@ -30,62 +30,16 @@ use crate::backoff;
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
 use crate::event::RetryEvent;
 use crate::limiter::send_cost;
-use crate::observe::{self, EarlyEnd, EndedEarly};
+use crate::observe;
 use crate::partition::Site;
 use crate::policy::{Jitter, Mode};
+use crate::report::{EarlyEnd, EndedEarly};
 use core::future::Future;
 use core::ops::ControlFlow;
 use decide::AfterError;
 use rand::RngExt;
 use std::time::Duration;
 use tokio::time::Instant;
-
-/// The retry loop, defined once. `$call` names a [`Call`]; `$attempt` is an expression that
-/// makes one attempt's future, evaluated once per attempt. The loop's value is the call's
-/// outcome. Every wait (a send token in adaptive mode, the backoff, a bucket's refill) is a
-/// sleep awaited here, after a synchronous decision of the engine, so the caller's future
-/// holds one timer at a time and no future of the engine.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __retry_loop {
-    ($call:ident, $attempt:expr) => {
-        'retry: loop {
-            if $call.adaptive() {
-                loop {
-                    match $call.send_token() {
-                        $crate::__private::SendToken::Go => break,
-                        $crate::__private::SendToken::Wait(delay) => {
-                            $crate::__private::sleep(delay).await
-                        }
-                        $crate::__private::SendToken::Return(out) => break 'retry out,
-                    }
-                }
-            }
-            let out = $call.attempt($attempt).await;
-            let mut out = match $call.finish(out) {
-                $crate::__private::ControlFlow::Break(out) => break 'retry out,
-                $crate::__private::ControlFlow::Continue(out) => ::core::option::Option::Some(out),
-            };
-            loop {
-                // `settle` takes the outcome; after a `Wait` there is none (the retry that
-                // waits for the bucket is kept in the call), and the future holds no outcome
-                // across the sleep.
-                match $call.settle(out) {
-                    $crate::__private::Settled::Return(out) => break 'retry out,
-                    $crate::__private::Settled::Retry => break,
-                    $crate::__private::Settled::Sleep(delay) => {
-                        $crate::__private::sleep(delay).await;
-                        break;
-                    }
-                    $crate::__private::Settled::Wait(delay) => {
-                        $crate::__private::sleep(delay).await;
-                        out = ::core::option::Option::None;
-                    }
-                }
-            }
-        }
-    };
-}
 
 /// One invocation of a `#[retry]` function.
 ///
@@ -423,21 +377,6 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
             Err(short) => self.refill_wait(short, a),
         }
     }
-
-    /// The loop for callers that hold the attempt as a closure: `attempt` makes each
-    /// attempt's future. The same loop the expansion of `#[retry]` runs.
-    pub async fn run<F, Fut>(mut self, mut attempt: F) -> R
-    where
-        R: RetryResult,
-        K: Timer<R>,
-        P: Fn(&R::Ok) -> bool,
-        J: Judge<R>,
-        F: FnMut() -> Fut,
-        Fut: Future<Output = R>,
-    {
-        let call = &mut self;
-        crate::__retry_loop!(call, attempt())
-    }
 }
 
 /// What [`Call::send_token`] found.
@@ -633,11 +572,12 @@ where
             // Only decorrelated jitter grows from the last delay.
             Jitter::Decorrelated => {
                 let r = self.retrying();
-                let d = a.draw(|rng| backoff::delay(policy, n, r.previous_delay, rng));
+                let bounds = policy.backoff_bounds();
+                let d = a.draw(|rng| backoff::decorrelated(bounds, r.previous_delay, rng));
                 r.previous_delay = d;
                 d
             }
-            _ => a.draw(|rng| backoff::delay(policy, n, Duration::ZERO, rng)),
+            jitter => a.draw(|rng| backoff::apply(jitter, policy.backoff_for(n), rng)),
         }
     }
 
