@@ -27,14 +27,8 @@ pub struct ByTrait;
 #[derive(Clone, Copy, Debug)]
 pub struct Fns<C, A>(pub C, pub A);
 
-/// What tells an error's class and the server's retry hint in it.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]` cannot tell whether `{E}` is worth retrying",
-    label = "the error type `{E}` does not implement `retry_runtime::Classify`",
-    note = "implement `retry_runtime::Classify` for `{E}` (`fn classify(&self) -> ErrorClass`), \
-            or name a predicate in the attribute: `#[retry(retry_on = is_transient)]` with \
-            `fn is_transient(e: &{E}) -> bool`"
-)]
+/// What tells an error's class and the server's retry hint in it. (For [`ByTrait`], an error
+/// type without `Classify` is reported with `Classify`'s own message.)
 pub trait Classifier<E> {
     /// The class of `err`.
     fn class(&self, err: &E) -> ErrorClass;
