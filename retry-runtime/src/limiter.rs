@@ -232,25 +232,27 @@ impl RateLimiter {
     // this whole wait is what the limiter's tests and benchmark drive.
     pub(crate) async fn acquire(&self, cost: u32, deadline: Option<Instant>) -> Result<(), ()> {
         use rand::RngExt;
-        let mut lost = None;
-        while let Some(wait) = self.try_send(cost, Instant::now(), deadline, lost)? {
+        let mut lost = false;
+        let draw = || rand::rng().random::<f64>();
+        while let Some(wait) = self.try_send(cost, Instant::now(), deadline, lost, draw)? {
             tokio::time::sleep(wait).await;
-            lost = Some(rand::rng().random::<f64>());
+            lost = true;
         }
         Ok(())
     }
 
     /// One look at the bucket, at `now`, for `cost` send tokens: `Ok(None)` took them,
     /// `Ok(Some(wait))` says how long to sleep before looking again, `Err(())` gives up (taking
-    /// nothing) because that look would come at or after `deadline`. `lost` is `Some(u)` for a
-    /// caller that has slept and looked before and found its tokens taken by another, with `u`
-    /// a draw from `U[0, 1)` for its extra wait.
+    /// nothing) because that look would come at or after `deadline`. `lost` says the caller has
+    /// slept and looked before and found its tokens taken by another; `draw` gives a draw from
+    /// `U[0, 1)` for its extra wait, called only when it must wait again.
     pub(crate) fn try_send(
         &self,
         cost: u32,
         now: Instant,
         deadline: Option<Instant>,
-        lost: Option<f64>,
+        lost: bool,
+        draw: impl FnOnce() -> f64,
     ) -> Result<Option<Duration>, ()> {
         if !self.is_enabled() {
             return Ok(None);
@@ -268,9 +270,10 @@ impl RateLimiter {
         // keep losing then do not all wake at the same instant, and newcomers get their
         // chance: with a strict order the oldest caller would always win, so under
         // sustained overload every request would be sent just before its deadline.
-        let wait = match lost {
-            Some(u) => wait + refill_time.mul_f64(u.clamp(0.0, 1.0)),
-            None => wait,
+        let wait = if lost {
+            wait + refill_time.mul_f64(draw().clamp(0.0, 1.0))
+        } else {
+            wait
         };
         if deadline.is_some_and(|d| wait >= d.saturating_duration_since(now)) {
             return Err(());

@@ -226,8 +226,8 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
             limiter.take_without_waiting(cost, now);
             return SendToken::Go;
         }
-        let lost = self.send_lost.then(|| a.draw(|rng| rng.random::<f64>()));
-        match limiter.try_send(cost, now, self.deadline, lost) {
+        let draw = || a.draw(|rng| rng.random::<f64>());
+        match limiter.try_send(cost, now, self.deadline, self.send_lost, draw) {
             Ok(None) => {
                 self.send_lost = false;
                 SendToken::Go

@@ -181,7 +181,7 @@ mod limiter {
             let t = t0 + Duration::from_secs(2);
             let send = || -> Box<dyn FnOnce() -> Sent + Send> {
                 let l = l.clone();
-                Box::new(move || l.try_send(1, t, None, None))
+                Box::new(move || l.try_send(1, t, None, false, || 0.0))
             };
             let outcomes = concurrently(vec![send(), send()]);
             let sent = outcomes.iter().filter(|o| **o == Ok(None)).count();
@@ -210,7 +210,7 @@ mod limiter {
                     throttler.record(t0, true);
                     None
                 }),
-                Box::new(move || Some(sender.try_send(1, t0, None, None))),
+                Box::new(move || Some(sender.try_send(1, t0, None, false, || 0.0))),
             ]);
             let sent = out.pop().flatten().expect("the sender's outcome");
             // Before the throttle the limiter lets everything through; after it the bucket is
@@ -238,7 +238,7 @@ mod limiter {
                 l.record(t, true);
                 None
             }
-            _ => Some(l.try_send(1, t, None, None)),
+            _ => Some(l.try_send(1, t, None, false, || 0.0)),
         }
     }
 
