@@ -1,7 +1,11 @@
-//! Parsing the attribute's `key = value` list into [`Args`], checking each value on its own.
-//! Every error is collected (with the span of the offending token) instead of stopping at the
-//! first, so a user sees all of them at once.
+//! The attribute's keys, declared once in [`keys!`], and the parsing of its `key = value` list
+//! into [`Args`], each value checked on its own. Every error is collected (with the span of the
+//! offending token) instead of stopping at the first, so a user sees all of them at once.
+//!
+//! `valid` then checks the values against each other and against the function, in place, and
+//! `expand` reads them: there is no other copy of the settings.
 
+use crate::expand::Emit;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::ext::IdentExt;
@@ -10,40 +14,101 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, ExprPath, Ident, Lit, LitStr, Token};
 
-/// Every key of the attribute, with the form of its value (for error messages).
-pub(crate) const KEYS: &[(&str, &str)] = &[
-    ("mode", "\"standard\" or \"adaptive\""),
-    ("max_attempts", "an integer >= 1"),
-    ("initial_backoff", "a duration such as \"100ms\""),
-    ("multiplier", "a number >= 1.0"),
-    ("max_backoff", "a duration such as \"20s\""),
-    (
-        "jitter",
-        "\"full\", \"equal\", \"none\", \"decorrelated\" or a number in [0, 1]",
-    ),
-    ("attempt_timeout", "a duration such as \"2s\""),
-    ("attempt_timeout_multiplier", "a number >= 1.0"),
-    ("max_attempt_timeout", "a duration such as \"10s\""),
-    ("deadline", "a duration such as \"30s\""),
-    (
-        "retry_on",
-        "a path to `fn(&E) -> bool` or `fn(&E) -> ErrorClass`",
-    ),
-    ("retry_after", "a path to `fn(&E) -> Option<Duration>`"),
-    ("retry_if_ok", "a path to `fn(&T) -> bool`"),
-    ("idempotent", "`true` or `false`"),
-    ("idempotent_if", "a `bool` expression over the arguments"),
-    ("partition", "a string naming a shared partition"),
-    ("bucket", "a path to a `static TokenBucket`"),
-    ("rate_limiter", "a path to a `static RateLimiter`"),
-    ("on_retry", "a path to `fn(&RetryEvent<'_, E>)`"),
-    ("profile", "a string naming a config profile"),
-    ("clone", "a list of owned arguments: `clone(a, b)`"),
-    ("crate", "a path to the runtime crate: `crate = ::my_retry`"),
-];
+/// Declares the keys: the fields of [`Args`], [`KEYS`] (for error messages and did-you-mean),
+/// the dispatch from a key to its value's parser, and the lists of the values `expand` passes
+/// on to the runtime's builders.
+///
+/// One row per key: `field [as "key"]: ValueType, feeds, "form of the value"`, where `feeds` is
+/// `Policy` or `Site` when the value goes to the builder method of the same name on the runtime's
+/// `Policy` or `Site` (the value type then implements [`Emit`]), and `_` when `expand` reads it
+/// itself. The order is the order of the documentation's tables and of the emitted calls.
+macro_rules! keys {
+    ($($field:ident $(as $key:literal)?: $ty:ty, $feeds:tt, $form:literal;)*) => {
+        /// Every key of the attribute, with the form of its value (for error messages).
+        pub(crate) const KEYS: &[(&str, &str)] = &[$((keys!(@key $field $($key)?), $form)),*];
+
+        /// The attribute's arguments, each checked on its own; what was not written is `None`.
+        #[derive(Default)]
+        pub(crate) struct Args {
+            $(pub(crate) $field: Option<Arg<$ty>>,)*
+        }
+
+        impl Args {
+            /// The values for the runtime's `Policy` builder, as `(method, value)`.
+            pub(crate) fn policy(&self) -> Vec<(&'static str, &dyn Emit)> {
+                let mut out: Vec<(&'static str, &dyn Emit)> = Vec::new();
+                $(keys!(@emit $feeds Policy self.$field, keys!(@key $field $($key)?), out);)*
+                out
+            }
+
+            /// The values for the runtime's `Site` builder, as `(method, value)`.
+            pub(crate) fn site(&self) -> Vec<(&'static str, &dyn Emit)> {
+                let mut out: Vec<(&'static str, &dyn Emit)> = Vec::new();
+                $(keys!(@emit $feeds Site self.$field, keys!(@key $field $($key)?), out);)*
+                out
+            }
+        }
+
+        /// Reads the value after `key` with the parser of the key's value type, and stores it;
+        /// `false` if there is no such key.
+        fn dispatch(
+            input: ParseStream<'_>,
+            key: &Ident,
+            args: &mut Args,
+            errors: &mut Errors,
+        ) -> syn::Result<bool> {
+            let name = key.to_string();
+            $(
+                if name == keys!(@key $field $($key)?) {
+                    if let Some(value) = <$ty as Value>::read(input, key, $form, errors)? {
+                        set(&mut args.$field, value, errors);
+                    }
+                    return Ok(true);
+                }
+            )*
+            Ok(false)
+        }
+    };
+    (@key $field:ident) => { stringify!($field) };
+    (@key $field:ident $key:literal) => { $key };
+    (@emit Policy Policy $slot:expr, $key:expr, $out:ident) => { keys!(@push $slot, $key, $out) };
+    (@emit Site Site $slot:expr, $key:expr, $out:ident) => { keys!(@push $slot, $key, $out) };
+    (@emit $feeds:tt $wanted:ident $slot:expr, $key:expr, $out:ident) => {};
+    (@push $slot:expr, $key:expr, $out:ident) => {
+        if let Some(arg) = &$slot {
+            let value: &dyn Emit = &arg.value;
+            $out.push(($key, value));
+        }
+    };
+}
+
+keys! {
+    // field                        value type  feeds   form of the value, for error messages
+    mode:                           Mode,       Policy, "\"standard\" or \"adaptive\"";
+    max_attempts:                   Attempts,   Policy, "an integer >= 1";
+    initial_backoff:                Nanos,      Policy, "a duration such as \"100ms\"";
+    multiplier:                     Factor,     Policy, "a number >= 1.0";
+    max_backoff:                    Nanos,      Policy, "a duration such as \"20s\"";
+    jitter:                         Jitter,     Policy, "\"full\", \"equal\", \"none\", \"decorrelated\" or a number in [0, 1]";
+    attempt_timeout:                Nanos,      Policy, "a duration such as \"2s\"";
+    attempt_timeout_multiplier:     Factor,     Policy, "a number >= 1.0";
+    max_attempt_timeout:            Nanos,      Policy, "a duration such as \"10s\"";
+    deadline:                       Nanos,      Policy, "a duration such as \"30s\"";
+    retry_on:                       FnPath,     _,      "a path to `fn(&E) -> bool` or `fn(&E) -> ErrorClass`";
+    retry_after:                    FnPath,     _,      "a path to `fn(&E) -> Option<Duration>`";
+    retry_if_ok:                    FnPath,     _,      "a path to `fn(&T) -> bool`";
+    idempotent:                     bool,       _,      "`true` or `false`";
+    idempotent_if:                  Expr,       _,      "a `bool` expression over the arguments";
+    partition:                      Name,       Site,   "a string naming a shared partition";
+    bucket:                         Static,     Site,   "a path to a `static TokenBucket`";
+    rate_limiter:                   Static,     Site,   "a path to a `static RateLimiter`";
+    on_retry:                       FnPath,     _,      "a path to `fn(&RetryEvent<'_, E>)`";
+    profile:                        Profile,    Site,   "a string naming a config profile";
+    clone:                          Clones,     _,      "a list of owned arguments: `clone(a, b)`";
+    krate as "crate":               syn::Path,  _,      "a path to the runtime crate: `crate = ::my_retry`";
+}
 
 /// A value as written, with the span to point errors at.
-#[derive(Clone)]
 pub(crate) struct Arg<T> {
     pub(crate) value: T,
     /// The key's identifier.
@@ -52,7 +117,164 @@ pub(crate) struct Arg<T> {
     pub(crate) span: Span,
 }
 
-/// A duration in whole nanoseconds, with the text the user wrote.
+/// How a key's value is read from the attribute and checked on its own.
+pub(crate) trait Value: Sized {
+    /// The value written as `key = expr`, or `None` once what is wrong with it is reported.
+    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self>;
+
+    /// Reads what follows the key: `= value` (all keys but `clone`).
+    fn read(
+        input: ParseStream<'_>,
+        key: &Ident,
+        form: &str,
+        errors: &mut Errors,
+    ) -> syn::Result<Option<Arg<Self>>> {
+        assigned(input, key, form, errors)
+    }
+}
+
+/// `= expr` after `key`, checked by `T`.
+fn assigned<T: Value>(
+    input: ParseStream<'_>,
+    key: &Ident,
+    form: &str,
+    errors: &mut Errors,
+) -> syn::Result<Option<Arg<T>>> {
+    let name = key.to_string();
+    if !input.peek(Token![=]) {
+        let span = if input.is_empty() || input.peek(Token![,]) {
+            key.span()
+        } else {
+            input.span()
+        };
+        return Err(syn::Error::new(
+            span,
+            format!("`{name}` needs a value: `{name} = ...` with {form}"),
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    let expr: Expr = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), format!("`{name}` takes {form}")))?;
+    Ok(T::from_expr(&expr, &name, form, errors).map(|value| Arg {
+        value,
+        key: key.clone(),
+        span: expr.span(),
+    }))
+}
+
+/// Reports a value of the wrong kind for `key`.
+fn wrong<T>(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<T> {
+    let msg = match expr {
+        Expr::Closure(_) => format!(
+            "`{key}` takes a path to a function, not a closure: declare a `fn` and name it here \
+             ({form})"
+        ),
+        _ => format!("`{key}` takes {form}"),
+    };
+    errors.on(expr, msg);
+    None
+}
+
+/// `mode`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Standard,
+    Adaptive,
+}
+
+impl Value for Mode {
+    fn from_expr(expr: &Expr, _: &str, _: &str, errors: &mut Errors) -> Option<Self> {
+        let found = str_lit(expr);
+        match found.as_deref() {
+            Some("standard") => Some(Mode::Standard),
+            Some("adaptive") => Some(Mode::Adaptive),
+            Some(other) => {
+                errors.on(
+                    expr,
+                    format!("unknown mode \"{other}\": `mode` is \"standard\" or \"adaptive\""),
+                );
+                None
+            }
+            None => {
+                let msg = match path(expr).and_then(|p| p.path.get_ident().map(ToString::to_string))
+                {
+                    Some(word) if word == "standard" || word == "adaptive" => {
+                        format!("`mode` takes a string: write `mode = \"{word}\"`")
+                    }
+                    _ => "`mode` takes \"standard\" or \"adaptive\"".to_owned(),
+                };
+                errors.on(expr, msg);
+                None
+            }
+        }
+    }
+}
+
+/// `max_attempts`: a count of attempts, the first included, at least 1.
+#[derive(Clone, Copy)]
+pub(crate) struct Attempts(pub(crate) u32);
+
+impl Value for Attempts {
+    fn from_expr(expr: &Expr, key: &str, _: &str, errors: &mut Errors) -> Option<Self> {
+        let value = match lit(expr) {
+            Some(Lit::Int(i)) => i.base10_parse::<u64>().ok(),
+            _ => None,
+        };
+        let too_few = format!("`{key}` counts the first attempt: it must be at least 1");
+        match value {
+            Some(0) => {
+                errors.on(expr, too_few);
+                None
+            }
+            Some(n) => match u32::try_from(n) {
+                Ok(n) => Some(Attempts(n)),
+                Err(_) => {
+                    errors.on(expr, format!("`{key}` is too large (at most 4294967295)"));
+                    None
+                }
+            },
+            None if number(expr).is_some_and(|v| v < 1.0) => {
+                errors.on(expr, too_few);
+                None
+            }
+            None => {
+                let msg = match str_lit(expr).map(|t| t.trim().parse::<u32>()) {
+                    Some(Ok(n)) => format!("`{key}` takes an integer: write `{key} = {n}`"),
+                    _ => format!("`{key}` takes an integer >= 1, such as `{key} = 3`"),
+                };
+                errors.on(expr, msg);
+                None
+            }
+        }
+    }
+}
+
+/// A growth factor: a finite number >= 1.0.
+#[derive(Clone, Copy)]
+pub(crate) struct Factor(pub(crate) f64);
+
+impl Value for Factor {
+    fn from_expr(expr: &Expr, key: &str, _: &str, errors: &mut Errors) -> Option<Self> {
+        match number(expr) {
+            Some(v) if v.is_finite() && v >= 1.0 => Some(Factor(v)),
+            Some(v) => {
+                errors.on(expr, format!("`{key}` must be a number >= 1.0, found {v}"));
+                None
+            }
+            None => {
+                let msg = match str_lit(expr).map(|t| t.trim().parse::<f64>()) {
+                    Some(Ok(v)) => format!("`{key}` takes a number: write `{key} = {v:?}`"),
+                    _ => format!("`{key}` takes a number >= 1.0, such as `{key} = 2.0`"),
+                };
+                errors.on(expr, msg);
+                None
+            }
+        }
+    }
+}
+
+/// A duration in whole nanoseconds, written as a string with a unit.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Nanos(pub(crate) u64);
 
@@ -62,14 +284,36 @@ impl std::fmt::Display for Nanos {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ModeArg {
-    Standard,
-    Adaptive,
+impl Value for Nanos {
+    fn from_expr(expr: &Expr, key: &str, _: &str, errors: &mut Errors) -> Option<Self> {
+        let Some(text) = str_lit(expr) else {
+            let hint = match number(expr) {
+                Some(v) => format!(": write the unit, such as `{key} = \"{v}s\"`"),
+                None => format!(", such as `{key} = \"150ms\"`"),
+            };
+            errors.on(expr, format!("`{key}` takes a duration string{hint}"));
+            return None;
+        };
+        match parse_duration(&text) {
+            Ok(ns) => Some(Nanos(ns)),
+            Err(why) => {
+                errors.on(
+                    expr,
+                    format!(
+                        "`{key}` = \"{text}\": {why}; write a number and a unit, such as \
+                         \"500us\", \"150ms\", \"2s\", \"1.5s\" or \"1m\" (units: ns, us, ms, s, \
+                         m, h)"
+                    ),
+                );
+                None
+            }
+        }
+    }
 }
 
+/// `jitter`.
 #[derive(Clone, Copy, PartialEq)]
-pub(crate) enum JitterArg {
+pub(crate) enum Jitter {
     Full,
     Equal,
     None,
@@ -77,31 +321,230 @@ pub(crate) enum JitterArg {
     Fraction(f64),
 }
 
-/// The attribute's arguments, each checked on its own.
-#[derive(Default)]
-pub(crate) struct Args {
-    pub(crate) mode: Option<Arg<ModeArg>>,
-    pub(crate) max_attempts: Option<Arg<u32>>,
-    pub(crate) initial_backoff: Option<Arg<Nanos>>,
-    pub(crate) multiplier: Option<Arg<f64>>,
-    pub(crate) max_backoff: Option<Arg<Nanos>>,
-    pub(crate) jitter: Option<Arg<JitterArg>>,
-    pub(crate) attempt_timeout: Option<Arg<Nanos>>,
-    pub(crate) attempt_timeout_multiplier: Option<Arg<f64>>,
-    pub(crate) max_attempt_timeout: Option<Arg<Nanos>>,
-    pub(crate) deadline: Option<Arg<Nanos>>,
-    pub(crate) retry_on: Option<Arg<ExprPath>>,
-    pub(crate) retry_after: Option<Arg<ExprPath>>,
-    pub(crate) retry_if_ok: Option<Arg<ExprPath>>,
-    pub(crate) idempotent: Option<Arg<bool>>,
-    pub(crate) idempotent_if: Option<Arg<Expr>>,
-    pub(crate) partition: Option<Arg<LitStr>>,
-    pub(crate) bucket: Option<Arg<ExprPath>>,
-    pub(crate) rate_limiter: Option<Arg<ExprPath>>,
-    pub(crate) on_retry: Option<Arg<ExprPath>>,
-    pub(crate) profile: Option<Arg<LitStr>>,
-    pub(crate) clone: Option<Arg<Vec<Ident>>>,
-    pub(crate) krate: Option<Arg<syn::Path>>,
+impl Value for Jitter {
+    fn from_expr(expr: &Expr, _: &str, _: &str, errors: &mut Errors) -> Option<Self> {
+        if let Some(s) = str_lit(expr) {
+            return match s.as_str() {
+                "full" => Some(Jitter::Full),
+                "equal" => Some(Jitter::Equal),
+                "none" => Some(Jitter::None),
+                "decorrelated" => Some(Jitter::Decorrelated),
+                _ => {
+                    errors.on(
+                        expr,
+                        format!(
+                            "unknown jitter \"{s}\": `jitter` is \"full\", \"equal\", \"none\", \
+                             \"decorrelated\" or a number in [0, 1]"
+                        ),
+                    );
+                    None
+                }
+            };
+        }
+        match number(expr) {
+            Some(j) if (0.0..=1.0).contains(&j) => Some(Jitter::Fraction(j)),
+            Some(j) => {
+                errors.on(
+                    expr,
+                    format!("a jitter fraction must be in [0, 1], found {j}"),
+                );
+                None
+            }
+            None => {
+                errors.on(
+                    expr,
+                    "`jitter` takes \"full\", \"equal\", \"none\", \"decorrelated\" or a number \
+                     in [0, 1]",
+                );
+                None
+            }
+        }
+    }
+}
+
+/// A function named by path, which the expansion calls.
+pub(crate) struct FnPath(pub(crate) ExprPath);
+
+impl Value for FnPath {
+    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+        path(expr)
+            .map(FnPath)
+            .or_else(|| wrong(expr, key, form, errors))
+    }
+}
+
+/// A `static` named by path, which the runtime borrows for the program's lifetime.
+pub(crate) struct Static(pub(crate) ExprPath);
+
+impl Value for Static {
+    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+        path(expr)
+            .map(Static)
+            .or_else(|| wrong(expr, key, form, errors))
+    }
+}
+
+impl Value for bool {
+    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+        match lit(expr) {
+            Some(Lit::Bool(b)) => Some(b.value),
+            _ => wrong(expr, key, form, errors),
+        }
+    }
+}
+
+/// `idempotent_if`: any expression; the type checker sees that it is a `bool`.
+impl Value for Expr {
+    fn from_expr(expr: &Expr, _: &str, _: &str, _: &mut Errors) -> Option<Self> {
+        Some(expr.clone())
+    }
+}
+
+/// A non-empty name.
+pub(crate) struct Name(pub(crate) LitStr);
+
+impl Value for Name {
+    fn from_expr(expr: &Expr, key: &str, _: &str, errors: &mut Errors) -> Option<Self> {
+        match lit(expr) {
+            Some(Lit::Str(s)) if s.value().trim().is_empty() => {
+                errors.on(expr, format!("`{key}` needs a non-empty name"));
+                None
+            }
+            Some(Lit::Str(s)) => Some(Name(s.clone())),
+            _ => {
+                errors.on(
+                    expr,
+                    format!("`{key}` takes a string, such as `{key} = \"billing\"`"),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// `profile`: a name that is also part of environment variables' names.
+pub(crate) struct Profile(pub(crate) LitStr);
+
+impl Value for Profile {
+    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+        let Name(s) = Name::from_expr(expr, key, form, errors)?;
+        let ok = s
+            .value()
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if ok {
+            Some(Profile(s))
+        } else {
+            errors.at(
+                s.span(),
+                "a `profile` name is letters, digits, `_` and `-` (it becomes part of the \
+                 environment variables RETRY_<PROFILE>_MODE and RETRY_<PROFILE>_MAX_ATTEMPTS)",
+            );
+            None
+        }
+    }
+}
+
+/// `crate`: a path, also written as a string.
+impl Value for syn::Path {
+    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+        fn crate_path(expr: &Expr) -> Option<syn::Path> {
+            match expr {
+                Expr::Path(p) if p.qself.is_none() => Some(p.path.clone()),
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => s.parse().ok(),
+                Expr::Group(g) => crate_path(&g.expr),
+                _ => None,
+            }
+        }
+        crate_path(expr).or_else(|| wrong(expr, key, form, errors))
+    }
+}
+
+/// `clone(a, b)`: owned arguments each attempt gets its own copy of.
+pub(crate) struct Clones(pub(crate) Vec<Cloned>);
+
+/// An argument in `clone(...)`.
+pub(crate) struct Cloned {
+    pub(crate) name: Ident,
+    /// Declared `mut`, so each attempt's copy is mutable too (set by `valid`).
+    pub(crate) mutable: bool,
+}
+
+impl Value for Clones {
+    /// `clone = ...`: the list is written without `=`.
+    fn from_expr(expr: &Expr, _: &str, _: &str, errors: &mut Errors) -> Option<Self> {
+        let names = match expr {
+            Expr::Tuple(t) => t
+                .elems
+                .iter()
+                .map(|e| e.to_token_stream().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            Expr::Array(a) => a
+                .elems
+                .iter()
+                .map(|e| e.to_token_stream().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            other => other.to_token_stream().to_string(),
+        };
+        errors.on(
+            expr,
+            format!("`clone` takes a list in parentheses, without `=`: write `clone({names})`"),
+        );
+        None
+    }
+
+    fn read(
+        input: ParseStream<'_>,
+        key: &Ident,
+        form: &str,
+        errors: &mut Errors,
+    ) -> syn::Result<Option<Arg<Self>>> {
+        if input.peek(Token![=]) {
+            return assigned(input, key, form, errors);
+        }
+        if !input.peek(syn::token::Paren) {
+            return Err(syn::Error::new(
+                if input.is_empty() {
+                    key.span()
+                } else {
+                    input.span()
+                },
+                "`clone` takes a list of owned arguments: `clone(body, headers)`",
+            ));
+        }
+        let content;
+        let paren = syn::parenthesized!(content in input);
+        let idents =
+            Punctuated::<Ident, Token![,]>::parse_terminated_with(&content, Ident::parse_any)
+                .map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "`clone` takes argument names separated by commas: `clone(body, headers)`",
+                    )
+                })?;
+        let names = idents.into_iter().map(|name| Cloned {
+            name,
+            mutable: false,
+        });
+        Ok(Some(Arg {
+            value: Clones(names.collect()),
+            key: key.clone(),
+            span: paren.span.join(),
+        }))
+    }
+}
+
+impl Args {
+    /// The path of the runtime crate.
+    pub(crate) fn krate(&self) -> syn::Path {
+        self.krate
+            .as_ref()
+            .map_or_else(|| syn::parse_quote!(::retry_runtime), |k| k.value.clone())
+    }
 }
 
 /// Errors collected across the whole attribute.
@@ -182,102 +625,19 @@ fn parse_entry(input: ParseStream<'_>, args: &mut Args, errors: &mut Errors) -> 
             ),
         )
     })?;
+    if dispatch(input, &key, args, errors)? {
+        return Ok(());
+    }
     let name = key.to_string();
-    let Some(&(_, form)) = KEYS.iter().find(|(k, _)| *k == name) else {
-        let msg = match suggest(&name) {
-            Some(s) => format!("unknown argument `{name}`: did you mean `{s}`?"),
-            None => format!(
-                "unknown argument `{name}` of `#[retry]`; valid keys: {}",
-                key_list()
-            ),
-        };
-        errors.at(key.span(), msg);
-        skip_to_comma(input);
-        return Ok(());
+    let msg = match suggest(&name) {
+        Some(s) => format!("unknown argument `{name}`: did you mean `{s}`?"),
+        None => format!(
+            "unknown argument `{name}` of `#[retry]`; valid keys: {}",
+            key_list()
+        ),
     };
-
-    if name == "clone" {
-        let list = parse_clone_list(input, &key)?;
-        set(&mut args.clone, list, errors);
-        return Ok(());
-    }
-
-    if !input.peek(Token![=]) {
-        let span = if input.is_empty() || input.peek(Token![,]) {
-            key.span()
-        } else {
-            input.span()
-        };
-        return Err(syn::Error::new(
-            span,
-            format!("`{name}` needs a value: `{name} = ...` with {form}"),
-        ));
-    }
-    input.parse::<Token![=]>()?;
-    let expr: Expr = input
-        .parse()
-        .map_err(|e| syn::Error::new(e.span(), format!("`{name}` takes {form}")))?;
-    let span = expr.span();
-    // Each value parser reports its own errors; `None` means it did.
-    let wrong = |errors: &mut Errors| {
-        let msg = match &expr {
-            Expr::Closure(_) => format!(
-                "`{name}` takes a path to a function, not a closure: declare a `fn` and name it \
-                 here ({form})"
-            ),
-            _ => format!("`{name}` takes {form}"),
-        };
-        errors.on(&expr, msg);
-    };
-    macro_rules! store {
-        ($field:ident, $value:expr) => {
-            if let Some(value) = $value {
-                set(
-                    &mut args.$field,
-                    Arg {
-                        value,
-                        key: key.clone(),
-                        span,
-                    },
-                    errors,
-                );
-            }
-        };
-    }
-    macro_rules! or_wrong {
-        ($value:expr) => {
-            $value.or_else(|| {
-                wrong(errors);
-                None
-            })
-        };
-    }
-    match name.as_str() {
-        "mode" => store!(mode, mode(&expr, errors)),
-        "max_attempts" => store!(max_attempts, attempts(&expr, errors)),
-        "initial_backoff" => store!(initial_backoff, duration(&expr, &name, errors)),
-        "max_backoff" => store!(max_backoff, duration(&expr, &name, errors)),
-        "attempt_timeout" => store!(attempt_timeout, duration(&expr, &name, errors)),
-        "max_attempt_timeout" => store!(max_attempt_timeout, duration(&expr, &name, errors)),
-        "deadline" => store!(deadline, duration(&expr, &name, errors)),
-        "multiplier" => store!(multiplier, factor(&expr, &name, errors)),
-        "attempt_timeout_multiplier" => {
-            store!(attempt_timeout_multiplier, factor(&expr, &name, errors));
-        }
-        "jitter" => store!(jitter, jitter(&expr, errors)),
-        "retry_on" => store!(retry_on, or_wrong!(path(&expr))),
-        "retry_after" => store!(retry_after, or_wrong!(path(&expr))),
-        "retry_if_ok" => store!(retry_if_ok, or_wrong!(path(&expr))),
-        "on_retry" => store!(on_retry, or_wrong!(path(&expr))),
-        "bucket" => store!(bucket, or_wrong!(path(&expr))),
-        "rate_limiter" => store!(rate_limiter, or_wrong!(path(&expr))),
-        "idempotent" => store!(idempotent, or_wrong!(bool_lit(&expr))),
-        "idempotent_if" => store!(idempotent_if, Some(expr.clone())),
-        "partition" => store!(partition, name_lit(&expr, "partition", errors)),
-        "profile" => store!(profile, profile_lit(&expr, errors)),
-        "crate" => store!(krate, or_wrong!(crate_path(&expr))),
-        _ => unreachable!("every key of KEYS is handled"),
-    }
+    errors.at(key.span(), msg);
+    skip_to_comma(input);
     Ok(())
 }
 
@@ -288,56 +648,6 @@ fn set<T>(slot: &mut Option<Arg<T>>, value: Arg<T>, errors: &mut Errors) {
     } else {
         *slot = Some(value);
     }
-}
-
-fn parse_clone_list(input: ParseStream<'_>, key: &Ident) -> syn::Result<Arg<Vec<Ident>>> {
-    if input.peek(Token![=]) {
-        input.parse::<Token![=]>()?;
-        let value: Expr = input.parse()?;
-        let names = match &value {
-            Expr::Tuple(t) => t
-                .elems
-                .iter()
-                .map(|e| e.to_token_stream().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            Expr::Array(a) => a
-                .elems
-                .iter()
-                .map(|e| e.to_token_stream().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            other => other.to_token_stream().to_string(),
-        };
-        return Err(syn::Error::new_spanned(
-            value,
-            format!("`clone` takes a list in parentheses, without `=`: write `clone({names})`"),
-        ));
-    }
-    if !input.peek(syn::token::Paren) {
-        return Err(syn::Error::new(
-            if input.is_empty() {
-                key.span()
-            } else {
-                input.span()
-            },
-            "`clone` takes a list of owned arguments: `clone(body, headers)`",
-        ));
-    }
-    let content;
-    let paren = syn::parenthesized!(content in input);
-    let idents = Punctuated::<Ident, Token![,]>::parse_terminated_with(&content, Ident::parse_any)
-        .map_err(|e| {
-            syn::Error::new(
-                e.span(),
-                "`clone` takes argument names separated by commas: `clone(body, headers)`",
-            )
-        })?;
-    Ok(Arg {
-        value: idents.into_iter().collect(),
-        key: key.clone(),
-        span: paren.span.join(),
-    })
 }
 
 fn key_list() -> String {
@@ -395,54 +705,11 @@ fn str_lit(expr: &Expr) -> Option<String> {
     }
 }
 
-fn bool_lit(expr: &Expr) -> Option<bool> {
-    match lit(expr)? {
-        Lit::Bool(b) => Some(b.value),
-        _ => None,
-    }
-}
-
 fn path(expr: &Expr) -> Option<ExprPath> {
     match expr {
         Expr::Path(p) => Some(p.clone()),
         Expr::Group(g) => path(&g.expr),
         _ => None,
-    }
-}
-
-fn crate_path(expr: &Expr) -> Option<syn::Path> {
-    match expr {
-        Expr::Path(p) if p.qself.is_none() => Some(p.path.clone()),
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(s), ..
-        }) => s.parse().ok(),
-        Expr::Group(g) => crate_path(&g.expr),
-        _ => None,
-    }
-}
-
-fn mode(expr: &Expr, errors: &mut Errors) -> Option<ModeArg> {
-    let found = str_lit(expr);
-    match found.as_deref() {
-        Some("standard") => Some(ModeArg::Standard),
-        Some("adaptive") => Some(ModeArg::Adaptive),
-        Some(other) => {
-            errors.on(
-                expr,
-                format!("unknown mode \"{other}\": `mode` is \"standard\" or \"adaptive\""),
-            );
-            None
-        }
-        None => {
-            let msg = match path(expr).and_then(|p| p.path.get_ident().map(ToString::to_string)) {
-                Some(word) if word == "standard" || word == "adaptive" => {
-                    format!("`mode` takes a string: write `mode = \"{word}\"`")
-                }
-                _ => "`mode` takes \"standard\" or \"adaptive\"".to_owned(),
-            };
-            errors.on(expr, msg);
-            None
-        }
     }
 }
 
@@ -457,125 +724,6 @@ fn number(expr: &Expr) -> Option<f64> {
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => number(&u.expr).map(|v| -v),
         Expr::Group(g) => number(&g.expr),
         _ => None,
-    }
-}
-
-fn attempts(expr: &Expr, errors: &mut Errors) -> Option<u32> {
-    let value = match lit(expr) {
-        Some(Lit::Int(i)) => i.base10_parse::<u64>().ok(),
-        _ => None,
-    };
-    match value {
-        Some(0) => {
-            errors.on(
-                expr,
-                "`max_attempts` counts the first attempt: it must be at least 1",
-            );
-            None
-        }
-        Some(n) => match u32::try_from(n) {
-            Ok(n) => Some(n),
-            Err(_) => {
-                errors.on(expr, "`max_attempts` is too large (at most 4294967295)");
-                None
-            }
-        },
-        None if number(expr).is_some_and(|v| v < 1.0) => {
-            errors.on(
-                expr,
-                "`max_attempts` counts the first attempt: it must be at least 1",
-            );
-            None
-        }
-        None => {
-            let msg = match str_lit(expr).map(|t| t.trim().parse::<u32>()) {
-                Some(Ok(n)) => {
-                    format!("`max_attempts` takes an integer: write `max_attempts = {n}`")
-                }
-                _ => "`max_attempts` takes an integer >= 1, such as `max_attempts = 3`".to_owned(),
-            };
-            errors.on(expr, msg);
-            None
-        }
-    }
-}
-
-fn factor(expr: &Expr, name: &str, errors: &mut Errors) -> Option<f64> {
-    match number(expr) {
-        Some(v) if v.is_finite() && v >= 1.0 => Some(v),
-        Some(v) => {
-            errors.on(expr, format!("`{name}` must be a number >= 1.0, found {v}"));
-            None
-        }
-        None => {
-            let msg = match str_lit(expr).map(|t| t.trim().parse::<f64>()) {
-                Some(Ok(v)) => format!("`{name}` takes a number: write `{name} = {v:?}`"),
-                _ => format!("`{name}` takes a number >= 1.0, such as `{name} = 2.0`"),
-            };
-            errors.on(expr, msg);
-            None
-        }
-    }
-}
-
-fn jitter(expr: &Expr, errors: &mut Errors) -> Option<JitterArg> {
-    if let Some(s) = str_lit(expr) {
-        return match s.as_str() {
-            "full" => Some(JitterArg::Full),
-            "equal" => Some(JitterArg::Equal),
-            "none" => Some(JitterArg::None),
-            "decorrelated" => Some(JitterArg::Decorrelated),
-            _ => {
-                errors.on(
-                    expr,
-                    format!(
-                        "unknown jitter \"{s}\": `jitter` is \"full\", \"equal\", \"none\", \
-                         \"decorrelated\" or a number in [0, 1]"
-                    ),
-                );
-                None
-            }
-        };
-    }
-    match number(expr) {
-        Some(j) if (0.0..=1.0).contains(&j) => Some(JitterArg::Fraction(j)),
-        Some(j) => {
-            errors.on(
-                expr,
-                format!("a jitter fraction must be in [0, 1], found {j}"),
-            );
-            None
-        }
-        None => {
-            errors.on(expr,
-                "`jitter` takes \"full\", \"equal\", \"none\", \"decorrelated\" or a number in [0, 1]",
-            );
-            None
-        }
-    }
-}
-
-fn duration(expr: &Expr, name: &str, errors: &mut Errors) -> Option<Nanos> {
-    let Some(text) = str_lit(expr) else {
-        let hint = match number(expr) {
-            Some(v) => format!(": write the unit, such as `{name} = \"{v}s\"`"),
-            None => format!(", such as `{name} = \"150ms\"`"),
-        };
-        errors.on(expr, format!("`{name}` takes a duration string{hint}"));
-        return None;
-    };
-    match parse_duration(&text) {
-        Ok(ns) => Some(Nanos(ns)),
-        Err(why) => {
-            errors.on(
-                expr,
-                format!(
-                    "`{name}` = \"{text}\": {why}; write a number and a unit, such as \"500us\", \
-                     \"150ms\", \"2s\", \"1.5s\" or \"1m\" (units: ns, us, ms, s, m, h)"
-                ),
-            );
-            None
-        }
     }
 }
 
@@ -629,41 +777,6 @@ pub(crate) fn parse_duration(text: &str) -> Result<u64, &'static str> {
     Ok(ns)
 }
 
-fn name_lit(expr: &Expr, key: &str, errors: &mut Errors) -> Option<LitStr> {
-    match lit(expr) {
-        Some(Lit::Str(s)) if s.value().trim().is_empty() => {
-            errors.on(expr, format!("`{key}` needs a non-empty name"));
-            None
-        }
-        Some(Lit::Str(s)) => Some(s.clone()),
-        _ => {
-            errors.on(
-                expr,
-                format!("`{key}` takes a string, such as `{key} = \"billing\"`"),
-            );
-            None
-        }
-    }
-}
-
-fn profile_lit(expr: &Expr, errors: &mut Errors) -> Option<LitStr> {
-    let s = name_lit(expr, "profile", errors)?;
-    let ok = s
-        .value()
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if ok {
-        Some(s)
-    } else {
-        errors.at(
-            s.span(),
-            "a `profile` name is letters, digits, `_` and `-` (it becomes part of the \
-             environment variables RETRY_<PROFILE>_MODE and RETRY_<PROFILE>_MAX_ATTEMPTS)",
-        );
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -685,6 +798,43 @@ mod tests {
         assert!(parse_duration("ms").is_err());
         assert!(parse_duration("1.2.3s").is_err());
         assert!(parse_duration("99999999999h").is_err());
+    }
+
+    /// The keys named in the first column of the Markdown table whose header starts with
+    /// `| key |`, in order (a cell may name several: `` `idempotent` / `idempotent_if` ``).
+    fn table_keys(text: &str) -> Vec<String> {
+        let mut lines = text
+            .lines()
+            .map(|l| l.trim().trim_start_matches("///").trim())
+            .skip_while(|l| !l.starts_with("| key |"));
+        assert!(lines.next().is_some(), "no table of keys");
+        lines.next(); // |---|---|
+        lines
+            .take_while(|l| l.starts_with('|'))
+            .flat_map(|row| {
+                let cell = row.split('|').nth(1).unwrap_or_default();
+                cell.split('`')
+                    .skip(1)
+                    .step_by(2)
+                    .map(|k| k.split('(').next().unwrap_or_default().to_owned())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_documented_keys_are_the_keys() {
+        let keys: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            table_keys(include_str!("lib.rs")),
+            keys,
+            "the table in lib.rs"
+        );
+        assert_eq!(
+            table_keys(include_str!("../../README.md")),
+            keys,
+            "the table in README.md"
+        );
     }
 
     #[test]

@@ -1,15 +1,14 @@
 //! Tokens: the user's function with its signature untouched and its body run once per attempt.
 
-use crate::args::{JitterArg, ModeArg, Nanos};
+use crate::args::{Args, Attempts, Factor, Jitter, Mode, Name, Nanos, Profile, Static};
 use crate::shape::{Slot, Wrapper};
-use crate::valid::{Idempotency, Model};
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Block, Expr, Stmt, Type};
 
 /// Replaces the user's body in `slot` with the retry loop that runs it once per attempt.
-pub(crate) fn expand(model: &Model, name: &str, slot: Slot<'_>) {
+pub(crate) fn expand(args: &Args, name: &str, slot: Slot<'_>) {
     let Slot {
         block,
         ret,
@@ -20,22 +19,110 @@ pub(crate) fn expand(model: &Model, name: &str, slot: Slot<'_>) {
         brace_token: block.brace_token,
         stmts: std::mem::take(&mut block.stmts),
     };
-    let tokens = retry_loop(model, name, &ret, ret_span, wrapper, &body);
+    let tokens = retry_loop(args, name, &ret, ret_span, wrapper, &body);
     block.stmts = vec![Stmt::Expr(Expr::Verbatim(tokens), None)];
+}
+
+/// A value the expansion passes to the runtime's `Policy` or `Site` builder.
+pub(crate) trait Emit {
+    /// The value's tokens; `p` is the path of the runtime's `__private` module.
+    fn tokens(&self, p: &TokenStream) -> TokenStream;
+
+    /// Where the builder call is located: the call site, unless type errors are to point at the
+    /// value as written.
+    fn span(&self) -> Span {
+        Span::call_site()
+    }
+}
+
+impl Emit for Mode {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        match self {
+            Mode::Standard => quote!(#p::Mode::Standard),
+            Mode::Adaptive => quote!(#p::Mode::Adaptive),
+        }
+    }
+}
+
+impl Emit for Attempts {
+    fn tokens(&self, _: &TokenStream) -> TokenStream {
+        self.0.to_token_stream()
+    }
+}
+
+impl Emit for Factor {
+    fn tokens(&self, _: &TokenStream) -> TokenStream {
+        self.0.to_token_stream()
+    }
+}
+
+impl Emit for Nanos {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        let ns = self.0;
+        quote!(#p::Duration::from_nanos(#ns))
+    }
+}
+
+impl Emit for Jitter {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        match self {
+            Jitter::Full => quote!(#p::Jitter::Full),
+            Jitter::Equal => quote!(#p::Jitter::Equal),
+            Jitter::None => quote!(#p::Jitter::None),
+            Jitter::Decorrelated => quote!(#p::Jitter::Decorrelated),
+            Jitter::Fraction(f) => quote!(#p::Jitter::Fraction(#f)),
+        }
+    }
+}
+
+impl Emit for Name {
+    fn tokens(&self, _: &TokenStream) -> TokenStream {
+        self.0.to_token_stream()
+    }
+}
+
+impl Emit for Profile {
+    fn tokens(&self, _: &TokenStream) -> TokenStream {
+        self.0.to_token_stream()
+    }
+}
+
+impl Emit for Static {
+    fn tokens(&self, _: &TokenStream) -> TokenStream {
+        let path = &self.0;
+        quote_spanned!(self.span()=> &#path)
+    }
+
+    /// A `static` of the wrong type is reported on its path.
+    fn span(&self) -> Span {
+        self.0.span()
+    }
+}
+
+/// `.key(value)` for each value, in order.
+fn builder_calls(values: Vec<(&str, &dyn Emit)>, p: &TokenStream) -> TokenStream {
+    let mut out = TokenStream::new();
+    for (key, value) in values {
+        let span = value.span();
+        let method = Ident::new(key, span);
+        let value = value.tokens(p);
+        out.extend(quote_spanned!(span=> .#method(#value)));
+    }
+    out
 }
 
 /// The statements that replace the body: one [`Call`] and the loop that steps it.
 ///
 /// [`Call`]: https://docs.rs/retry-runtime
 fn retry_loop(
-    model: &Model,
+    args: &Args,
     name: &str,
     ret: &Type,
     ret_span: Span,
     wrapper: Wrapper,
     body: &Block,
 ) -> TokenStream {
-    let k = &model.krate;
+    let k = args.krate();
     let p = quote!(#k::__private);
 
     // Names the expansion introduces live at mixed-site hygiene: the body cannot see them.
@@ -45,23 +132,25 @@ fn retry_loop(
         span = Span::mixed_site().located_at(ret_span)
     );
     let e = format_ident!("__retry_e", span = Span::mixed_site());
-    let cond = format_ident!("__retry_idempotent", span = Span::mixed_site());
+    let cond_name = format_ident!("__retry_idempotent", span = Span::mixed_site());
 
-    let policy = policy(model, &p);
-    let site_options = site_options(model);
+    // Only what the attribute writes: the defaults are the runtime's.
+    let policy = builder_calls(args.policy(), &p);
+    let policy = quote!(#p::Policy::new() #policy);
+    let site_options = builder_calls(args.site(), &p);
 
-    let idempotent = match &model.idempotent {
-        Idempotency::Always => quote!(true),
-        Idempotency::Never => quote!(false),
-        Idempotency::If(expr) => {
+    let idempotent = match (&args.idempotent_if, &args.idempotent) {
+        (Some(cond), _) => {
             // `#[async_trait]` renamed `self` in the body; the condition sits beside it.
             let expr = if wrapper == Wrapper::AsyncTrait {
-                rename_self(expr.to_token_stream())
+                rename_self(cond.value.to_token_stream())
             } else {
-                expr.to_token_stream()
+                cond.value.to_token_stream()
             };
-            quote!({ let #cond: bool = #expr; #cond })
+            quote!({ let #cond_name: bool = #expr; #cond_name })
         }
+        (None, Some(i)) if !i.value => quote!(false),
+        _ => quote!(true),
     };
     // What is checked against the return type (a `Result`, an error that can be classified)
     // is located at the return type, so that errors point at it; it keeps the macro's own
@@ -82,7 +171,8 @@ fn retry_loop(
 
     // Whether attempts run under a timer is known here, so an untimed body is awaited in
     // place, with no timer code at all.
-    let timer = match model.timer_key {
+    let timer_key = args.attempt_timeout.as_ref().or(args.deadline.as_ref());
+    let timer = match timer_key.map(|arg| arg.key.span()) {
         Some(span) => {
             let at_key = respan(p.clone(), span);
             quote_spanned!(span=> #p::Timed(#at_key::timed_out))
@@ -96,7 +186,10 @@ fn retry_loop(
     // loop first needs it.
     let on = |f: &syn::ExprPath| quote_spanned!(f.span()=> |#e: &#err_of| #p::into_class((#f)(#e)));
     let after = |f: &syn::ExprPath| quote_spanned!(f.span()=> |#e: &#err_of| #p::hint((#f)(#e)));
-    let classify = match (&model.retry_on, &model.retry_after) {
+    let classify = match (
+        args.retry_on.as_ref().map(|f| &f.value.0),
+        args.retry_after.as_ref().map(|f| &f.value.0),
+    ) {
         (None, None) => quote!(#p::ByTrait),
         (Some(c), None) => {
             let c = on(c);
@@ -111,17 +204,17 @@ fn retry_loop(
             quote!(#p::Fns(#p::class_by_trait::<#err_of>, #a))
         }
     };
-    let repeat = match &model.retry_if_ok {
+    let repeat = match args.retry_if_ok.as_ref().map(|f| &f.value.0) {
         Some(f) => quote_spanned!(f.span()=> |#e: &#ok_of| #p::repeat((#f)(#e))),
         None => quote!(#p::never_repeat::<#ok_of>),
     };
-    let on_retry = match &model.on_retry {
+    let on_retry = match args.on_retry.as_ref().map(|f| &f.value.0) {
         Some(f) => {
             quote_spanned!(f.span()=> |#e: &#p::RetryEvent<'_, #err_of>| (#f)(#e))
         }
         None => quote!(#p::no_hook::<#err_of>),
     };
-    let clones = model.clone.iter().map(|c| {
+    let clones = args.clone.iter().flat_map(|c| &c.value.0).map(|c| {
         let name = &c.name;
         if c.mutable {
             // Borrowing the argument mutably keeps its `mut` in use.
@@ -194,79 +287,6 @@ fn rename_self(tokens: TokenStream) -> TokenStream {
             other => other,
         })
         .collect()
-}
-
-/// The `const` policy: only what the attribute changes from the defaults.
-fn policy(m: &Model, p: &TokenStream) -> TokenStream {
-    let mut out = quote!(#p::Policy::new());
-    let dur = |n: Nanos| {
-        let ns = n.0;
-        quote!(#p::Duration::from_nanos(#ns))
-    };
-    if let Some(mode) = m.mode {
-        let mode = match mode {
-            ModeArg::Standard => quote!(#p::Mode::Standard),
-            ModeArg::Adaptive => quote!(#p::Mode::Adaptive),
-        };
-        out.extend(quote!(.mode(#mode)));
-    }
-    if let Some(n) = m.max_attempts {
-        out.extend(quote!(.max_attempts(#n)));
-    }
-    if let Some(d) = m.initial_backoff {
-        let d = dur(d);
-        out.extend(quote!(.initial_backoff(#d)));
-    }
-    if let Some(x) = m.multiplier {
-        out.extend(quote!(.multiplier(#x)));
-    }
-    if let Some(d) = m.max_backoff {
-        let d = dur(d);
-        out.extend(quote!(.max_backoff(#d)));
-    }
-    if let Some(j) = m.jitter {
-        let j = match j {
-            JitterArg::Full => quote!(#p::Jitter::Full),
-            JitterArg::Equal => quote!(#p::Jitter::Equal),
-            JitterArg::None => quote!(#p::Jitter::None),
-            JitterArg::Decorrelated => quote!(#p::Jitter::Decorrelated),
-            JitterArg::Fraction(f) => quote!(#p::Jitter::Fraction(#f)),
-        };
-        out.extend(quote!(.jitter(#j)));
-    }
-    if let Some(d) = m.attempt_timeout {
-        let d = dur(d);
-        out.extend(quote!(.attempt_timeout(#d)));
-    }
-    if let Some(x) = m.attempt_timeout_multiplier {
-        out.extend(quote!(.attempt_timeout_multiplier(#x)));
-    }
-    if let Some(d) = m.max_attempt_timeout {
-        let d = dur(d);
-        out.extend(quote!(.max_attempt_timeout(#d)));
-    }
-    if let Some(d) = m.deadline {
-        let d = dur(d);
-        out.extend(quote!(.deadline(#d)));
-    }
-    out
-}
-
-fn site_options(m: &Model) -> TokenStream {
-    let mut out = TokenStream::new();
-    if let Some(name) = &m.partition {
-        out.extend(quote!(.partition(#name)));
-    }
-    if let Some(b) = &m.bucket {
-        out.extend(quote_spanned!(b.span()=> .bucket(&#b)));
-    }
-    if let Some(l) = &m.rate_limiter {
-        out.extend(quote_spanned!(l.span()=> .rate_limiter(&#l)));
-    }
-    if let Some(profile) = &m.profile {
-        out.extend(quote!(.profile(#profile)));
-    }
-    out
 }
 
 /// `tokens` with every span set to `span`.

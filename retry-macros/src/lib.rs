@@ -1,11 +1,12 @@
 //! The `#[retry]` attribute. Use it through `retry_runtime`, which re-exports it and provides
 //! the engine its expansion calls.
 //!
-//! The macro parses the arguments (`args`), checks them against each other and against the
-//! function (`valid`), finds the body, also inside what `#[async_trait]`, `#[tracing::instrument]`
-//! or `#[tokio::test]` wrote around it (`shape`), and rewrites only that body (`expand`): the
-//! signature, attributes and visibility stay as written. On any error it emits the original function together with the
-//! errors, so the rest of the crate keeps compiling and IDEs keep working.
+//! The macro parses the arguments (`args`, which declares each key once), checks them against
+//! each other and against the function (`valid`), finds the body, also inside what
+//! `#[async_trait]`, `#[tracing::instrument]` or `#[tokio::test]` wrote around it (`shape`), and
+//! rewrites only that body (`expand`): the signature, attributes and visibility stay as written.
+//! On any error it emits the original function together with the errors, so the rest of the
+//! crate keeps compiling and IDEs keep working.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -60,7 +61,9 @@ use syn::spanned::Spanned;
 /// | `clone` | owned arguments cloned for each attempt: `clone(body, headers)` | none |
 /// | `crate` | path to the runtime crate if renamed | `::retry_runtime` |
 ///
-/// Durations are strings with a unit: `"500us"`, `"150ms"`, `"2s"`, `"1.5s"`, `"1m"`.
+/// Durations are strings with a unit: `"500us"`, `"150ms"`, `"2s"`, `"1.5s"`, `"1m"`. Where only
+/// one of `initial_backoff` and `max_backoff` is written, the other's default yields to it:
+/// `initial_backoff = "30s"` alone also caps the backoff at 30 s.
 ///
 /// # Supported function shapes
 ///
@@ -97,13 +100,13 @@ fn expand(
         Err(e) => return with_errors(item.clone(), &not_a_function(item, e)),
     };
     let mut errors = args::Errors::default();
-    let parsed = args::parse(attr, &mut errors);
-    let model = valid::check(parsed, &func.sig, &mut errors);
+    let mut args = args::parse(attr, &mut errors);
+    valid::check(&mut args, &func.sig, &mut errors);
     let name = func.sig.ident.to_string();
     let slot = shape::locate(&mut func, &mut errors);
     match (errors.into_result(), slot) {
         (Ok(()), Some(slot)) => {
-            expand::expand(&model, &name, slot);
+            expand::expand(&args, &name, slot);
             func.into_token_stream()
         }
         (Err(e), _) => with_errors(item, &e),

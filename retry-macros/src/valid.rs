@@ -1,83 +1,25 @@
-//! Rules across arguments and the function they are written on; the result is the [`Model`]
-//! that `expand` turns into tokens.
+//! Rules across arguments and the function they are written on, checked on [`Args`] in place:
+//! `expand` reads the same values.
+//!
+//! Defaults are the runtime's: a key left out is not emitted, and `Policy` fills it in (where
+//! only one of `initial_backoff` and `max_backoff` is written, the other's default yields to it).
 
-use crate::args::{Arg, Args, Errors, JitterArg, ModeArg, Nanos};
-use proc_macro2::Span;
-use syn::{Expr, ExprPath, FnArg, Ident, LitStr, Pat, Signature, Type};
-
-const DEFAULT_INITIAL_BACKOFF: Nanos = Nanos(1_000_000_000);
-const DEFAULT_MAX_BACKOFF: Nanos = Nanos(20_000_000_000);
-
-/// The checked settings of one `#[retry]` function.
-pub(crate) struct Model {
-    pub(crate) krate: syn::Path,
-    pub(crate) mode: Option<ModeArg>,
-    pub(crate) max_attempts: Option<u32>,
-    /// The backoff bounds in effect, when they differ from the runtime's defaults.
-    pub(crate) initial_backoff: Option<Nanos>,
-    pub(crate) max_backoff: Option<Nanos>,
-    pub(crate) multiplier: Option<f64>,
-    pub(crate) jitter: Option<JitterArg>,
-    pub(crate) attempt_timeout: Option<Nanos>,
-    pub(crate) attempt_timeout_multiplier: Option<f64>,
-    pub(crate) max_attempt_timeout: Option<Nanos>,
-    pub(crate) deadline: Option<Nanos>,
-    /// The key that arms a timer (`attempt_timeout`, else `deadline`), to point a missing
-    /// `From<TimedOut>` at.
-    pub(crate) timer_key: Option<Span>,
-    pub(crate) retry_on: Option<ExprPath>,
-    pub(crate) retry_after: Option<ExprPath>,
-    pub(crate) retry_if_ok: Option<ExprPath>,
-    pub(crate) on_retry: Option<ExprPath>,
-    pub(crate) idempotent: Idempotency,
-    pub(crate) partition: Option<LitStr>,
-    pub(crate) bucket: Option<ExprPath>,
-    pub(crate) rate_limiter: Option<ExprPath>,
-    pub(crate) profile: Option<LitStr>,
-    pub(crate) clone: Vec<Cloned>,
-}
-
-/// An argument in `clone(...)`.
-pub(crate) struct Cloned {
-    pub(crate) name: Ident,
-    /// Declared `mut`: each attempt's copy is mutable too.
-    pub(crate) mutable: bool,
-}
-
-pub(crate) enum Idempotency {
-    Always,
-    Never,
-    If(Expr),
-}
-
-fn value<T: Clone>(slot: Option<&Arg<T>>) -> Option<T> {
-    slot.map(|s| s.value.clone())
-}
+use crate::args::{Args, Cloned, Errors, Mode};
+use syn::{FnArg, Pat, Signature, Type};
 
 /// Checks `args` against each other and against the function's signature.
-pub(crate) fn check(args: Args, sig: &Signature, errors: &mut Errors) -> Model {
-    // Backoff bounds, on the values in effect: a side left unwritten yields to the other.
-    let (mut initial, mut max) = (None, None);
-    match (&args.initial_backoff, &args.max_backoff) {
-        (Some(i), Some(m)) if m.value < i.value => errors.at(
-            m.span,
-            format!(
-                "`max_backoff` ({}) is shorter than `initial_backoff` ({}): the backoff \
-                 grows from initial_backoff up to max_backoff",
-                m.value, i.value
-            ),
-        ),
-        (Some(i), None) if i.value > DEFAULT_MAX_BACKOFF => {
-            initial = Some(i.value);
-            max = Some(i.value);
-        }
-        (None, Some(m)) if m.value < DEFAULT_INITIAL_BACKOFF => {
-            initial = Some(m.value);
-            max = Some(m.value);
-        }
-        _ => {
-            initial = value(args.initial_backoff.as_ref());
-            max = value(args.max_backoff.as_ref());
+pub(crate) fn check(args: &mut Args, sig: &Signature, errors: &mut Errors) {
+    // Backoff bounds, when both are written.
+    if let (Some(i), Some(m)) = (&args.initial_backoff, &args.max_backoff) {
+        if m.value < i.value {
+            errors.at(
+                m.span,
+                format!(
+                    "`max_backoff` ({}) is shorter than `initial_backoff` ({}): the backoff \
+                     grows from initial_backoff up to max_backoff",
+                    m.value, i.value
+                ),
+            );
         }
     }
 
@@ -140,22 +82,16 @@ pub(crate) fn check(args: Args, sig: &Signature, errors: &mut Errors) -> Model {
     }
 
     // Idempotency.
-    let idempotent = match (&args.idempotent, args.idempotent_if) {
-        (Some(i), Some(cond)) => {
-            errors.at(
-                cond.key.span(),
-                format!(
-                    "`idempotent_if` decides idempotency per call, so it cannot be combined with \
-                     `idempotent = {}`: keep one of them",
-                    i.value
-                ),
-            );
-            Idempotency::Always
-        }
-        (_, Some(cond)) => Idempotency::If(cond.value),
-        (Some(i), None) if !i.value => Idempotency::Never,
-        _ => Idempotency::Always,
-    };
+    if let (Some(i), Some(cond)) = (&args.idempotent, &args.idempotent_if) {
+        errors.at(
+            cond.key.span(),
+            format!(
+                "`idempotent_if` decides idempotency per call, so it cannot be combined with \
+                 `idempotent = {}`: keep one of them",
+                i.value
+            ),
+        );
+    }
 
     // Shared state.
     if let (Some(b), Some(p)) = (&args.bucket, &args.partition) {
@@ -164,12 +100,12 @@ pub(crate) fn check(args: Args, sig: &Signature, errors: &mut Errors) -> Model {
             format!(
                 "`bucket` names the function's own token bucket, but `partition = \"{}\"` already \
                  gives it the partition's: keep one of them",
-                p.value.value()
+                p.value.0.value()
             ),
         );
     }
     if let Some(l) = &args.rate_limiter {
-        if !matches!(args.mode.as_ref().map(|m| m.value), Some(ModeArg::Adaptive)) {
+        if !matches!(args.mode.as_ref().map(|m| m.value), Some(Mode::Adaptive)) {
             errors.at(
                 l.key.span(),
                 "`rate_limiter` paces sends in adaptive mode only: add `mode = \"adaptive\"`",
@@ -177,44 +113,13 @@ pub(crate) fn check(args: Args, sig: &Signature, errors: &mut Errors) -> Model {
         }
     }
 
-    let clone = check_clones(
-        &args.clone.map(|c| c.value).unwrap_or_default(),
-        sig,
-        errors,
-    );
-
-    Model {
-        krate: args
-            .krate
-            .map_or_else(|| syn::parse_quote!(::retry_runtime), |k| k.value),
-        mode: value(args.mode.as_ref()),
-        max_attempts: value(args.max_attempts.as_ref()),
-        initial_backoff: initial,
-        max_backoff: max,
-        multiplier: value(args.multiplier.as_ref()),
-        jitter: value(args.jitter.as_ref()),
-        attempt_timeout: value(attempt_timeout),
-        attempt_timeout_multiplier: value(args.attempt_timeout_multiplier.as_ref()),
-        max_attempt_timeout: value(args.max_attempt_timeout.as_ref()),
-        deadline: value(args.deadline.as_ref()),
-        timer_key: attempt_timeout
-            .or(args.deadline.as_ref())
-            .map(|s| s.key.span()),
-        retry_on: value(args.retry_on.as_ref()),
-        retry_after: value(args.retry_after.as_ref()),
-        retry_if_ok: value(args.retry_if_ok.as_ref()),
-        on_retry: value(args.on_retry.as_ref()),
-        idempotent,
-        partition: value(args.partition.as_ref()),
-        bucket: value(args.bucket.as_ref()),
-        rate_limiter: value(args.rate_limiter.as_ref()),
-        profile: value(args.profile.as_ref()),
-        clone,
+    if let Some(clone) = &mut args.clone {
+        check_clones(&mut clone.value.0, sig, errors);
     }
 }
 
-/// Every name in `clone(...)` must be an owned argument of the function.
-fn check_clones(clone: &[Ident], sig: &Signature, errors: &mut Errors) -> Vec<Cloned> {
+/// Every name in `clone(...)` must be an owned argument of the function; notes which are `mut`.
+fn check_clones(clone: &mut [Cloned], sig: &Signature, errors: &mut Errors) {
     let mut args = Vec::new();
     for input in &sig.inputs {
         if let FnArg::Typed(t) = input {
@@ -223,8 +128,8 @@ fn check_clones(clone: &[Ident], sig: &Signature, errors: &mut Errors) -> Vec<Cl
             }
         }
     }
-    let mut out = Vec::new();
-    for (i, c) in clone.iter().enumerate() {
+    for i in 0..clone.len() {
+        let c = &clone[i].name;
         let arg = args.iter().find(|(p, _)| p.ident == *c);
         if c == "self" {
             errors.at(
@@ -232,7 +137,7 @@ fn check_clones(clone: &[Ident], sig: &Signature, errors: &mut Errors) -> Vec<Cl
                 "`self` cannot be listed in `clone(...)`: take `&self` (or `self: Arc<Self>`, \
                  which each attempt borrows) instead",
             );
-        } else if clone[..i].contains(c) {
+        } else if clone[..i].iter().any(|earlier| earlier.name == *c) {
             errors.at(c.span(), format!("`{c}` is listed twice in `clone(...)`"));
         } else if let Some((pat, ty)) = arg {
             if let Type::Reference(_) = ty {
@@ -244,10 +149,7 @@ fn check_clones(clone: &[Ident], sig: &Signature, errors: &mut Errors) -> Vec<Cl
                     ),
                 );
             } else {
-                out.push(Cloned {
-                    name: c.clone(),
-                    mutable: pat.mutability.is_some(),
-                });
+                clone[i].mutable = pat.mutability.is_some();
             }
         } else {
             let list = args
@@ -266,5 +168,4 @@ fn check_clones(clone: &[Ident], sig: &Signature, errors: &mut Errors) -> Vec<Cl
             );
         }
     }
-    out
 }
