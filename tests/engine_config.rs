@@ -50,14 +50,16 @@ async fn fixed(calls: &AtomicU32) -> Result<(), ErrorClass> {
     Err(ErrorClass::Throttling)
 }
 
-/// Runs in the child: calls each function (twice round), prints what it resolved to.
+/// The child process of the other tests of this file, which run it with `--ignored --exact`
+/// and the case's environment: calls each function (twice round), prints what it resolved to.
+/// Run any other way it fails, so that it never passes without having checked anything.
 #[test]
-#[ignore = "run as a child process by the other tests of this file"]
+#[ignore = "the child process of the other tests of this file, which run it themselves"]
 fn child() {
-    if std::env::var_os(CHILD).is_none() {
-        eprintln!("this test only runs as a child process of the other tests");
-        return;
-    }
+    assert!(
+        std::env::var_os(CHILD).is_some(),
+        "`child` runs only as the child process of the other tests of this file"
+    );
     let capture = capture::Capture::default();
     if std::env::var_os(TRACE).is_some() {
         tracing::subscriber::set_global_default(capture.clone()).unwrap();
@@ -167,15 +169,19 @@ fn run(case: &str, env: &[(&str, &str)], file: Option<&str>, rewrite: Option<&st
     {
         let f: Vec<&str> = line.split(' ').collect();
         let n: u32 = f[3].parse().unwrap();
-        match f[0] {
+        let new = match f[0] {
             "round1" => outcome
                 .first
                 .insert(f[1].into(), (f[2].into(), n))
                 .is_none(),
-            _ => outcome.second.insert(f[1].into(), n).is_none(),
+            "round2" => outcome.second.insert(f[1].into(), n).is_none(),
+            other => panic!("no round {other}:\n{stdout}"),
         };
+        assert!(new, "{} printed twice in {}:\n{stdout}", f[1], f[0]);
     }
+    // The child ran: one line per function and round.
     assert_eq!(outcome.first.len(), 3, "{stdout}");
+    assert_eq!(outcome.second.len(), 3, "{stdout}");
     outcome
 }
 
