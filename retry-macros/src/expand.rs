@@ -1,26 +1,23 @@
 //! Tokens: the user's function with its signature untouched and its body run once per attempt.
 
 use crate::args::{Args, Attempts, Factor, Jitter, Mode, Name, Nanos, Profile, Static};
-use crate::shape::{Slot, Wrapper};
+use crate::shape::{Ret, Slot, Wrapper};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Block, Expr, Stmt, Type};
+use syn::visit_mut::VisitMut;
+use syn::{Block, Expr, Stmt};
 
 /// Replaces the user's body in `slot` with the retry loop that runs it once per attempt.
 pub(crate) fn expand(args: &Args, name: &str, slot: Slot<'_>) {
-    let Slot {
-        block,
-        ret,
-        ret_span,
-        wrapper,
-    } = slot;
-    let body = Block {
-        brace_token: block.brace_token,
-        stmts: std::mem::take(&mut block.stmts),
-    };
-    let tokens = retry_loop(args, name, &ret, ret_span, wrapper, &body);
-    block.stmts = vec![Stmt::Expr(Expr::Verbatim(tokens), None)];
+    slot.rewrite(|block, ret, wrapper| {
+        let body = Block {
+            brace_token: block.brace_token,
+            stmts: std::mem::take(&mut block.stmts),
+        };
+        let tokens = retry_loop(args, name, ret, wrapper, &body);
+        block.stmts = vec![Stmt::Expr(Expr::Verbatim(tokens), None)];
+    });
 }
 
 /// A value the expansion passes to the runtime's `Policy` or `Site` builder.
@@ -114,16 +111,10 @@ fn builder_calls(values: Vec<(&str, &dyn Emit)>, p: &TokenStream) -> TokenStream
 /// The statements that replace the body: one [`Call`] and the loop that steps it.
 ///
 /// [`Call`]: https://docs.rs/retry-runtime
-fn retry_loop(
-    args: &Args,
-    name: &str,
-    ret: &Type,
-    ret_span: Span,
-    wrapper: Wrapper,
-    body: &Block,
-) -> TokenStream {
+fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block) -> TokenStream {
     let k = args.krate();
     let p = quote!(#k::__private);
+    let ret_span = ret.span;
 
     // Names the expansion introduces live at mixed-site hygiene: the body cannot see them.
     let site = format_ident!("__RETRY_SITE", span = Span::mixed_site());
@@ -141,12 +132,11 @@ fn retry_loop(
 
     let idempotent = match (&args.idempotent_if, &args.idempotent) {
         (Some(cond), _) => {
+            let mut expr = cond.value.clone();
             // `#[async_trait]` renamed `self` in the body; the condition sits beside it.
-            let expr = if wrapper == Wrapper::AsyncTrait {
-                rename_self(cond.value.to_token_stream())
-            } else {
-                cond.value.to_token_stream()
-            };
+            if wrapper == Wrapper::AsyncTrait {
+                RenameSelf.visit_expr_mut(&mut expr);
+            }
             quote!({ let #cond_name: bool = #expr; #cond_name })
         }
         (None, Some(i)) if !i.value => quote!(false),
@@ -159,8 +149,9 @@ fn retry_loop(
     let at_ret = respan(p.clone(), ret_span);
     // A return type with `_` in it (from `impl Trait`) is written once only: each copy would
     // bring its own unconstrained `_`.
-    let result = quote_spanned!(ret_span=> <#ret as #at_ret::ReturnsResult>::Result);
-    let (ok_of, err_of) = if has_infer(ret.to_token_stream()) {
+    let ty = &ret.ty;
+    let result = quote_spanned!(ret_span=> <#ty as #at_ret::ReturnsResult>::Result);
+    let (ok_of, err_of) = if ret.infers {
         (quote!(_), quote!(_))
     } else {
         (
@@ -233,7 +224,7 @@ fn retry_loop(
     // do in the function itself.
     let ret_value = format_ident!("__retry_ret", span = Span::mixed_site());
     let pin_output = quote! {
-        if let ::core::option::Option::Some(#ret_value) = ::core::option::Option::None::<#ret> {
+        if let ::core::option::Option::Some(#ret_value) = ::core::option::Option::None::<#ty> {
             #[allow(unreachable_code)]
             return #ret_value;
         }
@@ -271,22 +262,60 @@ fn retry_loop(
     }
 }
 
-/// `self` as `#[async_trait]` renames it in the body, `__self`.
-fn rename_self(tokens: TokenStream) -> TokenStream {
+/// Renames `self` to `__self`, as `#[async_trait]` does in the body, following async-trait's
+/// `ReplaceSelf`: a path starting with the `self` module (`self::CONST`) stays, nested items
+/// are left alone, and so are the arguments of a macro that mention `fn` (whose `self` is
+/// likely another function's).
+struct RenameSelf;
+
+impl VisitMut for RenameSelf {
+    fn visit_ident_mut(&mut self, i: &mut Ident) {
+        if i == "self" {
+            *i = Ident::new("__self", i.span());
+        }
+    }
+
+    fn visit_path_mut(&mut self, path: &mut syn::Path) {
+        if path.segments.len() == 1 {
+            self.visit_ident_mut(&mut path.segments[0].ident);
+        }
+        for segment in &mut path.segments {
+            self.visit_path_arguments_mut(&mut segment.arguments);
+        }
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+
+    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        if !has_ident(mac.tokens.clone(), "fn") {
+            mac.tokens = rename_self_tokens(std::mem::take(&mut mac.tokens));
+        }
+    }
+}
+
+/// `self` renamed in tokens that are not parsed, such as a macro's arguments.
+fn rename_self_tokens(tokens: TokenStream) -> TokenStream {
     tokens
         .into_iter()
         .map(|tt| match tt {
-            TokenTree::Ident(i) if i == "self" => {
-                TokenTree::Ident(proc_macro2::Ident::new("__self", i.span()))
-            }
+            TokenTree::Ident(i) if i == "self" => TokenTree::Ident(Ident::new("__self", i.span())),
             TokenTree::Group(g) => {
-                let mut inner = proc_macro2::Group::new(g.delimiter(), rename_self(g.stream()));
+                let stream = rename_self_tokens(g.stream());
+                let mut inner = proc_macro2::Group::new(g.delimiter(), stream);
                 inner.set_span(g.span());
                 TokenTree::Group(inner)
             }
             other => other,
         })
         .collect()
+}
+
+fn has_ident(tokens: TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|tt| match tt {
+        TokenTree::Ident(i) => i == name,
+        TokenTree::Group(g) => has_ident(g.stream(), name),
+        _ => false,
+    })
 }
 
 /// `tokens` with every span set to `span`.
@@ -305,11 +334,57 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
-/// Whether a type has `_` in it.
-fn has_infer(tokens: TokenStream) -> bool {
-    tokens.into_iter().any(|tt| match tt {
-        TokenTree::Ident(i) => i == "_",
-        TokenTree::Group(g) => has_infer(g.stream()),
-        _ => false,
-    })
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    fn renamed(mut expr: Expr) -> String {
+        RenameSelf.visit_expr_mut(&mut expr);
+        expr.to_token_stream().to_string()
+    }
+
+    /// The renaming of async-trait 0.1.92's `ReplaceSelf`.
+    #[test]
+    fn self_is_renamed_as_async_trait_renames_it() {
+        let cases: [(Expr, TokenStream); 6] = [
+            (parse_quote!(self.safe), quote!(__self.safe)),
+            (
+                parse_quote!(self.replayable(&key) && Self::SAFE),
+                quote!(__self.replayable(&key) && Self::SAFE),
+            ),
+            // A path that starts with the `self` module is not the receiver.
+            (
+                parse_quote!(self::replayable(self, self::m::LIMIT)),
+                quote!(self::replayable(__self, self::m::LIMIT)),
+            ),
+            (parse_quote!(check!(self.safe)), quote!(check!(__self.safe))),
+            // A macro that defines a `fn`, and a nested item, have a `self` of their own.
+            (
+                parse_quote!(call!(fn f(self) {}, self)),
+                quote!(call!(fn f(self) {}, self)),
+            ),
+            (
+                parse_quote!({
+                    impl S {
+                        fn f(self) -> bool {
+                            self.0
+                        }
+                    }
+                    self.f()
+                }),
+                quote!({
+                    impl S {
+                        fn f(self) -> bool {
+                            self.0
+                        }
+                    }
+                    __self.f()
+                }),
+            ),
+        ];
+        for (expr, expected) in cases {
+            assert_eq!(renamed(expr), expected.to_string());
+        }
+    }
 }

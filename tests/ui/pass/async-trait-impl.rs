@@ -14,6 +14,7 @@ use async_trait::async_trait;
 #[async_trait]
 trait Remote {
     async fn fetch(&self, id: u32, body: String) -> Result<String, Error>;
+    async fn ping(&self) -> Result<(), Error>;
 }
 
 struct Http {
@@ -26,7 +27,15 @@ impl Remote for Http {
     async fn fetch(&self, id: u32, body: String) -> Result<String, Error> {
         Ok(body + &id.to_string())
     }
+
+    // `self` is the receiver, renamed as async-trait renames it; `self::` is this module.
+    #[retry(idempotent_if = self.safe && self::REPLAYABLE)]
+    async fn ping(&self) -> Result<(), Error> {
+        Ok(())
+    }
 }
+
+const REPLAYABLE: bool = true;
 
 fn retryable(_: &Error) -> bool {
     true
