@@ -1,15 +1,15 @@
-//! Expansion snapshots: every file in `tests/expand/` (at the workspace root) holds one item
-//! under `#[retry(...)]`; its expansion, pretty-printed, must match the committed snapshot in
+//! Expansion snapshots: every file in this package's `tests/expand/` holds one item under
+//! `#[retry(...)]`; its expansion, pretty-printed, must match the committed snapshot in
 //! `tests/expand/snapshots/`, so that every change to the generated code is reviewed.
 //!
 //! After an intended change, run `INSTA_UPDATE=always cargo test -p retry-macros snapshots`
-//! and review the diff of `tests/expand/snapshots/`.
+//! and review the diff of `retry-macros/tests/expand/snapshots/`.
 
 use quote::ToTokens;
 use std::path::{Path, PathBuf};
 
 fn cases() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/expand");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expand");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.expect("a readable directory").path())
@@ -59,7 +59,7 @@ fn expansions_match_snapshots() {
             .unwrap_or_else(|e| panic!("{name}: the expansion does not parse ({e}): {out}"));
         let pretty = prettyplease::unparse(&file);
         insta::with_settings!({
-            snapshot_path => "../../tests/expand/snapshots",
+            snapshot_path => "../tests/expand/snapshots",
             prepend_module_to_snapshot => false,
             input_file => &case,
             omit_expression => true,
