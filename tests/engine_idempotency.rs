@@ -78,9 +78,17 @@ async fn charge(script: &Script) -> Result<u32, TestError> {
 
 #[tokio::test(start_paused = true)]
 async fn an_unsafe_error_takes_no_retry_cost() {
+    // The bucket is this function's: a safe retry that fails keeps its cost.
+    let s = Script::new([Fail(ErrorClass::Throttling), Fail(ErrorClass::Transient)]);
+    assert!(charge(&s).await.is_err());
+    assert_eq!(s.attempts(), 2);
+    let level = 100 - TokenBucket::standard().cost(ErrorClass::Throttling);
+    assert_eq!(BUCKET.available(), level);
+    // An unsafe error is not retried and takes nothing.
     let s = Script::new([Fail(ErrorClass::Transient)]);
     assert!(charge(&s).await.is_err());
-    assert_eq!(BUCKET.available(), 100);
+    assert_eq!(s.attempts(), 1);
+    assert_eq!(BUCKET.available(), level);
 }
 
 static EVALUATIONS: AtomicU32 = AtomicU32::new(0);

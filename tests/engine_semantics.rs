@@ -99,6 +99,8 @@ async fn elapsed_never_exceeds_the_deadline() {
     }
 
     let mut rng = StdRng::seed_from_u64(2026);
+    // Calls that ran until their deadline: the sweep reaches the bound it checks.
+    let mut at_the_deadline = 0;
     for round in 0..75u64 {
         let steps: Vec<_> = (0..20)
             .map(|_| match rng.random_range(0..4) {
@@ -125,8 +127,10 @@ async fn elapsed_never_exceeds_the_deadline() {
                 s.now_ms(),
                 s.starts_ms()
             );
+            at_the_deadline += u32::from(s.now_ms() == limit);
         }
     }
+    assert!(at_the_deadline >= 30, "{at_the_deadline} of 300 calls");
 }
 
 #[retry(max_attempts = 3, initial_backoff = "1s", deadline = "5s")]
@@ -192,6 +196,19 @@ async fn a_hint_longer_than_max_backoff_ends_the_retries() {
     assert_eq!(s.attempts(), 1);
     assert_eq!(s.now_ms(), 0);
     assert_eq!(HINT_BUCKET.available(), 500, "the retry's cost went back");
+
+    // The bucket is this function's: a retry that failed keeps its cost; the retry the long
+    // hint ended gives its own back.
+    let s = Script::new([
+        Fail(ErrorClass::Transient),
+        Hint(ErrorClass::Throttling, MS(5001)),
+    ]);
+    assert_eq!(
+        hint_too_long(&s).await,
+        Err(TestError::Fault(ErrorClass::Throttling, Some(MS(5001))))
+    );
+    assert_eq!(s.attempts(), 2);
+    assert_eq!(HINT_BUCKET.available(), 495);
 }
 
 fn retry_everything(_: &TestError) -> bool {

@@ -70,10 +70,31 @@ async fn refund(script: &Script) -> Result<u32, TestError> {
     script.attempt().await
 }
 
-static LEVELS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+/// The level of the function's bucket when each of its retries' hooks ran, by function. The
+/// hook runs after the retry's cost is taken.
+static LEVELS: std::sync::Mutex<Vec<(&str, u32)>> = std::sync::Mutex::new(Vec::new());
 
-fn note_level(_: &retry_runtime::RetryEvent<'_, TestError>) {
-    LEVELS.lock().unwrap().push(REFUND.available());
+fn note_level(ev: &retry_runtime::RetryEvent<'_, TestError>) {
+    let bucket = match ev.function() {
+        "refund" => &REFUND,
+        "panics" => &PANICS,
+        "classifier_panics" => &CLASSIFIER,
+        other => unreachable!("no bucket noted for {other}"),
+    };
+    LEVELS
+        .lock()
+        .unwrap()
+        .push((ev.function(), bucket.available()));
+}
+
+/// The levels `note_level` saw for `function`'s retries.
+fn levels(function: &str) -> Vec<u32> {
+    let levels = LEVELS.lock().unwrap();
+    levels
+        .iter()
+        .filter(|(f, _)| *f == function)
+        .map(|(_, level)| *level)
+        .collect()
 }
 
 #[tokio::test(start_paused = true)]
@@ -85,7 +106,7 @@ async fn a_successful_retry_refunds_its_own_cost_only() {
     ]);
     assert_eq!(refund(&s).await, Ok(7));
     // The hook runs after the cost is taken: 100 - 5, then 95 - 10.
-    assert_eq!(*LEVELS.lock().unwrap(), [95, 85]);
+    assert_eq!(levels("refund"), [95, 85]);
     // The first retry failed: its 5 stay out. The second succeeded: its 10 come back.
     assert_eq!(REFUND.available(), 95);
 
@@ -193,9 +214,12 @@ async fn dropped(script: &Script) -> Result<u32, TestError> {
 #[tokio::test(start_paused = true)]
 async fn a_call_dropped_mid_sleep_gives_its_tokens_back() {
     let s = Script::always(ErrorClass::Transient);
-    let cut = tokio::time::timeout(Duration::from_secs(5), dropped(&s)).await;
-    assert!(cut.is_err(), "the call is dropped during its 10 s sleep");
+    let mut call = Box::pin(dropped(&s));
+    let cut = tokio::time::timeout(Duration::from_secs(5), call.as_mut()).await;
+    assert!(cut.is_err(), "the call is still in its 10 s sleep");
     assert_eq!(s.attempts(), 1);
+    assert_eq!(DROPPED.available(), 45, "the sleeping retry holds its cost");
+    drop(call);
     assert_eq!(DROPPED.available(), 50);
 }
 
@@ -207,18 +231,18 @@ async fn a_call_dropped_mid_attempt_gives_its_tokens_back() {
         script.attempt().await
     }
     let s = Script::new([Fail(ErrorClass::Transient), Hang]);
-    let cut = tokio::time::timeout(Duration::from_secs(5), mid(&s)).await;
-    assert!(
-        cut.is_err(),
-        "the call is dropped while its second attempt hangs"
-    );
+    let mut call = Box::pin(mid(&s));
+    let cut = tokio::time::timeout(Duration::from_secs(5), call.as_mut()).await;
+    assert!(cut.is_err(), "the call's second attempt still hangs");
     assert_eq!(s.attempts(), 2);
+    assert_eq!(MID.available(), 45, "the running retry holds its cost");
+    drop(call);
     assert_eq!(MID.available(), 50);
 }
 
 static PANICS: TokenBucket = TokenBucket::standard().with_capacity(50);
 
-#[retry(bucket = PANICS, max_attempts = 5, initial_backoff = "1s", jitter = "none")]
+#[retry(bucket = PANICS, max_attempts = 5, initial_backoff = "1s", jitter = "none", on_retry = note_level)]
 async fn panics(script: std::sync::Arc<Script>) -> Result<u32, TestError> {
     script.attempt().await
 }
@@ -229,11 +253,21 @@ async fn a_panicking_attempt_propagates_and_gives_its_tokens_back() {
     let joined = tokio::spawn(panics(s.clone())).await;
     assert!(joined.expect_err("the panic reaches the caller").is_panic());
     assert_eq!(s.attempts(), 2);
+    assert_eq!(
+        levels("panics"),
+        [45],
+        "the retry that panicked held its cost"
+    );
     assert_eq!(PANICS.available(), 50);
     // The bucket still works for the next call.
     let s = std::sync::Arc::new(Script::new([Fail(ErrorClass::Transient), Succeed(9)]));
     assert_eq!(panics(s).await, Ok(9));
-    assert_eq!(PANICS.available(), 50);
+    assert_eq!(levels("panics"), [45, 45], "its retry took its cost...");
+    assert_eq!(
+        PANICS.available(),
+        50,
+        "...and got it back when it succeeded"
+    );
 }
 
 static CLASSIFIER: TokenBucket = TokenBucket::standard().with_capacity(50);
@@ -245,7 +279,7 @@ fn picky(e: &TestError) -> ErrorClass {
     }
 }
 
-#[retry(bucket = CLASSIFIER, retry_on = picky, max_attempts = 5, initial_backoff = "1s")]
+#[retry(bucket = CLASSIFIER, retry_on = picky, max_attempts = 5, initial_backoff = "1s", on_retry = note_level)]
 async fn classifier_panics(script: std::sync::Arc<Script>) -> Result<u32, TestError> {
     script.attempt().await
 }
@@ -259,6 +293,11 @@ async fn a_panicking_classifier_propagates_without_leaking_tokens() {
     let joined = tokio::spawn(classifier_panics(s.clone())).await;
     assert!(joined.expect_err("the panic reaches the caller").is_panic());
     assert_eq!(s.attempts(), 2);
+    assert_eq!(
+        levels("classifier_panics"),
+        [45],
+        "the retry whose error the classifier panicked on held its cost"
+    );
     assert_eq!(CLASSIFIER.available(), 50);
 }
 
