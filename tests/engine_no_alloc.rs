@@ -1,10 +1,13 @@
 //! The success path allocates nothing: a counting global allocator watches a warmed-up
 //! `#[retry]` function called many times, with and without timers, and with a partition.
 
-use retry_runtime::{Classify, ErrorClass, TimedOut, retry};
+mod util;
+
+use retry_runtime::retry;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::hint::black_box;
+use util::TestError;
 
 struct Counting;
 
@@ -47,38 +50,23 @@ async fn allocations<F: std::future::Future>(f: impl Fn() -> F) -> u64 {
     ALLOCATIONS.with(Cell::get)
 }
 
-#[derive(Debug)]
-struct Error;
-
-impl Classify for Error {
-    fn classify(&self) -> ErrorClass {
-        ErrorClass::Transient
-    }
-}
-
-impl From<TimedOut> for Error {
-    fn from(_: TimedOut) -> Self {
-        Error
-    }
-}
-
 #[retry]
-async fn defaults(x: u64) -> Result<u64, Error> {
+async fn defaults(x: u64) -> Result<u64, TestError> {
     Ok(black_box(x) + 1)
 }
 
 #[retry(max_attempts = 5, attempt_timeout = "1s", deadline = "10s")]
-async fn timed(x: u64) -> Result<u64, Error> {
+async fn timed(x: u64) -> Result<u64, TestError> {
     Ok(black_box(x) + 1)
 }
 
 #[retry(partition = "no-alloc", jitter = "equal")]
-async fn partitioned(x: u64) -> Result<u64, Error> {
+async fn partitioned(x: u64) -> Result<u64, TestError> {
     Ok(black_box(x) + 1)
 }
 
 #[retry(mode = "adaptive")]
-async fn adaptive(x: u64) -> Result<u64, Error> {
+async fn adaptive(x: u64) -> Result<u64, TestError> {
     Ok(black_box(x) + 1)
 }
 

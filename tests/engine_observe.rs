@@ -3,41 +3,13 @@
 //! levels of the buckets and limiters.
 
 mod capture;
+mod util;
 
 use capture::Capture;
-use retry_runtime::{Classify, ErrorClass, Partition, TimedOut, TokenBucket, retry};
+use retry_runtime::{ErrorClass, Partition, TokenBucket, retry};
 use std::time::Duration;
 use tracing::Level;
-
-#[derive(Debug)]
-enum ApiError {
-    Busy,
-    Down,
-    SlowDownFor(Duration),
-    TimedOut,
-}
-
-impl Classify for ApiError {
-    fn classify(&self) -> ErrorClass {
-        match self {
-            ApiError::Busy | ApiError::SlowDownFor(_) => ErrorClass::Throttling,
-            ApiError::Down => ErrorClass::Transient,
-            ApiError::TimedOut => ErrorClass::Timeout,
-        }
-    }
-    fn retry_after(&self) -> Option<Duration> {
-        match self {
-            ApiError::SlowDownFor(d) => Some(*d),
-            _ => None,
-        }
-    }
-}
-
-impl From<TimedOut> for ApiError {
-    fn from(_: TimedOut) -> Self {
-        ApiError::TimedOut
-    }
-}
+use util::TestError;
 
 fn capture() -> (Capture, tracing::subscriber::DefaultGuard) {
     let capture = Capture::default();
@@ -53,8 +25,8 @@ async fn one_debug_event_per_retry() {
         jitter = "none",
         partition = "observe-orders"
     )]
-    async fn list_orders() -> Result<(), ApiError> {
-        Err(ApiError::Down)
+    async fn list_orders() -> Result<(), TestError> {
+        Err(TestError::fault(ErrorClass::Transient))
     }
 
     let (capture, _guard) = capture();
@@ -86,8 +58,8 @@ async fn adaptive_mode_events_carry_the_fill_rate() {
         initial_backoff = "100ms",
         partition = "observe-adaptive"
     )]
-    async fn put_item() -> Result<(), ApiError> {
-        Err(ApiError::Busy)
+    async fn put_item() -> Result<(), TestError> {
+        Err(TestError::fault(ErrorClass::Throttling))
     }
 
     let (capture, _guard) = capture();
@@ -107,8 +79,8 @@ static SMALL: TokenBucket = TokenBucket::standard().with_capacity(7);
 #[tokio::test(start_paused = true)]
 async fn a_warning_for_each_way_of_giving_up_early() {
     #[retry(max_attempts = 5, initial_backoff = "10ms", bucket = SMALL)]
-    async fn drains() -> Result<(), ApiError> {
-        Err(ApiError::Down)
+    async fn drains() -> Result<(), TestError> {
+        Err(TestError::fault(ErrorClass::Transient))
     }
     #[retry(
         max_attempts = 5,
@@ -116,21 +88,24 @@ async fn a_warning_for_each_way_of_giving_up_early() {
         jitter = "none",
         deadline = "1s"
     )]
-    async fn late() -> Result<(), ApiError> {
-        Err(ApiError::Down)
+    async fn late() -> Result<(), TestError> {
+        Err(TestError::fault(ErrorClass::Transient))
     }
     #[retry(max_attempts = 5, idempotent = false, partition = "observe-pay")]
-    async fn pay() -> Result<(), ApiError> {
-        Err(ApiError::Down)
+    async fn pay() -> Result<(), TestError> {
+        Err(TestError::fault(ErrorClass::Transient))
     }
     #[retry(max_attempts = 5, max_backoff = "10s")]
-    async fn patient() -> Result<(), ApiError> {
-        Err(ApiError::SlowDownFor(Duration::from_secs(60)))
+    async fn patient() -> Result<(), TestError> {
+        Err(TestError::Fault(
+            ErrorClass::Throttling,
+            Some(Duration::from_secs(60)),
+        ))
     }
     // One attempt: ending after it is not giving up early.
     #[retry(max_attempts = 1, idempotent = false)]
-    async fn once() -> Result<(), ApiError> {
-        Err(ApiError::Down)
+    async fn once() -> Result<(), TestError> {
+        Err(TestError::fault(ErrorClass::Transient))
     }
 
     let (capture, _guard) = capture();
@@ -182,8 +157,8 @@ async fn levels_for_metrics() {
         initial_backoff = "10ms",
         partition = "observe-metrics"
     )]
-    async fn flaky() -> Result<(), ApiError> {
-        Err(ApiError::TimedOut)
+    async fn flaky() -> Result<(), TestError> {
+        Err(TestError::fault(ErrorClass::Timeout))
     }
 
     let _ = flaky().await;

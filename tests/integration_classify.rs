@@ -1,12 +1,15 @@
 //! The mapping tables of the README, entry by entry, for the types that can be built without
 //! a network (the transport errors are in `integration_http.rs` and `integration_grpc.rs`).
 
+mod util;
+
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use retry_runtime::{Classify, ErrorClass, TimedOut, hint};
 use std::error::Error;
 use std::time::Duration;
 use tonic::metadata::MetadataValue;
 use tonic::{Code, Status};
+use util::TestError;
 
 #[test]
 fn every_http_status() {
@@ -228,25 +231,16 @@ fn the_reqwest_wrapper_error() {
 /// A `TimedOut` as the loop hands it over.
 fn timed_out() -> TimedOut {
     #[retry_runtime::retry(max_attempts = 1, attempt_timeout = "5ms")]
-    async fn hang() -> Result<(), TimedOutCarrier> {
+    async fn hang() -> Result<(), TestError> {
         std::future::pending().await
-    }
-    #[derive(Debug)]
-    struct TimedOutCarrier(TimedOut);
-    impl From<TimedOut> for TimedOutCarrier {
-        fn from(t: TimedOut) -> Self {
-            TimedOutCarrier(t)
-        }
-    }
-    impl Classify for TimedOutCarrier {
-        fn classify(&self) -> ErrorClass {
-            ErrorClass::Timeout
-        }
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
         .unwrap();
-    rt.block_on(hang()).unwrap_err().0
+    let TestError::TimedOut(t) = rt.block_on(hang()).unwrap_err() else {
+        panic!("the attempt never answers")
+    };
+    t
 }

@@ -9,33 +9,15 @@
 //! back if the call was dropped or its attempt succeeded, and stays out if the call returned
 //! its error.
 
-use retry_runtime::{Classify, ErrorClass, RateLimiter, RetryEvent, TimedOut, TokenBucket, retry};
+mod util;
+
+use retry_runtime::{ErrorClass, RateLimiter, RetryEvent, TokenBucket, retry};
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
-
-#[derive(Debug, Clone, PartialEq)]
-enum TestError {
-    Fault(ErrorClass),
-    TimedOut,
-}
-
-impl Classify for TestError {
-    fn classify(&self) -> ErrorClass {
-        match self {
-            TestError::Fault(class) => *class,
-            TestError::TimedOut => ErrorClass::Timeout,
-        }
-    }
-}
-
-impl From<TimedOut> for TestError {
-    fn from(_: TimedOut) -> Self {
-        TestError::TimedOut
-    }
-}
+use util::TestError;
 
 /// What one attempt does: yield to the scheduler `yields` times, wait `sleep_ms`, answer.
 #[derive(Debug, Clone, Copy)]
@@ -91,7 +73,7 @@ impl Script {
         }
         match s.answer {
             Answer::Ok => Ok(u32::try_from(n).unwrap()),
-            Answer::Fail(class) => Err(TestError::Fault(class)),
+            Answer::Fail(class) => Err(TestError::fault(class)),
             Answer::Hang => std::future::pending().await,
         }
     }

@@ -9,76 +9,14 @@
 //! the next send. Each schedule is worked out by hand in the comments (fill rate after a
 //! response: `max(min(cubic, 2 * measured), min_fill_rate)`).
 
-use retry_runtime::{Classify, ErrorClass, Partition, RateLimiter, TimedOut, retry};
-use std::collections::VecDeque;
-use std::sync::Mutex;
+mod util;
+
+use retry_runtime::{ErrorClass, Partition, RateLimiter, retry};
 use std::time::Duration;
 use tokio::time::Instant;
+use util::{Fail, Script, Succeed, TestError};
 
-#[derive(Debug, PartialEq)]
-enum ApiError {
-    Throttled,
-    Unavailable,
-    TimedOut(TimedOut),
-}
-
-impl Classify for ApiError {
-    fn classify(&self) -> ErrorClass {
-        match self {
-            ApiError::Throttled => ErrorClass::Throttling,
-            ApiError::Unavailable => ErrorClass::Transient,
-            ApiError::TimedOut(_) => ErrorClass::Timeout,
-        }
-    }
-}
-
-impl From<TimedOut> for ApiError {
-    fn from(t: TimedOut) -> Self {
-        ApiError::TimedOut(t)
-    }
-}
-
-use ApiError::{Throttled, Unavailable};
-
-/// What the server answers to each attempt, and when each attempt started.
-struct Server {
-    t0: Mutex<Option<Instant>>,
-    answers: Mutex<VecDeque<Result<u32, ApiError>>>,
-    starts: Mutex<Vec<u64>>,
-}
-
-impl Server {
-    const fn new() -> Server {
-        Server {
-            t0: Mutex::new(None),
-            answers: Mutex::new(VecDeque::new()),
-            starts: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Starts the clock of the test and queues the answers.
-    fn script(&self, answers: impl IntoIterator<Item = Result<u32, ApiError>>) {
-        *self.t0.lock().unwrap() = Some(Instant::now());
-        self.answers.lock().unwrap().extend(answers);
-    }
-
-    fn ms(&self) -> u64 {
-        let t0 = self.t0.lock().unwrap().expect("script() first");
-        u64::try_from(t0.elapsed().as_millis()).unwrap()
-    }
-
-    /// One attempt: note when it started, answer the next scripted answer (`Ok(0)` once
-    /// the script is spent).
-    fn answer(&self) -> Result<u32, ApiError> {
-        let ms = self.ms();
-        self.starts.lock().unwrap().push(ms);
-        self.answers.lock().unwrap().pop_front().unwrap_or(Ok(0))
-    }
-
-    fn starts(&self) -> Vec<u64> {
-        std::mem::take(&mut *self.starts.lock().unwrap())
-    }
-}
+const THROTTLED: TestError = TestError::fault(ErrorClass::Throttling);
 
 const fn one_token_per_second() -> RateLimiter {
     RateLimiter::adaptive().with_min_fill_rate(1.0)
@@ -86,42 +24,44 @@ const fn one_token_per_second() -> RateLimiter {
 
 // ---------------------------------------------------------------------------------------------
 
-static QUIET: Server = Server::new();
 static QUIET_LIMITER: RateLimiter = one_token_per_second();
 
 #[retry(mode = "adaptive", rate_limiter = QUIET_LIMITER, initial_backoff = "100ms", jitter = "none")]
-async fn quiet() -> Result<u32, ApiError> {
-    QUIET.answer()
+async fn quiet(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn disabled_until_the_first_throttling_response() {
-    QUIET.script((0..50).map(|_| Ok(1)).chain([Err(Throttled), Ok(2)]));
+    let s = Script::new((0..50).map(|_| Succeed(1)).chain([
+        Fail(ErrorClass::Throttling),
+        Succeed(2),
+        Succeed(0),
+    ]));
     // Fifty successes and transient errors: nothing waits, at any rate.
     for _ in 0..50 {
-        assert_eq!(quiet().await, Ok(1));
+        assert_eq!(quiet(&s).await, Ok(1));
     }
     assert!(!QUIET_LIMITER.is_enabled());
-    assert_eq!(QUIET.starts(), [0; 50]);
+    assert_eq!(s.new_starts_ms(), [0; 50]);
     // The first throttling response turns the limiter on: the throttle at 0 was the 51st
     // response in the first half-second bucket, so the measured rate is still 0 and the fill
     // rate falls to the minimum, 1 token per second.
     // The retry after the throttle waited for a full bucket (1 token): 0.1 s of backoff, then
     // 0.9 s; it took its 10 tokens and owes 9.
-    assert_eq!(quiet().await, Ok(2));
+    assert_eq!(quiet(&s).await, Ok(2));
     assert!(QUIET_LIMITER.is_enabled());
-    assert_eq!(QUIET.starts(), [0, 1_000]);
+    assert_eq!(s.new_starts_ms(), [0, 1_000]);
     // Its success at 1.0 closed the first bucket: measured rate 0.8 * 52 = 41.6, CUBIC from
     // W_max = 0 gives 0.4 * 1^3 = 0.4, so the fill rate stays at the minimum, 1 per second.
     assert_eq!(QUIET_LIMITER.fill_rate(), 1.0);
     // From now on first attempts wait for their token too: 9 owed + 1, ten seconds.
-    assert_eq!(quiet().await, Ok(0));
-    assert_eq!(QUIET.starts(), [11_000]);
+    assert_eq!(quiet(&s).await, Ok(0));
+    assert_eq!(s.new_starts_ms(), [11_000]);
 }
 
 // ---------------------------------------------------------------------------------------------
 
-static COSTS: Server = Server::new();
 static COSTS_LIMITER: RateLimiter = one_token_per_second();
 
 #[retry(
@@ -132,35 +72,38 @@ static COSTS_LIMITER: RateLimiter = one_token_per_second();
     multiplier = 1.0,
     jitter = "none"
 )]
-async fn costs() -> Result<u32, ApiError> {
-    COSTS.answer()
+async fn costs(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn send_tokens_cost_1_then_5_then_10_after_throttling() {
-    COSTS.script([Err(Throttled), Err(Unavailable), Ok(7), Ok(8)]);
-    assert_eq!(costs().await, Ok(7));
+    let s = Script::new([
+        Fail(ErrorClass::Throttling),
+        Fail(ErrorClass::Transient),
+        Succeed(7),
+        Succeed(8),
+    ]);
+    assert_eq!(costs(&s).await, Ok(7));
     // 0: the first attempt (limiter off). Throttled: the fill rate is 1 per second, the bucket
     // holds at most 1 token and is empty. 0.1: the backoff ends; the retry after throttling
-    // (10 tokens) goes when the bucket is full, at 1.0, and owes 9. Unavailable: 0.1 s of
+    // (10 tokens) goes when the bucket is full, at 1.0, and owes 9. Transient: 0.1 s of
     // backoff, then the retry (5 tokens) waits for 9 owed + 1: it goes at 11.0 and owes 4.
-    assert_eq!(COSTS.starts(), [0, 1_000, 11_000]);
+    assert_eq!(s.new_starts_ms(), [0, 1_000, 11_000]);
     // The next call's first attempt (1 token) pays the 4 owed first: 5 s.
-    assert_eq!(costs().await, Ok(8));
-    assert_eq!(COSTS.starts(), [16_000]);
+    assert_eq!(costs(&s).await, Ok(8));
+    assert_eq!(s.new_starts_ms(), [16_000]);
 }
 
 // ---------------------------------------------------------------------------------------------
 
-static SHARED: Server = Server::new();
-
 #[retry(
     mode = "adaptive",
     partition = "adaptive-test-shared",
     max_attempts = 1
 )]
-async fn shared_write() -> Result<u32, ApiError> {
-    SHARED.answer()
+async fn shared_write(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
 }
 
 #[retry(
@@ -168,71 +111,74 @@ async fn shared_write() -> Result<u32, ApiError> {
     partition = "adaptive-test-shared",
     max_attempts = 1
 )]
-async fn shared_read() -> Result<u32, ApiError> {
-    SHARED.answer()
+async fn shared_read(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_partition_shares_one_limiter() {
-    SHARED.script([Err(Throttled), Ok(1), Ok(2)]);
+    let s = Script::new([Fail(ErrorClass::Throttling), Succeed(1), Succeed(2)]);
     let limiter = Partition::named("adaptive-test-shared").rate_limiter();
     assert!(!limiter.is_enabled());
     // A throttle seen by one function ...
-    assert_eq!(shared_write().await, Err(Throttled));
+    assert_eq!(shared_write(&s).await, Err(THROTTLED));
     assert!(limiter.is_enabled());
     // ... paces the other: the fill rate is the AWS minimum, 0.5 per second, so its token
     // comes at 2 s.
     assert_eq!(limiter.fill_rate(), 0.5);
-    assert_eq!(shared_read().await, Ok(1));
+    assert_eq!(shared_read(&s).await, Ok(1));
     // That success closes the buckets up to 2.0: 2 responses in 2 s, measured 0.8, fill rate
     // min(CUBIC 0.4 * 2^3, 2 * 0.8) = 1.6, so the next token takes 625 ms.
     assert_eq!(limiter.fill_rate(), 1.6);
-    assert_eq!(shared_write().await, Ok(2));
-    assert_eq!(SHARED.starts(), [0, 2_000, 2_625]);
+    assert_eq!(shared_write(&s).await, Ok(2));
+    assert_eq!(s.new_starts_ms(), [0, 2_000, 2_625]);
 }
 
 // ---------------------------------------------------------------------------------------------
 
-static BY_PATH: Server = Server::new();
 static TABLE: RateLimiter = one_token_per_second();
 
 #[retry(mode = "adaptive", rate_limiter = TABLE, max_attempts = 1)]
-async fn put_item() -> Result<u32, ApiError> {
-    BY_PATH.answer()
+async fn put_item(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
 }
 
 #[retry(mode = "adaptive", rate_limiter = TABLE, max_attempts = 1)]
-async fn get_item() -> Result<u32, ApiError> {
-    BY_PATH.answer()
+async fn get_item(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
 }
 
 #[retry(mode = "adaptive", max_attempts = 1)]
-async fn elsewhere() -> Result<u32, ApiError> {
-    BY_PATH.answer()
+async fn elsewhere(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_static_rate_limiter_is_shared_by_the_functions_naming_it() {
-    BY_PATH.script([Err(Throttled), Ok(1), Ok(2), Ok(3)]);
-    assert_eq!(get_item().await, Err(Throttled));
+    let s = Script::new([
+        Fail(ErrorClass::Throttling),
+        Succeed(1),
+        Succeed(2),
+        Succeed(3),
+    ]);
+    assert_eq!(get_item(&s).await, Err(THROTTLED));
     assert!(TABLE.is_enabled());
     // A function with its own limiter does not wait.
-    assert_eq!(elsewhere().await, Ok(1));
+    assert_eq!(elsewhere(&s).await, Ok(1));
     // Both functions naming TABLE do, one token per second, in turn: one sends at 1.0; the
     // other lost that race and looks again after the next token's refill plus a random part
     // of another, so it sends between 2.0 and 3.0.
-    let (a, b) = tokio::join!(put_item(), get_item());
+    let (a, b) = tokio::join!(put_item(&s), get_item(&s));
     let mut got = [a.unwrap(), b.unwrap()];
     got.sort_unstable();
     assert_eq!(got, [2, 3]);
-    let starts = BY_PATH.starts();
+    let starts = s.new_starts_ms();
     assert_eq!(starts[..3], [0, 0, 1_000]);
     assert!((2_000..=3_000).contains(&starts[3]), "{starts:?}");
 }
 
 // ---------------------------------------------------------------------------------------------
 
-static LATE: Server = Server::new();
 static LATE_LIMITER: RateLimiter = one_token_per_second();
 
 #[retry(
@@ -243,22 +189,22 @@ static LATE_LIMITER: RateLimiter = one_token_per_second();
     jitter = "none",
     deadline = "500ms"
 )]
-async fn late() -> Result<u32, ApiError> {
-    LATE.answer()
+async fn late(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_send_token_wait_never_passes_the_deadline() {
-    LATE.script([Err(Throttled), Ok(1)]);
+    let s = Script::new([Fail(ErrorClass::Throttling), Succeed(1)]);
     let start = Instant::now();
     // The retry after the throttle would get its token at 1.0, past the deadline at 0.5: the
     // call returns the throttling error at once, at 0.1, without waiting.
-    assert_eq!(late().await, Err(Throttled));
+    assert_eq!(late(&s).await, Err(THROTTLED));
     assert_eq!(start.elapsed(), Duration::from_millis(100));
-    assert_eq!(LATE.starts(), [0]);
+    assert_eq!(s.new_starts_ms(), [0]);
     // A call starting at 0.1 would get its first token at 1.0, past its own deadline at 0.6:
     // it ends at once with the deadline's error.
-    let Err(ApiError::TimedOut(t)) = late().await else {
+    let Err(TestError::TimedOut(t)) = late(&s).await else {
         panic!("the first attempt cannot start in time")
     };
     assert!(t.is_deadline());
@@ -266,23 +212,22 @@ async fn a_send_token_wait_never_passes_the_deadline() {
     // Nothing was taken: at 0.6 the bucket holds 0.6 of a token, and a call starting then
     // sends at 1.0, inside its deadline at 1.1.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(late().await, Ok(1));
-    assert_eq!(LATE.starts(), [1_000]);
+    assert_eq!(late(&s).await, Ok(1));
+    assert_eq!(s.new_starts_ms(), [1_000]);
 }
 
-static CROWD: Server = Server::new();
 static CROWD_LIMITER: RateLimiter = one_token_per_second();
 
 #[retry(mode = "adaptive", rate_limiter = CROWD_LIMITER, max_attempts = 1, deadline = "2500ms")]
-async fn crowd() -> Result<u32, ApiError> {
-    CROWD.answer()
+async fn crowd(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn callers_give_up_when_their_next_token_would_come_after_the_deadline() {
-    CROWD.script([Err(Throttled)]);
-    assert_eq!(crowd().await, Err(Throttled));
-    assert_eq!(CROWD.starts(), [0]);
+    let s = Script::new([Fail(ErrorClass::Throttling), Succeed(0)]);
+    assert_eq!(crowd(&s).await, Err(THROTTLED));
+    assert_eq!(s.new_starts_ms(), [0]);
     let start = Instant::now();
     // Five callers at once with a 2.5 s deadline, one token per second at first: one sends at
     // 1.0. The four others lost that race; each looks again after the refill of the next token
@@ -290,7 +235,7 @@ async fn callers_give_up_when_their_next_token_would_come_after_the_deadline() {
     // its deadline. Whoever looks first after 2.0 sends; its success raises the fill rate, and
     // so on. However the draws fall, nobody waits past the deadline, every caller that gives
     // up does so with the deadline's error, and the sends keep to the fill rate.
-    let results = futures_join5(crowd(), crowd(), crowd(), crowd(), crowd()).await;
+    let results = futures_join5(crowd(&s), crowd(&s), crowd(&s), crowd(&s), crowd(&s)).await;
     assert!(
         start.elapsed() <= Duration::from_millis(2_500),
         "{:?}",
@@ -299,10 +244,10 @@ async fn callers_give_up_when_their_next_token_would_come_after_the_deadline() {
     let sent = results.iter().filter(|r| r.is_ok()).count();
     let timed_out = results
         .iter()
-        .filter(|r| matches!(r, Err(ApiError::TimedOut(t)) if t.is_deadline()))
+        .filter(|r| matches!(r, Err(TestError::TimedOut(t)) if t.is_deadline()))
         .count();
     assert_eq!(sent + timed_out, 5);
-    let starts = CROWD.starts();
+    let starts = s.new_starts_ms();
     assert_eq!(starts.len(), sent);
     assert_eq!(starts[0], 1_000);
     // How many more send depends on the draws; what holds for every draw is checked here.
@@ -317,7 +262,6 @@ async fn futures_join5<F: std::future::Future>(a: F, b: F, c: F, d: F, e: F) -> 
     [a, b, c, d, e]
 }
 
-static INSTANT: Server = Server::new();
 static INSTANT_LIMITER: RateLimiter = RateLimiter::adaptive().with_min_fill_rate(1.0);
 
 #[retry(
@@ -327,18 +271,23 @@ static INSTANT_LIMITER: RateLimiter = RateLimiter::adaptive().with_min_fill_rate
     initial_backoff = "1s",
     jitter = "none"
 )]
-async fn instant_adaptive() -> Result<u32, ApiError> {
-    INSTANT.answer()
+async fn instant_adaptive(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn instant_test_overrides_wait_for_no_send_token_either() {
     // Throttles switch the limiter on; with min fill rate 1 its waits are whole seconds. Inside
     // an instant scope neither the backoff nor the send tokens make the call wait.
-    INSTANT.script([Err(Throttled), Err(Throttled), Err(Unavailable), Ok(9)]);
+    let s = Script::new([
+        Fail(ErrorClass::Throttling),
+        Fail(ErrorClass::Throttling),
+        Fail(ErrorClass::Transient),
+        Succeed(9),
+    ]);
     let instant = retry_runtime::testing::Overrides::new().instant();
-    let out = retry_runtime::testing::scope(instant, instant_adaptive()).await;
+    let out = retry_runtime::testing::scope(instant, instant_adaptive(&s)).await;
     assert_eq!(out, Ok(9));
     assert!(INSTANT_LIMITER.is_enabled());
-    assert_eq!(INSTANT.starts(), [0, 0, 0, 0]);
+    assert_eq!(s.new_starts_ms(), [0, 0, 0, 0]);
 }

@@ -1,18 +1,28 @@
-//! Scripted attempts for the engine's behaviour tests: a `#[retry]` function takes a `&Script`
-//! and each attempt plays the script's next step, recording when it started.
+//! What the tests share: the error every test function returns (`TestError`), scripted
+//! attempts (a `#[retry]` function takes a `&Script` and each attempt plays the script's next
+//! step, recording when it started), and the helpers of the tests that record calls.
 #![allow(dead_code, unused_imports)] // each test file uses part of it
 
+use retry_runtime::testing::{Overrides, Record};
 use retry_runtime::{Classify, ErrorClass, TimedOut};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The error of scripted attempts: a class (and optional server hint), or a timeout.
+/// The error of the tests' functions: a class (and optional server hint), or the timeout the
+/// retry loop hands over.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TestError {
     Fault(ErrorClass, Option<Duration>),
     TimedOut(TimedOut),
+}
+
+impl TestError {
+    /// The error of an attempt that failed with `class`, without a hint (what `Fail` plays).
+    pub const fn fault(class: ErrorClass) -> TestError {
+        TestError::Fault(class, None)
+    }
 }
 
 impl Classify for TestError {
@@ -57,6 +67,8 @@ pub struct Script {
     steps: Mutex<VecDeque<Step>>,
     t0: Instant,
     starts: Mutex<Vec<Duration>>,
+    /// How many starts `new_starts_ms` has returned.
+    seen: Mutex<usize>,
 }
 
 impl Script {
@@ -67,6 +79,7 @@ impl Script {
             steps: Mutex::new(steps),
             t0: Instant::now(),
             starts: Mutex::new(Vec::new()),
+            seen: Mutex::new(0),
         }
     }
 
@@ -88,7 +101,7 @@ impl Script {
         };
         match step {
             Step::Ok(v) => Ok(v),
-            Step::Fail(class) => Err(TestError::Fault(class, None)),
+            Step::Fail(class) => Err(TestError::fault(class)),
             Step::Hint(class, hint) => Err(TestError::Fault(class, Some(hint))),
             Step::Hang => std::future::pending().await,
             Step::Slow(d) => {
@@ -114,8 +127,27 @@ impl Script {
             .collect()
     }
 
+    /// The starts (as `starts_ms`) of the attempts that ran since the last call of this method.
+    pub fn new_starts_ms(&self) -> Vec<u64> {
+        let all = self.starts_ms();
+        let mut seen = self.seen.lock().unwrap();
+        let new = all[*seen..].to_vec();
+        *seen = all.len();
+        new
+    }
+
     /// Milliseconds since the script was made.
     pub fn now_ms(&self) -> u64 {
         u64::try_from(self.t0.elapsed().as_millis()).unwrap()
     }
+}
+
+/// Overrides that skip every wait: the loop decides as usual but sleeps for nothing.
+pub fn instant() -> Overrides {
+    Overrides::new().instant()
+}
+
+/// The class of each retry a recorded call made, in order.
+pub fn classes(record: &Record) -> Vec<ErrorClass> {
+    record.retries().iter().map(|r| r.class).collect()
 }
