@@ -7,21 +7,16 @@
 
 mod faults;
 mod grpc_server;
+mod util;
 
+use faults::{assert_each_injected, refused_addr};
 use grpc_server::{Fault, GetItem, Item, PlaceOrder, Receipt, Server, channel_to, unary};
-use retry_runtime::testing::{self, EarlyEnd, Overrides};
+use retry_runtime::testing::{self, EarlyEnd};
 use retry_runtime::{Classify, ErrorClass, retry};
 use std::time::Duration;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
-
-fn instant() -> Overrides {
-    Overrides::new().instant()
-}
-
-fn classes(record: &testing::Record) -> Vec<ErrorClass> {
-    record.retries().iter().map(|r| r.class).collect()
-}
+use util::{classes, instant};
 
 #[retry(max_attempts = 5, initial_backoff = "10ms", jitter = "none")]
 async fn get(channel: &Channel, id: u32) -> Result<Item, Status> {
@@ -157,10 +152,8 @@ async fn gets_get_through_30_percent_faults_and_orders_execute_at_most_once() {
         }
     }
     assert!(ok > 0 && failed > 0, "ok {ok}, failed {failed}");
-    let arrivals = server.arrivals();
-    for f in faults {
-        assert!(arrivals.iter().any(|a| a.fault == f), "{f:?}");
-    }
+    let injected: Vec<Fault> = server.arrivals().iter().map(|a| a.fault).collect();
+    assert_each_injected(&faults, &injected);
 }
 
 #[tokio::test]
@@ -208,10 +201,7 @@ async fn calls_slower_than_the_attempt_timeout() {
 /// A refused connection never carried the call: `NotSent`, retried even for an order.
 #[tokio::test]
 async fn a_refused_connection_is_not_sent() {
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = probe.local_addr().unwrap();
-    drop(probe);
-    let channel = channel_to(addr);
+    let channel = channel_to(refused_addr());
     let (out, record) = testing::record(instant(), place(&channel, 6)).await;
     let status = out.unwrap_err();
     assert_eq!(status.code(), Code::Unavailable, "{status:?}");

@@ -11,21 +11,16 @@
 
 mod faults;
 mod http_server;
+mod util;
 
-use http_server::{Fault, Hint, Server, client, refused_addr};
+use faults::{assert_each_injected, refused_addr};
+use http_server::{Fault, Hint, Server, client};
 use retry_runtime::reqwest::{Error, error_for_status};
-use retry_runtime::testing::{self, EarlyEnd, Overrides};
+use retry_runtime::testing::{self, EarlyEnd};
 use retry_runtime::{Classify, ErrorClass, RetryEvent, retry};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
-
-fn instant() -> Overrides {
-    Overrides::new().instant()
-}
-
-fn classes(record: &testing::Record) -> Vec<ErrorClass> {
-    record.retries().iter().map(|r| r.class).collect()
-}
+use util::{classes, instant};
 
 #[retry(max_attempts = 5, initial_backoff = "10ms", jitter = "none")]
 async fn get_item(client: &reqwest::Client, url: &str) -> Result<String, Error> {
@@ -157,9 +152,8 @@ async fn gets_get_through_30_percent_faults() {
     // The plan really injected about 30% faults, of every kind.
     let share = faulted as f64 / arrivals.len() as f64;
     assert!((0.2..0.4).contains(&share), "{share}");
-    for f in faults {
-        assert!(arrivals.iter().any(|a| a.fault == f), "{f:?}");
-    }
+    let injected: Vec<Fault> = arrivals.iter().map(|a| a.fault).collect();
+    assert_each_injected(&faults, &injected);
 }
 
 /// Attempts refused with 429 (not executed by the server).
@@ -222,10 +216,8 @@ async fn a_post_executes_at_most_once_whatever_the_faults() {
         );
     }
     assert!(ok > 0 && failed > 0, "ok {ok}, failed {failed}");
-    let arrivals = server.arrivals();
-    for f in faults {
-        assert!(arrivals.iter().any(|a| a.fault == f), "{f:?}");
-    }
+    let injected: Vec<Fault> = server.arrivals().iter().map(|a| a.fault).collect();
+    assert_each_injected(&faults, &injected);
 }
 
 #[tokio::test]

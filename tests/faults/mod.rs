@@ -1,14 +1,25 @@
-//! The faults a test server injects: the scripted ones first, in order, then (if a plan is
-//! set) one drawn from a seeded random plan with some probability, else none.
+//! What the test servers share: the faults they inject (the scripted ones first, in order,
+//! then, if a plan is set, one drawn from a seeded random plan with some probability, else
+//! none), the requests they saw, and how many times they executed each.
+
+#![allow(dead_code)] // each test binary uses part of it
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use std::collections::VecDeque;
+use std::borrow::Borrow;
+use std::collections::{HashMap, VecDeque};
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::net::SocketAddr;
 use std::sync::Mutex;
 
-pub struct Faults<F> {
+/// A server's record: faults of type `F` to inject, every request it saw (an `A`), and how
+/// many times it executed the request of each key `K`.
+pub struct Ledger<F, A, K> {
     script: Mutex<VecDeque<F>>,
     plan: Mutex<Option<Plan<F>>>,
+    arrivals: Mutex<Vec<A>>,
+    executed: Mutex<HashMap<K, u32>>,
 }
 
 struct Plan<F> {
@@ -17,18 +28,20 @@ struct Plan<F> {
     faults: Vec<F>,
 }
 
-impl<F> Default for Faults<F> {
+impl<F, A, K> Default for Ledger<F, A, K> {
     fn default() -> Self {
-        Faults {
+        Ledger {
             script: Mutex::new(VecDeque::new()),
             plan: Mutex::new(None),
+            arrivals: Mutex::new(Vec::new()),
+            executed: Mutex::new(HashMap::new()),
         }
     }
 }
 
-impl<F: Copy> Faults<F> {
+impl<F: Copy, A: Clone, K: Eq + Hash> Ledger<F, A, K> {
     /// The next request's fault, if it gets one.
-    pub fn next(&self) -> Option<F> {
+    pub fn next_fault(&self) -> Option<F> {
         if let Some(f) = self.script.lock().unwrap().pop_front() {
             return Some(f);
         }
@@ -47,11 +60,47 @@ impl<F: Copy> Faults<F> {
 
     /// After the script, each request gets a fault with probability `rate`, drawn uniformly
     /// from `faults`, from a generator seeded with `seed`.
-    pub fn random(&self, seed: u64, rate: f64, faults: &[F]) {
+    pub fn random_faults(&self, seed: u64, rate: f64, faults: &[F]) {
         *self.plan.lock().unwrap() = Some(Plan {
             rng: StdRng::seed_from_u64(seed),
             rate,
             faults: faults.to_vec(),
         });
     }
+
+    /// Notes a request.
+    pub fn arrived(&self, arrival: A) {
+        self.arrivals.lock().unwrap().push(arrival);
+    }
+
+    /// Every request so far, in order.
+    pub fn arrivals(&self) -> Vec<A> {
+        self.arrivals.lock().unwrap().clone()
+    }
+
+    /// Notes that the request of `key` was executed (acted on).
+    pub fn execute(&self, key: K) {
+        *self.executed.lock().unwrap().entry(key).or_default() += 1;
+    }
+
+    /// How many times the request of `key` was executed.
+    pub fn executed<Q: Eq + Hash + ?Sized>(&self, key: &Q) -> u32
+    where
+        K: Borrow<Q>,
+    {
+        self.executed.lock().unwrap().get(key).copied().unwrap_or(0)
+    }
+}
+
+/// Panics unless each of `faults` is among `injected`: the random plan really tried them all.
+pub fn assert_each_injected<F: PartialEq + Debug>(faults: &[F], injected: &[F]) {
+    for f in faults {
+        assert!(injected.contains(f), "{f:?} never injected");
+    }
+}
+
+/// A port of 127.0.0.1 where nothing listens (it was free a moment ago): a refused connection.
+pub fn refused_addr() -> SocketAddr {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap()
 }

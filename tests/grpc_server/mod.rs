@@ -8,14 +8,14 @@
 //! random plan, else none. `RESOURCE_EXHAUSTED` refuses before executing; `UNAVAILABLE` and a
 //! hang come after executing.
 
-#![allow(dead_code)]
+#![allow(dead_code)] // each test binary uses part of it
 
-use crate::faults::Faults;
+use crate::faults::Ledger;
 use http::uri::PathAndQuery;
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::ops::Deref;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 use tokio::net::TcpListener;
@@ -74,47 +74,32 @@ pub struct Arrival {
     pub fault: Fault,
 }
 
-#[derive(Default)]
-pub struct State {
-    faults: Faults<Fault>,
-    log: Mutex<Vec<Arrival>>,
-    executed: Mutex<HashMap<(&'static str, u32), u32>>,
-}
+/// What the server keeps across calls; the tests read it through the `Server`.
+pub type State = Ledger<Fault, Arrival, (&'static str, u32)>;
 
-impl State {
-    fn next_fault(&self) -> Fault {
-        self.faults.next().unwrap_or(Fault::None)
+/// Logs the call and plays its fault: `Ok(())` to answer normally.
+async fn play(state: &State, method: &'static str, id: u32) -> Result<(), Status> {
+    let fault = state.next_fault().unwrap_or(Fault::None);
+    state.arrived(Arrival {
+        method,
+        id,
+        at: Instant::now(),
+        fault,
+    });
+    if let Fault::Exhausted(pushback) = fault {
+        let mut status = Status::resource_exhausted("slow down");
+        if let Some(ms) = pushback {
+            status
+                .metadata_mut()
+                .insert("grpc-retry-pushback-ms", ms.parse().unwrap());
+        }
+        return Err(status);
     }
-
-    /// Logs the call and plays its fault: `Ok(())` to answer normally.
-    async fn play(&self, method: &'static str, id: u32) -> Result<(), Status> {
-        let fault = self.next_fault();
-        self.log.lock().unwrap().push(Arrival {
-            method,
-            id,
-            at: Instant::now(),
-            fault,
-        });
-        if let Fault::Exhausted(pushback) = fault {
-            let mut status = Status::resource_exhausted("slow down");
-            if let Some(ms) = pushback {
-                status
-                    .metadata_mut()
-                    .insert("grpc-retry-pushback-ms", ms.parse().unwrap());
-            }
-            return Err(status);
-        }
-        *self
-            .executed
-            .lock()
-            .unwrap()
-            .entry((method, id))
-            .or_default() += 1;
-        match fault {
-            Fault::Unavailable => Err(Status::unavailable("try again")),
-            Fault::Hang => std::future::pending().await,
-            _ => Ok(()),
-        }
+    state.execute((method, id));
+    match fault {
+        Fault::Unavailable => Err(Status::unavailable("try again")),
+        Fault::Hang => std::future::pending().await,
+        _ => Ok(()),
     }
 }
 
@@ -137,12 +122,27 @@ impl Service<http::Request<Body>> for Orders {
             Ok(match req.uri().path() {
                 "/shop.Orders/Get" => {
                     let mut grpc = tonic::server::Grpc::new(ProstCodec::<Item, GetItem>::default());
-                    grpc.unary(GetHandler(state), req).await
+                    let get = Unary {
+                        state,
+                        method: "Get",
+                        id: |r: &GetItem| r.id,
+                        answer: |id| Item {
+                            id,
+                            name: format!("item {id}"),
+                        },
+                    };
+                    grpc.unary(get, req).await
                 }
                 "/shop.Orders/Place" => {
                     let mut grpc =
                         tonic::server::Grpc::new(ProstCodec::<Receipt, PlaceOrder>::default());
-                    grpc.unary(PlaceHandler(state), req).await
+                    let place = Unary {
+                        state,
+                        method: "Place",
+                        id: |r: &PlaceOrder| r.id,
+                        answer: |id| Receipt { id },
+                    };
+                    grpc.unary(place, req).await
                 }
                 _ => Status::unimplemented("no such method").into_http(),
             })
@@ -150,47 +150,29 @@ impl Service<http::Request<Body>> for Orders {
     }
 }
 
-struct GetHandler(Arc<State>);
-
-impl Service<Request<GetItem>> for GetHandler {
-    type Response = Response<Item>;
-    type Error = Status;
-    type Future = BoxFuture<Response<Item>, Status>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Status>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<GetItem>) -> Self::Future {
-        let state = self.0.clone();
-        Box::pin(async move {
-            let id = req.into_inner().id;
-            state.play("Get", id).await?;
-            Ok(Response::new(Item {
-                id,
-                name: format!("item {id}"),
-            }))
-        })
-    }
+/// One method: the call of `id` (read from the request) plays its fault, then gets `answer`.
+struct Unary<Req, Resp> {
+    state: Arc<State>,
+    method: &'static str,
+    id: fn(&Req) -> u32,
+    answer: fn(u32) -> Resp,
 }
 
-struct PlaceHandler(Arc<State>);
-
-impl Service<Request<PlaceOrder>> for PlaceHandler {
-    type Response = Response<Receipt>;
+impl<Req: Send + 'static, Resp: Send + 'static> Service<Request<Req>> for Unary<Req, Resp> {
+    type Response = Response<Resp>;
     type Error = Status;
-    type Future = BoxFuture<Response<Receipt>, Status>;
+    type Future = BoxFuture<Response<Resp>, Status>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Status>> {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, req: Request<PlaceOrder>) -> Self::Future {
-        let state = self.0.clone();
+    fn call(&mut self, req: Request<Req>) -> Self::Future {
+        let (state, method, answer) = (self.state.clone(), self.method, self.answer);
+        let id = (self.id)(req.get_ref());
         Box::pin(async move {
-            let id = req.into_inner().id;
-            state.play("Place", id).await?;
-            Ok(Response::new(Receipt { id }))
+            play(&state, method, id).await?;
+            Ok(Response::new(answer(id)))
         })
     }
 }
@@ -208,6 +190,13 @@ impl Drop for Server {
             let _ = stop.send(());
         }
         self.task.abort();
+    }
+}
+
+impl Deref for Server {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.state
     }
 }
 
@@ -233,26 +222,9 @@ impl Server {
         }
     }
 
-    pub fn script(&self, faults: &[Fault]) {
-        self.state.faults.script(faults);
-    }
-
-    pub fn random_faults(&self, seed: u64, rate: f64, faults: &[Fault]) {
-        self.state.faults.random(seed, rate, faults);
-    }
-
-    pub fn arrivals(&self) -> Vec<Arrival> {
-        self.state.log.lock().unwrap().clone()
-    }
-
+    /// How many times the call of `method` with `id` was executed.
     pub fn executed(&self, method: &'static str, id: u32) -> u32 {
-        self.state
-            .executed
-            .lock()
-            .unwrap()
-            .get(&(method, id))
-            .copied()
-            .unwrap_or(0)
+        self.state.executed(&(method, id))
     }
 
     pub fn channel(&self) -> Channel {

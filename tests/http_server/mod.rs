@@ -8,7 +8,7 @@
 
 #![allow(dead_code)] // each test binary uses part of it
 
-use crate::faults::Faults;
+use crate::faults::Ledger;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::Full;
@@ -16,13 +16,13 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
+use std::ops::Deref;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -71,27 +71,8 @@ pub struct Arrival {
     pub date_sent: Option<SystemTime>,
 }
 
-#[derive(Default)]
-pub struct State {
-    faults: Faults<Fault>,
-    log: Mutex<Vec<Arrival>>,
-    executed: Mutex<HashMap<String, u32>>,
-}
-
-impl State {
-    fn next_fault(&self) -> Fault {
-        self.faults.next().unwrap_or(Fault::None)
-    }
-
-    fn execute(&self, path: &str) {
-        *self
-            .executed
-            .lock()
-            .unwrap()
-            .entry(path.to_string())
-            .or_default() += 1;
-    }
-}
+/// What the server keeps across connections; the tests read it through the `Server`.
+pub type State = Ledger<Fault, Arrival, String>;
 
 pub struct Server {
     pub addr: SocketAddr,
@@ -102,6 +83,13 @@ pub struct Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+impl Deref for Server {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.state
     }
 }
 
@@ -122,32 +110,6 @@ impl Server {
 
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
-    }
-
-    /// The next requests get these faults, in order.
-    pub fn script(&self, faults: &[Fault]) {
-        self.state.faults.script(faults);
-    }
-
-    /// After the script, each request gets a fault with probability `rate`, drawn uniformly
-    /// from `faults`, from a generator seeded with `seed`.
-    pub fn random_faults(&self, seed: u64, rate: f64, faults: &[Fault]) {
-        self.state.faults.random(seed, rate, faults);
-    }
-
-    pub fn arrivals(&self) -> Vec<Arrival> {
-        self.state.log.lock().unwrap().clone()
-    }
-
-    /// How many times the request to `path` was executed.
-    pub fn executed(&self, path: &str) -> u32 {
-        self.state
-            .executed
-            .lock()
-            .unwrap()
-            .get(path)
-            .copied()
-            .unwrap_or(0)
     }
 }
 
@@ -186,7 +148,7 @@ async fn handle(
     reset: Arc<AtomicBool>,
     kill: Arc<Notify>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
-    let fault = state.next_fault();
+    let fault = state.next_fault().unwrap_or(Fault::None);
     let path = req.uri().path().to_string();
     let mut arrival = Arrival {
         method: req.method().clone(),
@@ -220,7 +182,7 @@ async fn handle(
             Some(r.body(Full::new(Bytes::from_static(b"slow down"))).unwrap())
         }
         Fault::Unavailable => {
-            state.execute(&path);
+            state.execute(path.clone());
             Some(
                 Response::builder()
                     .status(StatusCode::SERVICE_UNAVAILABLE)
@@ -229,22 +191,22 @@ async fn handle(
             )
         }
         Fault::Reset => {
-            state.execute(&path);
+            state.execute(path.clone());
             reset.store(true, Ordering::SeqCst);
             kill.notify_one();
             None
         }
         Fault::Hang => {
-            state.execute(&path);
+            state.execute(path.clone());
             None
         }
         Fault::None => {
-            state.execute(&path);
+            state.execute(path.clone());
             let body = format!("{} {path}", req.method());
             Some(Response::new(Full::new(Bytes::from(body))))
         }
     };
-    state.log.lock().unwrap().push(arrival);
+    state.arrived(arrival);
     match response {
         Some(r) => Ok(r),
         None => std::future::pending().await,
@@ -318,12 +280,6 @@ pub fn http_date(t: SystemTime) -> String {
         rem / 60 % 60,
         rem % 60,
     )
-}
-
-/// A port of 127.0.0.1 where nothing listens (it was free a moment ago).
-pub fn refused_addr() -> SocketAddr {
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    probe.local_addr().unwrap()
 }
 
 /// A reqwest client that talks to loopback directly, whatever proxy the environment names.
