@@ -3,7 +3,8 @@
 //!
 //! Policies are drawn at run time, so these tests build each function's `Site` (the `static`
 //! the macro writes) themselves and drive `Call` with the loop the macro generates (see
-//! `tests/expand/snapshots/`); the fixed-policy tests elsewhere go through the attribute.
+//! `retry-macros/tests/expand/snapshots/`); the fixed-policy tests elsewhere go through the
+//! attribute.
 //!
 //! - `untimed_calls_match_the_reference_model`: without timers, an independent model of the
 //!   AWS standard loop predicts every call's attempts and outcome, every delay's jitter bounds
@@ -18,7 +19,7 @@
 
 use proptest::prelude::*;
 use retry_runtime::__private::{
-    Call, Fns, Jitter, Policy, RetryEvent, Site, Timed, Untimed, never_repeat, timed_out,
+    Call, Fns, Jitter, Policy, RetryEvent, Site, Timed, Timer, Untimed, never_repeat, timed_out,
 };
 use retry_runtime::{Classify, ErrorClass, TokenBucket};
 use std::cell::RefCell;
@@ -123,32 +124,23 @@ impl Log {
     }
 }
 
-/// The loop `#[retry]` writes for a function without timers (`Call::run`).
-async fn untimed(
+/// One call through the loop `#[retry]` writes (`Call::run`): `Untimed` for a function without
+/// timers, `Timed` for one with `attempt_timeout` or `deadline`.
+async fn call<K>(
     site: &Site,
     idempotent: bool,
+    timer: K,
     log: &Log,
     steps: &[Step],
-) -> Result<u32, TestError> {
+) -> Result<u32, TestError>
+where
+    K: Timer<Result<u32, TestError>>,
+{
     let hook = log.hook();
     let call = Call::new(
         site,
         idempotent,
-        Untimed,
-        Fns(classify, hint),
-        never_repeat::<u32>,
-        hook,
-    );
-    call.run(|| log.play(steps)).await
-}
-
-/// The loop `#[retry]` writes for a function with `attempt_timeout` or `deadline` (`Call::run`).
-async fn timed(site: &Site, idempotent: bool, log: &Log, steps: &[Step]) -> Result<u32, TestError> {
-    let hook = log.hook();
-    let call = Call::new(
-        site,
-        idempotent,
-        Timed(timed_out),
+        timer,
         Fns(classify, hint),
         never_repeat::<u32>,
         hook,
@@ -187,14 +179,25 @@ impl Costs {
         }
     }
 
-    fn bucket(&self) -> &'static TokenBucket {
-        // One bucket per case, alive for the process (as the `static` of a real function).
-        Box::leak(Box::new(
+    /// A function's `Site` with `policy` and a bucket of these costs, alive for the process
+    /// (as the `static`s of a real function: one per case), and the model of that bucket.
+    fn site(
+        &self,
+        name: &'static str,
+        policy: Policy,
+    ) -> (&'static Site, &'static TokenBucket, ModelBucket) {
+        let bucket: &'static TokenBucket = Box::leak(Box::new(
             TokenBucket::standard()
                 .with_capacity(self.capacity)
                 .with_costs(self.retry, self.timeout, self.throttling)
                 .with_success_reward(self.reward),
-        ))
+        ));
+        let site = Box::leak(Box::new(Site::new(name, policy).bucket(bucket)));
+        let model = ModelBucket {
+            level: self.capacity,
+            capacity: self.capacity,
+        };
+        (site, bucket, model)
     }
 }
 
@@ -465,18 +468,12 @@ fn untimed_calls_match_the_reference_model() {
     );
     runner()
         .run(&strategy, |(b, c, idempotent, calls)| {
-            let bucket = c.bucket();
-            let site: &'static Site =
-                Box::leak(Box::new(Site::new("prop", policy(&b)).bucket(bucket)));
-            let mut model = ModelBucket {
-                level: c.capacity,
-                capacity: c.capacity,
-            };
+            let (site, bucket, mut model) = c.site("prop", policy(&b));
             paused_runtime().block_on(async {
                 for steps in &calls {
                     let log = Log::default();
                     let t0 = Instant::now();
-                    let out = untimed(site, idempotent, &log, steps).await;
+                    let out = call(site, idempotent, Untimed, &log, steps).await;
                     let retries = log.retries.borrow().clone();
                     let seen: Vec<Duration> = retries.iter().map(|r| r.delay).collect();
                     let want = predict(&b, &c, idempotent, &mut model, steps, &seen);
@@ -591,19 +588,12 @@ fn timed_calls_keep_their_invariants() {
     );
     runner()
         .run(&strategy, |(b, c, t, idempotent, calls)| {
-            let bucket = c.bucket();
-            let site: &'static Site = Box::leak(Box::new(
-                Site::new("prop-timed", timed_policy(&b, &t)).bucket(bucket),
-            ));
-            let mut model = ModelBucket {
-                level: c.capacity,
-                capacity: c.capacity,
-            };
+            let (site, bucket, mut model) = c.site("prop-timed", timed_policy(&b, &t));
             paused_runtime().block_on(async {
                 for steps in &calls {
                     let log = Log::default();
                     let t0 = Instant::now();
-                    let out = timed(site, idempotent, &log, steps).await;
+                    let out = call(site, idempotent, Timed(timed_out), &log, steps).await;
                     let elapsed = t0.elapsed();
                     let attempts = log.attempts.borrow().clone();
                     let retries = log.retries.borrow().clone();
