@@ -1,4 +1,4 @@
-//! The steps of one call (DESIGN "One call") on the paused clock: deadlines, server hints,
+//! The steps of one call (the README's "One call") on the paused clock: deadlines, server hints,
 //! polling with `retry_if_ok`, the `on_retry` hook, seeded jitter, and what the caller gets.
 
 mod util;
@@ -271,7 +271,7 @@ async fn polling_repeats_while_the_predicate_holds() {
         Succeed(42),
     ]);
     assert_eq!(poll(&s).await, Ok(42));
-    // Backoff 100, 200, 400 between the attempts (seed 003's increasing poll delay).
+    // Backoff 100, 200, 400 between the attempts: the increasing poll delay.
     assert_eq!(s.starts_ms(), [0, 100, 300, 700]);
     // Repeats take no retry cost; the error's retry took 5 and its success refunded them.
     assert_eq!(POLL_BUCKET.available(), 50);
