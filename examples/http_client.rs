@@ -7,20 +7,15 @@
 //!
 //! Run it with `cargo run --example http_client`.
 
-use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode};
-use http_body_util::Full;
+mod support;
+
+use http::{Method, Request, StatusCode};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use retry_runtime::reqwest::{Error, error_for_status};
 use retry_runtime::{RetryEvent, retry};
-use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
-use tokio::net::TcpListener;
+use support::{Reply, reply};
 
 /// Logs each retry before its sleep.
 fn log_retry(event: &RetryEvent<'_, Error>) {
@@ -62,9 +57,9 @@ async fn place_order(client: &reqwest::Client, base: &str) -> Result<String, Err
 
 #[tokio::main]
 async fn main() {
-    let addr = start_server().await;
+    let addr = support::serve(handle).await;
     let base = format!("http://{addr}");
-    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let client = support::client();
 
     println!("GET /quote (the server answers 503 twice):");
     println!("  -> {}", quote(&client, &base).await.unwrap());
@@ -91,13 +86,7 @@ static QUOTES: AtomicU32 = AtomicU32::new(0);
 static ORDERS: AtomicU32 = AtomicU32::new(0);
 
 /// The flaky server: its answers depend on how many requests it has seen.
-async fn handle(req: Request<Incoming>) -> Response<Full<Bytes>> {
-    let reply = |status: StatusCode, body: &'static str| {
-        Response::builder()
-            .status(status)
-            .body(Full::new(Bytes::from_static(body.as_bytes())))
-            .unwrap()
-    };
+async fn handle(req: Request<Incoming>) -> Reply {
     match (req.method(), req.uri().path()) {
         (&Method::GET, "/quote") => match QUOTES.fetch_add(1, Ordering::SeqCst) {
             0 | 1 => reply(StatusCode::SERVICE_UNAVAILABLE, "warming up"),
@@ -117,16 +106,4 @@ async fn handle(req: Request<Incoming>) -> Response<Full<Bytes>> {
         }
         _ => reply(StatusCode::NOT_FOUND, "no such resource"),
     }
-}
-
-async fn start_server() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let service = service_fn(|req| async { Ok::<_, Infallible>(handle(req).await) });
-            tokio::spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
-        }
-    });
-    addr
 }

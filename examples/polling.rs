@@ -19,19 +19,14 @@
 //!
 //! Run it with `cargo run --example polling`.
 
-use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode};
-use http_body_util::Full;
+mod support;
+
+use http::{Method, Request, StatusCode};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use retry_runtime::{Classify, ErrorClass, RetryEvent, retry};
-use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
-use tokio::net::TcpListener;
+use support::{Reply, reply};
 
 #[derive(Debug, PartialEq)]
 enum Status {
@@ -114,8 +109,8 @@ async fn job_status(client: &reqwest::Client, url: &str) -> Result<Status, PollE
 
 #[tokio::main]
 async fn main() {
-    let addr = start_server().await;
-    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let addr = support::serve(handle).await;
+    let client = support::client();
 
     let job = client
         .post(format!("http://{addr}/jobs"))
@@ -137,13 +132,7 @@ async fn main() {
 static POLLS: AtomicU32 = AtomicU32::new(0);
 
 /// The job server: the job is ready at the fifth poll; one poll is throttled, one fails.
-async fn handle(req: Request<Incoming>) -> Response<Full<Bytes>> {
-    let reply = |status: StatusCode, body: &'static str| {
-        Response::builder()
-            .status(status)
-            .body(Full::new(Bytes::from_static(body.as_bytes())))
-            .unwrap()
-    };
+async fn handle(req: Request<Incoming>) -> Reply {
     match (req.method(), req.uri().path()) {
         (&Method::POST, "/jobs") => reply(StatusCode::ACCEPTED, "jobs/42"),
         (&Method::GET, "/jobs/42") => match POLLS.fetch_add(1, Ordering::SeqCst) {
@@ -154,16 +143,4 @@ async fn handle(req: Request<Incoming>) -> Response<Full<Bytes>> {
         },
         _ => reply(StatusCode::NOT_FOUND, "no such job"),
     }
-}
-
-async fn start_server() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let service = service_fn(|req| async { Ok::<_, Infallible>(handle(req).await) });
-            tokio::spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
-        }
-    });
-    addr
 }

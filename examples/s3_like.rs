@@ -8,20 +8,17 @@
 //!
 //! Run it with `cargo run --example s3_like`.
 
+mod support;
+
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use retry_runtime::{Classify, ErrorClass, RetryEvent, TimedOut, TokenBucket, aws, hint, retry};
-use std::convert::Infallible;
 use std::fmt;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-use tokio::net::TcpListener;
+use support::Reply;
 
 /// An error of the object store, as its XML error body and headers describe it.
 #[derive(Debug)]
@@ -135,8 +132,8 @@ async fn get_object(client: &reqwest::Client, url: &str) -> Result<String, S3Err
 
 #[tokio::main]
 async fn main() {
-    let addr = start_server().await;
-    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let addr = support::serve(handle).await;
+    let client = support::client();
     let base = format!("http://{addr}/reports");
 
     println!("PUT /reports/2024.csv:");
@@ -159,7 +156,7 @@ async fn main() {
 
 static PUTS: AtomicU32 = AtomicU32::new(0);
 
-fn error(status: StatusCode, code: &str) -> Response<Full<Bytes>> {
+fn error(status: StatusCode, code: &str) -> Reply {
     let body = format!("<?xml version=\"1.0\"?><Error><Code>{code}</Code></Error>");
     Response::builder()
         .status(status)
@@ -169,7 +166,7 @@ fn error(status: StatusCode, code: &str) -> Response<Full<Bytes>> {
 }
 
 /// The object store: the first PUT is throttled, the second fails, the third works.
-async fn handle(req: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn handle(req: Request<Incoming>) -> Reply {
     match *req.method() {
         Method::PUT => match PUTS.fetch_add(1, Ordering::SeqCst) {
             0 => {
@@ -183,16 +180,4 @@ async fn handle(req: Request<Incoming>) -> Response<Full<Bytes>> {
         },
         _ => error(StatusCode::NOT_FOUND, "NoSuchKey"),
     }
-}
-
-async fn start_server() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let service = service_fn(|req| async { Ok::<_, Infallible>(handle(req).await) });
-            tokio::spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
-        }
-    });
-    addr
 }
