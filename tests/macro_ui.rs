@@ -2,8 +2,8 @@
 //! (`tests/ui/pass/`), and every mistake is one clear error on the offending token
 //! (`tests/ui/fail/`, with the expected output in the `.stderr` beside each case).
 //!
-//! After an intended change to a message, `TRYBUILD=overwrite cargo test --test ui` rewrites the
-//! `.stderr` files; review their diff.
+//! After an intended change to a message, `TRYBUILD=overwrite cargo test --test macro_ui`
+//! rewrites the `.stderr` files; review their diff.
 
 #[test]
 fn ui() {
