@@ -263,7 +263,7 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
 }
 
 /// Renames `self` to `__self`, as `#[async_trait]` does in the body, following async-trait's
-/// `ReplaceSelf`: a path starting with the `self` module (`self::CONST`) stays, nested items
+/// `ReplaceSelf` (async-trait 0.1.92, `src/receiver.rs`): a path starting with the `self` module (`self::CONST`) stays, nested items
 /// are left alone, and so are the arguments of a macro that mention `fn` (whose `self` is
 /// likely another function's).
 struct RenameSelf;

@@ -285,7 +285,8 @@ impl<F: FnOnce(&mut Block)> VisitMut for Search<F> {
 }
 
 /// `#[tracing::instrument]`'s block: `{ if false { let __tracing_attr_fake_return: R = ..; .. }
-/// { BODY } }`. Returns `R`.
+/// { BODY } }` (tracing-attributes 0.1.31; inside an `#[async_trait]` method it writes no such
+/// block, and async-trait's marks are found instead). Returns `R`.
 fn tracing_marker(block: &Block) -> Option<Type> {
     let [
         Stmt::Expr(Expr::If(fake), _),
@@ -303,7 +304,8 @@ fn tracing_marker(block: &Block) -> Option<Type> {
     })
 }
 
-/// `#[async_trait]`'s `let __ret: R = { BODY };`. Returns `R`.
+/// `#[async_trait]`'s `let __ret: R = { BODY };` (async-trait 0.1.92, which also renames `self`
+/// to `__self` in `BODY`). Returns `R`.
 fn async_trait_marker(local: &syn::Local) -> Option<Type> {
     let init = local.init.as_ref()?;
     if init.diverge.is_some() || !matches!(*init.expr, Expr::Block(_)) {
@@ -315,7 +317,8 @@ fn async_trait_marker(local: &syn::Local) -> Option<Type> {
     }
 }
 
-/// `#[tokio::test]`'s and `#[tokio::main]`'s first statement: `let body = async { BODY };`.
+/// `#[tokio::test]`'s and `#[tokio::main]`'s first statement: `let body = async { BODY };`
+/// (tokio-macros 2.7.2).
 fn tokio_marker(block: &Block) -> bool {
     let Some(Stmt::Local(local)) = block.stmts.first() else {
         return false;
@@ -382,7 +385,8 @@ fn is_unit(ty: &Type) -> bool {
     }
 }
 
-/// `R` in `Pin<Box<dyn Future<Output = R> + ..>>`, the return type `#[async_trait]` writes.
+/// `R` in `Pin<Box<dyn Future<Output = R> + ..>>`, the return type `#[async_trait]` writes
+/// (async-trait 0.1.92).
 fn future_output(output: &ReturnType) -> Option<&Type> {
     let ReturnType::Type(_, ty) = output else {
         return None;
