@@ -5,6 +5,7 @@
 //! printed: the mode and attempt count every function resolved to, and the warnings.
 
 mod capture;
+mod util;
 
 use retry_runtime::testing::{self, Overrides};
 use retry_runtime::{ErrorClass, Partition, retry};
@@ -64,11 +65,7 @@ fn child() {
     if std::env::var_os(TRACE).is_some() {
         tracing::subscriber::set_global_default(capture.clone()).unwrap();
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let rt = util::paused_runtime();
     rt.block_on(async {
         for round in 1..=2 {
             for (name, partition) in [

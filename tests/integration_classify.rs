@@ -9,7 +9,7 @@ use std::error::Error;
 use std::time::Duration;
 use tonic::metadata::MetadataValue;
 use tonic::{Code, Status};
-use util::TestError;
+use util::{TestError, paused_runtime};
 
 #[test]
 fn every_http_status() {
@@ -166,11 +166,7 @@ fn a_timeout_becomes_deadline_exceeded() {
     async fn hang() -> Result<(), Status> {
         std::future::pending().await
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let rt = paused_runtime();
     let status = rt.block_on(hang()).unwrap_err();
     assert_eq!(status.code(), Code::DeadlineExceeded);
     assert_eq!(status.message(), "attempt 1 timed out after 10ms");
@@ -234,11 +230,7 @@ fn timed_out() -> TimedOut {
     async fn hang() -> Result<(), TestError> {
         std::future::pending().await
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let rt = paused_runtime();
     let TestError::TimedOut(t) = rt.block_on(hang()).unwrap_err() else {
         panic!("the attempt never answers")
     };

@@ -13,7 +13,7 @@ mod faults;
 mod http_server;
 mod util;
 
-use faults::{assert_each_injected, refused_addr};
+use faults::refused_addr;
 use http_server::{Fault, Hint, Server, client};
 use retry_runtime::reqwest::{Error, error_for_status};
 use retry_runtime::testing::{self, EarlyEnd};
@@ -152,8 +152,7 @@ async fn gets_get_through_30_percent_faults() {
     // The plan really injected about 30% faults, of every kind.
     let share = faulted as f64 / arrivals.len() as f64;
     assert!((0.2..0.4).contains(&share), "{share}");
-    let injected: Vec<Fault> = arrivals.iter().map(|a| a.fault).collect();
-    assert_each_injected(&faults, &injected);
+    server.assert_each_injected(&faults);
 }
 
 /// Attempts refused with 429 (not executed by the server).
@@ -216,8 +215,7 @@ async fn a_post_executes_at_most_once_whatever_the_faults() {
         );
     }
     assert!(ok > 0 && failed > 0, "ok {ok}, failed {failed}");
-    let injected: Vec<Fault> = server.arrivals().iter().map(|a| a.fault).collect();
-    assert_each_injected(&faults, &injected);
+    server.assert_each_injected(&faults);
 }
 
 #[tokio::test]

@@ -37,7 +37,7 @@ fn cases() -> u32 {
 
 mod util;
 
-use util::TestError;
+use util::{TestError, paused_runtime};
 
 fn classify(e: &TestError) -> ErrorClass {
     e.classify()
@@ -443,14 +443,6 @@ impl Tally {
             self.timed_out.get(),
         );
     }
-}
-
-fn paused_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap()
 }
 
 fn untimed_steps() -> impl Strategy<Value = Vec<Step>> {

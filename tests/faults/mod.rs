@@ -18,6 +18,8 @@ use std::sync::Mutex;
 pub struct Ledger<F, A, K> {
     script: Mutex<VecDeque<F>>,
     plan: Mutex<Option<Plan<F>>>,
+    /// The faults injected so far, in order.
+    injected: Mutex<Vec<F>>,
     arrivals: Mutex<Vec<A>>,
     executed: Mutex<HashMap<K, u32>>,
 }
@@ -33,6 +35,7 @@ impl<F, A, K> Default for Ledger<F, A, K> {
         Ledger {
             script: Mutex::new(VecDeque::new()),
             plan: Mutex::new(None),
+            injected: Mutex::new(Vec::new()),
             arrivals: Mutex::new(Vec::new()),
             executed: Mutex::new(HashMap::new()),
         }
@@ -42,6 +45,14 @@ impl<F, A, K> Default for Ledger<F, A, K> {
 impl<F: Copy, A: Clone, K: Eq + Hash> Ledger<F, A, K> {
     /// The next request's fault, if it gets one.
     pub fn next_fault(&self) -> Option<F> {
+        let fault = self.draw();
+        if let Some(f) = fault {
+            self.injected.lock().unwrap().push(f);
+        }
+        fault
+    }
+
+    fn draw(&self) -> Option<F> {
         if let Some(f) = self.script.lock().unwrap().pop_front() {
             return Some(f);
         }
@@ -51,6 +62,18 @@ impl<F: Copy, A: Clone, K: Eq + Hash> Ledger<F, A, K> {
             let i = plan.rng.random_range(0..plan.faults.len());
             plan.faults[i]
         })
+    }
+
+    /// Panics unless each of `faults` was injected at least once: the random plan really tried
+    /// them all.
+    pub fn assert_each_injected(&self, faults: &[F])
+    where
+        F: PartialEq + Debug,
+    {
+        let injected = self.injected.lock().unwrap();
+        for f in faults {
+            assert!(injected.contains(f), "{f:?} never injected");
+        }
     }
 
     /// The next requests get these faults, in order.
@@ -89,13 +112,6 @@ impl<F: Copy, A: Clone, K: Eq + Hash> Ledger<F, A, K> {
         K: Borrow<Q>,
     {
         self.executed.lock().unwrap().get(key).copied().unwrap_or(0)
-    }
-}
-
-/// Panics unless each of `faults` is among `injected`: the random plan really tried them all.
-pub fn assert_each_injected<F: PartialEq + Debug>(faults: &[F], injected: &[F]) {
-    for f in faults {
-        assert!(injected.contains(f), "{f:?} never injected");
     }
 }
 

@@ -142,6 +142,15 @@ impl Script {
     }
 }
 
+/// A single-threaded runtime on tokio's paused clock, for tests that are not `async`.
+pub fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
 /// Overrides that skip every wait: the loop decides as usual but sleeps for nothing.
 pub fn instant() -> Overrides {
     Overrides::new().instant()
