@@ -1,6 +1,7 @@
 //! What the test servers share: the faults they inject (the scripted ones first, in order,
 //! then, if a plan is set, one drawn from a seeded random plan with some probability, else
-//! none), the requests they saw, and how many times they executed each.
+//! none), the requests they saw, how many times they executed each, and the task that runs
+//! them.
 
 #![allow(dead_code)] // each test binary uses part of it
 
@@ -9,9 +10,45 @@ use rand::{RngExt, SeedableRng};
 use std::borrow::Borrow;
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
+use std::future::Future;
 use std::hash::Hash;
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::ops::Deref;
+use std::sync::{Arc, Mutex};
+use tokio::task::JoinHandle;
+
+/// A test server running in the background: its address and its ledger `L`, which the tests
+/// read through it. Dropping it stops the server.
+pub struct Running<L> {
+    pub addr: SocketAddr,
+    pub state: Arc<L>,
+    task: JoinHandle<()>,
+}
+
+impl<L> Running<L> {
+    /// Runs `serve`, the server at `addr` keeping `state`, until dropped.
+    pub fn spawn(
+        addr: SocketAddr,
+        state: Arc<L>,
+        serve: impl Future<Output = ()> + Send + 'static,
+    ) -> Running<L> {
+        let task = tokio::spawn(serve);
+        Running { addr, state, task }
+    }
+}
+
+impl<L> Drop for Running<L> {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl<L> Deref for Running<L> {
+    type Target = L;
+    fn deref(&self) -> &L {
+        &self.state
+    }
+}
 
 /// A server's record: faults of type `F` to inject, every request it saw (an `A`), and how
 /// many times it executed the request of each key `K`.

@@ -10,17 +10,14 @@
 
 #![allow(dead_code)] // each test binary uses part of it
 
-use crate::faults::Ledger;
+use crate::faults::{Ledger, Running};
 use http::uri::PathAndQuery;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::ops::Deref;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::body::Body;
 use tonic::codegen::{BoxFuture, Service};
@@ -177,49 +174,20 @@ impl<Req: Send + 'static, Resp: Send + 'static> Service<Request<Req>> for Unary<
     }
 }
 
-pub struct Server {
-    pub addr: SocketAddr,
-    pub state: Arc<State>,
-    stop: Option<oneshot::Sender<()>>,
-    task: JoinHandle<()>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        self.task.abort();
-    }
-}
-
-impl Deref for Server {
-    type Target = State;
-    fn deref(&self) -> &State {
-        &self.state
-    }
-}
+pub type Server = Running<State>;
 
 impl Server {
+    /// A server on a free port of 127.0.0.1.
     pub async fn start() -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(State::default());
-        let (stop, stopped) = oneshot::channel::<()>();
         let service = Orders(state.clone());
-        let task = tokio::spawn(async move {
+        Server::spawn(addr, state, async move {
             let _ = tonic::transport::Server::builder()
-                .serve_with_incoming_shutdown(service, TcpListenerStream::new(listener), async {
-                    let _ = stopped.await;
-                })
+                .serve_with_incoming(service, TcpListenerStream::new(listener))
                 .await;
-        });
-        Server {
-            addr,
-            state,
-            stop: Some(stop),
-            task,
-        }
+        })
     }
 
     /// How many times the call of `method` with `id` was executed.

@@ -8,7 +8,7 @@
 
 #![allow(dead_code)] // each test binary uses part of it
 
-use crate::faults::Ledger;
+use crate::faults::{Ledger, Running};
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::Full;
@@ -18,8 +18,6 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::io;
-use std::net::SocketAddr;
-use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,7 +26,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 
 /// What the server does with one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,24 +72,7 @@ pub struct Arrival {
 /// What the server keeps across connections; the tests read it through the `Server`.
 pub type State = Ledger<Fault, Arrival, String>;
 
-pub struct Server {
-    pub addr: SocketAddr,
-    pub state: Arc<State>,
-    task: JoinHandle<()>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-impl Deref for Server {
-    type Target = State;
-    fn deref(&self) -> &State {
-        &self.state
-    }
-}
+pub type Server = Running<State>;
 
 impl Server {
     /// A server on a free port of 127.0.0.1.
@@ -104,8 +85,7 @@ impl Server {
     pub fn on(listener: TcpListener) -> Server {
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(State::default());
-        let task = tokio::spawn(accept(listener, state.clone()));
-        Server { addr, state, task }
+        Server::spawn(addr, state.clone(), accept(listener, state))
     }
 
     pub fn url(&self, path: &str) -> String {
