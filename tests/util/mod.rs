@@ -1,6 +1,7 @@
 //! What the tests share: the error every test function returns (`TestError`), scripted
 //! attempts (a `#[retry]` function takes a `&Script` and each attempt plays the script's next
-//! step, recording when it started), and the helpers of the tests that record calls.
+//! step, recording when it started), a paused runtime, and the instant overrides and retry
+//! classes of the tests that record calls.
 #![allow(dead_code, unused_imports)] // each test file uses part of it
 
 use retry_runtime::testing::{Overrides, Record};
