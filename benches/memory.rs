@@ -1,7 +1,7 @@
 //! Bytes per in-flight call: the size of the future a call creates (what a spawned task or a
 //! join set stores per call), with and without `#[retry]`, and for the peers, on the same body
 //! as `benches/shared`. Sizes are exact (`size_of_val`); no heap is used on the success path
-//! (`tests/no_alloc.rs`).
+//! (`tests/engine_no_alloc.rs`).
 //!
 //! ```text
 //! cargo bench --bench memory
