@@ -127,7 +127,7 @@ impl Log {
 /// One call through the loop `#[retry]` writes (`Call::run`): `Untimed` for a function without
 /// timers, `Timed` for one with `attempt_timeout` or `deadline`.
 async fn call<K>(
-    site: &Site,
+    site: &'static Site,
     idempotent: bool,
     timer: K,
     log: &Log,

@@ -62,7 +62,7 @@ macro_rules! __retry_loop {
     };
 }
 
-impl<R, K, P, J> Call<'_, R, K, P, J>
+impl<R, K, P, J> Call<R, K, P, J>
 where
     R: RetryResult,
     K: Timer<R>,

@@ -196,8 +196,9 @@ impl TokenBucket {
     /// Adds `tokens` back, never above capacity.
     #[inline]
     pub(crate) fn deposit(&self, tokens: u32) {
-        // The common case (a full bucket) costs one load and no write.
-        if tokens == 0 || self.level.load(Ordering::Relaxed) >= self.capacity {
+        // The common case (a full bucket) costs one load and no write; it is checked first,
+        // so a success on a full bucket reads nothing else.
+        if self.level.load(Ordering::Relaxed) >= self.capacity || tokens == 0 {
             return;
         }
         self.deposit_slow(tokens);

@@ -1,6 +1,8 @@
 //! What `on_retry` hooks see before each sleep.
 
 use crate::classify::ErrorClass;
+use crate::context::{Frame, InvocationId};
+use core::fmt;
 use std::time::Duration;
 
 /// A retry about to happen, handed to the function named by `on_retry` before the sleep.
@@ -10,8 +12,9 @@ use std::time::Duration;
 ///
 /// fn log_retry(ev: &RetryEvent<'_, std::io::Error>) {
 ///     eprintln!(
-///         "{}: attempt {} failed ({}), retrying in {:?}",
+///         "{} [{}]: attempt {} failed ({}), retrying in {:?}",
 ///         ev.function(),
+///         ev.invocation_id(),
 ///         ev.attempt(),
 ///         ev.class(),
 ///         ev.delay(),
@@ -19,10 +22,8 @@ use std::time::Duration;
 /// }
 /// # let _ = log_retry;
 /// ```
-#[derive(Debug)]
 pub struct RetryEvent<'a, E> {
-    pub(crate) function: &'static str,
-    pub(crate) partition: Option<&'static str>,
+    pub(crate) frame: &'a Frame,
     pub(crate) attempt: u32,
     pub(crate) delay: Duration,
     pub(crate) error: Option<&'a E>,
@@ -65,12 +66,33 @@ impl<'a, E> RetryEvent<'a, E> {
     /// The name of the `#[retry]` function.
     #[must_use]
     pub fn function(&self) -> &'static str {
-        self.function
+        self.frame.site().name
     }
 
     /// The named partition of the function, if any.
     #[must_use]
     pub fn partition(&self) -> Option<&'static str> {
-        self.partition
+        self.frame.site().partition_name()
+    }
+
+    /// The call's invocation id, the same for all its attempts (and the one
+    /// [`crate::attempt`] gives the body), so that one call's retries can be found in logs.
+    #[must_use]
+    pub fn invocation_id(&self) -> InvocationId {
+        self.frame.invocation_id()
+    }
+}
+
+impl<E: fmt::Debug> fmt::Debug for RetryEvent<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryEvent")
+            .field("function", &self.function())
+            .field("partition", &self.partition())
+            .field("invocation_id", &self.invocation_id())
+            .field("attempt", &self.attempt)
+            .field("delay", &self.delay)
+            .field("error", &self.error)
+            .field("class", &self.class)
+            .finish()
     }
 }

@@ -116,7 +116,7 @@
 //!
 //! Without a feature: `Classify` for `std::io::Error` and for `dyn Error` (by its chain of
 //! sources), the AWS error codes ([`aws`]) and the hint parsers ([`hint`]).
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
@@ -125,6 +125,7 @@ mod backoff;
 mod bucket;
 mod classify;
 mod config;
+mod context;
 mod engine;
 mod event;
 mod limiter;
@@ -134,6 +135,7 @@ mod partition;
 mod policy;
 mod report;
 pub mod testing;
+pub mod wire;
 
 #[doc(hidden)]
 pub mod __private;
@@ -143,6 +145,7 @@ pub use bucket::TokenBucket;
 pub use classify::reqwest;
 pub use classify::{Classify, ErrorClass, TimedOut, TimeoutKind};
 pub use classify::{aws, hint};
+pub use context::{Attempt, InvocationId, attempt};
 pub use event::RetryEvent;
 pub use limiter::RateLimiter;
 pub use partition::Partition;

@@ -5,24 +5,29 @@
 //!
 //! | level | when | fields |
 //! |---|---|---|
-//! | DEBUG | an attempt failed and the call sleeps before the next | `function`, `partition`, `attempt`, `class`, `delay_ms`, `tokens` (the retry bucket's level after this retry's cost), and in adaptive mode `fill_rate` (send tokens per second) |
+//! | DEBUG | an attempt failed and the call sleeps before the next | `function`, `partition`, `invocation_id`, `attempt`, `class`, `delay_ms`, `tokens` (the retry bucket's level after this retry's cost), and in adaptive mode `fill_rate` (send tokens per second) |
 //! | WARN | the call gives up before `max_attempts` | the same but `delay_ms`, and `reason`: `retry token bucket empty`, `deadline reached`, `not idempotent`, `server retry hint longer than max_backoff` |
+//! | WARN | once per function: it retries a failure that a `#[retry]` call nested in its attempt already retried | `function`, `partition`, `attempt`, `depth`, `class` |
 
 use crate::ambient::Env;
 use crate::classify::ErrorClass;
+use crate::context::Frame;
 use crate::partition::Site;
 #[cfg(feature = "tracing")]
 use crate::policy::Mode;
-use crate::report::{EndedEarly, Retried};
+use crate::report::{EarlyEnd, EndedEarly, Retried};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// A retry is about to sleep: attempt `attempt` failed with `class` (`Transient` for a polling
-/// repeat) and the call waits `delay`.
-pub(crate) fn retrying(site: &Site, env: &Env, attempt: u32, class: ErrorClass, delay: Duration) {
+/// A retry is about to sleep: the frame's attempt failed with `class` (`Transient` for a
+/// polling repeat) and the call waits `delay`.
+pub(crate) fn retrying(frame: &Frame, env: &Env, class: ErrorClass, delay: Duration) {
+    let (site, attempt) = (frame.site(), frame.number);
     if env.is_scoped() {
         env.retried(&Retried {
             function: site.name,
             partition: site.partition_name(),
+            invocation_id: frame.invocation_id(),
             attempt,
             class,
             delay,
@@ -31,12 +36,13 @@ pub(crate) fn retrying(site: &Site, env: &Env, attempt: u32, class: ErrorClass, 
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::DEBUG) {
         let function = site.name;
+        let invocation_id = tracing::field::display(frame.invocation_id());
         let (partition, tokens, fill_rate) = levels(site);
         let class = class.as_str();
         let delay_ms = delay.as_secs_f64() * 1000.0;
         tracing::debug!(
             target: "retry",
-            function, partition, attempt, class, delay_ms, tokens, fill_rate,
+            function, partition, invocation_id, attempt, class, delay_ms, tokens, fill_rate,
             "attempt failed, retrying",
         );
     }
@@ -44,32 +50,73 @@ pub(crate) fn retrying(site: &Site, env: &Env, attempt: u32, class: ErrorClass, 
     let _ = (site, attempt, class, delay);
 }
 
-/// Retries ended early; the caller gets the last result.
-pub(crate) fn ended_early(site: &Site, env: &Env, end: EndedEarly) {
-    env.ended_early(&end);
+/// Retries ended early, after attempt `attempt`; the caller gets the last result.
+pub(crate) fn ended_early(
+    frame: &Frame,
+    env: &Env,
+    attempt: u32,
+    class: Option<ErrorClass>,
+    reason: EarlyEnd,
+) {
+    let site = frame.site();
+    if env.is_scoped() {
+        env.ended_early(&EndedEarly {
+            function: site.name,
+            partition: site.partition_name(),
+            invocation_id: frame.invocation_id(),
+            attempt,
+            class,
+            reason,
+        });
+    }
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::WARN) {
-        let EndedEarly {
-            function, attempt, ..
-        } = end;
+        let function = site.name;
+        let invocation_id = tracing::field::display(frame.invocation_id());
         let (partition, tokens, fill_rate) = levels(site);
-        let class = end.class.map_or("none", ErrorClass::as_str);
-        let reason = end.reason.as_str();
+        let class = class.map_or("none", ErrorClass::as_str);
+        let reason = reason.as_str();
         tracing::warn!(
             target: "retry",
-            function, partition, attempt, class, reason, tokens, fill_rate,
+            function, partition, invocation_id, attempt, class, reason, tokens, fill_rate,
             "giving up before max_attempts",
         );
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = site;
+    let _ = (site, attempt, class, reason);
+}
+
+/// A call retries a failure that a `#[retry]` call nested in its attempt already retried:
+/// attempts multiply (3 by 3 is up to 9 requests). One WARN per function.
+#[cold]
+pub(crate) fn nested_retry(site: &Site, attempt: u32, depth: u32, class: ErrorClass) {
+    if site.nested_warned.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let function = site.name;
+    let class = class.as_str();
+    #[cfg(feature = "tracing")]
+    {
+        let partition = site.partition_name().unwrap_or("");
+        tracing::warn!(
+            target: "retry",
+            function, partition, attempt, depth, class,
+            "retrying a failure a nested #[retry] call already retried: attempts multiply; retry at one layer",
+        );
+    }
+    #[cfg(not(feature = "tracing"))]
+    eprintln!(
+        "retry: {function} (attempt {attempt}, depth {depth}) is retrying a {class} failure a \
+         nested #[retry] call already retried: attempts multiply; retry at one layer"
+    );
 }
 
 /// The partition (empty for none), the bucket's level, and in adaptive mode the limiter's fill
 /// rate (a field left out of the event otherwise).
 #[cfg(feature = "tracing")]
-fn levels(site: &Site) -> (&'static str, u32, Option<f64>) {
-    let fill_rate = (site.settings().mode == Mode::Adaptive).then(|| site.limiter().fill_rate());
+fn levels(site: &'static Site) -> (&'static str, u32, Option<f64>) {
+    let fill_rate =
+        (site.resolved().settings.mode == Mode::Adaptive).then(|| site.limiter().fill_rate());
     (
         site.partition_name().unwrap_or(""),
         site.token_bucket().available(),

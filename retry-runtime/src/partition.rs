@@ -5,6 +5,7 @@ use crate::bucket::TokenBucket;
 use crate::config::{self, Settings};
 use crate::limiter::RateLimiter;
 use crate::policy::Policy;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// The shared state of a named partition: every function written with the same
@@ -90,7 +91,9 @@ pub struct Site {
     own_bucket: TokenBucket,
     own_limiter: RateLimiter,
     shared: OnceLock<&'static Partition>,
-    settings: OnceLock<Settings>,
+    resolved: OnceLock<Resolved>,
+    /// The WARN about retries at two levels was emitted.
+    pub(crate) nested_warned: AtomicBool,
 }
 
 impl Site {
@@ -107,7 +110,8 @@ impl Site {
             own_bucket: TokenBucket::standard(),
             own_limiter: RateLimiter::adaptive(),
             shared: OnceLock::new(),
-            settings: OnceLock::new(),
+            resolved: OnceLock::new(),
+            nested_warned: AtomicBool::new(false),
         }
     }
 
@@ -184,11 +188,32 @@ impl Site {
         }
     }
 
-    /// Mode and max_attempts after the environment and config file, resolved once.
+    /// What the function's calls read on every call, resolved on the first: mode and
+    /// max_attempts after the environment and config file, and the shared state it uses.
     #[inline]
-    pub(crate) fn settings(&self) -> Settings {
-        *self
-            .settings
-            .get_or_init(|| config::resolve(&self.policy, self.profile))
+    pub(crate) fn resolved(&'static self) -> &'static Resolved {
+        self.resolved.get_or_init(|| Resolved {
+            site: self,
+            settings: config::resolve(&self.policy, self.profile),
+            bucket: self.token_bucket(),
+            limiter: self.limiter(),
+        })
+    }
+}
+
+/// A function's site as its calls use it, resolved once per process (see [`Site::resolved`]).
+pub(crate) struct Resolved {
+    pub(crate) site: &'static Site,
+    pub(crate) settings: Settings,
+    pub(crate) bucket: &'static TokenBucket,
+    pub(crate) limiter: &'static RateLimiter,
+}
+
+impl std::fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not the site: it holds this.
+        f.debug_struct("Resolved")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
     }
 }

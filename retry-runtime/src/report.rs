@@ -3,6 +3,7 @@
 //! them); tracing events carry the same fields.
 
 use crate::classify::ErrorClass;
+use crate::context::InvocationId;
 use std::time::Duration;
 
 /// Why a call stopped retrying before its error class or `max_attempts` said so.
@@ -41,6 +42,8 @@ pub struct Retried {
     pub function: &'static str,
     /// Its named partition, if any.
     pub partition: Option<&'static str>,
+    /// The call's invocation id.
+    pub invocation_id: InvocationId,
     /// The attempt (1-based) that failed.
     pub attempt: u32,
     /// The failure's class (`Transient` for a `retry_if_ok` repeat).
@@ -57,6 +60,8 @@ pub struct EndedEarly {
     pub function: &'static str,
     /// Its named partition, if any.
     pub partition: Option<&'static str>,
+    /// The call's invocation id.
+    pub invocation_id: InvocationId,
     /// The last attempt that ran (0 when the first could not start before the deadline).
     pub attempt: u32,
     /// The class of the last failure (`None` after a success that `retry_if_ok` would repeat,

@@ -86,7 +86,7 @@ static UNLIMITED: TokenBucket = TokenBucket::standard().with_costs(0, 0, 0);
 /// One simulated client process: its own retry state (bucket, limiter), as one SDK client
 /// has, created fresh for each run.
 pub struct Client {
-    site: Site,
+    site: &'static Site,
 }
 
 impl Client {
@@ -104,7 +104,11 @@ impl Client {
         } else {
             site
         };
-        Client { site }
+        // One site per client, for the life of the simulation (a `#[retry]` function's is a
+        // `static`).
+        Client {
+            site: Box::leak(Box::new(site)),
+        }
     }
 
     /// The client's retry token bucket.
@@ -133,8 +137,8 @@ impl Client {
         Fut: Future<Output = Result<(), SimError>>,
     {
         let timed_out: fn(TimedOut) -> SimError = SimError::from;
-        let call: Call<'_, Result<(), SimError>, _, _, _> = Call::new(
-            &self.site,
+        let call: Call<Result<(), SimError>, _, _, _> = Call::new(
+            self.site,
             true,
             Timed(timed_out),
             Fns(|e: &SimError| e.classify(), |_: &SimError| None),

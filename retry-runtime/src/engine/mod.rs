@@ -28,12 +28,13 @@ pub use timer::{Cutoff, Timed, Timer, TimerKind, Untimed};
 use crate::ambient::{self, Env};
 use crate::backoff;
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
+use crate::context::{self, Frame, InFrame};
 use crate::event::RetryEvent;
 use crate::limiter::send_cost;
 use crate::observe;
 use crate::partition::Site;
 use crate::policy::{Jitter, Mode};
-use crate::report::{EarlyEnd, EndedEarly};
+use crate::report::EarlyEnd;
 use core::future::Future;
 use core::ops::ControlFlow;
 use decide::AfterError;
@@ -49,23 +50,20 @@ use tokio::time::Instant;
 ///
 /// The type and `new` carry no bounds but `K`'s kind; each entry point asks only for what it
 /// uses, so a mistake in the user's types is reported once, where the expansion names it.
-pub struct Call<'s, R, K: TimerKind, P, J> {
-    site: &'s Site,
+pub struct Call<R, K: TimerKind, P, J> {
+    /// The function, the attempt, its cutoff and the deadline, as the body sees them.
+    frame: Frame,
     timer: K,
     repeat: P,
     plugs: J,
     idempotent: bool,
     /// Adaptive mode (resolved once per call: the environment may choose it).
     adaptive: bool,
-    attempt: u32,
-    /// The timer of the current attempt, and whether it fired (nothing without timers).
+    /// The timer of the current attempt, whether it fired, and when the call started (nothing
+    /// without timers).
     cutoff: K::Cutoff,
     /// The last look at the rate limiter found the send tokens taken by another caller.
     send_lost: bool,
-    /// The instant the call started, until the first attempt's timer has used it (one clock
-    /// read for both the deadline and that timer).
-    started: Option<Instant>,
-    deadline: Option<Instant>,
     retrying: Option<Retrying<R>>,
 }
 
@@ -86,7 +84,7 @@ struct Retrying<R> {
     last: Option<R>,
 }
 
-impl<R, K: TimerKind, P, J> Drop for Call<'_, R, K, P, J> {
+impl<R, K: TimerKind, P, J> Drop for Call<R, K, P, J> {
     #[inline]
     fn drop(&mut self) {
         // Only a call that has retried can hold tokens (between taking a retry's cost and
@@ -97,55 +95,56 @@ impl<R, K: TimerKind, P, J> Drop for Call<'_, R, K, P, J> {
     }
 }
 
-impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
+impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     /// Gives back the tokens held for a retry that will not run (or not finish).
     #[cold]
     fn release(&mut self) {
         if let Some(r) = &mut self.retrying {
             let held = std::mem::take(&mut r.held);
             if held > 0 {
-                self.site.token_bucket().deposit(held);
+                self.frame.r.bucket.deposit(held);
             }
         }
     }
 }
 
-impl<'s, R, K: TimerKind, C, P, O> Call<'s, R, K, P, Plugs<C, O>> {
+impl<R, K: TimerKind, C, P, O> Call<R, K, P, Plugs<C, O>> {
     /// Starts a call. The deadline clock starts now, at the first poll of the function.
     /// `classify` tells an error's class and hint ([`ByTrait`] or [`Fns`]), `repeat` whether a
     /// success is polled again, `on_retry` is the hook.
     #[inline]
     pub fn new(
-        site: &'s Site,
+        site: &'static Site,
         idempotent: bool,
         timer: K,
         classify: C,
         repeat: P,
         on_retry: O,
     ) -> Self {
-        let started = K::TIMED.then(Instant::now);
-        let deadline = match (started, site.policy.deadline) {
+        let start = K::TIMED.then(Instant::now);
+        let deadline = match (start, site.policy.deadline) {
             (Some(now), Some(d)) => now.checked_add(d),
             _ => None,
         };
+        // A function with timers reads the attempt it runs inside now, before its first timer
+        // is armed; one without looks when its attempt is first polled.
+        let outer = if K::TIMED { context::outer() } else { None };
+        let resolved = site.resolved();
         Call {
-            site,
+            frame: Frame::new(resolved, deadline, outer),
             timer,
             repeat,
             plugs: Plugs { classify, on_retry },
             idempotent,
-            adaptive: site.settings().mode == Mode::Adaptive,
-            attempt: 0,
-            cutoff: Default::default(),
+            adaptive: resolved.settings.mode == Mode::Adaptive,
+            cutoff: K::Cutoff::begin(start),
             send_lost: false,
-            started,
-            deadline,
             retrying: None,
         }
     }
 }
 
-impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
+impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     /// Whether attempts wait for the rate limiter's send tokens (adaptive mode, which the
     /// environment may choose at run time).
     #[inline]
@@ -155,7 +154,7 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
 
     /// The retry state, set up at the first retry.
     fn retrying(&mut self) -> &mut Retrying<R> {
-        let policy = &self.site.policy;
+        let policy = &self.frame.site().policy;
         self.retrying.get_or_insert_with(|| Retrying {
             held: 0,
             pending: None,
@@ -169,44 +168,52 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
     /// deadline. Instants too far ahead to represent mean no timer.
     #[inline]
     fn arm(&mut self, n: u32) -> Option<Instant> {
-        let policy = &self.site.policy;
-        let started = self.started.take();
+        let policy = &self.frame.site().policy;
+        // The first attempt starts with the call, unless adaptive mode waited for a send token.
+        let from = match self.cutoff.start() {
+            Some(start) if n == 1 && !self.adaptive => start,
+            _ => Instant::now(),
+        };
         let at = match policy.attempt_timeout_for(n) {
-            Some(limit) => match started.unwrap_or_else(Instant::now).checked_add(limit) {
-                Some(at) if self.deadline.is_none_or(|d| at < d) => {
+            Some(limit) => match from.checked_add(limit) {
+                Some(at) if self.frame.deadline.is_none_or(|d| at < d) => {
                     Some((at, TimeoutKind::Attempt))
                 }
-                _ => self.deadline.map(|d| (d, TimeoutKind::Deadline)),
+                _ => self.frame.deadline.map(|d| (d, TimeoutKind::Deadline)),
             },
-            None => self.deadline.map(|d| (d, TimeoutKind::Deadline)),
+            None => self.frame.deadline.map(|d| (d, TimeoutKind::Deadline)),
         };
         self.cutoff.arm(at.map(|(_, kind)| kind));
-        at.map(|(at, _)| at)
+        let at = at.map(|(at, _)| at);
+        self.frame.cutoff = at;
+        at
+    }
+
+    /// The limit a deadline timeout reports: the function's `deadline`, or the time the call
+    /// had when an outer attempt's cutoff clamped its deadline.
+    fn deadline_limit(&self) -> Duration {
+        match (self.frame.deadline, self.cutoff.start()) {
+            (Some(deadline), Some(start)) => deadline.saturating_duration_since(start),
+            _ => self.frame.site().policy.deadline.unwrap_or_default(),
+        }
     }
 
     /// Whether a wait of `wait` from now reaches the deadline.
     fn reaches_deadline(&self, wait: Duration) -> bool {
-        self.deadline
+        self.frame
+            .deadline
             .is_some_and(|d| decide::reaches(d, Instant::now(), wait))
     }
 
     fn ended_early(&self, a: &Env, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
-        let site = self.site;
-        let end = EndedEarly {
-            function: site.name,
-            partition: site.partition_name(),
-            attempt,
-            class,
-            reason,
-        };
-        observe::ended_early(site, a, end);
+        observe::ended_early(&self.frame, a, attempt, class, reason);
     }
 }
 
 // The entry points the loop calls carry their bounds themselves (not on the impl), each only
 // what it uses, so that a return type that is not a `Result`, or an error type that cannot be
 // classified, is reported with the trait's own message and as few times as can be.
-impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
+impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     /// Step 1, adaptive mode: one look at the rate limiter for the next attempt's send token.
     /// `Wait(d)`: sleep `d` and look again; `Return`: the token would come after the deadline,
     /// the call ends.
@@ -214,11 +221,15 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
     where
         K: Timer<R>,
     {
-        let n = self.attempt + 1;
+        let limiter = self.frame.r.limiter;
+        if !limiter.is_enabled() {
+            // Before the first throttling response: no token to take, no clock to read.
+            self.send_lost = false;
+            return SendToken::Go;
+        }
+        let n = self.frame.number + 1;
         let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
         let cost = send_cost(n, after_throttle);
-        self.started = None; // the attempt starts after the wait, not at the call's start
-        let limiter = self.site.limiter();
         let now = Instant::now();
         let a = &ambient::current();
         if a.skips_waits() {
@@ -227,7 +238,10 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
             return SendToken::Go;
         }
         let draw = || a.draw(|rng| rng.random::<f64>());
-        match limiter.try_send(cost, now, self.deadline, self.send_lost, draw) {
+        // Only a function with timers can end with the deadline's error; an untimed call
+        // inside an outer attempt is cut off by that attempt's timer.
+        let deadline = if K::TIMED { self.frame.deadline } else { None };
+        match limiter.try_send(cost, now, deadline, self.send_lost, draw) {
             Ok(None) => {
                 self.send_lost = false;
                 SendToken::Go
@@ -254,19 +268,20 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
 
     /// Step 2: counts the attempt and puts its future under the attempt's timer, if the
     /// function has one. Its signature pins the body's output type, so `?` in the body
-    /// converts to `R`.
+    /// converts to `R`. The attempt's future is polled with the call's frame published
+    /// ([`crate::attempt`]).
     #[inline]
-    pub fn attempt<F: Future<Output = R>>(&mut self, attempt: F) -> K::Attempt<F>
+    pub fn attempt<F: Future<Output = R>>(&mut self, attempt: F) -> InFrame<'_, K::Attempt<F>>
     where
         K: Timer<R>,
     {
-        self.attempt += 1;
+        self.frame.number += 1;
         let until = if K::TIMED {
-            self.arm(self.attempt)
+            self.arm(self.frame.number)
         } else {
             None
         };
-        K::arm(attempt, until)
+        InFrame::new(&mut self.frame, K::arm(attempt, until))
     }
 
     /// The error of a call whose first attempt could not start before the deadline.
@@ -274,10 +289,10 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
     where
         K: Timer<R>,
     {
-        if !K::TIMED {
+        if !K::TIMED || self.frame.deadline.is_none() {
             return None;
         }
-        let limit = self.site.policy.deadline?;
+        let limit = self.deadline_limit();
         Some(
             self.timer
                 .timed_out(TimedOut::new(TimeoutKind::Deadline, limit, n)),
@@ -315,14 +330,13 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
     where
         K: Timer<R>,
     {
-        let n = self.attempt;
-        let policy = &self.site.policy;
+        let n = self.frame.number;
+        let policy = &self.frame.site().policy;
         let kind = self.cutoff.fire();
         let limit = match kind {
-            TimeoutKind::Attempt => policy.attempt_timeout_for(n),
-            TimeoutKind::Deadline => policy.deadline,
+            TimeoutKind::Attempt => policy.attempt_timeout_for(n).unwrap_or_default(),
+            TimeoutKind::Deadline => self.deadline_limit(),
         };
-        let limit = limit.unwrap_or_default();
         self.timer.timed_out(TimedOut::new(kind, limit, n))
     }
 
@@ -331,12 +345,12 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
     #[inline]
     fn book_success(&mut self) {
         if self.retrying.is_none() {
-            self.site.token_bucket().reward();
+            self.frame.r.bucket.reward();
         } else {
             self.book_retry_success();
         }
         if self.adaptive {
-            self.site.limiter().record(Instant::now(), false);
+            self.frame.r.limiter.record(Instant::now(), false);
         }
     }
 
@@ -345,7 +359,7 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
         if let Some(r) = &mut self.retrying {
             r.last = None;
             let held = std::mem::take(&mut r.held);
-            let bucket = self.site.token_bucket();
+            let bucket = self.frame.r.bucket;
             if held > 0 {
                 bucket.deposit(held);
             } else {
@@ -372,9 +386,25 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
                 None => return Settled::Retry,
             },
         };
-        match judged {
+        let settled = match judged {
             Ok(next) => next.settled(a),
             Err(short) => self.refill_wait(short, a),
+        };
+        if let Settled::Return(out) = &settled {
+            self.returning(out);
+        }
+        settled
+    }
+
+    /// A nested call (one inside another's attempt) that retried and still fails marks the
+    /// outer attempt, which warns if it retries the same failure in turn.
+    #[inline]
+    fn returning(&self, out: &R)
+    where
+        R: RetryResult,
+    {
+        if self.frame.depth > 1 && self.frame.number > 1 && out.as_result().is_err() {
+            context::nested_call_retried();
         }
     }
 }
@@ -429,7 +459,7 @@ struct Short<R> {
     cost: u32,
 }
 
-impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J>
+impl<R, K: TimerKind, P, J> Call<R, K, P, J>
 where
     R: RetryResult,
     K: Timer<R>,
@@ -437,7 +467,7 @@ where
 {
     /// Step 4 again after a `Wait`: the bucket may cover the retry now.
     fn after_refill(&mut self, short: Short<R>, a: &Env) -> Result<Next<R>, Short<R>> {
-        if self.site.token_bucket().try_take_now(short.cost) {
+        if self.frame.r.bucket.try_take_now(short.cost) {
             self.retrying().held = short.cost;
             Ok(self.schedule(short.out, Some(short.class), short.hint, a))
         } else {
@@ -448,8 +478,9 @@ where
     /// Steps 3 to 5 for the last attempt's outcome, without waiting: `Err` when the retry must
     /// first wait for the bucket's refill.
     fn judge(&mut self, out: R, a: &Env) -> Result<Next<R>, Short<R>> {
-        let n = self.attempt;
-        let last = n >= a.max_attempts(self.site.settings().max_attempts);
+        let n = self.frame.number;
+        let last = n >= a.max_attempts(self.frame.r.settings.max_attempts);
+        let nested_retried = self.frame.take_nested_retried();
         let Err(err) = out.as_result() else {
             // `finish` booked every `Ok` and passed on only the ones polled again.
             return Ok(self.poll_again(out, last, a));
@@ -470,8 +501,9 @@ where
         r.held = 0; // the retry ran: its cost stays out
         r.after_throttle = class == ErrorClass::Throttling;
         if self.adaptive {
-            self.site
-                .limiter()
+            self.frame
+                .r
+                .limiter
                 .record(Instant::now(), class == ErrorClass::Throttling);
         }
         match decide::after_error(class, last, self.idempotent) {
@@ -480,12 +512,15 @@ where
                 self.ended_early(a, n, Some(class), why);
                 return Ok(Next::Return(out));
             }
+            AfterError::Retry if nested_retried => {
+                observe::nested_retry(self.frame.site(), n, self.frame.depth, class);
+            }
             AfterError::Retry => {}
         }
         let hint = self.plugs.hint(err);
 
         // 4. The retry's cost.
-        let bucket = self.site.token_bucket();
+        let bucket = self.frame.r.bucket;
         let cost = bucket.cost(class);
         if bucket.try_take_now(cost) {
             self.retrying().held = cost;
@@ -522,8 +557,8 @@ where
         hint: Option<Duration>,
         a: &Env,
     ) -> Next<R> {
-        let n = self.attempt;
-        let max_backoff = self.site.policy.backoff_bounds().1;
+        let n = self.frame.number;
+        let max_backoff = self.frame.site().policy.backoff_bounds().1;
         let delay = match decide::delay(hint, max_backoff, || self.backoff(a)) {
             Ok(delay) => delay,
             Err(why) => {
@@ -546,17 +581,15 @@ where
         }
 
         // 6. Hook and event; the caller sleeps.
-        let site = self.site;
         let class = class.unwrap_or(ErrorClass::Transient);
         self.plugs.on_retry(&RetryEvent {
-            function: site.name,
-            partition: site.partition_name(),
+            frame: &self.frame,
             attempt: n,
             delay,
             error: out.as_result().err(),
             class,
         });
-        observe::retrying(site, a, n, class, delay);
+        observe::retrying(&self.frame, a, class, delay);
         self.retrying().last = Some(out);
         Next::Sleep(delay)
     }
@@ -565,8 +598,8 @@ where
     /// Without jitter there is nothing to draw.
     #[inline]
     fn backoff(&mut self, a: &Env) -> Duration {
-        let n = self.attempt;
-        let policy = &self.site.policy;
+        let n = self.frame.number;
+        let policy = &self.frame.site().policy;
         match policy.jitter {
             Jitter::None => policy.backoff_for(n),
             // Only decorrelated jitter grows from the last delay.
@@ -584,8 +617,8 @@ where
     /// Step 4 for a bucket that waits for its refill: how long until it covers the retry's
     /// cost, no later than the deadline (the retry waits in `Retrying::pending`).
     fn refill_wait(&mut self, short: Short<R>, a: &Env) -> Settled<R> {
-        let n = self.attempt;
-        let bucket = self.site.token_bucket();
+        let n = self.frame.number;
+        let bucket = self.frame.r.bucket;
         match bucket.time_until(short.cost, Instant::now()) {
             Some(wait) if !self.reaches_deadline(wait) => {
                 self.retrying().pending = Some(short);
@@ -631,13 +664,13 @@ mod tests {
 
     const S: fn(u64) -> Duration = Duration::from_secs;
 
-    fn call(site: &Site) -> Call<'_, Out, Untimed, impl Fn(&()) -> bool, impl Judge<Out>> {
+    fn call(site: &'static Site) -> Call<Out, Untimed, impl Fn(&()) -> bool, impl Judge<Out>> {
         Call::new(site, true, Untimed, ByTrait, never_repeat::<()>, no_hook)
     }
 
     fn timed_call(
-        site: &Site,
-    ) -> Call<'_, Out, Timed<ErrorClass>, impl Fn(&()) -> bool, impl Judge<Out>> {
+        site: &'static Site,
+    ) -> Call<Out, Timed<ErrorClass>, impl Fn(&()) -> bool, impl Judge<Out>> {
         let conversion: fn(TimedOut) -> ErrorClass = |_| ErrorClass::Timeout;
         Call::new(
             site,
@@ -651,39 +684,45 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_timer_is_the_attempt_timeout_until_the_deadline_comes_first() {
-        let site = Site::new("f", Policy::new().attempt_timeout(S(3)).deadline(S(5)));
+        let site: &Site = Box::leak(Box::new(Site::new(
+            "f",
+            Policy::new().attempt_timeout(S(3)).deadline(S(5)),
+        )));
         let start = Instant::now();
-        let mut call = timed_call(&site);
+        let mut call = timed_call(site);
         assert_eq!(call.arm(1), Some(start + S(3)));
-        assert_eq!(call.cutoff, Armed::By(TimeoutKind::Attempt));
+        assert_eq!(call.cutoff.armed, Armed::By(TimeoutKind::Attempt));
         advance(S(3)).await;
         // 3 s more would pass the deadline at 5 s: the deadline cuts this attempt.
         assert_eq!(call.arm(2), Some(start + S(5)));
-        assert_eq!(call.cutoff, Armed::By(TimeoutKind::Deadline));
+        assert_eq!(call.cutoff.armed, Armed::By(TimeoutKind::Deadline));
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_cut_attempt_says_which_limit_cut_it() {
-        let site = Site::new("f", Policy::new().attempt_timeout(S(3)).deadline(S(5)));
-        let mut call = timed_call(&site);
-        call.attempt = 1;
+        let site: &Site = Box::leak(Box::new(Site::new(
+            "f",
+            Policy::new().attempt_timeout(S(3)).deadline(S(5)),
+        )));
+        let mut call = timed_call(site);
+        call.frame.number = 1;
         call.arm(1);
         // The conversion here keeps only the class; the cutoff remembers the kind for `settle`.
         assert_eq!(call.timed_out(), Err(ErrorClass::Timeout));
-        assert_eq!(call.cutoff, Armed::Fired(TimeoutKind::Attempt));
+        assert_eq!(call.cutoff.armed, Armed::Fired(TimeoutKind::Attempt));
         advance(S(3)).await;
-        call.attempt = 2;
+        call.frame.number = 2;
         call.arm(2);
         let _ = call.timed_out();
-        assert_eq!(call.cutoff, Armed::Fired(TimeoutKind::Deadline));
+        assert_eq!(call.cutoff.armed, Armed::Fired(TimeoutKind::Deadline));
     }
 
     #[test]
     fn a_permanent_error_returns_and_takes_nothing() {
         static B: TokenBucket = TokenBucket::standard();
-        let site = Site::new("f", Policy::new()).bucket(&B);
-        let mut call = call(&site);
-        call.attempt = 1;
+        let site: &Site = Box::leak(Box::new(Site::new("f", Policy::new()).bucket(&B)));
+        let mut call = call(site);
+        call.frame.number = 1;
         assert!(matches!(
             call.settle(Some(Err(ErrorClass::Permanent))),
             Settled::Return(Err(ErrorClass::Permanent))
@@ -694,9 +733,9 @@ mod tests {
     #[test]
     fn a_retry_holds_its_cost_until_the_call_is_dropped() {
         static B: TokenBucket = TokenBucket::standard();
-        let site = Site::new("f", Policy::new()).bucket(&B);
-        let mut call = call(&site);
-        call.attempt = 1;
+        let site: &Site = Box::leak(Box::new(Site::new("f", Policy::new()).bucket(&B)));
+        let mut call = call(site);
+        call.frame.number = 1;
         assert!(matches!(
             call.settle(Some(Err(ErrorClass::Timeout))),
             Settled::Sleep(_)
@@ -709,11 +748,11 @@ mod tests {
     #[test]
     fn a_retry_that_failed_keeps_its_cost_out() {
         static B: TokenBucket = TokenBucket::standard();
-        let site = Site::new("f", Policy::new()).bucket(&B);
-        let mut call = call(&site);
-        call.attempt = 1;
+        let site: &Site = Box::leak(Box::new(Site::new("f", Policy::new()).bucket(&B)));
+        let mut call = call(site);
+        call.frame.number = 1;
         let _ = call.settle(Some(Err(ErrorClass::Transient)));
-        call.attempt = 2;
+        call.frame.number = 2;
         let _ = call.settle(Some(Err(ErrorClass::Transient)));
         assert_eq!(B.available(), 490, "two retries of 5 were taken");
         drop(call);
@@ -726,8 +765,8 @@ mod tests {
 
     #[test]
     fn settling_after_a_wait_with_nothing_pending_retries() {
-        let site = Site::new("f", Policy::new());
-        let mut call = call(&site);
+        let site: &Site = Box::leak(Box::new(Site::new("f", Policy::new())));
+        let mut call = call(site);
         assert!(matches!(call.settle(None), Settled::Retry));
     }
 }

@@ -21,11 +21,16 @@ impl TimerKind for Untimed {
 
 impl<E> TimerKind for Timed<E> {
     const TIMED: bool = true;
-    type Cutoff = Armed;
+    type Cutoff = TimedCutoff;
 }
 
-/// Which limit cuts the current attempt off, and whether it has.
-pub trait Cutoff: Copy + Default {
+/// Which limit cuts the current attempt off, and whether it has; and, for a function with
+/// timers, the instant the call started.
+pub trait Cutoff: Copy {
+    /// The state of a call that started at `start` (read only by a function with timers).
+    fn begin(start: Option<Instant>) -> Self;
+    /// The instant the call started, for a function with timers.
+    fn start(&self) -> Option<Instant>;
     /// The attempt now runs under `kind` (`None`: under no timer).
     fn arm(&mut self, kind: Option<TimeoutKind>);
     /// The timer fired: which limit it was.
@@ -35,6 +40,12 @@ pub trait Cutoff: Copy + Default {
 }
 
 impl Cutoff for () {
+    #[inline]
+    fn begin(_: Option<Instant>) -> Self {}
+    #[inline]
+    fn start(&self) -> Option<Instant> {
+        None
+    }
     #[inline]
     fn arm(&mut self, _: Option<TimeoutKind>) {}
     #[inline]
@@ -59,26 +70,46 @@ pub enum Armed {
     Fired(TimeoutKind),
 }
 
-impl Cutoff for Armed {
+/// What a call with timers keeps of them: when it started, and its current attempt's timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedCutoff {
+    pub(crate) start: Option<Instant>,
+    pub(crate) armed: Armed,
+}
+
+impl Cutoff for TimedCutoff {
+    #[inline]
+    fn begin(start: Option<Instant>) -> Self {
+        TimedCutoff {
+            start,
+            armed: Armed::No,
+        }
+    }
+
+    #[inline]
+    fn start(&self) -> Option<Instant> {
+        self.start
+    }
+
     #[inline]
     fn arm(&mut self, kind: Option<TimeoutKind>) {
-        *self = kind.map_or(Armed::No, Armed::By);
+        self.armed = kind.map_or(Armed::No, Armed::By);
     }
 
     #[inline]
     fn fire(&mut self) -> TimeoutKind {
         // An attempt under no timer cannot be cut off; the deadline is the safe answer.
-        let kind = match *self {
+        let kind = match self.armed {
             Armed::By(kind) | Armed::Fired(kind) => kind,
             Armed::No => TimeoutKind::Deadline,
         };
-        *self = Armed::Fired(kind);
+        self.armed = Armed::Fired(kind);
         kind
     }
 
     #[inline]
     fn fired(&self) -> Option<TimeoutKind> {
-        match *self {
+        match self.armed {
             Armed::Fired(kind) => Some(kind),
             _ => None,
         }

@@ -1,0 +1,538 @@
+//! The attempt a `#[retry]` body runs in, as the body (and whatever it calls) sees it.
+//!
+//! While the retry loop polls an attempt it publishes the call's [`Frame`] in a scoped
+//! thread-local: set before each poll of the attempt's future, restored after it, so only code
+//! running inside that poll sees it (a task spawned from the body does not). Nothing is copied
+//! or allocated for a body that never asks: the frame lives in the call's own future, and
+//! [`attempt`] reads it only when called. The invocation id is drawn the first time anyone
+//! asks for it.
+//!
+//! A `#[retry]` call that starts inside another's attempt reads the outer frame once, at its
+//! start: its depth is one more, and its deadline is clamped to the outer attempt's cutoff
+//! (deadline propagation inside the process).
+
+use crate::ambient;
+use crate::partition::{Resolved, Site};
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use rand::RngExt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+use tokio::time::Instant;
+
+/// The frame of the attempt being polled on this thread: the one place the crate uses
+/// `unsafe` (a scoped thread-local, as the `scoped-tls` crate has it, but read and written
+/// inline: through that crate's `&'static LocalKey` every access was an indirect call, 58 more
+/// instructions per call on the success path, against 5 here).
+#[allow(unsafe_code)]
+mod slot {
+    use super::Frame;
+    use std::cell::Cell;
+    use std::ptr;
+
+    thread_local! {
+        static CURRENT: Cell<*const Frame> = const { Cell::new(ptr::null()) };
+    }
+
+    /// Publishes `frame` while `f` runs, and restores what was published before, also when
+    /// `f` panics. A frame published before is first handed to `outer` with `frame`.
+    #[inline]
+    pub(super) fn enter<T>(
+        frame: &mut Frame,
+        outer: impl FnOnce(&mut Frame, &Frame),
+        f: impl FnOnce() -> T,
+    ) -> T {
+        struct Restore(*const Frame);
+        impl Drop for Restore {
+            #[inline]
+            fn drop(&mut self) {
+                CURRENT.set(self.0);
+            }
+        }
+        let prev = CURRENT.get();
+        if !prev.is_null() {
+            // SAFETY: as in `with`: the previous frame is alive while it is published, and
+            // it is not `frame` (which is borrowed mutably here, so not published).
+            outer(frame, unsafe { &*prev });
+        }
+        let frame: &Frame = frame;
+        CURRENT.set(frame);
+        let _restore = Restore(prev);
+        f()
+    }
+
+    /// Whether a frame is published.
+    #[inline]
+    pub(super) fn is_set() -> bool {
+        !CURRENT.get().is_null()
+    }
+
+    /// Runs `f` with the published frame, if any.
+    #[inline]
+    pub(super) fn with<T>(f: impl FnOnce(&Frame) -> T) -> Option<T> {
+        let p = CURRENT.get();
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: only `set` writes a non-null pointer, taken from a `&Frame` that it borrows
+        // until it has put the previous pointer back (on return or unwind), in LIFO order on
+        // this thread. So a non-null pointer read here points to a live frame, borrowed
+        // shared; `f` cannot keep the reference past its own call (`T` does not borrow it).
+        Some(f(unsafe { &*p }))
+    }
+}
+
+/// What a call publishes about its current attempt.
+pub(crate) struct Frame {
+    /// The function's site, as its calls use it.
+    pub(crate) r: &'static Resolved,
+    /// The attempt being made (1-based; 0 before the first).
+    pub(crate) number: u32,
+    /// 1 for an outermost call, one more for each `#[retry]` attempt it runs inside.
+    pub(crate) depth: u32,
+    /// When the current attempt is cut off (its timeout or the deadline), if anything cuts it.
+    pub(crate) cutoff: Option<Instant>,
+    /// The call's deadline: its own, clamped to the cutoff of the attempt it runs inside.
+    pub(crate) deadline: Option<Instant>,
+    /// The invocation id's two halves; zero until someone asks (a version-4 UUID is never 0).
+    id: [AtomicU64; 2],
+    /// A call nested in the current attempt retried and still failed (read and cleared when
+    /// this call decides what follows the attempt).
+    nested_retried: AtomicBool,
+}
+
+/// The outer attempt a call starts inside, if any: its depth and cutoff.
+#[derive(Clone, Copy)]
+pub(crate) struct Outer {
+    pub(crate) depth: u32,
+    pub(crate) cutoff: Option<Instant>,
+}
+
+/// The attempt the current code runs inside, if any.
+#[inline]
+pub(crate) fn outer() -> Option<Outer> {
+    if !slot::is_set() {
+        return None;
+    }
+    slot::with(|f| Outer {
+        depth: f.depth,
+        cutoff: f.cutoff_or_deadline(),
+    })
+}
+
+impl Frame {
+    /// The frame of a call of `site` whose own deadline is `deadline`, started inside `outer`.
+    #[inline]
+    pub(crate) fn new(
+        r: &'static Resolved,
+        deadline: Option<Instant>,
+        outer: Option<Outer>,
+    ) -> Self {
+        let (depth, deadline) = match outer {
+            None => (1, deadline),
+            Some(outer) => nested(deadline, outer),
+        };
+        Frame {
+            r,
+            number: 0,
+            depth,
+            cutoff: None,
+            deadline,
+            id: [AtomicU64::new(0), AtomicU64::new(0)],
+            nested_retried: AtomicBool::new(false),
+        }
+    }
+
+    /// The function's site.
+    #[inline]
+    pub(crate) fn site(&self) -> &'static Site {
+        self.r.site
+    }
+
+    /// When the current attempt is cut off: its own cutoff, else the deadline.
+    #[inline]
+    pub(crate) fn cutoff_or_deadline(&self) -> Option<Instant> {
+        self.cutoff.or(self.deadline)
+    }
+
+    /// The call's invocation id, drawn the first time it is asked for (from the thread's
+    /// generator, never a test scope's seeded one, whose jitter draws it would shift).
+    pub(crate) fn invocation_id(&self) -> InvocationId {
+        let (hi, lo) = (
+            self.id[0].load(Ordering::Relaxed),
+            self.id[1].load(Ordering::Relaxed),
+        );
+        if hi != 0 || lo != 0 {
+            return InvocationId::from_halves(hi, lo);
+        }
+        let bits = rand::rng().random::<u128>();
+        let id = InvocationId::v4(bits);
+        let (hi, lo) = id.halves();
+        self.id[0].store(hi, Ordering::Relaxed);
+        self.id[1].store(lo, Ordering::Relaxed);
+        id
+    }
+
+    /// Whether a call nested in the attempt just ended retried and failed; clears the mark.
+    #[inline]
+    pub(crate) fn take_nested_retried(&self) -> bool {
+        self.nested_retried.swap(false, Ordering::Relaxed)
+    }
+
+    /// Runs `f` with this frame published as the current attempt's; a frame published
+    /// before (the attempt this call runs inside) gives it its depth and clamps its deadline.
+    #[inline]
+    fn enter<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        slot::enter(self, Frame::adopt, f)
+    }
+
+    /// Takes the depth and deadline of a call run inside `outer`'s attempt (the same answer
+    /// at every poll, so looking again changes nothing).
+    #[cold]
+    #[inline(never)]
+    fn adopt(&mut self, outer: &Frame) {
+        let outer = Outer {
+            depth: outer.depth,
+            cutoff: outer.cutoff_or_deadline(),
+        };
+        (self.depth, self.deadline) = nested(self.deadline, outer);
+    }
+
+    fn snapshot(&self) -> Attempt {
+        let configured = self.r.settings.max_attempts;
+        Attempt {
+            site: self.site(),
+            number: self.number,
+            max_attempts: ambient::current().max_attempts(configured),
+            depth: self.depth,
+            cutoff: self.cutoff_or_deadline(),
+            deadline: self.deadline,
+            id: self.invocation_id(),
+        }
+    }
+}
+
+/// The depth and deadline of a call started inside `outer`.
+#[cold]
+fn nested(deadline: Option<Instant>, outer: Outer) -> (u32, Option<Instant>) {
+    let deadline = match (deadline, outer.cutoff) {
+        (Some(own), Some(cut)) => Some(own.min(cut)),
+        (own, cut) => own.or(cut),
+    };
+    (outer.depth.saturating_add(1), deadline)
+}
+
+/// Marks the attempt this call runs inside, if any: a call nested in it retried and failed.
+#[cold]
+pub(crate) fn nested_call_retried() {
+    slot::with(|f| f.nested_retried.store(true, Ordering::Relaxed));
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt's future, polled with its call's frame published.
+    pub struct InFrame<'c, F> {
+        frame: &'c mut Frame,
+        #[pin]
+        attempt: F,
+    }
+}
+
+impl<'c, F> InFrame<'c, F> {
+    #[inline]
+    pub(crate) fn new(frame: &'c mut Frame, attempt: F) -> Self {
+        InFrame { frame, attempt }
+    }
+}
+
+impl<F: Future> Future for InFrame<'_, F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        this.frame.enter(|| this.attempt.poll(cx))
+    }
+}
+
+/// The attempt of a `#[retry]` function the calling code runs inside, or `None` outside any.
+///
+/// Inside the body (and in anything the body calls and awaits in place) it tells which attempt
+/// this is, how long it has, and which call it belongs to, so that a request can carry them
+/// (see the `reqwest`, `tonic` and `http` helpers). Reading it allocates nothing; a body that
+/// never asks pays nothing for it.
+///
+/// ```
+/// use retry_runtime::{attempt, retry};
+///
+/// #[retry(max_attempts = 3, attempt_timeout = "2s", deadline = "5s")]
+/// async fn fetch() -> Result<u32, std::io::Error> {
+///     let a = attempt().expect("inside a #[retry] body");
+///     assert_eq!((a.number(), a.max_attempts(), a.depth()), (1, 3, 1));
+///     assert_eq!(a.time_left(), Some(std::time::Duration::from_secs(2)));
+///     assert_eq!(a.function(), "fetch");
+///     Ok(a.number())
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// assert!(attempt().is_none());
+/// assert_eq!(fetch().await.unwrap(), 1);
+/// # }
+/// ```
+#[must_use]
+pub fn attempt() -> Option<Attempt> {
+    slot::with(Frame::snapshot)
+}
+
+/// One attempt of a `#[retry]` call, as [`attempt`] saw it.
+#[derive(Clone, Copy)]
+pub struct Attempt {
+    site: &'static Site,
+    number: u32,
+    max_attempts: u32,
+    depth: u32,
+    cutoff: Option<Instant>,
+    deadline: Option<Instant>,
+    id: InvocationId,
+}
+
+impl Attempt {
+    /// This attempt's number, 1 for the first.
+    #[must_use]
+    pub fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// The attempts this call may make, as resolved for it (the attribute, then the
+    /// environment and the config file, then a test scope's cap).
+    #[must_use]
+    pub fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// When this attempt is cut off: its attempt timeout or the call's deadline, whichever
+    /// comes first; `None` if nothing cuts it.
+    #[must_use]
+    pub fn cutoff(&self) -> Option<Instant> {
+        self.cutoff
+    }
+
+    /// The time this attempt has left before it is cut off (zero once passed), or `None` if
+    /// nothing cuts it. This is what a request made now should carry as its own timeout:
+    /// `min(attempt timeout, deadline left)`, never a stale figure.
+    #[must_use]
+    pub fn time_left(&self) -> Option<Duration> {
+        self.cutoff
+            .map(|c| c.saturating_duration_since(Instant::now()))
+    }
+
+    /// The call's deadline: its own `deadline`, clamped to the cutoff of an outer `#[retry]`
+    /// attempt it runs inside; `None` if it has neither.
+    #[must_use]
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// The call's invocation id: random, the same for every attempt of one call.
+    #[must_use]
+    pub fn invocation_id(&self) -> InvocationId {
+        self.id
+    }
+
+    /// The `#[retry]` function's name.
+    #[must_use]
+    pub fn function(&self) -> &'static str {
+        self.site.name
+    }
+
+    /// The function's named partition, if any.
+    #[must_use]
+    pub fn partition(&self) -> Option<&'static str> {
+        self.site.partition_name()
+    }
+
+    /// 1 for an outermost call; 2 for a `#[retry]` call made inside another's attempt, and so
+    /// on.
+    #[must_use]
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Whether this is a retry (not the first attempt).
+    #[must_use]
+    pub fn is_retry(&self) -> bool {
+        self.number > 1
+    }
+
+    /// The value of the AWS SDKs' `amz-sdk-request` header for this attempt:
+    /// `ttl=20250101T120000Z; attempt=2; max=3`, the `ttl` (when the client gives up on this
+    /// attempt, in UTC, to the second) only when something cuts the attempt off.
+    #[must_use]
+    pub fn amz_sdk_request(&self) -> String {
+        let (attempt, max) = (self.number, self.max_attempts);
+        match self.time_left() {
+            Some(left) => {
+                let ttl = SystemTime::now() + left;
+                format!("ttl={}; attempt={attempt}; max={max}", BasicUtc(ttl))
+            }
+            None => format!("attempt={attempt}; max={max}"),
+        }
+    }
+}
+
+impl fmt::Debug for Attempt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Attempt")
+            .field("function", &self.function())
+            .field("partition", &self.partition())
+            .field("number", &self.number)
+            .field("max_attempts", &self.max_attempts)
+            .field("depth", &self.depth)
+            .field("cutoff", &self.cutoff)
+            .field("deadline", &self.deadline)
+            .field("invocation_id", &self.id)
+            .finish()
+    }
+}
+
+/// A call's invocation id: 128 random bits (a version-4 UUID), the same for every attempt of
+/// one call and new for each call. `Display` writes it as a UUID
+/// (`6f1c2a4e-93b0-4d7e-a2c5-0b8e4f7d9a31`), as the AWS SDKs send it in
+/// `amz-sdk-invocation-id`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InvocationId(u128);
+
+impl InvocationId {
+    /// A version-4 (random) UUID from 128 random bits: the version and variant bits are set.
+    fn v4(bits: u128) -> Self {
+        let bits = (bits & !(0xf << 76) & !(0b11 << 62)) | (0x4 << 76) | (0b10 << 62);
+        InvocationId(bits)
+    }
+
+    fn from_halves(hi: u64, lo: u64) -> Self {
+        InvocationId((u128::from(hi) << 64) | u128::from(lo))
+    }
+
+    fn halves(self) -> (u64, u64) {
+        ((self.0 >> 64) as u64, self.0 as u64)
+    }
+
+    /// The id's 128 bits.
+    #[must_use]
+    pub fn as_u128(&self) -> u128 {
+        self.0
+    }
+}
+
+impl fmt::Display for InvocationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        write!(
+            f,
+            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            (b >> 96) as u32,
+            (b >> 80) as u16,
+            (b >> 64) as u16,
+            (b >> 48) as u16,
+            b & 0xffff_ffff_ffff,
+        )
+    }
+}
+
+impl fmt::Debug for InvocationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "InvocationId({self})")
+    }
+}
+
+/// A wall-clock time in UTC, written `YYYYMMDDTHHMMSSZ` (ISO 8601's basic format, to the
+/// second): the AWS SDKs' `ttl`.
+struct BasicUtc(SystemTime);
+
+impl fmt::Display for BasicUtc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self
+            .0
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let (days, rem) = (secs / 86_400, secs % 86_400);
+        let (y, m, d) = civil_from_days(days);
+        write!(
+            f,
+            "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+            rem / 3600,
+            rem % 3600 / 60,
+            rem % 60
+        )
+    }
+}
+
+/// The proleptic Gregorian date of `days` since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for days on or after the epoch).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invocation_ids_are_version_4_uuids() {
+        let id = InvocationId::v4(u128::MAX);
+        assert_eq!(id.to_string(), "ffffffff-ffff-4fff-bfff-ffffffffffff");
+        let id = InvocationId::v4(0);
+        assert_eq!(id.to_string(), "00000000-0000-4000-8000-000000000000");
+        let id = InvocationId::v4(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
+        assert_eq!(id.to_string(), "01234567-89ab-4def-8123-456789abcdef");
+        let (hi, lo) = id.halves();
+        assert_eq!(InvocationId::from_halves(hi, lo), id);
+        assert_ne!(
+            InvocationId::v4(0).as_u128(),
+            0,
+            "never the 'not drawn' mark"
+        );
+    }
+
+    #[test]
+    fn ttl_is_written_in_basic_utc() {
+        let at = |secs| BasicUtc(SystemTime::UNIX_EPOCH + Duration::from_secs(secs)).to_string();
+        assert_eq!(at(0), "19700101T000000Z");
+        // 2000-02-29 (a leap day of a century leap year) 23:59:59.
+        assert_eq!(at(951_868_799), "20000229T235959Z");
+        // 2024-12-31 12:34:56.
+        assert_eq!(at(1_735_648_496), "20241231T123456Z");
+        // 2100-03-01 (2100 is not a leap year).
+        assert_eq!(at(4_107_542_400), "21000301T000000Z");
+    }
+
+    #[test]
+    fn nesting_clamps_the_deadline_to_the_outer_cutoff() {
+        let now = Instant::now();
+        let s = Duration::from_secs;
+        let outer = Outer {
+            depth: 1,
+            cutoff: Some(now + s(2)),
+        };
+        assert_eq!(nested(Some(now + s(5)), outer), (2, Some(now + s(2))));
+        assert_eq!(nested(Some(now + s(1)), outer), (2, Some(now + s(1))));
+        assert_eq!(nested(None, outer), (2, Some(now + s(2))));
+        let unbounded = Outer {
+            depth: 2,
+            cutoff: None,
+        };
+        assert_eq!(nested(Some(now + s(1)), unbounded), (3, Some(now + s(1))));
+        assert_eq!(nested(None, unbounded), (3, None));
+    }
+}
