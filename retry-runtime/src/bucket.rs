@@ -196,9 +196,9 @@ impl TokenBucket {
     /// Adds `tokens` back, never above capacity.
     #[inline]
     pub(crate) fn deposit(&self, tokens: u32) {
-        // The common case (a full bucket) costs one load and no write; it is checked first,
-        // so a success on a full bucket reads nothing else.
-        if self.level.load(Ordering::Relaxed) >= self.capacity || tokens == 0 {
+        // The common case (a full bucket) costs one load and no write; the rest is out of
+        // line, so a success on a full bucket reads nothing else.
+        if self.level.load(Ordering::Relaxed) >= self.capacity {
             return;
         }
         self.deposit_slow(tokens);
@@ -206,6 +206,9 @@ impl TokenBucket {
 
     #[cold]
     fn deposit_slow(&self, tokens: u32) {
+        if tokens == 0 {
+            return;
+        }
         let _ = self
             .level
             .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |level| {

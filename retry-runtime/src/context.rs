@@ -18,7 +18,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use rand::RngExt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
@@ -90,18 +90,21 @@ pub(crate) struct Frame {
     pub(crate) r: &'static Resolved,
     /// The attempt being made (1-based; 0 before the first).
     pub(crate) number: u32,
-    /// 1 for an outermost call, one more for each `#[retry]` attempt it runs inside.
-    pub(crate) depth: u32,
+    /// The depth (1 for an outermost call, one more for each `#[retry]` attempt it runs
+    /// inside) and, in the top bit, whether a call nested in the current attempt retried and
+    /// still failed (read and cleared when this call decides what follows the attempt). One
+    /// word beside the attempt number, so that a new call sets both with one store.
+    depth: AtomicU32,
     /// When the current attempt is cut off (its timeout or the deadline), if anything cuts it.
     pub(crate) cutoff: Option<Instant>,
     /// The call's deadline: its own, clamped to the cutoff of the attempt it runs inside.
     pub(crate) deadline: Option<Instant>,
     /// The invocation id's two halves; zero until someone asks (a version-4 UUID is never 0).
     id: [AtomicU64; 2],
-    /// A call nested in the current attempt retried and still failed (read and cleared when
-    /// this call decides what follows the attempt).
-    nested_retried: AtomicBool,
 }
+
+/// The bit of `Frame::depth` that marks a nested call that retried and failed.
+const NESTED_RETRIED: u32 = 1 << 31;
 
 /// The outer attempt a call starts inside, if any: its depth and cutoff.
 #[derive(Clone, Copy)]
@@ -117,7 +120,7 @@ pub(crate) fn outer() -> Option<Outer> {
         return None;
     }
     slot::with(|f| Outer {
-        depth: f.depth,
+        depth: f.depth(),
         cutoff: f.cutoff_or_deadline(),
     })
 }
@@ -137,11 +140,10 @@ impl Frame {
         Frame {
             r,
             number: 0,
-            depth,
+            depth: AtomicU32::new(depth),
             cutoff: None,
             deadline,
             id: [AtomicU64::new(0), AtomicU64::new(0)],
-            nested_retried: AtomicBool::new(false),
         }
     }
 
@@ -178,7 +180,13 @@ impl Frame {
     /// Whether a call nested in the attempt just ended retried and failed; clears the mark.
     #[inline]
     pub(crate) fn take_nested_retried(&self) -> bool {
-        self.nested_retried.swap(false, Ordering::Relaxed)
+        self.depth.fetch_and(!NESTED_RETRIED, Ordering::Relaxed) & NESTED_RETRIED != 0
+    }
+
+    /// 1 for an outermost call, one more for each `#[retry]` attempt it runs inside.
+    #[inline]
+    pub(crate) fn depth(&self) -> u32 {
+        self.depth.load(Ordering::Relaxed) & !NESTED_RETRIED
     }
 
     /// Runs `f` with this frame published as the current attempt's; a frame published
@@ -194,10 +202,13 @@ impl Frame {
     #[inline(never)]
     fn adopt(&mut self, outer: &Frame) {
         let outer = Outer {
-            depth: outer.depth,
+            depth: outer.depth(),
             cutoff: outer.cutoff_or_deadline(),
         };
-        (self.depth, self.deadline) = nested(self.deadline, outer);
+        let (depth, deadline) = nested(self.deadline, outer);
+        let word = self.depth.get_mut();
+        *word = (*word & NESTED_RETRIED) | depth;
+        self.deadline = deadline;
     }
 
     fn snapshot(&self) -> Attempt {
@@ -206,7 +217,7 @@ impl Frame {
             site: self.site(),
             number: self.number,
             max_attempts: ambient::current().max_attempts(configured),
-            depth: self.depth,
+            depth: self.depth(),
             cutoff: self.cutoff_or_deadline(),
             deadline: self.deadline,
             id: self.invocation_id(),
@@ -221,13 +232,13 @@ fn nested(deadline: Option<Instant>, outer: Outer) -> (u32, Option<Instant>) {
         (Some(own), Some(cut)) => Some(own.min(cut)),
         (own, cut) => own.or(cut),
     };
-    (outer.depth.saturating_add(1), deadline)
+    (outer.depth.saturating_add(1).min(!NESTED_RETRIED), deadline)
 }
 
 /// Marks the attempt this call runs inside, if any: a call nested in it retried and failed.
 #[cold]
 pub(crate) fn nested_call_retried() {
-    slot::with(|f| f.nested_retried.store(true, Ordering::Relaxed));
+    slot::with(|f| f.depth.fetch_or(NESTED_RETRIED, Ordering::Relaxed));
 }
 
 pin_project_lite::pin_project! {

@@ -56,6 +56,9 @@
 //! `min(initial_backoff * multiplier^(n-1), max_backoff)` with jitter); return if sleeping
 //! would reach the deadline; call `on_retry`, sleep, go again.
 //!
+//! Inside the body, [`attempt()`] tells which attempt this is, the time it has left and the
+//! call's invocation id; [`wire::WithAttempt`] writes them into a request.
+//!
 //! # Configuration
 //!
 //! `mode` and `max_attempts` left out of the attribute come from, first match wins: the
@@ -105,13 +108,14 @@
 //! # Features
 //!
 //! - `tracing` (default): the events above.
-//! - `http`: `Classify` for `http::StatusCode` and `http::Response`, and
-//!   `hint::from_headers`.
+//! - `http`: `Classify` for `http::StatusCode` and `http::Response`,
+//!   `hint::from_headers`, and [`wire::WithAttempt`] for `http::request::Builder`.
 //! - `reqwest`: `Classify` for `reqwest::Error` and `reqwest::Response`, and the
 //!   `retry_runtime::reqwest` module: an error type that keeps the server's hint and holds a
-//!   [`TimedOut`].
+//!   [`TimedOut`]; [`wire::WithAttempt`] for `reqwest::RequestBuilder`.
 //! - `hyper`: `Classify` for `hyper::Error` and `hyper_util::client::legacy::Error`.
-//! - `tonic`: `Classify` and `From<TimedOut>` for `tonic::Status`.
+//! - `tonic`: `Classify` and `From<TimedOut>` for `tonic::Status`; [`wire::WithAttempt`] for
+//!   `tonic::Request`.
 //! - `anyhow`: `Classify` for `anyhow::Error`, by its chain of causes.
 //!
 //! Without a feature: `Classify` for `std::io::Error` and for `dyn Error` (by its chain of

@@ -192,6 +192,15 @@ impl Site {
     /// max_attempts after the environment and config file, and the shared state it uses.
     #[inline]
     pub(crate) fn resolved(&'static self) -> &'static Resolved {
+        match self.resolved.get() {
+            Some(r) => r,
+            None => self.resolve(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn resolve(&'static self) -> &'static Resolved {
         self.resolved.get_or_init(|| Resolved {
             site: self,
             settings: config::resolve(&self.policy, self.profile),

@@ -57,8 +57,6 @@ pub struct Call<R, K: TimerKind, P, J> {
     repeat: P,
     plugs: J,
     idempotent: bool,
-    /// Adaptive mode (resolved once per call: the environment may choose it).
-    adaptive: bool,
     /// The timer of the current attempt, whether it fired, and when the call started (nothing
     /// without timers).
     cutoff: K::Cutoff,
@@ -136,7 +134,6 @@ impl<R, K: TimerKind, C, P, O> Call<R, K, P, Plugs<C, O>> {
             repeat,
             plugs: Plugs { classify, on_retry },
             idempotent,
-            adaptive: resolved.settings.mode == Mode::Adaptive,
             cutoff: K::Cutoff::begin(start),
             send_lost: false,
             retrying: None,
@@ -149,7 +146,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     /// environment may choose at run time).
     #[inline]
     pub fn adaptive(&self) -> bool {
-        self.adaptive
+        self.frame.r.settings.mode == Mode::Adaptive
     }
 
     /// The retry state, set up at the first retry.
@@ -171,7 +168,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
         let policy = &self.frame.site().policy;
         // The first attempt starts with the call, unless adaptive mode waited for a send token.
         let from = match self.cutoff.start() {
-            Some(start) if n == 1 && !self.adaptive => start,
+            Some(start) if n == 1 && !self.adaptive() => start,
             _ => Instant::now(),
         };
         let at = match policy.attempt_timeout_for(n) {
@@ -349,7 +346,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
         } else {
             self.book_retry_success();
         }
-        if self.adaptive {
+        if self.adaptive() {
             self.frame.r.limiter.record(Instant::now(), false);
         }
     }
@@ -403,7 +400,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     where
         R: RetryResult,
     {
-        if self.frame.depth > 1 && self.frame.number > 1 && out.as_result().is_err() {
+        if self.frame.depth() > 1 && self.frame.number > 1 && out.as_result().is_err() {
             context::nested_call_retried();
         }
     }
@@ -500,7 +497,7 @@ where
         let r = self.retrying();
         r.held = 0; // the retry ran: its cost stays out
         r.after_throttle = class == ErrorClass::Throttling;
-        if self.adaptive {
+        if self.adaptive() {
             self.frame
                 .r
                 .limiter
@@ -513,7 +510,7 @@ where
                 return Ok(Next::Return(out));
             }
             AfterError::Retry if nested_retried => {
-                observe::nested_retry(self.frame.site(), n, self.frame.depth, class);
+                observe::nested_retry(self.frame.site(), n, self.frame.depth(), class);
             }
             AfterError::Retry => {}
         }
