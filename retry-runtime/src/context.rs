@@ -180,7 +180,12 @@ impl Frame {
     /// Whether a call nested in the attempt just ended retried and failed; clears the mark.
     #[inline]
     pub(crate) fn take_nested_retried(&self) -> bool {
-        self.depth.fetch_and(!NESTED_RETRIED, Ordering::Relaxed) & NESTED_RETRIED != 0
+        // A load first: the mark is rare, and a locked read-modify-write is not free.
+        if self.depth.load(Ordering::Relaxed) & NESTED_RETRIED == 0 {
+            return false;
+        }
+        self.depth.fetch_and(!NESTED_RETRIED, Ordering::Relaxed);
+        true
     }
 
     /// 1 for an outermost call, one more for each `#[retry]` attempt it runs inside.
