@@ -3,7 +3,8 @@
 //! reached through the runtime's hidden `__private::shared`.
 //!
 //! - `disabled`: before the first throttling response (the AWS limiter is off until then):
-//!   `acquire` is one atomic load; `record` measures the send rate under the limiter's mutex.
+//!   a look for a send token is one atomic load; `record` measures the send rate under the
+//!   limiter's mutex.
 //! - `disabled, 2 threads`: the same bookkeeping from two threads on one limiter.
 //! - `enabled`: after a throttle, on tokio's paused clock (waits cost their CPU work, not
 //!   their time: the runtime fires the timer as soon as it is idle), acquire and record.
@@ -29,7 +30,12 @@ fn attempts(rt: &tokio::runtime::Runtime, l: &RateLimiter, iters: u64, record: b
     rt.block_on(async {
         let start = Instant::now();
         for _ in 0..iters {
-            shared::acquire(l, 1, None).await.expect("no deadline");
+            // The engine's step 1: look, sleep in the caller's future, look again.
+            let mut lost = false;
+            while let Some(wait) = shared::try_send(l, 1, None, lost).expect("no deadline") {
+                tokio::time::sleep(wait).await;
+                lost = true;
+            }
             if record {
                 shared::record(l, false);
             }

@@ -1,5 +1,6 @@
 //! The success path allocates nothing: a counting global allocator watches a warmed-up
-//! `#[retry]` function called many times, with and without timers, and with a partition.
+//! `#[retry]` function called many times, with and without timers, with a partition, and with a
+//! body that reads its attempt context.
 
 mod util;
 
@@ -70,6 +71,14 @@ async fn adaptive(x: u64) -> Result<u64, TestError> {
     Ok(black_box(x) + 1)
 }
 
+/// Reads the whole attempt context (its invocation id included) in the body.
+#[retry(attempt_timeout = "1s", deadline = "10s")]
+async fn asks(x: u64) -> Result<u64, TestError> {
+    let a = retry_runtime::attempt().expect("inside the body");
+    black_box((a.number(), a.time_left(), a.invocation_id(), a.depth()));
+    Ok(black_box(x) + 1)
+}
+
 #[test]
 fn the_success_path_allocates_nothing() {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -85,6 +94,11 @@ fn the_success_path_allocates_nothing() {
         );
         assert_eq!(allocations(|| partitioned(1)).await, 0, "named partition");
         assert_eq!(allocations(|| adaptive(1)).await, 0, "adaptive mode");
+        assert_eq!(
+            allocations(|| asks(1)).await,
+            0,
+            "a body reading its attempt"
+        );
     });
 }
 

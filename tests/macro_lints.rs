@@ -111,6 +111,17 @@ async fn every_path_key(text: &str) -> Result<u32, Error> {
     Ok(n + u32::try_from(text.len()).unwrap_or(0))
 }
 
+// The hook's and the predicate's types are spelled at the function's (complex) types.
+#[allow(clippy::ptr_arg)] // the signature `retry_if_ok` takes: `&T` for `Result<T, E>`
+fn no_pairs(pairs: &Vec<(u32, Option<(u32, String)>)>) -> bool {
+    pairs.is_empty()
+}
+
+#[retry(initial_backoff = "1ms", on_retry = log, retry_if_ok = no_pairs)]
+async fn complex_types(n: u32) -> Result<Vec<(u32, Option<(u32, String)>)>, Error> {
+    Ok(vec![(attempt()?, Some((n, String::new())))])
+}
+
 #[retry(initial_backoff = "1ms", partition = "lints", clone(name, tags))]
 async fn cloned(name: String, mut tags: Vec<String>) -> Result<usize, Error> {
     tags.push(name);
@@ -240,6 +251,8 @@ async fn generated_code_is_lint_clean_and_runs() {
     assert_eq!(instrumented_below("x".to_owned()).await, Ok(1));
     reset();
     assert_eq!(instrumented_above(1).await, Ok(2));
+    reset();
+    assert_eq!(complex_types(2).await.map(|v| v.len()), Ok(1));
 }
 
 #[retry(max_attempts = 2, initial_backoff = "1ms")]

@@ -256,7 +256,10 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     // callers use too); it is named at the return type, so that the engine's bounds, when `R`
     // is not a `Result` or `E` cannot be classified, fail where the other checks do.
     let retry_loop = quote_spanned!(ret_span=> #at_ret::retry_loop!(#call, #attempt));
+    // The hook's and the poll predicate's closures spell the error and success types out,
+    // which clippy may find complex in a user's crate: the types are the user's own.
     quote! {
+        #[allow(clippy::type_complexity)]
         let mut #call: #call_type = #new_call;
         #retry_loop
     }

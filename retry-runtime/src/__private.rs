@@ -146,14 +146,24 @@ pub mod shared {
         bucket.deposit(tokens);
     }
 
-    /// Waits for and takes `cost` send tokens from `limiter`; `Err(())` if they would come at
-    /// or after `deadline`.
-    pub async fn acquire(
+    /// One look at `limiter` for `cost` send tokens, as the engine's step 1 takes it: no
+    /// clock read while the limiter is off; `Ok(Some(wait))` says how long to sleep before
+    /// looking again (`lost`: this caller looked before and lost its tokens to another);
+    /// `Err(())` if they would come at or after `deadline`.
+    #[inline]
+    #[allow(clippy::result_unit_err)] // the engine's own step, as it is: not a public API
+    pub fn try_send(
         limiter: &RateLimiter,
         cost: u32,
         deadline: Option<Instant>,
-    ) -> Result<(), ()> {
-        limiter.acquire(cost, deadline).await
+        lost: bool,
+    ) -> Result<Option<std::time::Duration>, ()> {
+        use rand::RngExt;
+        if !limiter.is_enabled() {
+            return Ok(None);
+        }
+        let draw = || rand::rng().random::<f64>();
+        limiter.try_send(cost, Instant::now(), deadline, lost, draw)
     }
 
     /// Records a response in `limiter` now: `throttled`, or a success or another error.

@@ -229,7 +229,8 @@ impl RateLimiter {
     /// Waits until `cost` send tokens are there and takes them. `Err(())` at once, taking
     /// nothing, when the next look at the bucket would come at or after `deadline`.
     // The engine takes one step at a time (`try_send`) and sleeps in the caller's own future;
-    // this whole wait is what the limiter's tests and benchmark drive.
+    // this whole wait is what the limiter's tests drive.
+    #[cfg(test)]
     pub(crate) async fn acquire(&self, cost: u32, deadline: Option<Instant>) -> Result<(), ()> {
         use rand::RngExt;
         if !self.is_enabled() {
