@@ -235,26 +235,34 @@ async fn inner_once(requests: &AtomicU32) -> Result<(), TestError> {
     Err(TRANSIENT)
 }
 
-/// Retries what `inner` (or `inner_once`) returns, each attempt cut off after 2 s.
-#[retry(
-    max_attempts = 3,
-    attempt_timeout = "2s",
-    initial_backoff = "100ms",
-    jitter = "none"
-)]
-async fn outer(
-    seen: &Seen,
-    inner_seen: &Seen,
-    requests: &AtomicU32,
-    retry_inside: bool,
-) -> Result<(), TestError> {
-    seen.now();
-    if retry_inside {
-        inner(inner_seen, requests).await
-    } else {
-        inner_once(requests).await
-    }
+/// Defines `$name`: retries what `inner` (or `inner_once`) returns, each attempt cut off
+/// after 2 s. A macro, so that the test of the WARN (once per function, for the process) has a
+/// function of its own.
+macro_rules! outer_fn {
+    ($name:ident) => {
+        #[retry(
+            max_attempts = 3,
+            attempt_timeout = "2s",
+            initial_backoff = "100ms",
+            jitter = "none"
+        )]
+        async fn $name(
+            seen: &Seen,
+            inner_seen: &Seen,
+            requests: &AtomicU32,
+            retry_inside: bool,
+        ) -> Result<(), TestError> {
+            seen.now();
+            if retry_inside {
+                inner(inner_seen, requests).await
+            } else {
+                inner_once(requests).await
+            }
+        }
+    };
 }
+
+outer_fn!(outer);
 
 #[tokio::test(start_paused = true)]
 async fn an_inner_call_takes_the_outer_attempts_cutoff_as_its_deadline() {
@@ -282,26 +290,8 @@ async fn an_inner_call_takes_the_outer_attempts_cutoff_as_its_deadline() {
 
 #[tokio::test(start_paused = true)]
 async fn retrying_at_both_levels_multiplies_requests_and_warns_once() {
-    // Functions of this test's own: the WARN is once per function for the whole process.
-    #[retry(
-        max_attempts = 3,
-        attempt_timeout = "2s",
-        initial_backoff = "100ms",
-        jitter = "none"
-    )]
-    async fn outer(
-        seen: &Seen,
-        inner_seen: &Seen,
-        requests: &AtomicU32,
-        retry_inside: bool,
-    ) -> Result<(), TestError> {
-        seen.now();
-        if retry_inside {
-            inner(inner_seen, requests).await
-        } else {
-            inner_once(requests).await
-        }
-    }
+    // A function of this test's own: the WARN is once per function for the whole process.
+    outer_fn!(outer);
 
     let capture = Capture::default();
     let _guard = tracing::subscriber::set_default(capture.clone());
