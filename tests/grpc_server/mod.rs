@@ -69,19 +69,27 @@ pub struct Arrival {
     pub id: u32,
     pub at: Instant,
     pub fault: Fault,
+    /// The request's metadata, as headers (`grpc-timeout` among them).
+    pub headers: http::HeaderMap,
 }
 
 /// What the server keeps across calls; the tests read it through the `Server`.
 pub type State = Ledger<Fault, Arrival, (&'static str, u32)>;
 
 /// Logs the call and plays its fault: `Ok(())` to answer normally.
-async fn play(state: &State, method: &'static str, id: u32) -> Result<(), Status> {
+async fn play(
+    state: &State,
+    method: &'static str,
+    id: u32,
+    headers: http::HeaderMap,
+) -> Result<(), Status> {
     let fault = state.next_fault().unwrap_or(Fault::None);
     state.arrived(Arrival {
         method,
         id,
         at: Instant::now(),
         fault,
+        headers,
     });
     if let Fault::Exhausted(pushback) = fault {
         let mut status = Status::resource_exhausted("slow down");
@@ -167,8 +175,9 @@ impl<Req: Send + 'static, Resp: Send + 'static> Service<Request<Req>> for Unary<
     fn call(&mut self, req: Request<Req>) -> Self::Future {
         let (state, method, answer) = (self.state.clone(), self.method, self.answer);
         let id = (self.id)(req.get_ref());
+        let headers = req.metadata().clone().into_headers();
         Box::pin(async move {
-            play(&state, method, id).await?;
+            play(&state, method, id, headers).await?;
             Ok(Response::new(answer(id)))
         })
     }
@@ -218,12 +227,25 @@ where
     Req: prost::Message + Send + Sync + 'static,
     Resp: prost::Message + Default + Send + Sync + 'static,
 {
+    unary_request(channel, path, Request::new(req)).await
+}
+
+/// [`unary`] with a request the caller has built (its metadata and timeout set).
+pub async fn unary_request<Req, Resp>(
+    channel: &Channel,
+    path: &'static str,
+    req: Request<Req>,
+) -> Result<Resp, Status>
+where
+    Req: prost::Message + Send + Sync + 'static,
+    Resp: prost::Message + Default + Send + Sync + 'static,
+{
     let mut grpc = tonic::client::Grpc::new(channel.clone());
     grpc.ready()
         .await
         .map_err(|e| Status::from_error(e.into()))?;
     let codec = ProstCodec::<Req, Resp>::default();
-    grpc.unary(Request::new(req), PathAndQuery::from_static(path), codec)
+    grpc.unary(req, PathAndQuery::from_static(path), codec)
         .await
         .map(Response::into_inner)
 }

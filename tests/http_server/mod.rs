@@ -67,6 +67,8 @@ pub struct Arrival {
     pub fault: Fault,
     /// The HTTP-date sent in `Retry-After`, if any.
     pub date_sent: Option<SystemTime>,
+    /// The request's headers, as they arrived.
+    pub headers: http::HeaderMap,
 }
 
 /// What the server keeps across connections; the tests read it through the `Server`.
@@ -136,6 +138,7 @@ async fn handle(
         at: Instant::now(),
         fault,
         date_sent: None,
+        headers: req.headers().clone(),
     };
     let response = match fault {
         Fault::Throttle(hint) => {

@@ -1,0 +1,291 @@
+//! What the server sees of the retry loop: `retry_runtime::wire::WithAttempt` writes the
+//! current attempt into reqwest, `http` (hyper) and tonic requests, and the loopback servers
+//! record what arrived. One invocation id per call (a UUID v4), the attempt counting up, the
+//! `max`, the AWS `ttl`, gRPC's `grpc-previous-rpc-attempts`, and a timeout that never exceeds
+//! the time the attempt really has left.
+//!
+//! Real sockets need real time, so the clock is not paused: the timing checks are inequalities
+//! that hold however fast the machine is (the timeout written is at most what the attempt had
+//! left just before it was written), never lower bounds on elapsed time.
+
+mod faults;
+mod grpc_server;
+mod http_server;
+mod util;
+
+use grpc_server::{GetItem, Item, unary_request};
+use http_server::{Fault, Server, client};
+use retry_runtime::reqwest::{Error, error_for_status};
+use retry_runtime::wire::{
+    AMZ_SDK_INVOCATION_ID, AMZ_SDK_REQUEST, GRPC_PREVIOUS_RPC_ATTEMPTS, WithAttempt,
+};
+use retry_runtime::{attempt, retry};
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::time::Instant;
+use tonic::transport::Channel;
+use tonic::{Request, Status};
+
+/// A header's value as text (empty if absent).
+fn header(headers: &http::HeaderMap, name: &str) -> String {
+    headers
+        .get(name)
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default()
+}
+
+/// Whether `id` is a lowercase version-4 UUID: 8-4-4-4-12 hex digits, version 4, variant 10xx.
+fn is_uuid_v4(id: &str) -> bool {
+    let groups: Vec<&str> = id.split('-').collect();
+    groups.iter().map(|g| g.len()).collect::<Vec<_>>() == [8, 4, 4, 4, 12]
+        && id
+            .chars()
+            .all(|c| c == '-' || c.is_ascii_digit() || ('a'..='f').contains(&c))
+        && groups[2].starts_with('4')
+        && "89ab".contains(&groups[3][..1])
+}
+
+#[retry(max_attempts = 3, initial_backoff = "10ms", jitter = "none")]
+async fn get_item(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let response = error_for_status(client.get(url).with_attempt().send().await?)?;
+    Ok(response.text().await?)
+}
+
+#[tokio::test]
+async fn every_attempt_carries_the_calls_id_and_its_number() {
+    let server = Server::start().await;
+    server.script(&[Fault::Unavailable, Fault::Unavailable]);
+    let c = client();
+    assert_eq!(
+        get_item(&c, &server.url("/items/1")).await.unwrap(),
+        "GET /items/1"
+    );
+    let arrived = server.arrivals();
+    assert_eq!(arrived.len(), 3);
+    let ids: Vec<String> = arrived
+        .iter()
+        .map(|a| header(&a.headers, AMZ_SDK_INVOCATION_ID))
+        .collect();
+    assert!(is_uuid_v4(&ids[0]), "{ids:?}");
+    assert!(
+        ids.iter().all(|id| *id == ids[0]),
+        "one id per call: {ids:?}"
+    );
+    // Nothing cuts these attempts off: no ttl.
+    let requests: Vec<String> = arrived
+        .iter()
+        .map(|a| header(&a.headers, AMZ_SDK_REQUEST))
+        .collect();
+    assert_eq!(
+        requests,
+        ["attempt=1; max=3", "attempt=2; max=3", "attempt=3; max=3"]
+    );
+
+    // The next call has an id of its own.
+    get_item(&c, &server.url("/items/2")).await.unwrap();
+    let next = header(&server.arrivals()[3].headers, AMZ_SDK_INVOCATION_ID);
+    assert!(
+        is_uuid_v4(&next) && next != ids[0],
+        "{next} after {}",
+        ids[0]
+    );
+}
+
+/// The timeout each attempt's request was built with, and what the attempt had left just
+/// before.
+static TIMEOUTS: Mutex<Vec<(Duration, Duration)>> = Mutex::new(Vec::new());
+
+#[retry(
+    max_attempts = 3,
+    attempt_timeout = "2s",
+    deadline = "5s",
+    initial_backoff = "10ms",
+    jitter = "none"
+)]
+async fn get_timed(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let cutoff = attempt().unwrap().cutoff().unwrap();
+    let left = cutoff - Instant::now();
+    let request = client.get(url).with_attempt().build()?;
+    let timeout = *request.timeout().expect("with_attempt sets the timeout");
+    TIMEOUTS.lock().unwrap().push((timeout, left));
+    let response = error_for_status(client.execute(request).await?)?;
+    Ok(response.text().await?)
+}
+
+#[tokio::test]
+async fn a_timed_attempt_sends_its_ttl_and_a_timeout_of_the_time_it_has_left() {
+    let server = Server::start().await;
+    server.script(&[Fault::Unavailable]);
+    get_timed(&client(), &server.url("/items/3")).await.unwrap();
+
+    let requests: Vec<String> = server
+        .arrivals()
+        .iter()
+        .map(|a| header(&a.headers, AMZ_SDK_REQUEST))
+        .collect();
+    assert_eq!(requests.len(), 2);
+    for (n, value) in requests.iter().enumerate() {
+        // `ttl=YYYYMMDDTHHMMSSZ; attempt=N; max=3`, the AWS SDKs' order.
+        let (ttl, rest) = value.split_once("; ").unwrap();
+        let stamp = ttl.strip_prefix("ttl=").unwrap();
+        assert_eq!(stamp.len(), 16, "{value}");
+        assert!(stamp[..8].chars().all(|c| c.is_ascii_digit()), "{value}");
+        assert_eq!(&stamp[8..9], "T");
+        assert!(stamp[9..15].chars().all(|c| c.is_ascii_digit()), "{value}");
+        assert_eq!(&stamp[15..], "Z");
+        assert_eq!(rest, format!("attempt={}; max=3", n + 1));
+    }
+
+    // The request's own timeout is the time the attempt had left, never more.
+    let timeouts = TIMEOUTS.lock().unwrap().clone();
+    assert_eq!(timeouts.len(), 2);
+    for (timeout, left) in timeouts {
+        assert!(timeout <= left, "{timeout:?} > {left:?} left");
+        assert!(timeout <= Duration::from_secs(2));
+    }
+}
+
+#[tokio::test]
+async fn the_http_builder_carries_the_same_headers_for_hyper() {
+    use http_body_util::Empty;
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
+
+    #[retry(max_attempts = 2, initial_backoff = "10ms")]
+    async fn get(url: &str) -> Result<http::StatusCode, std::io::Error> {
+        let client: Client<_, Empty<bytes::Bytes>> =
+            Client::builder(TokioExecutor::new()).build_http();
+        let request = http::Request::get(url)
+            .with_attempt()
+            .body(Empty::new())
+            .unwrap();
+        let response = client
+            .request(request)
+            .await
+            .map_err(std::io::Error::other)?;
+        let status = response.status();
+        if status.is_server_error() {
+            return Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        }
+        Ok(status)
+    }
+
+    let server = Server::start().await;
+    server.script(&[Fault::Unavailable]);
+    assert_eq!(
+        get(&server.url("/items/4")).await.unwrap(),
+        http::StatusCode::OK
+    );
+    let arrived = server.arrivals();
+    let ids: Vec<String> = arrived
+        .iter()
+        .map(|a| header(&a.headers, AMZ_SDK_INVOCATION_ID))
+        .collect();
+    assert!(is_uuid_v4(&ids[0]) && ids[1] == ids[0], "{ids:?}");
+    assert_eq!(
+        header(&arrived[1].headers, AMZ_SDK_REQUEST),
+        "attempt=2; max=2"
+    );
+}
+
+#[tokio::test]
+async fn outside_a_retry_body_nothing_is_added() {
+    let server = Server::start().await;
+    let c = client();
+    let response = c
+        .get(server.url("/items/5"))
+        .with_attempt()
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success());
+
+    let channel = server_grpc().await;
+    let _ = unary_request::<GetItem, Item>(
+        &channel.1,
+        "/shop.Orders/Get",
+        Request::new(GetItem { id: 5 }).with_attempt(),
+    )
+    .await
+    .unwrap();
+
+    let http_headers = &server.arrivals()[0].headers;
+    assert!(!http_headers.contains_key(AMZ_SDK_INVOCATION_ID));
+    assert!(!http_headers.contains_key(AMZ_SDK_REQUEST));
+    let grpc_headers = &channel.0.arrivals()[0].headers;
+    assert!(!grpc_headers.contains_key(GRPC_PREVIOUS_RPC_ATTEMPTS));
+    assert!(!grpc_headers.contains_key("grpc-timeout"));
+}
+
+/// A gRPC server and a channel to it.
+async fn server_grpc() -> (grpc_server::Server, Channel) {
+    let server = grpc_server::Server::start().await;
+    let channel = server.channel();
+    (server, channel)
+}
+
+/// What each gRPC attempt had left just before its request was written.
+static GRPC_LEFT: Mutex<Vec<Duration>> = Mutex::new(Vec::new());
+
+/// 2 s per attempt, 3 s in all, 1 s between attempts: the third attempt starts 2 s or more
+/// into the deadline, so its time left is at most 1 s, not its 2 s attempt timeout.
+#[retry(
+    max_attempts = 3,
+    attempt_timeout = "2s",
+    deadline = "3s",
+    initial_backoff = "1s",
+    max_backoff = "1s",
+    jitter = "none"
+)]
+async fn get_grpc(channel: &Channel, id: u32) -> Result<Item, Status> {
+    let left = attempt().unwrap().cutoff().unwrap() - Instant::now();
+    GRPC_LEFT.lock().unwrap().push(left);
+    let request = Request::new(GetItem { id }).with_attempt();
+    unary_request(channel, "/shop.Orders/Get", request).await
+}
+
+/// A `grpc-timeout` value (digits, then a unit: H, M, S, m, u or n) as a duration.
+fn grpc_timeout(value: &str) -> Duration {
+    let (digits, unit) = value.split_at(value.len() - 1);
+    let n: u64 = digits.parse().unwrap();
+    match unit {
+        "H" => Duration::from_secs(n * 3600),
+        "M" => Duration::from_secs(n * 60),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => panic!("not a grpc-timeout: {value}"),
+    }
+}
+
+#[tokio::test]
+async fn a_grpc_retry_says_how_many_went_before_and_sends_the_time_really_left() {
+    let (server, channel) = server_grpc().await;
+    server.script(&[
+        grpc_server::Fault::Unavailable,
+        grpc_server::Fault::Unavailable,
+    ]);
+    assert_eq!(get_grpc(&channel, 7).await.unwrap().id, 7);
+
+    let arrived = server.arrivals();
+    assert_eq!(arrived.len(), 3);
+    let previous: Vec<String> = arrived
+        .iter()
+        .map(|a| header(&a.headers, GRPC_PREVIOUS_RPC_ATTEMPTS))
+        .collect();
+    assert_eq!(previous, ["", "1", "2"], "gRFC A6: sent on retries only");
+
+    let left = GRPC_LEFT.lock().unwrap().clone();
+    let sent: Vec<Duration> = arrived
+        .iter()
+        .map(|a| grpc_timeout(&header(&a.headers, "grpc-timeout")))
+        .collect();
+    for (sent, left) in sent.iter().zip(&left) {
+        assert!(sent <= left, "sent {sent:?}, {left:?} left");
+    }
+    assert!(sent[0] <= Duration::from_secs(2) && sent[1] <= Duration::from_secs(2));
+    // The third attempt starts after two 1 s sleeps: the deadline, 1 s or less away, bounds
+    // its timeout, not the stale 2 s of its attempt timeout.
+    assert!(sent[2] <= Duration::from_secs(1), "{:?}", sent[2]);
+}
