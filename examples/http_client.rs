@@ -5,6 +5,9 @@
 //! - reads it again through a `429 Too Many Requests` whose `Retry-After: 1` is waited;
 //! - places an order (not idempotent) that meets a `503`: it is not sent twice.
 //!
+//! Each request carries its attempt (`.with_attempt()`): the server prints the AWS SDKs'
+//! `amz-sdk-invocation-id` (one per call) and `amz-sdk-request` (`ttl`, attempt, max) it gets.
+//!
 //! Run it with `cargo run --example http_client`.
 
 mod support;
@@ -12,6 +15,7 @@ mod support;
 use http::{Method, Request, StatusCode};
 use hyper::body::Incoming;
 use retry_runtime::reqwest::{Error, error_for_status};
+use retry_runtime::wire::{AMZ_SDK_INVOCATION_ID, AMZ_SDK_REQUEST, WithAttempt};
 use retry_runtime::{RetryEvent, retry};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
@@ -38,7 +42,8 @@ fn log_retry(event: &RetryEvent<'_, Error>) {
     on_retry = log_retry
 )]
 async fn quote(client: &reqwest::Client, base: &str) -> Result<String, Error> {
-    let response = error_for_status(client.get(format!("{base}/quote")).send().await?)?;
+    let request = client.get(format!("{base}/quote")).with_attempt();
+    let response = error_for_status(request.send().await?)?;
     Ok(response.text().await?)
 }
 
@@ -51,7 +56,8 @@ async fn quote(client: &reqwest::Client, base: &str) -> Result<String, Error> {
     on_retry = log_retry
 )]
 async fn place_order(client: &reqwest::Client, base: &str) -> Result<String, Error> {
-    let response = error_for_status(client.post(format!("{base}/orders")).send().await?)?;
+    let request = client.post(format!("{base}/orders")).with_attempt();
+    let response = error_for_status(request.send().await?)?;
     Ok(response.text().await?)
 }
 
@@ -85,8 +91,22 @@ async fn main() {
 static QUOTES: AtomicU32 = AtomicU32::new(0);
 static ORDERS: AtomicU32 = AtomicU32::new(0);
 
-/// The flaky server: its answers depend on how many requests it has seen.
+/// The flaky server: its answers depend on how many requests it has seen. It prints the
+/// attempt each request says it is.
 async fn handle(req: Request<Incoming>) -> Reply {
+    let header = |name| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-")
+    };
+    println!(
+        "  server: {} {} [{AMZ_SDK_INVOCATION_ID}: {}] [{AMZ_SDK_REQUEST}: {}]",
+        req.method(),
+        req.uri().path(),
+        header(AMZ_SDK_INVOCATION_ID),
+        header(AMZ_SDK_REQUEST),
+    );
     match (req.method(), req.uri().path()) {
         (&Method::GET, "/quote") => match QUOTES.fetch_add(1, Ordering::SeqCst) {
             0 | 1 => reply(StatusCode::SERVICE_UNAVAILABLE, "warming up"),

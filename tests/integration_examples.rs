@@ -38,6 +38,22 @@ fn http_client() {
     );
     assert!(out.contains("next in 1s"), "{out}");
     assert!(out.contains("the server took 1 order(s)"), "{out}");
+    // The server prints the attempt each request carries: three of the first call, with one
+    // invocation id, counting up to `max=4` with a `ttl` (the function has a deadline).
+    let seen: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("server: GET /quote"))
+        .collect();
+    assert!(seen.len() >= 3, "{out}");
+    let id = |line: &str| line.split("amz-sdk-invocation-id: ").nth(1).unwrap()[..36].to_owned();
+    assert_eq!(id(seen[0]), id(seen[2]), "{out}");
+    for (n, line) in seen[..3].iter().enumerate() {
+        assert!(line.contains("[amz-sdk-request: ttl="), "{line}");
+        assert!(
+            line.contains(&format!("; attempt={}; max=4]", n + 1)),
+            "{line}"
+        );
+    }
 }
 
 #[test]
