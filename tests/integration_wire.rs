@@ -25,6 +25,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tonic::transport::Channel;
 use tonic::{Request, Status};
+use util::is_uuid_v4;
 
 /// A header's value as text (empty if absent).
 fn header(headers: &http::HeaderMap, name: &str) -> String {
@@ -32,17 +33,6 @@ fn header(headers: &http::HeaderMap, name: &str) -> String {
         .get(name)
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default()
-}
-
-/// Whether `id` is a lowercase version-4 UUID: 8-4-4-4-12 hex digits, version 4, variant 10xx.
-fn is_uuid_v4(id: &str) -> bool {
-    let groups: Vec<&str> = id.split('-').collect();
-    groups.iter().map(|g| g.len()).collect::<Vec<_>>() == [8, 4, 4, 4, 12]
-        && id
-            .chars()
-            .all(|c| c == '-' || c.is_ascii_digit() || ('a'..='f').contains(&c))
-        && groups[2].starts_with('4')
-        && "89ab".contains(&groups[3][..1])
 }
 
 #[retry(max_attempts = 3, initial_backoff = "10ms", jitter = "none")]

@@ -1,7 +1,7 @@
 //! What the tests share: the error every test function returns (`TestError`), scripted
 //! attempts (a `#[retry]` function takes a `&Script` and each attempt plays the script's next
-//! step, recording when it started), a paused runtime, and the instant overrides and retry
-//! classes of the tests that record calls.
+//! step, recording when it started), a paused runtime, the instant overrides and retry
+//! classes of the tests that record calls, and the check of an invocation id's form.
 #![allow(dead_code, unused_imports)] // each test file uses part of it
 
 use retry_runtime::testing::{Overrides, Record};
@@ -160,4 +160,16 @@ pub fn instant() -> Overrides {
 /// The class of each retry a recorded call made, in order.
 pub fn classes(record: &Record) -> Vec<ErrorClass> {
     record.retries().iter().map(|r| r.class).collect()
+}
+
+/// Whether `id` is a lowercase version-4 UUID, as an invocation id is written: 8-4-4-4-12 hex
+/// digits, version 4, variant 10xx.
+pub fn is_uuid_v4(id: &str) -> bool {
+    let groups: Vec<&str> = id.split('-').collect();
+    groups.iter().map(|g| g.len()).collect::<Vec<_>>() == [8, 4, 4, 4, 12]
+        && id
+            .chars()
+            .all(|c| c == '-' || c.is_ascii_digit() || ('a'..='f').contains(&c))
+        && groups[2].starts_with('4')
+        && "89ab".contains(&groups[3][..1])
 }
