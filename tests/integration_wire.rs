@@ -179,6 +179,27 @@ async fn the_http_builder_carries_the_same_headers_for_hyper() {
 }
 
 #[tokio::test]
+async fn the_headers_are_replaced_never_repeated() {
+    #[retry(max_attempts = 1)]
+    async fn twice(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+        let request = client
+            .get(url)
+            .header(AMZ_SDK_REQUEST, "attempt=0; max=0")
+            .with_attempt()
+            .with_attempt();
+        let response = error_for_status(request.send().await?)?;
+        Ok(response.text().await?)
+    }
+
+    let server = Server::start().await;
+    twice(&client(), &server.url("/items/6")).await.unwrap();
+    let headers = &server.arrivals()[0].headers;
+    assert_eq!(headers.get_all(AMZ_SDK_INVOCATION_ID).iter().count(), 1);
+    let requests: Vec<_> = headers.get_all(AMZ_SDK_REQUEST).iter().collect();
+    assert_eq!(requests, ["attempt=1; max=1"]);
+}
+
+#[tokio::test]
 async fn outside_a_retry_body_nothing_is_added() {
     let server = Server::start().await;
     let c = client();
@@ -268,9 +289,13 @@ async fn a_grpc_retry_says_how_many_went_before_and_sends_the_time_really_left()
     assert_eq!(previous, ["", "1", "2"], "gRFC A6: sent on retries only");
 
     let left = GRPC_LEFT.lock().unwrap().clone();
+    assert_eq!(left.len(), 3, "one body run per attempt");
+    // Every attempt carries a `grpc-timeout`.
     let sent: Vec<Duration> = arrived
         .iter()
-        .map(|a| grpc_timeout(&header(&a.headers, "grpc-timeout")))
+        .map(|a| header(&a.headers, "grpc-timeout"))
+        .inspect(|value| assert!(!value.is_empty(), "an attempt without grpc-timeout"))
+        .map(|value| grpc_timeout(&value))
         .collect();
     for (sent, left) in sent.iter().zip(&left) {
         assert!(sent <= left, "sent {sent:?}, {left:?} left");

@@ -19,7 +19,13 @@
 //!
 //! Call it where the request is built, before anything signs it (the AWS SDKs add the header
 //! after signing, as it is not signed; a user's own signer that signs every header must see
-//! it).
+//! it). Calling it twice replaces the headers, never duplicates them.
+//!
+//! For reqwest, the request's timeout replaces the client's (reqwest does not take the
+//! smaller of the two), so a client built with a shorter timeout than the attempt has left gets
+//! the attempt's; set the shorter one on the request after `with_attempt` if it must hold. The
+//! `ttl` is the wall clock plus the time left on tokio's clock (on a paused test clock, real
+//! time plus virtual time), to the second, without the clock-skew estimate the AWS SDKs add.
 //!
 //! ```
 //! # #[cfg(feature = "reqwest")]
@@ -59,7 +65,7 @@ pub trait WithAttempt: Sized {
 /// The two AWS headers of an attempt, as name and value.
 #[cfg(feature = "http")]
 fn amz_headers(a: &Attempt) -> [(http::HeaderName, http::HeaderValue); 2] {
-    let value = |s: String| http::HeaderValue::try_from(s).expect("ASCII digits, letters, '-'");
+    let value = |s: String| http::HeaderValue::try_from(s).expect("visible ASCII and spaces");
     [
         (
             http::HeaderName::from_static(AMZ_SDK_INVOCATION_ID),
@@ -104,10 +110,9 @@ impl WithAttempt for reqwest::RequestBuilder {
         if let Some(left) = a.time_left() {
             builder = builder.timeout(left);
         }
-        for (name, value) in amz_headers(&a) {
-            builder = builder.header(name, value);
-        }
-        builder
+        // `headers` replaces what a name held (`header` would append): called twice, or over
+        // headers already set, the request still carries one of each.
+        builder.headers(amz_headers(&a).into_iter().collect())
     }
 }
 
