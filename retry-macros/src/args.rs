@@ -102,6 +102,7 @@ keys! {
     partition:                      Name,       Site,   "a string naming a shared partition";
     bucket:                         Static,     Site,   "a path to a `static TokenBucket`";
     rate_limiter:                   Static,     Site,   "a path to a `static RateLimiter`";
+    budget:                         Static,     Site,   "a path to a `static RetryBudget`";
     on_retry:                       FnPath,     _,      "a path to `fn(&RetryEvent<'_, E>)`";
     profile:                        Profile,    Site,   "a string naming a config profile";
     clone:                          Clones,     _,      "a list of owned arguments: `clone(a, b)`";

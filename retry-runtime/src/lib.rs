@@ -86,11 +86,11 @@
 //! # Observability
 //!
 //! With the `tracing` feature the loop emits, under the target `retry`, a DEBUG event for each
-//! retry (`function`, `partition`, `attempt`, `class`, `delay_ms`, `tokens` left in the retry
-//! bucket, and `fill_rate` in adaptive mode) and a WARN event when a call gives up before
-//! `max_attempts` (`reason`: retry token bucket empty, deadline reached, not idempotent,
-//! server retry hint longer than max_backoff). Levels for metrics are read from the shared
-//! state:
+//! retry (`function`, `partition`, `invocation_id`, `attempt`, `class`, `delay_ms`, `tokens`
+//! left in the retry bucket, and `fill_rate` in adaptive mode) and a WARN event when a call
+//! gives up before `max_attempts` (`reason`: retry token bucket empty, deadline reached, not
+//! idempotent, server retry hint longer than max_backoff, retry budget exhausted). Levels for
+//! metrics are read from the shared state:
 //!
 //! ```
 //! use retry_runtime::Partition;
@@ -127,6 +127,7 @@
 mod ambient;
 mod backoff;
 mod bucket;
+mod budget;
 mod classify;
 mod config;
 mod context;
@@ -145,6 +146,7 @@ pub mod wire;
 pub mod __private;
 
 pub use bucket::TokenBucket;
+pub use budget::RetryBudget;
 #[cfg(feature = "reqwest")]
 pub use classify::reqwest;
 pub use classify::{Classify, ErrorClass, TimedOut, TimeoutKind};

@@ -6,7 +6,7 @@
 //! | level | when | fields |
 //! |---|---|---|
 //! | DEBUG | an attempt failed and the call sleeps before the next | `function`, `partition`, `invocation_id`, `attempt`, `class`, `delay_ms`, `tokens` (the retry bucket's level after this retry's cost), and in adaptive mode `fill_rate` (send tokens per second) |
-//! | WARN | the call gives up before `max_attempts` | the same but `delay_ms`, and `reason`: `retry token bucket empty`, `deadline reached`, `not idempotent`, `server retry hint longer than max_backoff` |
+//! | WARN | the call gives up before `max_attempts` | the same but `delay_ms`, and `reason`: `retry token bucket empty`, `deadline reached`, `not idempotent`, `server retry hint longer than max_backoff`, `retry budget exhausted` |
 //! | WARN | once per function: it retries a failure that a `#[retry]` call nested in its attempt already retried | `function`, `partition`, `attempt`, `depth`, `class` |
 
 use crate::ambient::Env;

@@ -2,6 +2,7 @@
 //! `Site` that the expansion of `#[retry]` keeps in a `static`.
 
 use crate::bucket::TokenBucket;
+use crate::budget::RetryBudget;
 use crate::config::{self, Settings};
 use crate::limiter::RateLimiter;
 use crate::policy::Policy;
@@ -88,6 +89,7 @@ pub struct Site {
     profile: Option<&'static str>,
     bucket: Option<&'static TokenBucket>,
     limiter: Option<&'static RateLimiter>,
+    budget: Option<&'static RetryBudget>,
     own_bucket: TokenBucket,
     own_limiter: RateLimiter,
     shared: OnceLock<&'static Partition>,
@@ -107,6 +109,7 @@ impl Site {
             profile: None,
             bucket: None,
             limiter: None,
+            budget: None,
             own_bucket: TokenBucket::standard(),
             own_limiter: RateLimiter::adaptive(),
             shared: OnceLock::new(),
@@ -133,6 +136,13 @@ impl Site {
     #[must_use]
     pub const fn rate_limiter(mut self, limiter: &'static RateLimiter) -> Site {
         self.limiter = Some(limiter);
+        self
+    }
+
+    /// Bounds retries by a user's `static` budget too (the bucket still applies).
+    #[must_use]
+    pub const fn budget(mut self, budget: &'static RetryBudget) -> Site {
+        self.budget = Some(budget);
         self
     }
 
@@ -201,11 +211,16 @@ impl Site {
     #[cold]
     #[inline(never)]
     fn resolve(&'static self) -> &'static Resolved {
-        self.resolved.get_or_init(|| Resolved {
-            site: self,
-            settings: config::resolve(&self.policy, self.profile),
-            bucket: self.token_bucket(),
-            limiter: self.limiter(),
+        self.resolved.get_or_init(|| {
+            let settings = config::resolve(&self.policy, self.profile);
+            Resolved {
+                site: self,
+                settings,
+                bucket: self.token_bucket(),
+                limiter: self.limiter(),
+                budget: self.budget,
+                extras: settings.mode == crate::policy::Mode::Adaptive || self.budget.is_some(),
+            }
         })
     }
 }
@@ -216,6 +231,10 @@ pub(crate) struct Resolved {
     pub(crate) settings: Settings,
     pub(crate) bucket: &'static TokenBucket,
     pub(crate) limiter: &'static RateLimiter,
+    pub(crate) budget: Option<&'static RetryBudget>,
+    /// Adaptive mode or a budget: a success has more to book than the bucket's reward (one
+    /// test on the success path for both).
+    pub(crate) extras: bool,
 }
 
 impl std::fmt::Debug for Resolved {

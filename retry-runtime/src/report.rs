@@ -18,6 +18,8 @@ pub enum EarlyEnd {
     NotIdempotent,
     /// The server asked for a delay longer than `max_backoff`.
     HintTooLong,
+    /// The function's retry budget had no room for another retry.
+    BudgetExhausted,
 }
 
 impl EarlyEnd {
@@ -29,6 +31,7 @@ impl EarlyEnd {
             EarlyEnd::Deadline => "deadline reached",
             EarlyEnd::NotIdempotent => "not idempotent",
             EarlyEnd::HintTooLong => "server retry hint longer than max_backoff",
+            EarlyEnd::BudgetExhausted => "retry budget exhausted",
         }
     }
 }

@@ -32,7 +32,7 @@ use crate::context::{self, Frame, InFrame};
 use crate::event::RetryEvent;
 use crate::limiter::send_cost;
 use crate::observe;
-use crate::partition::Site;
+use crate::partition::{Resolved, Site};
 use crate::policy::{Jitter, Mode};
 use crate::report::EarlyEnd;
 use core::future::Future;
@@ -338,7 +338,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     }
 
     /// Step 3 for a success: refund the retry's cost, or reward an attempt that cost nothing;
-    /// in adaptive mode, tell the limiter.
+    /// in adaptive mode, tell the limiter; with a budget, count it.
     #[inline]
     fn book_success(&mut self) {
         if self.retrying.is_none() {
@@ -346,8 +346,9 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
         } else {
             self.book_retry_success();
         }
-        if self.adaptive() {
-            self.frame.r.limiter.record(Instant::now(), false);
+        let r = self.frame.r;
+        if r.extras {
+            book_extras(r, self.frame.number == 1, None);
         }
     }
 
@@ -403,6 +404,25 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
         if self.frame.depth() > 1 && self.frame.number > 1 && out.as_result().is_err() {
             context::nested_call_retried();
         }
+    }
+}
+
+/// What adaptive mode and a budget book for an attempt that ended, a success (`None`) or a
+/// failure of a class: the limiter measures it; the budget counts a `first` attempt as a
+/// request, and gRPC throttling takes or gives back its tokens. Out of line, with what it
+/// needs as values, so the success path only tests `extras`.
+#[cold]
+#[inline(never)]
+fn book_extras(r: &Resolved, first: bool, failure: Option<ErrorClass>) {
+    if r.settings.mode == Mode::Adaptive {
+        r.limiter
+            .record(Instant::now(), failure == Some(ErrorClass::Throttling));
+    }
+    if let Some(budget) = r.budget {
+        if first {
+            budget.on_request(Instant::now());
+        }
+        budget.on_outcome(failure);
     }
 }
 
@@ -465,7 +485,7 @@ where
     /// Step 4 again after a `Wait`: the bucket may cover the retry now.
     fn after_refill(&mut self, short: Short<R>, a: &Env) -> Result<Next<R>, Short<R>> {
         if self.frame.r.bucket.try_take_now(short.cost) {
-            self.retrying().held = short.cost;
+            self.took_retry(short.cost);
             Ok(self.schedule(short.out, Some(short.class), short.hint, a))
         } else {
             Err(short)
@@ -497,11 +517,9 @@ where
         let r = self.retrying();
         r.held = 0; // the retry ran: its cost stays out
         r.after_throttle = class == ErrorClass::Throttling;
-        if self.adaptive() {
-            self.frame
-                .r
-                .limiter
-                .record(Instant::now(), class == ErrorClass::Throttling);
+        let resolved = self.frame.r;
+        if resolved.extras {
+            book_extras(resolved, n == 1, Some(class));
         }
         match decide::after_error(class, last, self.idempotent) {
             AfterError::Return => return Ok(Next::Return(out)),
@@ -516,11 +534,18 @@ where
         }
         let hint = self.plugs.hint(err);
 
-        // 4. The retry's cost.
+        // 4. The retry's cost: the budget's room first (it takes nothing when it refuses),
+        // then the bucket's tokens.
+        if let Some(budget) = self.frame.r.budget {
+            if !budget.room(Instant::now()) {
+                self.ended_early(a, n, Some(class), EarlyEnd::BudgetExhausted);
+                return Ok(Next::Return(out));
+            }
+        }
         let bucket = self.frame.r.bucket;
         let cost = bucket.cost(class);
         if bucket.try_take_now(cost) {
-            self.retrying().held = cost;
+            self.took_retry(cost);
             return Ok(self.schedule(out, Some(class), hint, a));
         }
         if bucket.waits_when_empty() {
@@ -534,6 +559,14 @@ where
         let why = decide::bucket_short(self.reaches_deadline(Duration::ZERO));
         self.ended_early(a, n, Some(class), why);
         Ok(Next::Return(out))
+    }
+
+    /// The bucket gave the retry its cost: the call holds it, and a budget counts the retry.
+    fn took_retry(&mut self, cost: u32) {
+        self.retrying().held = cost;
+        if let Some(budget) = self.frame.r.budget {
+            budget.count_retry(Instant::now());
+        }
     }
 
     /// A polling repeat: no retry cost, the backoff, the same limits.

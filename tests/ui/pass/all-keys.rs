@@ -1,4 +1,4 @@
-use retry_runtime::{retry, ErrorClass, RateLimiter, RetryEvent, TimedOut, TokenBucket};
+use retry_runtime::{retry, ErrorClass, RateLimiter, RetryBudget, RetryEvent, TimedOut, TokenBucket};
 use std::time::Duration;
 
 #[derive(Debug)]
@@ -34,6 +34,7 @@ fn log(e: &RetryEvent<'_, Error>) {
 
 static BUCKET: TokenBucket = TokenBucket::standard().with_capacity(100);
 static LIMITER: RateLimiter = RateLimiter::adaptive();
+static BUDGET: RetryBudget = RetryBudget::ratio(0.2);
 
 #[retry(
     mode = "adaptive",
@@ -52,6 +53,7 @@ static LIMITER: RateLimiter = RateLimiter::adaptive();
     idempotent_if = token.is_some(),
     bucket = BUCKET,
     rate_limiter = LIMITER,
+    budget = BUDGET,
     on_retry = log,
     profile = "jobs",
     clone(name),
