@@ -1,4 +1,4 @@
-//! Retry budgets (`budget = STATIC`), on tokio's paused clock: a ratio budget lets retries
+//! Retry budgets (`budget = STATIC` or `budget = "20%"`), on tokio's paused clock: a ratio budget lets retries
 //! reach a share of the window's first attempts plus its floor and then ends calls early with
 //! `BudgetExhausted`; gRPC throttling stops retries at half its tokens and lets them again as
 //! successes give tokens back; the bucket still applies under a budget.
@@ -116,4 +116,30 @@ async fn the_bucket_still_applies_under_a_budget() {
     assert_eq!(record.early_ends()[0].reason, EarlyEnd::BucketEmpty);
     // The budget counted the one retry that ran, not the one the bucket refused.
     assert_eq!(ROOMY.window_counts(), (1, 1));
+}
+
+/// A bucket that outlasts the budget here.
+static DEEP: TokenBucket = TokenBucket::standard().with_capacity(100_000);
+
+#[retry(max_attempts = 2, initial_backoff = "1ms", budget = "20%", bucket = DEEP)]
+async fn share() -> Result<(), TestError> {
+    Err(TRANSIENT)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_share_written_in_the_attribute_has_a_floor_of_10_per_second_over_10_seconds() {
+    // Every call fails: call n is the n-th request, and it retries while
+    // retries + 1 <= 20 % of n + 10/s x 10 s: the first 125 calls all retry; after that each
+    // refused call is one more request, and one call in five gets its retry.
+    let mut retried = Vec::new();
+    for n in 1..=140 {
+        let (_, record) = testing::record(Overrides::new(), share()).await;
+        if record.early_ends().is_empty() {
+            retried.push(n);
+        } else {
+            assert_eq!(record.early_ends()[0].reason, EarlyEnd::BudgetExhausted);
+        }
+    }
+    assert_eq!(retried.len(), 128);
+    assert_eq!(retried[124..], [125, 130, 135, 140]);
 }

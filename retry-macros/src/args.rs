@@ -102,7 +102,7 @@ keys! {
     partition:                      Name,       Site,   "a string naming a shared partition";
     bucket:                         Static,     Site,   "a path to a `static TokenBucket`";
     rate_limiter:                   Static,     Site,   "a path to a `static RateLimiter`";
-    budget:                         Static,     Site,   "a path to a `static RetryBudget`";
+    budget:                         Budget,     Site,   "a share of the requests such as \"20%\", or a path to a `static RetryBudget`";
     on_retry:                       FnPath,     _,      "a path to `fn(&RetryEvent<'_, E>)`";
     profile:                        Profile,    Site,   "a string naming a config profile";
     clone:                          Clones,     _,      "a list of owned arguments: `clone(a, b)`";
@@ -382,6 +382,44 @@ impl Value for Static {
         path(expr)
             .map(Static)
             .or_else(|| wrong(expr, key, form, errors))
+    }
+}
+
+/// `budget`: a path to a `static RetryBudget`, or a share of the requests written `"20%"`
+/// (that ratio, a floor of 10 retries per second, a 10 s window).
+pub(crate) enum Budget {
+    Static(Static),
+    /// The ratio (0.2 for `"20%"`), and where it was written.
+    Share(f64, proc_macro2::Span),
+}
+
+impl Value for Budget {
+    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+        if let Some(p) = path(expr) {
+            return Some(Budget::Static(Static(p)));
+        }
+        let Some(text) = str_lit(expr) else {
+            return wrong(expr, key, form, errors);
+        };
+        let share = text
+            .trim()
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse::<f64>().ok());
+        match share {
+            Some(v) if v.is_finite() && v > 0.0 && v <= 100_000.0 => {
+                Some(Budget::Share(v / 100.0, syn::spanned::Spanned::span(expr)))
+            }
+            _ => {
+                errors.on(
+                    expr,
+                    format!(
+                        "`{key}` takes a share of the requests above 0 %, such as `{key} = \"20%\"`, \
+                         or a path to a `static RetryBudget`; found {text:?}"
+                    ),
+                );
+                None
+            }
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Tokens: the user's function with its signature untouched and its body run once per attempt.
 
-use crate::args::{Args, Attempts, Factor, Jitter, Mode, Name, Nanos, Profile, Static};
+use crate::args::{Args, Attempts, Budget, Factor, Jitter, Mode, Name, Nanos, Profile, Static};
 use crate::shape::{Ret, Slot, Wrapper};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -93,6 +93,27 @@ impl Emit for Static {
     /// A `static` of the wrong type is reported on its path.
     fn span(&self) -> Span {
         self.0.span()
+    }
+}
+
+impl Emit for Budget {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        match self {
+            Budget::Static(s) => s.tokens(p),
+            Budget::Share(ratio, span) => quote_spanned! {*span=>
+                {
+                    static __RETRY_BUDGET: #p::RetryBudget = #p::RetryBudget::ratio(#ratio);
+                    &__RETRY_BUDGET
+                }
+            },
+        }
+    }
+
+    fn span(&self) -> Span {
+        match self {
+            Budget::Static(s) => s.span(),
+            Budget::Share(_, span) => *span,
+        }
     }
 }
 
