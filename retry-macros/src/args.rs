@@ -100,7 +100,7 @@ keys! {
     idempotent:                     bool,       _,      "`true` or `false`";
     idempotent_if:                  Expr,       _,      "a `bool` expression over the arguments";
     partition:                      Name,       Site,   "a string naming a shared partition";
-    bucket:                         Static,     Site,   "a path to a `static TokenBucket`";
+    bucket:                         Bucket,     Site,   "a path to a `static TokenBucket`, or \"none\"";
     rate_limiter:                   Static,     Site,   "a path to a `static RateLimiter`";
     budget:                         Budget,     Site,   "a share of the requests such as \"20%\", or a path to a `static RetryBudget`";
     on_retry:                       FnPath,     _,      "a path to `fn(&RetryEvent<'_, E>)`";
@@ -382,6 +382,35 @@ impl Value for Static {
         path(expr)
             .map(Static)
             .or_else(|| wrong(expr, key, form, errors))
+    }
+}
+
+/// `bucket`: a path to a `static TokenBucket`, or `"none"` (no bucket: retries bounded only by
+/// the attempts, the deadline and a budget).
+pub(crate) enum Bucket {
+    Static(Static),
+    None(proc_macro2::Span),
+}
+
+impl Value for Bucket {
+    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+        if let Some(p) = path(expr) {
+            return Some(Bucket::Static(Static(p)));
+        }
+        match str_lit(expr) {
+            Some(text) if text == "none" => Some(Bucket::None(syn::spanned::Spanned::span(expr))),
+            Some(text) => {
+                errors.on(
+                    expr,
+                    format!(
+                        "`{key}` takes a path to a `static TokenBucket`, or \"none\" for no \
+                         bucket; found {text:?}"
+                    ),
+                );
+                None
+            }
+            None => wrong(expr, key, form, errors),
+        }
     }
 }
 

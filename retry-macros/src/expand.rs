@@ -1,6 +1,8 @@
 //! Tokens: the user's function with its signature untouched and its body run once per attempt.
 
-use crate::args::{Args, Attempts, Budget, Factor, Jitter, Mode, Name, Nanos, Profile, Static};
+use crate::args::{
+    Args, Attempts, Bucket, Budget, Factor, Jitter, Mode, Name, Nanos, Profile, Static,
+};
 use crate::shape::{Ret, Slot, Wrapper};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -93,6 +95,27 @@ impl Emit for Static {
     /// A `static` of the wrong type is reported on its path.
     fn span(&self) -> Span {
         self.0.span()
+    }
+}
+
+impl Emit for Bucket {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        match self {
+            Bucket::Static(s) => s.tokens(p),
+            Bucket::None(span) => quote_spanned! {*span=>
+                {
+                    static __RETRY_NO_BUCKET: #p::TokenBucket = #p::TokenBucket::unlimited();
+                    &__RETRY_NO_BUCKET
+                }
+            },
+        }
+    }
+
+    fn span(&self) -> Span {
+        match self {
+            Bucket::Static(s) => s.span(),
+            Bucket::None(span) => *span,
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! What the expansion of `#[retry]` names. Not a public API: it changes with the macro.
 
 pub use crate::__retry_loop as retry_loop;
+pub use crate::bucket::TokenBucket;
 pub use crate::budget::RetryBudget;
 pub use crate::classify::{Classify, ErrorClass, TimedOut};
 pub use crate::engine::{

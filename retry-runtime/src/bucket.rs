@@ -74,6 +74,22 @@ impl TokenBucket {
         self
     }
 
+    /// A bucket that never refuses a retry (every cost 0, no reward): what `bucket = "none"`
+    /// gives a function whose retries a budget bounds instead.
+    ///
+    /// ```
+    /// use retry_runtime::TokenBucket;
+    ///
+    /// static NONE: TokenBucket = TokenBucket::unlimited();
+    /// assert_eq!(NONE.cost(retry_runtime::ErrorClass::Timeout), 0);
+    /// ```
+    #[must_use]
+    pub const fn unlimited() -> TokenBucket {
+        TokenBucket::standard()
+            .with_costs(0, 0, 0)
+            .with_success_reward(0)
+    }
+
     /// Sets the cost of a retry after a `Transient` or `NotSent` error, after a `Timeout`, and
     /// after `Throttling`.
     #[must_use]
