@@ -12,7 +12,8 @@ use std::path::Path;
 use std::process::Command;
 
 /// The models, by the name of their test function.
-const MODELS: [&str; 7] = [
+const MODELS: [&str; 8] = [
+    "budget::loom_a_late_add_never_turns_a_slot_back",
     "bucket::loom_concurrent_takes_and_refunds_conserve_tokens",
     "bucket::loom_two_takes_on_a_short_bucket_never_overdraw",
     "bucket::loom_rewards_racing_a_refund_clip_at_capacity",

@@ -5,13 +5,13 @@
 //! grows with traffic.
 
 use crate::classify::ErrorClass;
+use crate::loom::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
 
 /// The slots of a ratio budget's window: the window slides by one slot at a time.
-const SLOTS: usize = 10;
+pub(crate) const SLOTS: usize = 10;
 
 /// Fixed point: a thousandth of a request or a token.
 const MILLI: u64 = 1000;
@@ -266,13 +266,23 @@ fn tag(slot: u64) -> u64 {
     slot & 0xffff_ffff
 }
 
-/// Adds 1 to the counter of `slot`, restarting it if it still counts an older slot.
-fn add(counters: &[AtomicU64; SLOTS], slot: u64) {
+/// Adds 1 to the counter of `slot`, restarting it if it still counts an older slot. A caller
+/// that read the clock before another restarted the counter for a newer slot counts there
+/// (a moment late), and never turns the counter back to its own, older slot: that would drop
+/// the newer slot's counts.
+pub(crate) fn add(counters: &[AtomicU64; SLOTS], slot: u64) {
     let c = &counters[(slot % SLOTS as u64) as usize];
     let want = tag(slot);
     let mut cur = c.load(Ordering::Relaxed);
     loop {
-        let next = if cur >> 32 == want {
+        let seen = cur >> 32;
+        // Tags compare by their wrapping distance: a positive one is a newer slot.
+        let newer = (seen.wrapping_sub(want) as u32 as i32) > 0;
+        let next = if seen == want || newer {
+            // Saturating: the count never carries into the tag.
+            if cur & 0xffff_ffff == 0xffff_ffff {
+                return;
+            }
             cur + 1
         } else {
             (want << 32) | 1
@@ -285,7 +295,7 @@ fn add(counters: &[AtomicU64; SLOTS], slot: u64) {
 }
 
 /// The counts of the window ending with `slot`: the counters tagged with one of its slots.
-fn sum(counters: &[AtomicU64; SLOTS], slot: u64) -> u64 {
+pub(crate) fn sum(counters: &[AtomicU64; SLOTS], slot: u64) -> u64 {
     let first = slot.saturating_sub(SLOTS as u64 - 1);
     (first..=slot)
         .map(|s| {

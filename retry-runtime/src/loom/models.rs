@@ -11,6 +11,7 @@
 //! interleaving of a model sees the same instants.
 
 use crate::bucket::TokenBucket;
+use crate::budget::{SLOTS, add, sum};
 use crate::limiter::RateLimiter;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -37,6 +38,43 @@ fn report(name: &str, runs: usize) {
 fn concurrently<T: Send + 'static>(fs: Vec<Box<dyn FnOnce() -> T + Send>>) -> Vec<T> {
     let handles: Vec<_> = fs.into_iter().map(loom::thread::spawn).collect();
     handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+mod budget {
+    use super::*;
+    use crate::loom::atomic::AtomicU64;
+
+    /// A ratio budget's counters, slot 3's holding 5, made by the model's main thread.
+    fn counters() -> Arc<[AtomicU64; SLOTS]> {
+        let c: Arc<[AtomicU64; SLOTS]> = Arc::new([const { AtomicU64::new(0) }; SLOTS]);
+        for _ in 0..5 {
+            add(&c, 3);
+        }
+        c
+    }
+
+    /// One thread adds for slot 3 (it read the clock a moment ago) while another adds for
+    /// slot 13, the same counter a full turn later: the counter ends counting slot 13, with
+    /// both adds or the newer one, never turned back to slot 3 (which would drop slot 13's
+    /// count). Shown failing with the add that restarts any counter whose tag differs.
+    #[test]
+    fn loom_a_late_add_never_turns_a_slot_back() {
+        let runs = model(|| {
+            let c = counters();
+            let (late, now) = (c.clone(), c.clone());
+            concurrently::<()>(vec![
+                Box::new(move || add(&late, 3)),
+                Box::new(move || add(&now, 13)),
+            ]);
+            let in_window = sum(&c, 13);
+            assert!(
+                in_window == 1 || in_window == 2,
+                "slot 13 counts {in_window}"
+            );
+            assert_eq!(sum(&c, 3), 0, "slot 3's counter was restarted for slot 13");
+        });
+        report("late add", runs);
+    }
 }
 
 mod bucket {
