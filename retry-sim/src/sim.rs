@@ -7,7 +7,7 @@ use rand::{RngExt, SeedableRng};
 pub use retry_runtime::__private::Policy;
 use retry_runtime::__private::{Call, Fns, Mode, Site, Timed};
 use retry_runtime::testing::{self, Overrides};
-use retry_runtime::{Classify, ErrorClass, RateLimiter, TimedOut, TokenBucket};
+use retry_runtime::{Classify, ErrorClass, RateLimiter, RetryBudget, TimedOut, TokenBucket};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -64,11 +64,26 @@ pub enum Strategy {
     Standard,
     /// AWS adaptive mode: the standard bucket plus the CUBIC client rate limiter.
     Adaptive,
+    /// A retry budget instead of the bucket: retries at most 20 % of the client's first
+    /// attempts of the last 10 s, no floor (`budget = B, bucket = "none"`).
+    Budget,
+    /// gRPC retry throttling instead of the bucket (gRFC A6, `maxTokens` 10,
+    /// `tokenRatio` 0.1).
+    GrpcThrottling,
 }
 
 impl Strategy {
-    /// The three, in report order.
+    /// The three of the AWS SDKs, in report order.
     pub const ALL: [Strategy; 3] = [Strategy::NoBucket, Strategy::Standard, Strategy::Adaptive];
+
+    /// Those and the budgets, in report order.
+    pub const WITH_BUDGETS: [Strategy; 5] = [
+        Strategy::NoBucket,
+        Strategy::Standard,
+        Strategy::Adaptive,
+        Strategy::Budget,
+        Strategy::GrpcThrottling,
+    ];
 
     /// The name in CSV files and tables.
     pub const fn name(self) -> &'static str {
@@ -76,6 +91,8 @@ impl Strategy {
             Strategy::NoBucket => "no-bucket",
             Strategy::Standard => "standard",
             Strategy::Adaptive => "adaptive",
+            Strategy::Budget => "budget-20%",
+            Strategy::GrpcThrottling => "grpc-throttling",
         }
     }
 }
@@ -99,10 +116,19 @@ impl Client {
             Mode::Standard
         };
         let site = Site::new(name, policy.mode(mode));
-        let site = if strategy == Strategy::NoBucket {
-            site.bucket(&UNLIMITED)
-        } else {
-            site
+        // Each client its own budget, as each process has its own (leaked like the site).
+        let budget = |b: RetryBudget| -> &'static RetryBudget { Box::leak(Box::new(b)) };
+        let site = match strategy {
+            Strategy::NoBucket => site.bucket(&UNLIMITED),
+            Strategy::Standard | Strategy::Adaptive => site,
+            Strategy::Budget => site.bucket(&UNLIMITED).budget(budget(
+                RetryBudget::ratio(0.2)
+                    .with_floor_per_sec(0)
+                    .with_window(Duration::from_secs(10)),
+            )),
+            Strategy::GrpcThrottling => site
+                .bucket(&UNLIMITED)
+                .budget(budget(RetryBudget::grpc_throttling(10, 0.1))),
         };
         // One site per client, for the life of the simulation (a `#[retry]` function's is a
         // `static`).

@@ -134,11 +134,15 @@ static PARTITIONS: AtomicU64 = AtomicU64::new(0);
 
 impl SmithyClient {
     /// A client with `RetryConfig::standard()` or `adaptive()`; `deadline` becomes the
-    /// operation timeout. `Strategy::NoBucket` has no smithy equivalent and runs as standard.
+    /// operation timeout. `Strategy::NoBucket` and the budgets have no smithy equivalent and
+    /// run as standard.
     pub(crate) fn new(strategy: Strategy, deadline: Option<Duration>, world: World) -> Self {
         let retry = match strategy {
             Strategy::Adaptive => RetryConfig::adaptive(),
-            Strategy::Standard | Strategy::NoBucket => RetryConfig::standard(),
+            Strategy::Standard
+            | Strategy::NoBucket
+            | Strategy::Budget
+            | Strategy::GrpcThrottling => RetryConfig::standard(),
         };
         let timeouts = match deadline {
             Some(d) => TimeoutConfig::builder().operation_timeout(d).build(),

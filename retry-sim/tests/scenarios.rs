@@ -51,6 +51,25 @@ fn outage_the_bucket_stops_the_retry_storm_once_drained() {
 }
 
 #[test]
+fn outage_a_budget_bounds_the_storm_from_the_first_second() {
+    let config = outage::Config::quick();
+    let standard = outage::run_one(&config, Strategy::Standard);
+    for strategy in [Strategy::Budget, Strategy::GrpcThrottling] {
+        let s = outage::run_one(&config, strategy);
+        // Over the whole outage, not only once drained: the bucket spends its 500 tokens first.
+        assert!(
+            s.amplification_outage <= 1.25
+                && s.amplification_outage < standard.amplification_outage,
+            "{}: {} (standard {})",
+            strategy.name(),
+            s.amplification_outage,
+            standard.amplification_outage
+        );
+        assert!(s.time_to_recover <= standard.time_to_recover + 1.0);
+    }
+}
+
+#[test]
 fn throttling_adaptive_mode_sends_about_what_the_server_takes() {
     let config = throttling::Config::quick();
     let standard = throttling::run_one(&config, Strategy::Standard);

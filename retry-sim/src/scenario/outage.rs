@@ -4,7 +4,8 @@
 //! one SDK client does. The server can serve 1.5 times the offered load (above that it
 //! throttles) and fails every request for 30 s. Policies: AWS standard settings (3 attempts,
 //! backoff 1 s doubling to 20 s, full jitter) with no bucket, with the standard retry token
-//! bucket, and in adaptive mode.
+//! bucket, in adaptive mode, and with a retry budget (20 %, or gRPC's throttling) instead of
+//! the bucket.
 
 use crate::fleet::{Engine, Fleet, Run, Server};
 use crate::sim::{self, Bin, Strategy};
@@ -112,9 +113,12 @@ pub fn run_engine(config: &Config, strategy: Strategy, engine: Engine) -> Summar
     summarize(config, strategy, run)
 }
 
-/// Runs the three policies.
+/// Runs the AWS SDKs' three policies and the two budgets.
 pub fn run(config: &Config) -> Vec<Summary> {
-    Strategy::ALL.iter().map(|&s| run_one(config, s)).collect()
+    Strategy::WITH_BUDGETS
+        .iter()
+        .map(|&s| run_one(config, s))
+        .collect()
 }
 
 fn amplification(b: Bin) -> f64 {
