@@ -33,6 +33,9 @@ pub struct Server {
     /// second: no request is refused, but a queue builds when requests come faster. Work stays
     /// queued after its client has timed out and gone.
     pub queue: Option<fn(f64) -> f64>,
+    /// Fails each request on its own (a 5xx) with this probability (a draw from the run's
+    /// generator only when set, so the other scenarios' draws are unchanged).
+    pub transient_rate: Option<f64>,
 }
 
 /// The server's mutable state during a run.
@@ -230,13 +233,17 @@ impl World {
             self.state.clone(),
             self.series.clone(),
         );
+        let unlucky = self
+            .server
+            .transient_rate
+            .is_some_and(|p| lock(&self.rng).uniform() < p);
         async move {
             sleep(there).await;
             let t = sim::since(t0);
             if let Some(b) = lock(&series).at(t) {
                 b.attempts += 1;
             }
-            let answer = if server.outage.is_some_and(|(a, b)| t >= a && t < b) {
+            let answer = if unlucky || server.outage.is_some_and(|(a, b)| t >= a && t < b) {
                 Err(SimError::Unavailable)
             } else if let Some(rate) = server.capacity {
                 let mut s = lock(&state);

@@ -1,22 +1,23 @@
-//! `retry-sim [brooker|outage|throttling|metastable|side-by-side|all]... [--quick] [--out DIR]`
+//! `retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|all]... [--quick] [--out DIR]`
 //!
 //! Runs the scenarios, prints their figures as Markdown tables, and writes CSV files and SVG
 //! plots into DIR (default `retry-sim/results`). `--quick` runs the small sizes of the tests.
 
 use retry_sim::fleet::Run;
 use retry_sim::report::{self, Line, TIMESERIES_HEADER};
-use retry_sim::scenario::{brooker, metastable, outage, throttling};
+use retry_sim::scenario::{brooker, metastable, normal, outage, throttling};
 use retry_sim::sim::{Bin, Strategy};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
-const SCENARIOS: [&str; 5] = [
+const SCENARIOS: [&str; 6] = [
     "brooker",
     "outage",
     "throttling",
     "metastable",
+    "normal",
     "side-by-side",
 ];
 
@@ -54,6 +55,7 @@ fn main() -> ExitCode {
             "outage" => run_outage(quick, &out),
             "throttling" => run_throttling(quick, &out),
             "metastable" => run_metastable(quick, &out),
+            "normal" => run_normal(quick, &out),
             _ => run_side_by_side(quick, &out),
         };
         if let Err(e) = done {
@@ -70,7 +72,7 @@ fn usage(problem: &str) -> ExitCode {
         eprintln!("{problem}");
     }
     eprintln!(
-        "usage: retry-sim [brooker|outage|throttling|metastable|side-by-side|all]... \
+        "usage: retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|all]... \
          [--quick] [--out DIR]"
     );
     if problem.is_empty() {
@@ -274,6 +276,53 @@ fn run_throttling(quick: bool, out: &Path) -> Result<()> {
             s.load,
             100.0 * retry_sim::sim::ratio(b.served - b.delivered.min(b.served), b.served)
         );
+    }
+    Ok(())
+}
+
+fn run_normal(quick: bool, out: &Path) -> Result<()> {
+    let config = if quick {
+        normal::Config::quick()
+    } else {
+        normal::Config::full()
+    };
+    let results = normal::run(&config);
+    let mut csv = String::from("strategy,error_rate,failed_fraction,amplification\n");
+    for s in &results {
+        csv.push_str(&format!(
+            "{},{},{:.6},{:.6}\n",
+            s.strategy.name(),
+            s.error_rate,
+            s.failed_fraction,
+            s.amplification
+        ));
+    }
+    std::fs::write(out.join("normal.csv"), csv)?;
+    println!(
+        "\n### Normal operation ({} clients offering {} requests/s, attempts failing on their own)\n",
+        config.clients,
+        config.clients as f64 * config.rate_per_client
+    );
+    print!("| policy |");
+    for p in &config.error_rates {
+        print!(
+            " calls failed at {:.0}% | attempts per call at {:.0}% |",
+            100.0 * p,
+            100.0 * p
+        );
+    }
+    println!();
+    println!("|---|{}", "---:|---:|".repeat(config.error_rates.len()));
+    for strategy in Strategy::WITH_BUDGETS {
+        print!("| {} |", strategy.name());
+        for s in results.iter().filter(|s| s.strategy == strategy) {
+            print!(
+                " {:.3}% | {:.3} |",
+                100.0 * s.failed_fraction,
+                s.amplification
+            );
+        }
+        println!();
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The smallest case of each scenario, asserting its qualitative result. The figures of the
 //! full sizes are in SIMULATION.md; nothing here depends on how fast the machine is.
 
-use retry_sim::scenario::{brooker, metastable, outage, throttling};
+use retry_sim::scenario::{brooker, metastable, normal, outage, throttling};
 use retry_sim::sim::Strategy;
 
 #[test]
@@ -120,4 +120,17 @@ fn fleet_runs_are_deterministic_for_a_seed_under_both_engines() {
         let b = tc.fleet(Strategy::Adaptive, engine).run(&tc.server());
         assert_eq!(a.series.bins, b.series.bins, "{engine:?}");
     }
+}
+
+#[test]
+fn normal_operation_the_bucket_fails_no_call_a_plain_retry_saves() {
+    let config = normal::Config::quick();
+    let p = config.error_rates[0];
+    let none = normal::run_one(&config, Strategy::NoBucket, p);
+    let standard = normal::run_one(&config, Strategy::Standard, p);
+    assert_eq!(standard.failed_fraction, none.failed_fraction);
+    // A budget without a floor refuses some early retries (its window starts empty), but few.
+    let budget = normal::run_one(&config, Strategy::Budget, p);
+    assert!(budget.failed_fraction >= none.failed_fraction);
+    assert!(budget.failed_fraction < 0.01, "{}", budget.failed_fraction);
 }

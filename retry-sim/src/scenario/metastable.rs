@@ -64,6 +64,7 @@ impl Config {
             outage: None,
             capacity: None,
             queue: Some(service_rate),
+            transient_rate: None,
         }
     }
 

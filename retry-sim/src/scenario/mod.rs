@@ -2,6 +2,7 @@
 
 pub mod brooker;
 pub mod metastable;
+pub mod normal;
 pub mod outage;
 pub mod side_by_side;
 pub mod throttling;

@@ -63,6 +63,7 @@ impl Config {
             outage: Some((self.outage_start, self.outage_end())),
             capacity: Some(1.5 * self.clients as f64 * self.rate_per_client),
             queue: None,
+            transient_rate: None,
         }
     }
 

@@ -56,6 +56,7 @@ impl Config {
             outage: None,
             capacity: Some(self.capacity),
             queue: None,
+            transient_rate: None,
         }
     }
 
