@@ -16,7 +16,8 @@ pub(crate) const SLOTS: usize = 10;
 /// Fixed point: a thousandth of a request or a token.
 const MILLI: u64 = 1000;
 
-/// A retry budget, shared by every function that names it (`budget = PATH`) or its partition.
+/// A retry budget, shared by every function that names it (`budget = PATH`); `budget = "20%"`
+/// gives the function one of its own.
 ///
 /// ```
 /// use retry_runtime::RetryBudget;
