@@ -83,6 +83,13 @@
 //! one warning, as a tracing event of target `retry::config` or on standard error, and is
 //! ignored; nothing panics.
 //!
+//! # Retry budgets
+//!
+//! The [`TokenBucket`] (AWS standard mode) bounds a fleet's retries once each client has spent
+//! its tokens. A [`RetryBudget`] bounds them from the first second, as a share of the requests
+//! (Finagle, Envoy) or by gRPC's retry throttling: `budget = "20%"` or `budget = STATIC` on the
+//! attribute, with `bucket = "none"` to rely on it alone.
+//!
 //! # Observability
 //!
 //! With the `tracing` feature the loop emits, under the target `retry`, a DEBUG event for each
