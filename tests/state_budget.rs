@@ -2,12 +2,12 @@
 //! reach a share of the window's first attempts plus its floor and then ends calls early with
 //! `BudgetExhausted`; gRPC throttling stops retries at half its tokens and lets them again as
 //! successes give tokens back; the bucket still applies under a budget unless
-//! `bucket = "none"`.
+//! `bucket = "none"`; functions of one partition writing `"20%"` share one budget.
 
 mod util;
 
 use retry_runtime::testing::{self, EarlyEnd, Overrides};
-use retry_runtime::{ErrorClass, RetryBudget, TokenBucket, retry};
+use retry_runtime::{ErrorClass, Partition, RetryBudget, TokenBucket, retry};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use util::TestError;
@@ -147,4 +147,31 @@ async fn a_share_written_in_the_attribute_has_a_floor_of_10_per_second_over_10_s
     }
     assert_eq!(retried.len(), 128);
     assert_eq!(retried[124..], [125, 130, 135, 140]);
+}
+
+#[retry(partition = "budget-shared", budget = "20%")]
+async fn shared_a(fail: bool) -> Result<(), TestError> {
+    if fail { Err(TRANSIENT) } else { Ok(()) }
+}
+
+#[retry(partition = "budget-shared", budget = "20%", initial_backoff = "1ms")]
+async fn shared_b(fail: bool) -> Result<(), TestError> {
+    if fail { Err(TRANSIENT) } else { Ok(()) }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_share_is_the_partitions_budget_readable_for_metrics() {
+    for _ in 0..5 {
+        shared_a(false).await.unwrap();
+        shared_b(false).await.unwrap();
+    }
+    let _ = shared_b(true).await;
+    let p = Partition::all()
+        .into_iter()
+        .find(|p| p.name() == "budget-shared")
+        .expect("the partition");
+    let budget = p.retry_budget().expect("its functions share one budget");
+    // Both functions' first attempts, and the failing call's two retries (3 attempts), in one
+    // window.
+    assert_eq!(budget.window_counts(), (11, 2));
 }

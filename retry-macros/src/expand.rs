@@ -122,13 +122,11 @@ impl Emit for Bucket {
 impl Emit for Budget {
     fn tokens(&self, p: &TokenStream) -> TokenStream {
         match self {
-            Budget::Static(s) => s.tokens(p),
-            Budget::Share(ratio, span) => quote_spanned! {*span=>
-                {
-                    static __RETRY_BUDGET: #p::RetryBudget = #p::RetryBudget::ratio(#ratio);
-                    &__RETRY_BUDGET
-                }
-            },
+            Budget::Static(s) => {
+                let path = s.tokens(p);
+                quote_spanned!(s.span()=> #p::BudgetRef::Static(#path))
+            }
+            Budget::Share(ratio, span) => quote_spanned!(*span=> #p::BudgetRef::Share(#ratio)),
         }
     }
 

@@ -9,7 +9,7 @@ pub use crate::engine::{
     ReturnsResult, SendToken, Settled, Timed, Timer, TimerKind, Untimed,
 };
 pub use crate::event::RetryEvent;
-pub use crate::partition::Site;
+pub use crate::partition::{BudgetRef, Site};
 pub use crate::policy::{Jitter, Mode, Policy};
 pub use core::ops::ControlFlow;
 pub use std::time::Duration;

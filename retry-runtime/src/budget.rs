@@ -17,7 +17,8 @@ pub(crate) const SLOTS: usize = 10;
 const MILLI: u64 = 1000;
 
 /// A retry budget, shared by every function that names it (`budget = PATH`); `budget = "20%"`
-/// gives the function one of its own.
+/// gives the function one of its own, or its partition's, shared by the partition's functions
+/// and readable from [`Partition::retry_budget`](crate::Partition::retry_budget).
 ///
 /// ```
 /// use retry_runtime::RetryBudget;

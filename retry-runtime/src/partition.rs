@@ -25,6 +25,9 @@ pub struct Partition {
     name: &'static str,
     bucket: TokenBucket,
     limiter: RateLimiter,
+    /// The budget its functions share when they write `budget = "N%"`: the first to resolve
+    /// sets the share.
+    budget: OnceLock<RetryBudget>,
 }
 
 static PARTITIONS: Mutex<Vec<&'static Partition>> = Mutex::new(Vec::new());
@@ -44,6 +47,7 @@ impl Partition {
             name: Box::leak(name.into()),
             bucket: TokenBucket::standard(),
             limiter: RateLimiter::adaptive(),
+            budget: OnceLock::new(),
         }));
         all.push(p);
         p
@@ -56,6 +60,13 @@ impl Partition {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The retry budget the partition's functions share (`budget = "N%"`), once one of them
+    /// has run.
+    #[must_use]
+    pub fn retry_budget(&self) -> Option<&RetryBudget> {
+        self.budget.get()
     }
 
     /// The partition's name.
@@ -90,6 +101,8 @@ pub struct Site {
     bucket: Option<&'static TokenBucket>,
     limiter: Option<&'static RateLimiter>,
     budget: Option<&'static RetryBudget>,
+    /// `budget = "N%"`: that share, the partition's budget or one of the function's own.
+    budget_share: Option<f64>,
     own_bucket: TokenBucket,
     own_limiter: RateLimiter,
     shared: OnceLock<&'static Partition>,
@@ -110,6 +123,7 @@ impl Site {
             bucket: None,
             limiter: None,
             budget: None,
+            budget_share: None,
             own_bucket: TokenBucket::standard(),
             own_limiter: RateLimiter::adaptive(),
             shared: OnceLock::new(),
@@ -139,10 +153,14 @@ impl Site {
         self
     }
 
-    /// Bounds retries by a user's `static` budget too (the bucket still applies).
+    /// Bounds retries by a budget too (the bucket still applies): a user's `static`, or a
+    /// share of the requests, shared by the partition's functions if it has one.
     #[must_use]
-    pub const fn budget(mut self, budget: &'static RetryBudget) -> Site {
-        self.budget = Some(budget);
+    pub const fn budget(mut self, budget: BudgetRef) -> Site {
+        match budget {
+            BudgetRef::Static(b) => self.budget = Some(b),
+            BudgetRef::Share(share) => self.budget_share = Some(share),
+        }
         self
     }
 
@@ -213,16 +231,34 @@ impl Site {
     fn resolve(&'static self) -> &'static Resolved {
         self.resolved.get_or_init(|| {
             let settings = config::resolve(&self.policy, self.profile);
+            let budget = self.budget.or_else(|| {
+                let share = self.budget_share?;
+                let make = || RetryBudget::ratio(share);
+                Some(match self.shared() {
+                    Some(p) => p.budget.get_or_init(make),
+                    // Once per function and process, as the partitions are.
+                    None => Box::leak(Box::new(make())),
+                })
+            });
             Resolved {
                 site: self,
                 settings,
                 bucket: self.token_bucket(),
                 limiter: self.limiter(),
-                budget: self.budget,
-                extras: settings.mode == crate::policy::Mode::Adaptive || self.budget.is_some(),
+                budget,
+                extras: settings.mode == crate::policy::Mode::Adaptive || budget.is_some(),
             }
         })
     }
+}
+
+/// What `budget = ...` names: a user's `static`, or a share of the requests.
+#[derive(Debug, Clone, Copy)]
+pub enum BudgetRef {
+    /// A `static RetryBudget`.
+    Static(&'static RetryBudget),
+    /// `RetryBudget::ratio(share)`, the partition's or the function's own.
+    Share(f64),
 }
 
 /// A function's site as its calls use it, resolved once per process (see [`Site::resolved`]).

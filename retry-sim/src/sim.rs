@@ -5,7 +5,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 pub use retry_runtime::__private::Policy;
-use retry_runtime::__private::{Call, Fns, Mode, Site, Timed};
+use retry_runtime::__private::{BudgetRef, Call, Fns, Mode, Site, Timed};
 use retry_runtime::testing::{self, Overrides};
 use retry_runtime::{Classify, ErrorClass, RateLimiter, RetryBudget, TimedOut, TokenBucket};
 use std::future::Future;
@@ -117,7 +117,7 @@ impl Client {
         };
         let site = Site::new(name, policy.mode(mode));
         // Each client its own budget, as each process has its own (leaked like the site).
-        let budget = |b: RetryBudget| -> &'static RetryBudget { Box::leak(Box::new(b)) };
+        let budget = |b: RetryBudget| BudgetRef::Static(Box::leak(Box::new(b)));
         let site = match strategy {
             Strategy::NoBucket => site.bucket(&UNLIMITED),
             Strategy::Standard | Strategy::Adaptive => site,
