@@ -76,15 +76,8 @@ impl RetryBudget {
     /// clamped to [0, 1000] and kept to the thousandth.
     #[must_use]
     pub const fn ratio(ratio: f64) -> RetryBudget {
-        let ratio = if ratio.is_nan() || ratio <= 0.0 {
-            0
-        } else if ratio >= 1000.0 {
-            1000 * MILLI
-        } else {
-            (ratio * 1000.0) as u64
-        };
         RetryBudget::new(Kind::Ratio {
-            ratio,
+            ratio: thousandths(ratio),
             floor_per_sec: 10,
             window: Duration::from_secs(10),
         })
@@ -95,17 +88,10 @@ impl RetryBudget {
     /// and retries (and hedges) stop while it holds half or less.
     #[must_use]
     pub const fn grpc_throttling(max_tokens: u32, token_ratio: f64) -> RetryBudget {
-        let token_ratio = if token_ratio.is_nan() || token_ratio <= 0.0 {
-            0
-        } else if token_ratio >= 1000.0 {
-            1000 * MILLI
-        } else {
-            (token_ratio * 1000.0) as u64
-        };
         let max_tokens = max_tokens as u64 * MILLI;
         let mut b = RetryBudget::new(Kind::Grpc {
             max_tokens,
-            token_ratio,
+            token_ratio: thousandths(token_ratio),
         });
         b.tokens = AtomicU64::new(max_tokens);
         b
@@ -125,17 +111,8 @@ impl RetryBudget {
     /// ratio budget; 10 unless set).
     #[must_use]
     pub const fn with_floor_per_sec(mut self, floor: u32) -> RetryBudget {
-        if let Kind::Ratio {
-            ratio,
-            window,
-            floor_per_sec: _,
-        } = self.kind
-        {
-            self.kind = Kind::Ratio {
-                ratio,
-                floor_per_sec: floor as u64,
-                window,
-            };
+        if let Kind::Ratio { floor_per_sec, .. } = &mut self.kind {
+            *floor_per_sec = floor as u64;
         }
         self
     }
@@ -148,17 +125,8 @@ impl RetryBudget {
         } else {
             window
         };
-        if let Kind::Ratio {
-            ratio,
-            floor_per_sec,
-            window: _,
-        } = self.kind
-        {
-            self.kind = Kind::Ratio {
-                ratio,
-                floor_per_sec,
-                window,
-            };
+        if let Kind::Ratio { window: w, .. } = &mut self.kind {
+            *w = window;
         }
         self
     }
@@ -254,6 +222,17 @@ impl RetryBudget {
         let epoch = *self.epoch.get_or_init(|| now);
         let slot_ns = (window.as_nanos() / SLOTS as u128).max(1);
         u64::try_from(now.saturating_duration_since(epoch).as_nanos() / slot_ns).unwrap_or(u64::MAX)
+    }
+}
+
+/// `x` in thousandths, clamped to [0, 1000] (0 for NaN).
+const fn thousandths(x: f64) -> u64 {
+    if x.is_nan() || x <= 0.0 {
+        0
+    } else if x >= 1000.0 {
+        1000 * MILLI
+    } else {
+        (x * 1000.0) as u64
     }
 }
 

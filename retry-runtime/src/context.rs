@@ -63,12 +63,6 @@ mod slot {
         f()
     }
 
-    /// Whether a frame is published.
-    #[inline]
-    pub(super) fn is_set() -> bool {
-        !CURRENT.get().is_null()
-    }
-
     /// Runs `f` with the published frame, if any.
     #[inline]
     pub(super) fn with<T>(f: impl FnOnce(&Frame) -> T) -> Option<T> {
@@ -116,13 +110,7 @@ pub(crate) struct Outer {
 /// The attempt the current code runs inside, if any.
 #[inline]
 pub(crate) fn outer() -> Option<Outer> {
-    if !slot::is_set() {
-        return None;
-    }
-    slot::with(|f| Outer {
-        depth: f.depth(),
-        cutoff: f.cutoff_or_deadline(),
-    })
+    slot::with(Frame::as_outer)
 }
 
 impl Frame {
@@ -151,6 +139,14 @@ impl Frame {
     #[inline]
     pub(crate) fn site(&self) -> &'static Site {
         self.r.site
+    }
+
+    /// What a call started inside this frame's attempt takes from it.
+    fn as_outer(&self) -> Outer {
+        Outer {
+            depth: self.depth(),
+            cutoff: self.cutoff_or_deadline(),
+        }
     }
 
     /// When the current attempt is cut off: its own cutoff, else the deadline.
@@ -206,11 +202,7 @@ impl Frame {
     #[cold]
     #[inline(never)]
     fn adopt(&mut self, outer: &Frame) {
-        let outer = Outer {
-            depth: outer.depth(),
-            cutoff: outer.cutoff_or_deadline(),
-        };
-        let (depth, deadline) = nested(self.deadline, outer);
+        let (depth, deadline) = nested(self.deadline, outer.as_outer());
         let word = self.depth.get_mut();
         *word = (*word & NESTED_RETRIED) | depth;
         self.deadline = deadline;

@@ -98,7 +98,7 @@ impl Strategy {
 }
 
 /// A bucket that never runs out: retries cost nothing.
-static UNLIMITED: TokenBucket = TokenBucket::standard().with_costs(0, 0, 0);
+static UNLIMITED: TokenBucket = TokenBucket::unlimited();
 
 /// One simulated client process: its own retry state (bucket, limiter), as one SDK client
 /// has, created fresh for each run.

@@ -414,13 +414,14 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
 #[cold]
 #[inline(never)]
 fn book_extras(r: &Resolved, first: bool, failure: Option<ErrorClass>) {
+    let now = Instant::now();
     if r.settings.mode == Mode::Adaptive {
         r.limiter
-            .record(Instant::now(), failure == Some(ErrorClass::Throttling));
+            .record(now, failure == Some(ErrorClass::Throttling));
     }
     if let Some(budget) = r.budget {
         if first {
-            budget.on_request(Instant::now());
+            budget.on_request(now);
         }
         budget.on_outcome(failure);
     }
@@ -485,7 +486,8 @@ where
     /// Step 4 again after a `Wait`: the bucket may cover the retry now.
     fn after_refill(&mut self, short: Short<R>, a: &Env) -> Result<Next<R>, Short<R>> {
         if self.frame.r.bucket.try_take_now(short.cost) {
-            self.took_retry(short.cost);
+            let now = self.frame.r.budget.map(|_| Instant::now());
+            self.took_retry(short.cost, now);
             Ok(self.schedule(short.out, Some(short.class), short.hint, a))
         } else {
             Err(short)
@@ -536,8 +538,9 @@ where
 
         // 4. The retry's cost: the budget's room first (it takes nothing when it refuses),
         // then the bucket's tokens.
-        if let Some(budget) = self.frame.r.budget {
-            if !budget.room(Instant::now()) {
+        let now = self.frame.r.budget.map(|_| Instant::now());
+        if let (Some(budget), Some(now)) = (self.frame.r.budget, now) {
+            if !budget.room(now) {
                 self.ended_early(a, n, Some(class), EarlyEnd::BudgetExhausted);
                 return Ok(Next::Return(out));
             }
@@ -545,7 +548,7 @@ where
         let bucket = self.frame.r.bucket;
         let cost = bucket.cost(class);
         if bucket.try_take_now(cost) {
-            self.took_retry(cost);
+            self.took_retry(cost, now);
             return Ok(self.schedule(out, Some(class), hint, a));
         }
         if bucket.waits_when_empty() {
@@ -561,11 +564,12 @@ where
         Ok(Next::Return(out))
     }
 
-    /// The bucket gave the retry its cost: the call holds it, and a budget counts the retry.
-    fn took_retry(&mut self, cost: u32) {
+    /// The bucket gave the retry its cost: the call holds it, and a budget counts the retry
+    /// at `now` (read only for a function with a budget).
+    fn took_retry(&mut self, cost: u32, now: Option<Instant>) {
         self.retrying().held = cost;
-        if let Some(budget) = self.frame.r.budget {
-            budget.count_retry(Instant::now());
+        if let (Some(budget), Some(now)) = (self.frame.r.budget, now) {
+            budget.count_retry(now);
         }
     }
 
