@@ -140,6 +140,7 @@ mod config;
 mod context;
 mod engine;
 mod event;
+mod id;
 mod limiter;
 mod loom;
 mod observe;

@@ -3,7 +3,7 @@
 //! them); tracing events carry the same fields.
 
 use crate::classify::ErrorClass;
-use crate::context::InvocationId;
+use crate::id::InvocationId;
 use std::time::Duration;
 
 /// Why a call stopped retrying before its error class or `max_attempts` said so.
