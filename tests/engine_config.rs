@@ -20,12 +20,21 @@ const REWRITE: &str = "RETRY_CONFIG_TEST_REWRITE";
 /// Set: the child installs a tracing subscriber and prints the warnings it received.
 const TRACE: &str = "RETRY_CONFIG_TEST_TRACE";
 
+/// The `max_attempts` the last attempt's context reported.
+static SEEN_MAX: AtomicU32 = AtomicU32::new(0);
+
+fn seen_max() {
+    let a = retry_runtime::attempt().expect("inside the body");
+    SEEN_MAX.store(a.max_attempts(), Ordering::SeqCst);
+}
+
 // Every call fails with `Throttling` until max_attempts; in adaptive mode that turns the
 // partition's rate limiter on, which tells the modes apart.
 
 #[retry(initial_backoff = "1ms", partition = "config-plain")]
 async fn plain(calls: &AtomicU32) -> Result<(), ErrorClass> {
     calls.fetch_add(1, Ordering::SeqCst);
+    seen_max();
     Err(ErrorClass::Throttling)
 }
 
@@ -36,6 +45,7 @@ async fn plain(calls: &AtomicU32) -> Result<(), ErrorClass> {
 )]
 async fn billing(calls: &AtomicU32) -> Result<(), ErrorClass> {
     calls.fetch_add(1, Ordering::SeqCst);
+    seen_max();
     Err(ErrorClass::Throttling)
 }
 
@@ -48,6 +58,7 @@ async fn billing(calls: &AtomicU32) -> Result<(), ErrorClass> {
 )]
 async fn fixed(calls: &AtomicU32) -> Result<(), ErrorClass> {
     calls.fetch_add(1, Ordering::SeqCst);
+    seen_max();
     Err(ErrorClass::Throttling)
 }
 
@@ -85,6 +96,13 @@ fn child() {
                 let adaptive = Partition::named(partition).rate_limiter().is_enabled();
                 let mode = if adaptive { "adaptive" } else { "standard" };
                 let n = calls.load(Ordering::SeqCst);
+                // The body's context reports the max_attempts the call resolved (environment,
+                // file and attribute): every attempt fails, so it is the attempts made.
+                assert_eq!(
+                    SEEN_MAX.load(Ordering::SeqCst),
+                    n,
+                    "{name}: attempt().max_attempts()"
+                );
                 println!("RESULT round{round} {name} {mode} {n}");
             }
             if let (1, Some(text)) = (round, std::env::var_os(REWRITE)) {
