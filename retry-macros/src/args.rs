@@ -103,6 +103,7 @@ keys! {
     bucket:                         Bucket,     Site,   "a path to a `static TokenBucket`, or \"none\"";
     rate_limiter:                   Static,     Site,   "a path to a `static RateLimiter`";
     budget:                         Budget,     Site,   "a share of the requests such as \"20%\", or a path to a `static RetryBudget`";
+    breaker:                        Breaker,    Site,   "a failure ratio such as \"50%\", or a path to a `static CircuitBreaker`";
     on_retry:                       FnPath,     _,      "a path to `fn(&RetryEvent<'_, E>)`";
     profile:                        Profile,    Site,   "a string naming a config profile";
     clone:                          Clones,     _,      "a list of owned arguments: `clone(a, b)`";
@@ -422,6 +423,13 @@ pub(crate) enum Budget {
     Share(f64, proc_macro2::Span),
 }
 
+/// `"N%"` as a number of percent.
+fn percent(text: &str) -> Option<f64> {
+    text.trim()
+        .strip_suffix('%')
+        .and_then(|n| n.trim().parse::<f64>().ok())
+}
+
 impl Value for Budget {
     fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
         if let Some(p) = path(expr) {
@@ -430,11 +438,7 @@ impl Value for Budget {
         let Some(text) = str_lit(expr) else {
             return wrong(expr, key, form, errors);
         };
-        let share = text
-            .trim()
-            .strip_suffix('%')
-            .and_then(|n| n.trim().parse::<f64>().ok());
-        match share {
+        match percent(&text) {
             Some(v) if v.is_finite() && v > 0.0 && v <= 100_000.0 => {
                 Some(Budget::Share(v / 100.0, syn::spanned::Spanned::span(expr)))
             }
@@ -444,6 +448,41 @@ impl Value for Budget {
                     format!(
                         "`{key}` takes a share of the requests above 0 %, such as `{key} = \"20%\"`, \
                          or a path to a `static RetryBudget`; found {text:?}"
+                    ),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// `breaker`: a path to a `static CircuitBreaker`, or a failure ratio written `"50%"` (that
+/// ratio and the breaker's other defaults).
+pub(crate) enum Breaker {
+    Static(Static),
+    /// The ratio (0.5 for `"50%"`), and where it was written.
+    Ratio(f64, proc_macro2::Span),
+}
+
+impl Value for Breaker {
+    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+        if let Some(p) = path(expr) {
+            return Some(Breaker::Static(Static(p)));
+        }
+        let Some(text) = str_lit(expr) else {
+            return wrong(expr, key, form, errors);
+        };
+        match percent(&text) {
+            Some(v) if v.is_finite() && v > 0.0 && v <= 100.0 => {
+                Some(Breaker::Ratio(v / 100.0, syn::spanned::Spanned::span(expr)))
+            }
+            _ => {
+                errors.on(
+                    expr,
+                    format!(
+                        "`{key}` takes the share of failed attempts that opens the breaker, \
+                         above 0 % and at most 100 %, such as `{key} = \"50%\"`, or a path to a \
+                         `static CircuitBreaker`; found {text:?}"
                     ),
                 );
                 None

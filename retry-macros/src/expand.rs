@@ -1,7 +1,7 @@
 //! Tokens: the user's function with its signature untouched and its body run once per attempt.
 
 use crate::args::{
-    Args, Attempts, Bucket, Budget, Factor, Jitter, Mode, Name, Nanos, Profile, Static,
+    Args, Attempts, Breaker, Bucket, Budget, Factor, Jitter, Mode, Name, Nanos, Profile, Static,
 };
 use crate::shape::{Ret, Slot, Wrapper};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
@@ -134,6 +134,25 @@ impl Emit for Budget {
         match self {
             Budget::Static(s) => s.span(),
             Budget::Share(_, span) => *span,
+        }
+    }
+}
+
+impl Emit for Breaker {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        match self {
+            Breaker::Static(s) => {
+                let path = s.tokens(p);
+                quote_spanned!(s.span()=> #p::BreakerRef::Static(#path))
+            }
+            Breaker::Ratio(ratio, span) => quote_spanned!(*span=> #p::BreakerRef::Ratio(#ratio)),
+        }
+    }
+
+    fn span(&self) -> Span {
+        match self {
+            Breaker::Static(s) => s.span(),
+            Breaker::Ratio(_, span) => *span,
         }
     }
 }
@@ -286,6 +305,15 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
             #repeat,
             #on_retry,
         )
+    };
+    // A breaker's refusal becomes the function's error through `From<CircuitOpen>`, whose
+    // absence is reported at the key.
+    let new_call = match &args.breaker {
+        Some(arg) => {
+            let at_key = respan(p.clone(), arg.key.span());
+            quote_spanned!(arg.key.span()=> #new_call.with_breaker(#at_key::circuit_open))
+        }
+        None => new_call,
     };
     let attempt = quote! {
         async {

@@ -1,15 +1,17 @@
 //! What the expansion of `#[retry]` names. Not a public API: it changes with the macro.
 
 pub use crate::__retry_loop as retry_loop;
+pub use crate::breaker::{CircuitBreaker, CircuitOpen};
 pub use crate::bucket::TokenBucket;
 pub use crate::budget::RetryBudget;
 pub use crate::classify::{Classify, ErrorClass, TimedOut};
 pub use crate::engine::{
-    ByTrait, Call, Classifier, Fns, FromTimedOut, IntoErrorClass, Judge, Plugs, RetryResult,
-    ReturnsResult, SendToken, Settled, Timed, Timer, TimerKind, Untimed,
+    ByTrait, Call, Classifier, Fns, FromCircuitOpen, FromTimedOut, IntoErrorClass, Judge,
+    NoBreaker, Plugs, Refuse, RetryResult, ReturnsResult, SendToken, Settled, Timed, Timer,
+    TimerKind, Untimed,
 };
 pub use crate::event::RetryEvent;
-pub use crate::partition::{BudgetRef, Site};
+pub use crate::partition::{BreakerRef, BudgetRef, Site};
 pub use crate::policy::{Jitter, Mode, Policy};
 pub use core::ops::ControlFlow;
 pub use std::time::Duration;
@@ -27,7 +29,7 @@ use core::future::Future;
 macro_rules! __retry_loop {
     ($call:ident, $attempt:expr) => {
         'retry: loop {
-            if $call.adaptive() {
+            if $call.gated() {
                 loop {
                     match $call.send_token() {
                         $crate::__private::SendToken::Go => break,
@@ -69,7 +71,7 @@ where
     R: RetryResult,
     K: Timer<R>,
     P: Fn(&R::Ok) -> bool,
-    J: Judge<R>,
+    J: Judge<R> + Refuse<R>,
 {
     /// The loop for callers that hold the attempt as a closure: `attempt` makes each
     /// attempt's future. The same loop the expansion of `#[retry]` runs.
@@ -94,6 +96,17 @@ pub fn class_by_trait<E: Classify>(err: &E) -> ErrorClass {
 #[inline]
 pub fn timed_out<E: FromTimedOut>(t: TimedOut) -> E {
     E::from_timed_out(t)
+}
+
+/// How a call its function's breaker refused becomes the function's error: its
+/// `FromCircuitOpen` bound is where a missing `From<CircuitOpen>` is reported, with its own
+/// message.
+#[inline]
+pub fn circuit_open<R: RetryResult>(open: CircuitOpen) -> R
+where
+    R::Err: FromCircuitOpen,
+{
+    R::from_err(<R::Err>::from_circuit_open(open))
 }
 
 /// No server hint (a `retry_on` predicate without `retry_after`).

@@ -277,8 +277,12 @@ pub(crate) fn add(counters: &[AtomicU64; SLOTS], slot: u64) {
 
 /// The counts of the window ending with `slot`: the counters tagged with one of its slots.
 pub(crate) fn sum(counters: &[AtomicU64; SLOTS], slot: u64) -> u64 {
-    let first = slot.saturating_sub(SLOTS as u64 - 1);
-    (first..=slot)
+    sum_from(counters, slot.saturating_sub(SLOTS as u64 - 1), slot)
+}
+
+/// The counts of slots `first` to `last` (at most the window's ten).
+pub(crate) fn sum_from(counters: &[AtomicU64; SLOTS], first: u64, last: u64) -> u64 {
+    (first.max(last.saturating_sub(SLOTS as u64 - 1))..=last)
         .map(|s| {
             let v = counters[(s % SLOTS as u64) as usize].load(Ordering::Acquire);
             if v >> 32 == tag(s) {

@@ -133,6 +133,7 @@
 
 mod ambient;
 mod backoff;
+mod breaker;
 mod bucket;
 mod budget;
 mod classify;
@@ -153,6 +154,7 @@ pub mod wire;
 #[doc(hidden)]
 pub mod __private;
 
+pub use breaker::{BreakerState, CircuitBreaker, CircuitOpen};
 pub use bucket::TokenBucket;
 pub use budget::RetryBudget;
 #[cfg(feature = "reqwest")]

@@ -6,10 +6,14 @@
 //! | level | when | fields |
 //! |---|---|---|
 //! | DEBUG | an attempt failed and the call sleeps before the next | `function`, `partition`, `invocation_id`, `attempt`, `class`, `delay_ms`, `tokens` (the retry bucket's level after this retry's cost), and in adaptive mode `fill_rate` (send tokens per second) |
-//! | WARN | the call gives up before `max_attempts` | the same but `delay_ms`, and `reason`: `retry token bucket empty`, `deadline reached`, `not idempotent`, `server retry hint longer than max_backoff`, `retry budget exhausted` |
+//! | WARN | the call gives up before `max_attempts` | the same but `delay_ms`, and `reason`: `retry token bucket empty`, `deadline reached`, `not idempotent`, `server retry hint longer than max_backoff`, `retry budget exhausted`, `circuit breaker open` |
+//! | DEBUG | an open circuit breaker refused a call before its body ran | `function`, `partition`, `invocation_id` |
+//! | WARN | a circuit breaker opened (from closed or half-open) | `function` (the one whose attempt opened it), `partition`, `from`, `to` |
+//! | INFO | a circuit breaker half-opened or closed | the same |
 //! | WARN | once per function: it retries a failure that a `#[retry]` call nested in its attempt already retried | `function`, `partition`, `attempt`, `depth`, `class` |
 
 use crate::ambient::Env;
+use crate::breaker::{BreakerState, Change};
 use crate::classify::ErrorClass;
 use crate::context::Frame;
 use crate::partition::Site;
@@ -84,6 +88,65 @@ pub(crate) fn ended_early(
     }
     #[cfg(not(feature = "tracing"))]
     let _ = (site, attempt, class, reason);
+}
+
+/// An open breaker refused a call before its first attempt: the testing scope records it as
+/// an early end after attempt 0; tracing gets a DEBUG event (the transition to open was the
+/// WARN).
+#[cold]
+pub(crate) fn refused(frame: &Frame, env: &Env) {
+    let site = frame.site();
+    if env.is_scoped() {
+        env.ended_early(&EndedEarly {
+            function: site.name,
+            partition: site.partition_name(),
+            invocation_id: frame.invocation_id(),
+            attempt: 0,
+            class: None,
+            reason: EarlyEnd::CircuitOpen,
+        });
+    }
+    #[cfg(feature = "tracing")]
+    {
+        let function = site.name;
+        let partition = site.partition_name().unwrap_or("");
+        let invocation_id = tracing::field::display(frame.invocation_id());
+        tracing::debug!(
+            target: "retry",
+            function, partition, invocation_id,
+            "circuit breaker open: call refused",
+        );
+    }
+}
+
+/// A breaker changed state; the attempt of `site` that changed it reports it, once.
+#[cold]
+pub(crate) fn breaker_changed(site: &Site, change: Change) {
+    #[cfg(feature = "tracing")]
+    {
+        let function = site.name;
+        let partition = site.partition_name().unwrap_or("");
+        let (from, to) = (change.from.as_str(), change.to.as_str());
+        match change.to {
+            BreakerState::Open => tracing::warn!(
+                target: "retry",
+                function, partition, from, to,
+                "circuit breaker opened",
+            ),
+            BreakerState::HalfOpen => tracing::info!(
+                target: "retry",
+                function, partition, from, to,
+                "circuit breaker half-open: probing",
+            ),
+            BreakerState::Closed => tracing::info!(
+                target: "retry",
+                function, partition, from, to,
+                "circuit breaker closed",
+            ),
+        }
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = (site, change, BreakerState::Open);
 }
 
 /// A call retries a failure that a `#[retry]` call nested in its attempt already retried:

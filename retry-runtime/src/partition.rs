@@ -1,6 +1,7 @@
 //! Shared state: the retry token bucket and rate limiter of each partition, and the per-function
 //! `Site` that the expansion of `#[retry]` keeps in a `static`.
 
+use crate::breaker::CircuitBreaker;
 use crate::bucket::TokenBucket;
 use crate::budget::RetryBudget;
 use crate::config::{self, Settings};
@@ -28,6 +29,9 @@ pub struct Partition {
     /// The budget its functions share when they write `budget = "N%"`: the first to resolve
     /// sets the share.
     budget: OnceLock<RetryBudget>,
+    /// The breaker its functions share when they write `breaker = "N%"`: the first to
+    /// resolve sets the ratio.
+    breaker: OnceLock<CircuitBreaker>,
 }
 
 static PARTITIONS: Mutex<Vec<&'static Partition>> = Mutex::new(Vec::new());
@@ -48,6 +52,7 @@ impl Partition {
             bucket: TokenBucket::standard(),
             limiter: RateLimiter::adaptive(),
             budget: OnceLock::new(),
+            breaker: OnceLock::new(),
         }));
         all.push(p);
         p
@@ -67,6 +72,13 @@ impl Partition {
     #[must_use]
     pub fn retry_budget(&self) -> Option<&RetryBudget> {
         self.budget.get()
+    }
+
+    /// The circuit breaker the partition's functions share (`breaker = "N%"`), once one of
+    /// them has run.
+    #[must_use]
+    pub fn circuit_breaker(&self) -> Option<&CircuitBreaker> {
+        self.breaker.get()
     }
 
     /// The partition's name.
@@ -103,6 +115,7 @@ pub struct Site {
     budget: Option<&'static RetryBudget>,
     /// `budget = "N%"`: that share, the partition's budget or one of the function's own.
     budget_share: Option<f64>,
+    breaker: Option<BreakerRef>,
     own_bucket: TokenBucket,
     own_limiter: RateLimiter,
     shared: OnceLock<&'static Partition>,
@@ -124,6 +137,7 @@ impl Site {
             limiter: None,
             budget: None,
             budget_share: None,
+            breaker: None,
             own_bucket: TokenBucket::standard(),
             own_limiter: RateLimiter::adaptive(),
             shared: OnceLock::new(),
@@ -161,6 +175,14 @@ impl Site {
             BudgetRef::Static(b) => self.budget = Some(b),
             BudgetRef::Share(share) => self.budget_share = Some(share),
         }
+        self
+    }
+
+    /// Puts the function's attempts behind a circuit breaker: a user's `static`, or one with
+    /// a failure ratio, shared by the partition's functions if it has one.
+    #[must_use]
+    pub const fn breaker(mut self, breaker: BreakerRef) -> Site {
+        self.breaker = Some(breaker);
         self
     }
 
@@ -240,13 +262,26 @@ impl Site {
                     None => Box::leak(Box::new(make())),
                 })
             });
+            let breaker = self.breaker.map(|b| match b {
+                BreakerRef::Static(b) => b,
+                BreakerRef::Ratio(ratio) => {
+                    let make = || CircuitBreaker::new().with_failure_ratio(ratio);
+                    match self.shared() {
+                        Some(p) => p.breaker.get_or_init(make),
+                        None => Box::leak(Box::new(make())),
+                    }
+                }
+            });
+            let adaptive = settings.mode == crate::policy::Mode::Adaptive;
             Resolved {
                 site: self,
                 settings,
                 bucket: self.token_bucket(),
                 limiter: self.limiter(),
                 budget,
-                extras: settings.mode == crate::policy::Mode::Adaptive || budget.is_some(),
+                breaker,
+                gated: adaptive || breaker.is_some(),
+                extras: adaptive || budget.is_some() || breaker.is_some(),
             }
         })
     }
@@ -261,6 +296,16 @@ pub enum BudgetRef {
     Share(f64),
 }
 
+/// What `breaker = ...` names: a user's `static`, or a failure ratio.
+#[derive(Debug, Clone, Copy)]
+pub enum BreakerRef {
+    /// A `static CircuitBreaker`.
+    Static(&'static CircuitBreaker),
+    /// `CircuitBreaker::new().with_failure_ratio(ratio)`, the partition's or the function's
+    /// own.
+    Ratio(f64),
+}
+
 /// A function's site as its calls use it, resolved once per process (see [`Site::resolved`]).
 pub(crate) struct Resolved {
     pub(crate) site: &'static Site,
@@ -268,8 +313,12 @@ pub(crate) struct Resolved {
     pub(crate) bucket: &'static TokenBucket,
     pub(crate) limiter: &'static RateLimiter,
     pub(crate) budget: Option<&'static RetryBudget>,
-    /// Adaptive mode or a budget: a success has more to book than the bucket's reward (one
-    /// test on the success path for both).
+    pub(crate) breaker: Option<&'static CircuitBreaker>,
+    /// Adaptive mode or a breaker: an attempt waits at the loop's gate for a send token or
+    /// the breaker's leave (one test on the success path for both).
+    pub(crate) gated: bool,
+    /// Adaptive mode, a budget or a breaker: an attempt's end has more to book than the
+    /// bucket's reward (one test on the success path for all).
     pub(crate) extras: bool,
 }
 

@@ -20,6 +20,9 @@ pub enum EarlyEnd {
     HintTooLong,
     /// The function's retry budget had no room for another retry.
     BudgetExhausted,
+    /// The function's circuit breaker is open: a retry, or (attempt 0) the call itself, was
+    /// refused.
+    CircuitOpen,
 }
 
 impl EarlyEnd {
@@ -32,6 +35,7 @@ impl EarlyEnd {
             EarlyEnd::NotIdempotent => "not idempotent",
             EarlyEnd::HintTooLong => "server retry hint longer than max_backoff",
             EarlyEnd::BudgetExhausted => "retry budget exhausted",
+            EarlyEnd::CircuitOpen => "circuit breaker open",
         }
     }
 }

@@ -5,18 +5,19 @@
 #![allow(dead_code, unused_imports)] // each test file uses part of it
 
 use retry_runtime::testing::{Overrides, Record};
-use retry_runtime::{Classify, ErrorClass, TimedOut};
+use retry_runtime::{CircuitOpen, Classify, ErrorClass, TimedOut};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The error of the tests' functions: a class (and optional server hint), or the timeout the
-/// retry loop hands over.
+/// The error of the tests' functions: a class (and optional server hint), or the timeout or
+/// the circuit breaker's refusal the retry loop hands over.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TestError {
     Fault(ErrorClass, Option<Duration>),
     TimedOut(TimedOut),
+    CircuitOpen(CircuitOpen),
 }
 
 impl TestError {
@@ -31,13 +32,20 @@ impl Classify for TestError {
         match self {
             TestError::Fault(class, _) => *class,
             TestError::TimedOut(_) => ErrorClass::Timeout,
+            TestError::CircuitOpen(open) => open.classify(),
         }
     }
     fn retry_after(&self) -> Option<Duration> {
         match self {
             TestError::Fault(_, hint) => *hint,
-            TestError::TimedOut(_) => None,
+            TestError::TimedOut(_) | TestError::CircuitOpen(_) => None,
         }
+    }
+}
+
+impl From<CircuitOpen> for TestError {
+    fn from(open: CircuitOpen) -> Self {
+        TestError::CircuitOpen(open)
     }
 }
 

@@ -5,6 +5,14 @@ use std::error::Error;
 use std::io;
 use std::time::Duration;
 
+/// A call refused by an open circuit breaker: kind `Other`, wrapping the [`CircuitOpen`]
+/// (which classifies as `Permanent`).
+impl From<crate::CircuitOpen> for io::Error {
+    fn from(open: crate::CircuitOpen) -> Self {
+        io::Error::other(open)
+    }
+}
+
 impl From<TimedOut> for io::Error {
     fn from(t: TimedOut) -> Self {
         io::Error::new(io::ErrorKind::TimedOut, t)

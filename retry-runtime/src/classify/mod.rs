@@ -284,7 +284,7 @@ impl Classify for TimedOut {
 /// An error whose concrete type is hidden behind `dyn Error` (a `Box<dyn Error + Send + Sync>`,
 /// say) is classified by its chain of sources, itself first: the first error of a type the
 /// runtime knows decides, and an error with none of them is `Permanent`. The types it knows are
-/// [`TimedOut`] and `std::io::Error`, and with their features `reqwest::Error`,
+/// [`TimedOut`], [`CircuitOpen`](crate::CircuitOpen) and `std::io::Error`, and with their features `reqwest::Error`,
 /// `retry_runtime::reqwest::Error`, `hyper::Error`, `hyper_util::client::legacy::Error`,
 /// `tonic::Status`, `tonic::ConnectError` and `tonic::TimeoutExpired`.
 ///
@@ -344,6 +344,9 @@ pub(crate) fn known_cause<'a>(err: &'a (dyn Error + 'static)) -> Option<&'a dyn 
 /// `err` as a type with a `Classify` impl here, if it is one.
 fn known<'a>(err: &'a (dyn Error + 'static)) -> Option<&'a dyn Classify> {
     if let Some(e) = err.downcast_ref::<TimedOut>() {
+        return Some(e);
+    }
+    if let Some(e) = err.downcast_ref::<crate::CircuitOpen>() {
         return Some(e);
     }
     if let Some(e) = err.downcast_ref::<std::io::Error>() {

@@ -82,6 +82,8 @@ pub enum Error {
     Status(Box<ErrorResponse>),
     /// The attempt's timeout or the call's deadline expired.
     TimedOut(TimedOut),
+    /// An open circuit breaker refused the call (`Permanent`).
+    CircuitOpen(crate::CircuitOpen),
 }
 
 impl Error {
@@ -91,7 +93,7 @@ impl Error {
         match self {
             Error::Request(e) => e.status(),
             Error::Status(r) => Some(r.status),
-            Error::TimedOut(_) => None,
+            Error::TimedOut(_) | Error::CircuitOpen(_) => None,
         }
     }
 }
@@ -129,6 +131,12 @@ impl From<::reqwest::Error> for Error {
     }
 }
 
+impl From<crate::CircuitOpen> for Error {
+    fn from(open: crate::CircuitOpen) -> Self {
+        Error::CircuitOpen(open)
+    }
+}
+
 impl From<TimedOut> for Error {
     fn from(t: TimedOut) -> Self {
         Error::TimedOut(t)
@@ -141,6 +149,7 @@ impl fmt::Display for Error {
             Error::Request(e) => fmt::Display::fmt(e, f),
             Error::Status(r) => write!(f, "HTTP status {} from {}", r.status, r.url),
             Error::TimedOut(t) => fmt::Display::fmt(t, f),
+            Error::CircuitOpen(o) => fmt::Display::fmt(o, f),
         }
     }
 }
@@ -151,7 +160,7 @@ impl StdError for Error {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         match self {
             Error::Request(e) => e.source(),
-            Error::Status(_) | Error::TimedOut(_) => None,
+            Error::Status(_) | Error::TimedOut(_) | Error::CircuitOpen(_) => None,
         }
     }
 }
@@ -162,12 +171,13 @@ impl Classify for Error {
             Error::Request(e) => e.classify(),
             Error::Status(r) => status_class(r.status.as_u16()),
             Error::TimedOut(_) => ErrorClass::Timeout,
+            Error::CircuitOpen(_) => ErrorClass::Permanent,
         }
     }
     fn retry_after(&self) -> Option<Duration> {
         match self {
             Error::Status(r) => hint::from_headers(&r.headers),
-            Error::Request(_) | Error::TimedOut(_) => None,
+            Error::Request(_) | Error::TimedOut(_) | Error::CircuitOpen(_) => None,
         }
     }
 }

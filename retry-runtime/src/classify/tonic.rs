@@ -1,4 +1,5 @@
-//! tonic (feature `tonic`): `Classify` and `From<TimedOut>` for `tonic::Status`.
+//! tonic (feature `tonic`): `Classify`, `From<TimedOut>` and `From<CircuitOpen>` for
+//! `tonic::Status`.
 
 use super::hint::{self, Pushback};
 use super::io::connect_failure;
@@ -15,8 +16,20 @@ impl From<TimedOut> for Status {
     }
 }
 
+/// A call refused by an open circuit breaker becomes `UNAVAILABLE` (as gRPC reports a
+/// channel that will not send), with the [`CircuitOpen`](crate::CircuitOpen) as its source: it
+/// classifies as `Permanent`, so an outer retry loop does not spin on it.
+impl From<crate::CircuitOpen> for Status {
+    fn from(open: crate::CircuitOpen) -> Self {
+        let mut status = Status::unavailable(open.to_string());
+        status.set_source(std::sync::Arc::new(open));
+        status
+    }
+}
+
 /// The status code decides, after what the client itself saw and the server's pushback.
 ///
+/// 0. A status made from a [`CircuitOpen`](crate::CircuitOpen): `Permanent`.
 /// 1. A negative `grpc-retry-pushback-ms` in the metadata: `Permanent` (the server asks not
 ///    to retry, gRFC A6). A non-negative one is the [`retry_after`](Classify::retry_after) hint.
 /// 2. The client-side cause of a status made by tonic: a failed connection
@@ -34,6 +47,9 @@ impl From<TimedOut> for Status {
 /// | every other code (`CANCELLED`, `UNKNOWN`, `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`, `FAILED_PRECONDITION`, `OUT_OF_RANGE`, `UNIMPLEMENTED`, `DATA_LOSS`, `UNAUTHENTICATED`, `OK`) | `Permanent` |
 impl Classify for Status {
     fn classify(&self) -> ErrorClass {
+        if self.source().is_some_and(|s| s.is::<crate::CircuitOpen>()) {
+            return ErrorClass::Permanent;
+        }
         if pushback(self) == Some(Pushback::Stop) {
             return ErrorClass::Permanent;
         }

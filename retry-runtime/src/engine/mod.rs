@@ -21,12 +21,14 @@ mod outcome;
 mod plugs;
 mod timer;
 
-pub use outcome::{FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult};
-pub use plugs::{ByTrait, Classifier, Fns, Judge, Plugs};
+pub use outcome::{FromCircuitOpen, FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult};
+pub use plugs::{ByTrait, Classifier, Fns, Judge, NoBreaker, Plugs, Refuse};
 pub use timer::{Cutoff, Timed, Timer, TimerKind, Untimed};
 
 use crate::ambient::{self, Env};
 use crate::backoff;
+use crate::breaker::{self, Admit, CircuitBreaker, CircuitOpen, Pass};
+use crate::bucket::TokenBucket;
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
 use crate::context::{self, Frame, InFrame};
 use crate::event::RetryEvent;
@@ -62,11 +64,15 @@ pub struct Call<R, K: TimerKind, P, J> {
     cutoff: K::Cutoff,
     /// The last look at the rate limiter found the send tokens taken by another caller.
     send_lost: bool,
+    /// How the current attempt went through the breaker (reset when its end is booked).
+    pass: Pass,
     retrying: Option<Retrying<R>>,
 }
 
 /// The state of a call that has retried.
 struct Retrying<R> {
+    /// The bucket the call draws from.
+    bucket: &'static TokenBucket,
     /// Tokens this call took for the retry it is about to run or running. They go back when
     /// that retry succeeds, never starts, or the call is dropped (or panics) while holding
     /// them; they stay out when the retry fails.
@@ -82,13 +88,21 @@ struct Retrying<R> {
     last: Option<R>,
 }
 
-impl<R, K: TimerKind, P, J> Drop for Call<R, K, P, J> {
+impl<R> Drop for Retrying<R> {
     #[inline]
     fn drop(&mut self) {
         // Only a call that has retried can hold tokens (between taking a retry's cost and
-        // that retry's end); the check stays one load so the success path's drop stays small.
-        if self.retrying.is_some() {
-            self.release();
+        // that retry's end): the call's own drop is the test that it has not.
+        self.release();
+    }
+}
+
+impl<R> Retrying<R> {
+    /// Gives back the tokens held for a retry that will not run (or not finish).
+    fn release(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        if held > 0 {
+            self.bucket.deposit(held);
         }
     }
 }
@@ -98,10 +112,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     #[cold]
     fn release(&mut self) {
         if let Some(r) = &mut self.retrying {
-            let held = std::mem::take(&mut r.held);
-            if held > 0 {
-                self.frame.r.bucket.deposit(held);
-            }
+            r.release();
         }
     }
 }
@@ -132,11 +143,53 @@ impl<R, K: TimerKind, C, P, O> Call<R, K, P, Plugs<C, O>> {
             frame: Frame::new(resolved, deadline, outer),
             timer,
             repeat,
-            plugs: Plugs { classify, on_retry },
+            plugs: Plugs {
+                classify,
+                on_retry,
+                open: NoBreaker,
+            },
             idempotent,
             cutoff: K::Cutoff::begin(start),
             send_lost: false,
+            pass: Pass::None,
             retrying: None,
+        }
+    }
+
+    /// Gives the call the conversion of [`CircuitOpen`] into its error type, which a call
+    /// that its function's breaker refuses returns (`breaker = ...`). Without it, a refused
+    /// first attempt runs anyway; a refused retry still ends the call.
+    #[inline]
+    #[allow(clippy::type_complexity)]
+    pub fn with_breaker(
+        self,
+        open: fn(CircuitOpen) -> R,
+    ) -> Call<R, K, P, Plugs<C, O, fn(CircuitOpen) -> R>> {
+        let Call {
+            frame,
+            timer,
+            repeat,
+            plugs,
+            idempotent,
+            cutoff,
+            send_lost,
+            pass,
+            retrying,
+        } = self;
+        Call {
+            frame,
+            timer,
+            repeat,
+            plugs: Plugs {
+                classify: plugs.classify,
+                on_retry: plugs.on_retry,
+                open,
+            },
+            idempotent,
+            cutoff,
+            send_lost,
+            pass,
+            retrying,
         }
     }
 }
@@ -145,14 +198,23 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     /// Whether attempts wait for the rate limiter's send tokens (adaptive mode, which the
     /// environment may choose at run time).
     #[inline]
-    pub fn adaptive(&self) -> bool {
+    fn adaptive(&self) -> bool {
         self.frame.r.settings.mode == Mode::Adaptive
+    }
+
+    /// Whether each attempt passes the loop's gate, [`send_token`](Self::send_token): a
+    /// circuit breaker's leave, and in adaptive mode the rate limiter's send token.
+    #[inline]
+    pub fn gated(&self) -> bool {
+        self.frame.r.gated
     }
 
     /// The retry state, set up at the first retry.
     fn retrying(&mut self) -> &mut Retrying<R> {
         let policy = &self.frame.site().policy;
+        let bucket = self.frame.r.bucket;
         self.retrying.get_or_insert_with(|| Retrying {
+            bucket,
             held: 0,
             pending: None,
             previous_delay: policy.backoff_bounds().0,
@@ -211,15 +273,22 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
 // what it uses, so that a return type that is not a `Result`, or an error type that cannot be
 // classified, is reported with the trait's own message and as few times as can be.
 impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
-    /// Step 1, adaptive mode: one look at the rate limiter for the next attempt's send token.
-    /// `Wait(d)`: sleep `d` and look again; `Return`: the token would come after the deadline,
-    /// the call ends.
+    /// Step 1, the gate: the circuit breaker's leave (once per attempt), then in adaptive mode
+    /// one look at the rate limiter for the next attempt's send token. `Wait(d)`: sleep `d` and
+    /// look again; `Return`: the breaker refused the attempt, or the token would come after
+    /// the deadline; the call ends.
     pub fn send_token(&mut self) -> SendToken<R>
     where
         K: Timer<R>,
+        J: Refuse<R>,
     {
+        if let (Some(breaker), Pass::None) = (self.frame.r.breaker, self.pass) {
+            if let Some(out) = self.through_breaker(breaker) {
+                return SendToken::Return(out);
+            }
+        }
         let limiter = self.frame.r.limiter;
-        if !limiter.is_enabled() {
+        if !self.adaptive() || !limiter.is_enabled() {
             // Before the first throttling response: no token to take, no clock to read.
             self.send_lost = false;
             return SendToken::Go;
@@ -261,6 +330,46 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
                 }
             }
         }
+    }
+
+    /// The breaker's leave for the next attempt: `Some` is the call's outcome when it is
+    /// refused.
+    #[inline]
+    fn through_breaker(&mut self, breaker: &CircuitBreaker) -> Option<R>
+    where
+        J: Refuse<R>,
+    {
+        let (admit, change) = breaker.admit(Instant::now());
+        if let Some(change) = change {
+            observe::breaker_changed(self.frame.site(), change);
+        }
+        match admit {
+            Admit::Go(pass) => {
+                self.pass = pass;
+                None
+            }
+            Admit::Refused(retry_in) => self.refused(retry_in),
+        }
+    }
+
+    /// The breaker refused the next attempt: a call that has retried ends with its last
+    /// outcome, one that has not with `E::from(CircuitOpen)`.
+    #[cold]
+    fn refused(&mut self, retry_in: Duration) -> Option<R>
+    where
+        J: Refuse<R>,
+    {
+        self.release();
+        let a = &ambient::current();
+        let n = self.frame.number;
+        if let Some(last) = self.retrying.as_mut().and_then(|r| r.last.take()) {
+            self.ended_early(a, n, None, EarlyEnd::CircuitOpen);
+            return Some(last);
+        }
+        let site = self.frame.site();
+        let out = self.plugs.refuse(CircuitOpen::new(site.name, retry_in))?;
+        observe::refused(&self.frame, a);
+        Some(out)
     }
 
     /// Step 2: counts the attempt and puts its future under the attempt's timer, if the
@@ -348,7 +457,8 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
         }
         let r = self.frame.r;
         if r.extras {
-            book_extras(r, self.frame.number == 1, None);
+            let pass = std::mem::take(&mut self.pass);
+            book_extras(r, self.frame.number == 1, None, pass);
         }
     }
 
@@ -407,13 +517,14 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     }
 }
 
-/// What adaptive mode and a budget book for an attempt that ended, a success (`None`) or a
-/// failure of a class: the limiter measures it; the budget counts a `first` attempt as a
-/// request, and gRPC throttling takes or gives back its tokens. Out of line, with what it
-/// needs as values, so the success path only tests `extras`.
+/// What adaptive mode, a budget and a breaker book for an attempt that ended, a success
+/// (`None`) or a failure of a class: the limiter measures it; the budget counts a `first`
+/// attempt as a request, and gRPC throttling takes or gives back its tokens; the breaker
+/// counts the attempt as it let it through (`pass`). Out of line, with what it needs as
+/// values, so the success path only tests `extras`.
 #[cold]
 #[inline(never)]
-fn book_extras(r: &Resolved, first: bool, failure: Option<ErrorClass>) {
+fn book_extras(r: &Resolved, first: bool, failure: Option<ErrorClass>, pass: Pass) {
     let now = Instant::now();
     if r.settings.mode == Mode::Adaptive {
         r.limiter
@@ -424,6 +535,11 @@ fn book_extras(r: &Resolved, first: bool, failure: Option<ErrorClass>) {
             budget.on_request(now);
         }
         budget.on_outcome(failure);
+    }
+    if let Some(breaker) = r.breaker {
+        if let Some(change) = breaker.record(now, pass, breaker::counts_as_failure(failure)) {
+            observe::breaker_changed(r.site, change);
+        }
     }
 }
 
@@ -521,7 +637,8 @@ where
         r.after_throttle = class == ErrorClass::Throttling;
         let resolved = self.frame.r;
         if resolved.extras {
-            book_extras(resolved, n == 1, Some(class));
+            let pass = std::mem::take(&mut self.pass);
+            book_extras(resolved, n == 1, Some(class), pass);
         }
         match decide::after_error(class, last, self.idempotent) {
             AfterError::Return => return Ok(Next::Return(out)),
@@ -536,8 +653,14 @@ where
         }
         let hint = self.plugs.hint(err);
 
-        // 4. The retry's cost: the budget's room first (it takes nothing when it refuses),
-        // then the bucket's tokens.
+        // 4. An open breaker refuses the retry; then the retry's cost: the budget's room first
+        // (it takes nothing when it refuses), then the bucket's tokens.
+        if let Some(breaker) = self.frame.r.breaker {
+            if breaker.refuses(Instant::now()) {
+                self.ended_early(a, n, Some(class), EarlyEnd::CircuitOpen);
+                return Ok(Next::Return(out));
+            }
+        }
         let now = self.frame.r.budget.map(|_| Instant::now());
         if let (Some(budget), Some(now)) = (self.frame.r.budget, now) {
             if !budget.room(now) {

@@ -1,6 +1,7 @@
 //! The function's return type and error type as the engine sees them. These traits are where
 //! a function that does not fit `#[retry]` is told so, each with its own message.
 
+use crate::breaker::CircuitOpen;
 use crate::classify::{ErrorClass, TimedOut};
 
 /// The return type of a `#[retry]` function, seen as `Result<Ok, Err>` whatever alias wrote it.
@@ -66,6 +67,25 @@ impl<E: From<TimedOut>> FromTimedOut for E {
     #[inline]
     fn from_timed_out(t: TimedOut) -> Self {
         E::from(t)
+    }
+}
+
+/// An error type a call refused by an open circuit breaker can become.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot represent a refused call, which `breaker` needs",
+    label = "`{Self}` does not implement `From<retry_runtime::CircuitOpen>`",
+    note = "add `impl From<retry_runtime::CircuitOpen> for {Self}` (a variant that keeps the \
+            `CircuitOpen` is enough); `std::io::Error` has it already"
+)]
+pub trait FromCircuitOpen {
+    /// The error for a refused call.
+    fn from_circuit_open(open: CircuitOpen) -> Self;
+}
+
+impl<E: From<CircuitOpen>> FromCircuitOpen for E {
+    #[inline]
+    fn from_circuit_open(open: CircuitOpen) -> Self {
+        E::from(open)
     }
 }
 

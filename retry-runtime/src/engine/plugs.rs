@@ -3,6 +3,7 @@
 //! which every success consults, is the call's own `P`.)
 
 use super::outcome::RetryResult;
+use crate::breaker::CircuitOpen;
 use crate::classify::{Classify, ErrorClass};
 use crate::event::RetryEvent;
 use std::time::Duration;
@@ -64,13 +65,47 @@ where
     }
 }
 
-/// The classifier and hint reader `C` and the hook `O` of one call.
-pub struct Plugs<C, O> {
+/// The classifier and hint reader `C`, the hook `O` and, with a breaker, the conversion `X`
+/// of [`CircuitOpen`] into the error type, of one call.
+pub struct Plugs<C, O, X = NoBreaker> {
     pub(crate) classify: C,
     pub(crate) on_retry: O,
+    pub(crate) open: X,
 }
 
-impl<R, C, O> Judge<R> for Plugs<C, O>
+/// No conversion of [`CircuitOpen`]: the function has no breaker.
+#[derive(Clone, Copy, Debug)]
+pub struct NoBreaker;
+
+/// How a call refused by a breaker makes its outcome. No bound on `R`: a function without a
+/// breaker is not asked anything more of its return type.
+pub trait Refuse<R> {
+    /// The outcome, if the call has a conversion (`None`: it runs).
+    fn refuse(&self, open: CircuitOpen) -> Option<R>;
+}
+
+impl<R> Refuse<R> for NoBreaker {
+    #[inline]
+    fn refuse(&self, _: CircuitOpen) -> Option<R> {
+        None
+    }
+}
+
+impl<R> Refuse<R> for fn(CircuitOpen) -> R {
+    #[inline]
+    fn refuse(&self, open: CircuitOpen) -> Option<R> {
+        Some(self(open))
+    }
+}
+
+impl<R, C, O, X: Refuse<R>> Refuse<R> for Plugs<C, O, X> {
+    #[inline]
+    fn refuse(&self, open: CircuitOpen) -> Option<R> {
+        self.open.refuse(open)
+    }
+}
+
+impl<R, C, O, X> Judge<R> for Plugs<C, O, X>
 where
     R: RetryResult,
     C: Classifier<R::Err>,
