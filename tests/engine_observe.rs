@@ -1,12 +1,12 @@
 //! What the retry loop tells a tracing subscriber and a metrics exporter, on tokio's paused
-//! clock: one DEBUG event per retry, one WARN event for each way of giving up early, and the
-//! levels of the buckets and limiters.
+//! clock: one DEBUG event per retry, one WARN event for each way of giving up early, one event
+//! per circuit breaker transition, and the levels of the buckets, limiters and breakers.
 
 mod capture;
 mod util;
 
 use capture::Capture;
-use retry_runtime::{ErrorClass, Partition, TokenBucket, retry};
+use retry_runtime::{BreakerState, CircuitBreaker, ErrorClass, Partition, TokenBucket, retry};
 use std::time::Duration;
 use tracing::Level;
 use util::TestError;
@@ -179,4 +179,91 @@ async fn levels_for_metrics() {
     let (_, available, capacity, _) = gauges[0];
     // A timeout's retry costs 10.
     assert_eq!((available, capacity), (490, 500));
+}
+
+static OBSERVED: CircuitBreaker = CircuitBreaker::new()
+    .with_min_calls(2)
+    .with_break(Duration::from_secs(5));
+
+#[tokio::test(start_paused = true)]
+async fn one_event_per_breaker_transition() {
+    #[retry(max_attempts = 1, partition = "observe-breaker", breaker = OBSERVED)]
+    async fn fetch(fail: bool) -> Result<(), TestError> {
+        if fail {
+            Err(TestError::fault(ErrorClass::Transient))
+        } else {
+            Ok(())
+        }
+    }
+
+    let (capture, _guard) = capture();
+    let transitions = || -> Vec<(Level, String, String, String)> {
+        capture
+            .events()
+            .into_iter()
+            .filter(|e| e.target == "retry" && e.fields.contains_key("to"))
+            .map(|e| {
+                assert_eq!(e.field("function"), "fetch");
+                assert_eq!(e.field("partition"), "observe-breaker");
+                let (from, to) = (e.field("from").to_owned(), e.field("to").to_owned());
+                (e.level, from, to, e.field("message").to_owned())
+            })
+            .collect()
+    };
+    // Two failures open it; refused calls while open are DEBUG events, not transitions.
+    let _ = fetch(true).await;
+    let _ = fetch(true).await;
+    assert_eq!(OBSERVED.state(), BreakerState::Open);
+    for _ in 0..3 {
+        let _ = fetch(false).await;
+    }
+    let refused = capture.of("retry", Level::DEBUG);
+    assert_eq!(refused.len(), 3);
+    assert_eq!(
+        refused[0].field("message"),
+        "circuit breaker open: call refused"
+    );
+    // A failed probe, then a probe that closes it.
+    tokio::time::advance(Duration::from_secs(5)).await;
+    let _ = fetch(true).await;
+    tokio::time::advance(Duration::from_secs(5)).await;
+    let _ = fetch(false).await;
+    let s = |x: &str| x.to_owned();
+    assert_eq!(
+        transitions(),
+        [
+            (
+                Level::WARN,
+                s("closed"),
+                s("open"),
+                s("circuit breaker opened")
+            ),
+            (
+                Level::INFO,
+                s("open"),
+                s("half-open"),
+                s("circuit breaker half-open: probing")
+            ),
+            (
+                Level::WARN,
+                s("half-open"),
+                s("open"),
+                s("circuit breaker opened")
+            ),
+            (
+                Level::INFO,
+                s("open"),
+                s("half-open"),
+                s("circuit breaker half-open: probing")
+            ),
+            (
+                Level::INFO,
+                s("half-open"),
+                s("closed"),
+                s("circuit breaker closed")
+            ),
+        ]
+    );
+    // A refused call is not a WARN of its own: the transition to open was.
+    assert_eq!(capture.of("retry", Level::WARN).len(), 2);
 }

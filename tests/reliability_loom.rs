@@ -1,4 +1,5 @@
-//! The loom models of the retry bucket and the rate limiter (`retry-runtime/src/loom/models.rs`)
+//! The loom models of the retry bucket, the rate limiter, the budget's counters and the circuit
+//! breaker (`retry-runtime/src/loom/models.rs`)
 //! need the whole runtime built against loom's primitives, which is a build of its own
 //! (`--cfg retry_loom`, in `target/loom`). This test runs that build, so `cargo test` runs the
 //! models too, and checks that every model ran and passed:
@@ -12,7 +13,10 @@ use std::path::Path;
 use std::process::Command;
 
 /// The models, by the name of their test function.
-const MODELS: [&str; 8] = [
+const MODELS: [&str; 11] = [
+    "breaker::loom_racing_failures_open_it_once",
+    "breaker::loom_a_half_open_breaker_lets_out_at_most_its_probes",
+    "breaker::loom_a_failed_probe_wins_over_a_racing_success",
     "budget::loom_a_late_add_never_turns_a_slot_back",
     "bucket::loom_concurrent_takes_and_refunds_conserve_tokens",
     "bucket::loom_two_takes_on_a_short_bucket_never_overdraw",

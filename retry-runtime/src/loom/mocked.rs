@@ -69,6 +69,16 @@ pub(crate) mod atomic {
                     self.get().store(v, order)
                 }
 
+                pub(crate) fn compare_exchange(
+                    &self,
+                    current: $int,
+                    new: $int,
+                    success: Ordering,
+                    failure: Ordering,
+                ) -> Result<$int, $int> {
+                    self.get().compare_exchange(current, new, success, failure)
+                }
+
                 pub(crate) fn compare_exchange_weak(
                     &self,
                     current: $int,

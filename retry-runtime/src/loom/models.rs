@@ -10,6 +10,7 @@
 //! answers "disabled" from an atomic flag without taking it. Time is passed in, so every
 //! interleaving of a model sees the same instants.
 
+use crate::breaker::{Admit, BreakerState, Change, CircuitBreaker, Pass};
 use crate::bucket::TokenBucket;
 use crate::budget::{SLOTS, add, sum};
 use crate::limiter::RateLimiter;
@@ -38,6 +39,99 @@ fn report(name: &str, runs: usize) {
 fn concurrently<T: Send + 'static>(fs: Vec<Box<dyn FnOnce() -> T + Send>>) -> Vec<T> {
     let handles: Vec<_> = fs.into_iter().map(loom::thread::spawn).collect();
     handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+mod breaker {
+    use super::*;
+
+    const S: fn(u64) -> Duration = Duration::from_secs;
+
+    /// A breaker, its atomics of slot 0 and its state word made by the model's main thread.
+    fn breaker(b: CircuitBreaker, now: Instant) -> Arc<CircuitBreaker> {
+        let b = Arc::new(b);
+        assert_eq!(b.state_at(now), BreakerState::Closed);
+        let _ = b.record(now, Pass::Closed, false);
+        b
+    }
+
+    /// An open breaker: one failure of one attempt (min_calls 1) at `now`.
+    fn opened(b: CircuitBreaker, now: Instant) -> Arc<CircuitBreaker> {
+        let b = breaker(b.with_failure_ratio(0.5).with_min_calls(1), now);
+        let opened = b.record(now, Pass::Closed, true);
+        assert_eq!(opened.map(|c| c.to), Some(BreakerState::Open));
+        b
+    }
+
+    fn to(changes: &[Option<Change>], state: BreakerState) -> usize {
+        changes.iter().flatten().filter(|c| c.to == state).count()
+    }
+
+    /// Two attempts fail at once on a closed breaker that each failure alone would not open
+    /// (min_calls 3, one success counted): whichever order their counts land in, it opens,
+    /// and exactly one of them reports the transition.
+    #[test]
+    fn loom_racing_failures_open_it_once() {
+        let runs = model(|| {
+            let now = Instant::now();
+            let b = breaker(CircuitBreaker::new().with_min_calls(3), now);
+            let fail = || -> Box<dyn FnOnce() -> Option<Change> + Send> {
+                let b = b.clone();
+                Box::new(move || b.record(now, Pass::Closed, true))
+            };
+            let changes = concurrently(vec![fail(), fail()]);
+            assert_eq!(to(&changes, BreakerState::Open), 1, "{changes:?}");
+            assert_eq!(b.state_at(now), BreakerState::Open);
+        });
+        report("racing failures", runs);
+    }
+
+    /// After the break, two attempts look at once with one probe allowed: exactly one goes
+    /// through as the probe, and the transition to half-open is reported once.
+    #[test]
+    fn loom_a_half_open_breaker_lets_out_at_most_its_probes() {
+        let runs = model(|| {
+            let now = Instant::now();
+            let b = opened(CircuitBreaker::new().with_break(S(5)).with_probes(1), now);
+            let later = now + S(5);
+            let admit = || -> Box<dyn FnOnce() -> (Admit, Option<Change>) + Send> {
+                let b = b.clone();
+                Box::new(move || b.admit(later))
+            };
+            let seen = concurrently(vec![admit(), admit()]);
+            let probes = seen
+                .iter()
+                .filter(|(a, _)| *a == Admit::Go(Pass::Probe))
+                .count();
+            assert_eq!(probes, 1, "{seen:?}");
+            let changes: Vec<_> = seen.iter().map(|(_, c)| *c).collect();
+            assert_eq!(to(&changes, BreakerState::HalfOpen), 1, "{seen:?}");
+            assert_eq!(b.state_at(later), BreakerState::HalfOpen);
+        });
+        report("half-open probes", runs);
+    }
+
+    /// Two probes out (probes 2); one succeeds as the other fails. In either order the
+    /// breaker ends open (a failed probe wins over a success that is not yet enough), and it
+    /// never closes.
+    #[test]
+    fn loom_a_failed_probe_wins_over_a_racing_success() {
+        let runs = model(|| {
+            let now = Instant::now();
+            let b = opened(CircuitBreaker::new().with_break(S(5)).with_probes(2), now);
+            let later = now + S(5);
+            assert_eq!(b.admit(later).0, Admit::Go(Pass::Probe));
+            assert_eq!(b.admit(later).0, Admit::Go(Pass::Probe));
+            let probe = |failed: bool| -> Box<dyn FnOnce() -> Option<Change> + Send> {
+                let b = b.clone();
+                Box::new(move || b.record(later, Pass::Probe, failed))
+            };
+            let changes = concurrently(vec![probe(false), probe(true)]);
+            assert_eq!(to(&changes, BreakerState::Open), 1, "{changes:?}");
+            assert_eq!(to(&changes, BreakerState::Closed), 0, "{changes:?}");
+            assert_eq!(b.state_at(later), BreakerState::Open);
+        });
+        report("probe outcomes", runs);
+    }
 }
 
 mod budget {
