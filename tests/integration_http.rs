@@ -1,6 +1,7 @@
 //! `#[retry]` functions calling a real HTTP server on 127.0.0.1 with reqwest, through injected
 //! faults: 503, 429 with every form of hint, reset connections, responses slower than the
-//! attempt timeout, refused connections.
+//! attempt timeout, refused connections; and a circuit breaker that stops calls from reaching a
+//! failing server, then probes it once it has recovered.
 //!
 //! Real sockets need real time to make progress, so these tests do not pause tokio's clock.
 //! They stay exact and independent of the machine's speed by asserting what does not depend on
@@ -442,4 +443,67 @@ async fn hyper_client_errors() {
         .unwrap();
     assert_eq!(response.classify(), ErrorClass::Throttling);
     assert_eq!(response.retry_after(), Some(Duration::from_millis(250)));
+}
+
+static WEB: retry_runtime::CircuitBreaker = retry_runtime::CircuitBreaker::new()
+    .with_failure_ratio(0.5)
+    .with_min_calls(4)
+    .with_break(Duration::from_secs(600));
+
+#[retry(max_attempts = 2, initial_backoff = "10ms", jitter = "none", breaker = WEB)]
+async fn get_guarded(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let response = error_for_status(client.get(url).send().await?)?;
+    Ok(response.text().await?)
+}
+
+#[tokio::test]
+async fn an_open_breaker_stops_calls_before_they_reach_the_server() {
+    let server = Server::start().await;
+    server.script(&[Fault::Unavailable; 20]);
+    let (c, url) = (client(), server.url("/items/7"));
+    // Two calls of two attempts: 4 failures of 4, the breaker opens on the last.
+    for _ in 0..2 {
+        let err = get_guarded(&c, &url).await.unwrap_err();
+        assert_eq!(err.status(), Some(http::StatusCode::SERVICE_UNAVAILABLE));
+    }
+    assert_eq!(WEB.state(), retry_runtime::BreakerState::Open);
+    assert_eq!(server.arrivals().len(), 4);
+    // Ten more calls: none reaches the server, each fails with the refusal.
+    for _ in 0..10 {
+        let (out, record) = testing::record(instant(), get_guarded(&c, &url)).await;
+        let err = out.unwrap_err();
+        assert!(matches!(err, Error::CircuitOpen(_)), "{err:?}");
+        assert_eq!(err.classify(), ErrorClass::Permanent);
+        assert_eq!(record.early_ends()[0].reason, EarlyEnd::CircuitOpen);
+    }
+    assert_eq!(server.arrivals().len(), 4);
+}
+
+static PROBING: retry_runtime::CircuitBreaker = retry_runtime::CircuitBreaker::new()
+    .with_failure_ratio(0.5)
+    .with_min_calls(2)
+    .with_break(Duration::from_millis(100));
+
+#[retry(max_attempts = 1, breaker = PROBING)]
+async fn get_probed(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let response = error_for_status(client.get(url).send().await?)?;
+    Ok(response.text().await?)
+}
+
+#[tokio::test]
+async fn after_the_break_a_probe_reaches_the_recovered_server_and_closes_the_breaker() {
+    let server = Server::start().await;
+    server.script(&[Fault::Unavailable, Fault::Unavailable]);
+    let (c, url) = (client(), server.url("/items/8"));
+    assert!(get_probed(&c, &url).await.is_err());
+    assert!(get_probed(&c, &url).await.is_err());
+    assert_ne!(PROBING.state(), retry_runtime::BreakerState::Closed);
+    // Real time: at least the break has passed when the sleep ends, whatever the machine.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(PROBING.state(), retry_runtime::BreakerState::HalfOpen);
+    // The server answers again: the probe gets through and closes the breaker.
+    assert_eq!(get_probed(&c, &url).await.unwrap(), "GET /items/8");
+    assert_eq!(PROBING.state(), retry_runtime::BreakerState::Closed);
+    assert_eq!(server.arrivals().len(), 3);
+    assert_eq!(get_probed(&c, &url).await.unwrap(), "GET /items/8");
 }
