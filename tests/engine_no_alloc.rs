@@ -71,6 +71,12 @@ async fn adaptive(x: u64) -> Result<u64, TestError> {
     Ok(black_box(x) + 1)
 }
 
+/// A budget and a breaker shared by a partition: the window counters, lock-free.
+#[retry(partition = "no-alloc-protected", budget = "20%", breaker = "50%")]
+async fn protected(x: u64) -> Result<u64, TestError> {
+    Ok(black_box(x) + 1)
+}
+
 /// Reads the whole attempt context (its invocation id included) in the body.
 #[retry(attempt_timeout = "1s", deadline = "10s")]
 async fn asks(x: u64) -> Result<u64, TestError> {
@@ -94,6 +100,11 @@ fn the_success_path_allocates_nothing() {
         );
         assert_eq!(allocations(|| partitioned(1)).await, 0, "named partition");
         assert_eq!(allocations(|| adaptive(1)).await, 0, "adaptive mode");
+        assert_eq!(
+            allocations(|| protected(1)).await,
+            0,
+            "a budget and a breaker"
+        );
         assert_eq!(
             allocations(|| asks(1)).await,
             0,
