@@ -62,11 +62,18 @@ pub struct Call<R, K: TimerKind, P, J> {
     /// The timer of the current attempt, whether it fired, and when the call started (nothing
     /// without timers).
     cutoff: K::Cutoff,
-    /// The last look at the rate limiter found the send tokens taken by another caller.
-    send_lost: bool,
-    /// How the current attempt went through the breaker (reset when its end is booked).
-    pass: Pass,
+    /// The current attempt at the gate.
+    gate: Gate,
     retrying: Option<Retrying<R>>,
+}
+
+/// Where the current attempt stands at the loop's gate (one field, set up by one store).
+#[derive(Clone, Copy)]
+struct Gate {
+    /// The last look at the rate limiter found the send tokens taken by another caller.
+    lost: bool,
+    /// How the attempt went through the breaker (reset when its end is booked).
+    pass: Pass,
 }
 
 /// The state of a call that has retried.
@@ -150,8 +157,10 @@ impl<R, K: TimerKind, C, P, O> Call<R, K, P, Plugs<C, O>> {
             },
             idempotent,
             cutoff: K::Cutoff::begin(start),
-            send_lost: false,
-            pass: Pass::None,
+            gate: Gate {
+                lost: false,
+                pass: Pass::None,
+            },
             retrying: None,
         }
     }
@@ -172,8 +181,7 @@ impl<R, K: TimerKind, C, P, O> Call<R, K, P, Plugs<C, O>> {
             plugs,
             idempotent,
             cutoff,
-            send_lost,
-            pass,
+            gate,
             retrying,
         } = self;
         Call {
@@ -187,8 +195,7 @@ impl<R, K: TimerKind, C, P, O> Call<R, K, P, Plugs<C, O>> {
             },
             idempotent,
             cutoff,
-            send_lost,
-            pass,
+            gate,
             retrying,
         }
     }
@@ -282,7 +289,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
         K: Timer<R>,
         J: Refuse<R>,
     {
-        if let (Some(breaker), Pass::None) = (self.frame.r.breaker, self.pass) {
+        if let (Some(breaker), Pass::None) = (self.frame.r.breaker, self.gate.pass) {
             if let Some(out) = self.through_breaker(breaker) {
                 return SendToken::Return(out);
             }
@@ -290,7 +297,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
         let limiter = self.frame.r.limiter;
         if !self.adaptive() || !limiter.is_enabled() {
             // Before the first throttling response: no token to take, no clock to read.
-            self.send_lost = false;
+            self.gate.lost = false;
             return SendToken::Go;
         }
         let n = self.frame.number + 1;
@@ -307,17 +314,17 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
         // Only a function with timers can end with the deadline's error; an untimed call
         // inside an outer attempt is cut off by that attempt's timer.
         let deadline = if K::TIMED { self.frame.deadline } else { None };
-        match limiter.try_send(cost, now, deadline, self.send_lost, draw) {
+        match limiter.try_send(cost, now, deadline, self.gate.lost, draw) {
             Ok(None) => {
-                self.send_lost = false;
+                self.gate.lost = false;
                 SendToken::Go
             }
             Ok(Some(wait)) => {
-                self.send_lost = true;
+                self.gate.lost = true;
                 SendToken::Wait(wait)
             }
             Err(()) => {
-                self.send_lost = false;
+                self.gate.lost = false;
                 self.release();
                 let last = self.retrying.as_mut().and_then(|r| r.last.take());
                 match last.or_else(|| self.deadline_error(n)) {
@@ -345,7 +352,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
         }
         match admit {
             Admit::Go(pass) => {
-                self.pass = pass;
+                self.gate.pass = pass;
                 None
             }
             Admit::Refused(retry_in) => self.refused(retry_in),
@@ -457,7 +464,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
         }
         let r = self.frame.r;
         if r.extras {
-            let pass = std::mem::take(&mut self.pass);
+            let pass = std::mem::take(&mut self.gate.pass);
             book_extras(r, self.frame.number == 1, None, pass);
         }
     }
@@ -637,7 +644,7 @@ where
         r.after_throttle = class == ErrorClass::Throttling;
         let resolved = self.frame.r;
         if resolved.extras {
-            let pass = std::mem::take(&mut self.pass);
+            let pass = std::mem::take(&mut self.gate.pass);
             book_extras(resolved, n == 1, Some(class), pass);
         }
         match decide::after_error(class, last, self.idempotent) {
