@@ -90,14 +90,62 @@
 //! (Finagle, Envoy) or by gRPC's retry throttling: `budget = "20%"` or `budget = STATIC` on the
 //! attribute, with `bucket = "none"` to rely on it alone.
 //!
+//! # Circuit breakers
+//!
+//! When a dependency fails most of what it is sent, a [`CircuitBreaker`] stops sending, first
+//! attempts included: `breaker = "50%"` or `breaker = STATIC`. An open breaker refuses a call
+//! at once, without running the body, with the function's own error made
+//! `From<`[`CircuitOpen`]`>`; after its break it lets probes through, and closes when they
+//! succeed.
+//!
+//! ```
+//! use retry_runtime::{CircuitBreaker, CircuitOpen, Classify, ErrorClass, retry};
+//! use std::time::Duration;
+//!
+//! #[derive(Debug)]
+//! enum StoreError {
+//!     Unavailable,
+//!     CircuitOpen(CircuitOpen),
+//! }
+//!
+//! impl From<CircuitOpen> for StoreError {
+//!     fn from(open: CircuitOpen) -> Self {
+//!         StoreError::CircuitOpen(open)
+//!     }
+//! }
+//!
+//! impl Classify for StoreError {
+//!     fn classify(&self) -> ErrorClass {
+//!         match self {
+//!             StoreError::Unavailable => ErrorClass::Transient,
+//!             StoreError::CircuitOpen(open) => open.classify(), // Permanent
+//!         }
+//!     }
+//! }
+//!
+//! static STORE: CircuitBreaker = CircuitBreaker::new()
+//!     .with_failure_ratio(0.5)
+//!     .with_min_calls(20)
+//!     .with_window(Duration::from_secs(10))
+//!     .with_break(Duration::from_secs(5))
+//!     .with_probes(1);
+//!
+//! #[retry(breaker = STORE)]
+//! async fn get_object(key: &str) -> Result<Vec<u8>, StoreError> {
+//!     # let _ = key;
+//!     Err(StoreError::Unavailable)
+//! }
+//! ```
+//!
 //! # Observability
 //!
 //! With the `tracing` feature the loop emits, under the target `retry`, a DEBUG event for each
 //! retry (`function`, `partition`, `invocation_id`, `attempt`, `class`, `delay_ms`, `tokens`
 //! left in the retry bucket, and `fill_rate` in adaptive mode) and a WARN event when a call
 //! gives up before `max_attempts` (`reason`: retry token bucket empty, deadline reached, not
-//! idempotent, server retry hint longer than max_backoff, retry budget exhausted). Levels for
-//! metrics are read from the shared state:
+//! idempotent, server retry hint longer than max_backoff, retry budget exhausted, circuit
+//! breaker open); a circuit breaker's transitions are a WARN event (opened) or an INFO event
+//! (half-open, closed). Levels for metrics are read from the shared state:
 //!
 //! ```
 //! use retry_runtime::Partition;
@@ -106,6 +154,9 @@
 //!     let (tokens, capacity) = (p.bucket().available(), p.bucket().capacity());
 //!     let send_rate = p.rate_limiter().fill_rate(); // adaptive mode's allowed rate
 //!     println!("{}: {tokens}/{capacity} retry tokens, {send_rate:.1} sends/s", p.name());
+//!     if let Some(breaker) = p.circuit_breaker() {
+//!         println!("{}: circuit {}", p.name(), breaker.state());
+//!     }
 //! }
 //! ```
 //!

@@ -1,10 +1,20 @@
-use retry_runtime::{retry, ErrorClass, RateLimiter, RetryBudget, RetryEvent, TimedOut, TokenBucket};
+use retry_runtime::{
+    retry, CircuitBreaker, CircuitOpen, ErrorClass, RateLimiter, RetryBudget, RetryEvent, TimedOut,
+    TokenBucket,
+};
 use std::time::Duration;
 
 #[derive(Debug)]
 enum Error {
     Busy,
     TimedOut,
+    Refused,
+}
+
+impl From<CircuitOpen> for Error {
+    fn from(_: CircuitOpen) -> Self {
+        Error::Refused
+    }
 }
 
 impl From<TimedOut> for Error {
@@ -17,6 +27,7 @@ fn class(e: &Error) -> ErrorClass {
     match e {
         Error::Busy => ErrorClass::Throttling,
         Error::TimedOut => ErrorClass::Timeout,
+        Error::Refused => ErrorClass::Permanent,
     }
 }
 
@@ -35,6 +46,7 @@ fn log(e: &RetryEvent<'_, Error>) {
 static BUCKET: TokenBucket = TokenBucket::standard().with_capacity(100);
 static LIMITER: RateLimiter = RateLimiter::adaptive();
 static BUDGET: RetryBudget = RetryBudget::ratio(0.2);
+static BREAKER: CircuitBreaker = CircuitBreaker::new();
 
 #[retry(
     mode = "adaptive",
@@ -54,6 +66,7 @@ static BUDGET: RetryBudget = RetryBudget::ratio(0.2);
     bucket = BUCKET,
     rate_limiter = LIMITER,
     budget = BUDGET,
+    breaker = BREAKER,
     on_retry = log,
     profile = "jobs",
     clone(name),
