@@ -1,8 +1,9 @@
-//! `mode` and `max_attempts` from the environment and the config file.
+//! Every setting the attribute leaves open, from the environment and the config file.
 //!
 //! They are read once per process, so each case runs this test binary again as a child
 //! process (its ignored `child` test) with the case's environment, and reads what the child
-//! printed: the mode and attempt count every function resolved to, and the warnings.
+//! printed: the mode and attempt count every function resolved to, each function's settings
+//! as `config::explain` reports them, and the warnings.
 
 mod capture;
 mod util;
@@ -62,6 +63,18 @@ async fn fixed(calls: &AtomicU32) -> Result<(), ErrorClass> {
     Err(ErrorClass::Throttling)
 }
 
+// Two functions with a timer (one written key each): a timeout from outside applies to them.
+
+#[retry(profile = "billing-eu", deadline = "10m")]
+async fn slow_a() -> Result<(), std::io::Error> {
+    Ok(())
+}
+
+#[retry(profile = "billing-eu", attempt_timeout = "1s")]
+async fn slow_b() -> Result<(), std::io::Error> {
+    Ok(())
+}
+
 /// The child process of the other tests of this file, which run it with `--ignored --exact`
 /// and the case's environment: calls each function (twice round), prints what it resolved to.
 /// Run any other way it fails, so that it never passes without having checked anything.
@@ -110,7 +123,17 @@ fn child() {
                 std::fs::write(path, text.into_encoded_bytes()).unwrap();
             }
         }
+        slow_a().await.unwrap();
+        slow_b().await.unwrap();
     });
+    for explained in retry_runtime::config::explain() {
+        for e in &explained.entries {
+            println!(
+                "EXPLAIN {} {} {} {}",
+                explained.function, e.key, e.value, e.source
+            );
+        }
+    }
     for e in capture.of("retry::config", tracing::Level::WARN) {
         println!("TRACED {}", e.field("message"));
     }
@@ -125,6 +148,8 @@ struct Outcome {
     warnings: Vec<String>,
     /// Warnings the child's tracing subscriber received.
     traced: Vec<String>,
+    /// `(function, key) -> (value, source)`, as `config::explain` reported them.
+    explained: BTreeMap<(String, String), (String, String)>,
 }
 
 /// Runs the child with `env` (and nothing else of the `RETRY_` family) and, if given, a
@@ -176,6 +201,14 @@ fn run(case: &str, env: &[(&str, &str)], file: Option<&str>, rewrite: Option<&st
             .filter_map(|l| l.strip_prefix("TRACED "))
             .map(str::to_string)
             .collect(),
+        explained: stdout
+            .lines()
+            .filter_map(|l| l.split_once("EXPLAIN ").map(|(_, r)| r))
+            .map(|l| {
+                let f: Vec<&str> = l.splitn(4, ' ').collect();
+                ((f[0].into(), f[1].into()), (f[2].into(), f[3].into()))
+            })
+            .collect(),
     };
     // The harness writes `test child ... ` before the first line.
     for line in stdout
@@ -202,6 +235,15 @@ fn run(case: &str, env: &[(&str, &str)], file: Option<&str>, rewrite: Option<&st
 
 fn temp_file(case: &str) -> PathBuf {
     std::env::temp_dir().join(format!("retry-config-{}-{case}.toml", std::process::id()))
+}
+
+/// `function`'s settings as `config::explain` reported them: `key -> "value (source)"`.
+fn explained(o: &Outcome, function: &str) -> BTreeMap<String, String> {
+    o.explained
+        .iter()
+        .filter(|((f, _), _)| f == function)
+        .map(|((_, k), (v, s))| (k.clone(), format!("{v} ({s})")))
+        .collect()
 }
 
 fn resolved<'a>(o: &'a Outcome, function: &str) -> (&'a str, u32) {
@@ -325,7 +367,7 @@ fn each_bad_value_is_one_warning_and_is_ignored() {
     assert_eq!(
         o.warnings,
         [
-            "ignoring RETRY_MODE=\"turbo\": the mode is \"standard\" or \"adaptive\"".to_string(),
+            "ignoring RETRY_MODE=\"turbo\": mode is \"standard\" or \"adaptive\"".to_string(),
             "ignoring RETRY_MAX_ATTEMPTS=\"-1\": max_attempts is a whole number from 1 to \
              4294967295"
                 .to_string(),
@@ -333,7 +375,7 @@ fn each_bad_value_is_one_warning_and_is_ignored() {
                 "{path}:2: max_attempts = 0: max_attempts is a whole number from 1 to \
                  4294967295; ignored"
             ),
-            format!("{path}:5: mode = \"fast\": the mode is \"standard\" or \"adaptive\"; ignored"),
+            format!("{path}:5: mode = \"fast\": mode is \"standard\" or \"adaptive\"; ignored"),
             "ignoring RETRY_BILLING_EU_MAX_ATTEMPTS=\"many\": max_attempts is a whole number \
              from 1 to 4294967295"
                 .to_string(),
@@ -374,5 +416,137 @@ fn with_a_tracing_subscriber_warnings_are_events() {
             "ignoring RETRY_MAX_ATTEMPTS=\"lots\": max_attempts is a whole number from 1 to \
           4294967295"
         ]
+    );
+}
+
+/// Every key, for the profile of `billing`, `fixed`, `slow_a` and `slow_b`.
+const EVERY_KEY: [(&str, &str); 10] = [
+    ("mode", "adaptive"),
+    ("max_attempts", "4"),
+    ("initial_backoff", "2ms"),
+    ("multiplier", "3"),
+    ("max_backoff", "50ms"),
+    ("jitter", "none"),
+    ("attempt_timeout", "2s"),
+    ("attempt_timeout_multiplier", "1.5"),
+    ("max_attempt_timeout", "4s"),
+    ("deadline", "30s"),
+];
+
+/// What the functions resolve to under `EVERY_KEY` from `source` (a variable's or the file's
+/// own description of each key).
+fn check_every_key(o: &Outcome, source: &dyn Fn(&str) -> String) {
+    let from = |key: &str, value: &str| format!("{value} ({})", source(key));
+    // `billing` writes initial_backoff; it has no timer, so the four timer keys stay unset.
+    let billing = explained(o, "billing");
+    assert_eq!(billing["mode"], from("mode", "adaptive"));
+    assert_eq!(billing["max_attempts"], from("max_attempts", "4"));
+    assert_eq!(billing["initial_backoff"], "1ms (attribute)");
+    assert_eq!(billing["multiplier"], from("multiplier", "3"));
+    assert_eq!(billing["max_backoff"], from("max_backoff", "50ms"));
+    assert_eq!(billing["jitter"], from("jitter", "none"));
+    for key in ["attempt_timeout", "max_attempt_timeout", "deadline"] {
+        assert_eq!(billing[key], "none (default)", "{key}");
+    }
+    assert_eq!(billing["attempt_timeout_multiplier"], "1 (default)");
+    // The mode and attempts the calls ran with.
+    assert_eq!(resolved(o, "billing"), ("adaptive", 4));
+    assert_eq!(resolved(o, "fixed"), ("standard", 2));
+    // `slow_a` writes deadline: the attempt timeout and its shape come from outside.
+    let slow_a = explained(o, "slow_a");
+    assert_eq!(slow_a["attempt_timeout"], from("attempt_timeout", "2s"));
+    assert_eq!(
+        slow_a["attempt_timeout_multiplier"],
+        from("attempt_timeout_multiplier", "1.5")
+    );
+    assert_eq!(
+        slow_a["max_attempt_timeout"],
+        from("max_attempt_timeout", "4s")
+    );
+    assert_eq!(slow_a["deadline"], "600s (attribute)");
+    assert_eq!(slow_a["initial_backoff"], from("initial_backoff", "2ms"));
+    // `slow_b` writes attempt_timeout: the deadline comes from outside.
+    let slow_b = explained(o, "slow_b");
+    assert_eq!(slow_b["attempt_timeout"], "1s (attribute)");
+    assert_eq!(slow_b["deadline"], from("deadline", "30s"));
+    // One warning per untimed function of the profile and timer key: billing and fixed.
+    let untimed: Vec<&String> = o
+        .warnings
+        .iter()
+        .filter(|w| w.contains("its attribute sets neither attempt_timeout nor deadline"))
+        .collect();
+    assert_eq!(untimed.len(), 8, "{:?}", o.warnings);
+    assert_eq!(o.warnings.len(), 8, "{:?}", o.warnings);
+}
+
+#[test]
+fn every_key_from_the_environment() {
+    let vars: Vec<(String, &str)> = EVERY_KEY
+        .iter()
+        .map(|(k, v)| (format!("RETRY_BILLING_EU_{}", k.to_uppercase()), *v))
+        .collect();
+    let env: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let o = run("every-env", &env, None, None);
+    check_every_key(&o, &|key| {
+        format!("env RETRY_BILLING_EU_{}", key.to_uppercase())
+    });
+    // `plain` has no profile: none of it applies.
+    assert_eq!(resolved(&o, "plain"), ("standard", 3));
+}
+
+#[test]
+fn every_key_from_the_file() {
+    let mut file = String::from("[default]\nmax_attempts = 5\n\n[profile.billing-eu]\n");
+    for (k, v) in EVERY_KEY {
+        let value = match k {
+            "max_attempts" | "multiplier" | "attempt_timeout_multiplier" => v.to_string(),
+            _ => format!("\"{v}\""),
+        };
+        file.push_str(&format!("{k} = {value}\n"));
+    }
+    let o = run("every-file", &[], Some(&file), None);
+    let path = temp_file("every-file");
+    // The profile's keys are on lines 5 to 14, in EVERY_KEY's order.
+    let line = |key: &str| 5 + EVERY_KEY.iter().position(|(k, _)| *k == key).unwrap();
+    check_every_key(&o, &|key| format!("file {}:{}", path.display(), line(key)));
+    let plain = explained(&o, "plain");
+    assert_eq!(
+        plain["max_attempts"],
+        format!("5 (file {}:2)", path.display())
+    );
+}
+
+#[test]
+fn an_incoherent_value_from_outside_is_ignored_with_a_warning() {
+    // `plain` writes initial_backoff = "1ms": a max_backoff below it is ignored.
+    let o = run(
+        "incoherent",
+        &[("RETRY_MAX_BACKOFF", "500us"), ("RETRY_MULTIPLIER", "1.5")],
+        None,
+        None,
+    );
+    assert_eq!(explained(&o, "plain")["max_backoff"], "20s (default)");
+    assert_eq!(
+        explained(&o, "plain")["multiplier"],
+        "1.5 (env RETRY_MULTIPLIER)"
+    );
+    let expected: Vec<String> = ["plain", "billing", "fixed"]
+        .iter()
+        .map(|f| {
+            format!(
+                "ignoring RETRY_MAX_BACKOFF (max_backoff = 500µs) for `{f}`: max_backoff \
+                 would be below initial_backoff"
+            )
+        })
+        .collect();
+    assert_eq!(o.warnings, expected);
+    // The functions that write no backoff take it: 500us alone lowers initial_backoff too.
+    assert_eq!(
+        explained(&o, "slow_a")["initial_backoff"],
+        "500µs (default)"
+    );
+    assert_eq!(
+        explained(&o, "slow_a")["max_backoff"],
+        "500µs (env RETRY_MAX_BACKOFF)"
     );
 }

@@ -59,7 +59,7 @@ use syn::spanned::Spanned;
 /// | `budget` | `"20%"` (that share of the requests of the last 10 s, plus 10 retries per second; shared by a partition's functions) or a path to a `static RetryBudget`; the bucket still applies | none |
 /// | `breaker` | `"50%"` (opens when that share of the attempts of the last 10 s failed, at least 20 of them; refuses calls for 5 s, then one probe; shared by a partition's functions) or a path to a `static CircuitBreaker`; the error type needs `From<CircuitOpen>` | none |
 /// | `on_retry` | path to `fn(&RetryEvent<'_, E>)`, called before each sleep | none |
-/// | `profile` | string: the environment and config file may set mode and max_attempts under it | none |
+/// | `profile` | string: the environment and config file may set what the attribute leaves out under it | none |
 /// | `clone` | owned arguments cloned for each attempt: `clone(body, headers)` | none |
 /// | `crate` | path to the runtime crate if renamed | `::retry_runtime` |
 ///

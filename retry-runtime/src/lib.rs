@@ -61,27 +61,31 @@
 //!
 //! # Configuration
 //!
-//! `mode` and `max_attempts` left out of the attribute come from, first match wins: the
-//! environment (`RETRY_<PROFILE>_MODE` and `RETRY_<PROFILE>_MAX_ATTEMPTS` for a function with
-//! `profile = "..."`, the name upper-cased with `-` written `_`; then `RETRY_MODE` and
-//! `RETRY_MAX_ATTEMPTS`), then the TOML file named by `RETRY_CONFIG_FILE`, then the mode
-//! default (`standard`, 3 attempts):
+//! Every setting the attribute leaves out (`mode`, `max_attempts`, `initial_backoff`,
+//! `multiplier`, `max_backoff`, `jitter`, `attempt_timeout`, `attempt_timeout_multiplier`,
+//! `max_attempt_timeout`, `deadline`) comes from, first match wins, key by key: the
+//! environment (`RETRY_<PROFILE>_<KEY>` for a function with `profile = "..."`, the name
+//! upper-cased with `-` written `_`; then `RETRY_<KEY>`: `RETRY_MAX_ATTEMPTS`,
+//! `RETRY_DEADLINE`, ...), then the TOML file named by `RETRY_CONFIG_FILE` (feature
+//! `config-file`, on by default), then the mode default:
 //!
 //! ```toml
 //! [default]
-//! mode = "standard"
 //! max_attempts = 4
+//! max_backoff = "5s"
 //!
 //! [profile.billing-eu]      # #[retry(profile = "billing-eu")]
 //! mode = "adaptive"
 //! max_attempts = 6
+//! attempt_timeout = "2s"    # for functions whose attribute sets a timeout or deadline
 //! ```
 //!
-//! A function's profile section comes before `[default]`. Both sources are read once per
-//! process, when a `#[retry]` function first runs. A value that cannot be used (an unknown
-//! mode, `max_attempts = 0`, a line that is not `key = value`, a file that cannot be read) is
-//! one warning, as a tracing event of target `retry::config` or on standard error, and is
-//! ignored; nothing panics.
+//! Both sources are read once per process, when a `#[retry]` function first runs. A value
+//! that cannot be used (an unknown mode, `max_attempts = 0`, a duration without a unit, a file
+//! that is not TOML) is one warning with the variable or the file's line, as a tracing event
+//! of target `retry::config` or on standard error, and is ignored; so is a value that breaks
+//! the attribute's coherence rules for a function (`max_backoff` below its `initial_backoff`).
+//! Nothing panics. [`config::explain`] shows each function's settings and where each came from.
 //!
 //! # Retry budgets
 //!
@@ -188,7 +192,7 @@ mod breaker;
 mod bucket;
 mod budget;
 mod classify;
-mod config;
+pub mod config;
 mod context;
 mod engine;
 mod event;

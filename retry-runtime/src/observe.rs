@@ -179,7 +179,7 @@ pub(crate) fn nested_retry(site: &Site, attempt: u32, depth: u32, class: ErrorCl
 #[cfg(feature = "tracing")]
 fn levels(site: &'static Site) -> (&'static str, u32, Option<f64>) {
     let fill_rate =
-        (site.resolved().settings.mode == Mode::Adaptive).then(|| site.limiter().fill_rate());
+        (site.resolved(false).settings.mode == Mode::Adaptive).then(|| site.limiter().fill_rate());
     (
         site.partition_name().unwrap_or(""),
         site.token_bucket().available(),

@@ -238,21 +238,24 @@ impl Site {
         }
     }
 
-    /// What the function's calls read on every call, resolved on the first: mode and
-    /// max_attempts after the environment and config file, and the shared state it uses.
+    /// What the function's calls read on every call, resolved on the first: its settings
+    /// after the environment and config file, and the shared state it uses. `timed`: whether
+    /// its calls run attempts under a timer (a timeout from outside applies only then).
     #[inline]
-    pub(crate) fn resolved(&'static self) -> &'static Resolved {
+    pub(crate) fn resolved(&'static self, timed: bool) -> &'static Resolved {
         match self.resolved.get() {
             Some(r) => r,
-            None => self.resolve(),
+            None => self.resolve(timed),
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn resolve(&'static self) -> &'static Resolved {
+    fn resolve(&'static self, timed: bool) -> &'static Resolved {
         self.resolved.get_or_init(|| {
-            let settings = config::resolve(&self.policy, self.profile);
+            let config::Resolution {
+                settings, policy, ..
+            } = config::resolve(self.name, &self.policy, self.profile, timed);
             let budget = self.budget.or_else(|| {
                 let share = self.budget_share?;
                 let make = || RetryBudget::ratio(share);
@@ -276,6 +279,7 @@ impl Site {
             Resolved {
                 site: self,
                 settings,
+                policy,
                 bucket: self.token_bucket(),
                 limiter: self.limiter(),
                 budget,
@@ -310,6 +314,9 @@ pub enum BreakerRef {
 pub(crate) struct Resolved {
     pub(crate) site: &'static Site,
     pub(crate) settings: Settings,
+    /// The settings in effect: the attribute's, and where it left a key open, the
+    /// environment's or the config file's.
+    pub(crate) policy: Policy,
     pub(crate) bucket: &'static TokenBucket,
     pub(crate) limiter: &'static RateLimiter,
     pub(crate) budget: Option<&'static RetryBudget>,

@@ -50,8 +50,9 @@ pub struct Policy {
     initial_backoff: Duration,
     pub(crate) multiplier: f64,
     max_backoff: Duration,
-    /// Which of the two bounds the builder set.
-    written: Written,
+    /// Which keys the builder set (bit `Key as u16`): the environment and the config file may
+    /// set the others.
+    written: u16,
     pub(crate) jitter: Jitter,
     pub(crate) attempt_timeout: Option<Duration>,
     pub(crate) attempt_timeout_multiplier: f64,
@@ -59,11 +60,55 @@ pub struct Policy {
     pub(crate) deadline: Option<Duration>,
 }
 
-/// Which backoff bounds a policy's builder set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Written {
-    initial: bool,
-    max: bool,
+/// The keys of a policy, as the attribute, the environment and the config file name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Key {
+    Mode,
+    MaxAttempts,
+    InitialBackoff,
+    Multiplier,
+    MaxBackoff,
+    Jitter,
+    AttemptTimeout,
+    AttemptTimeoutMultiplier,
+    MaxAttemptTimeout,
+    Deadline,
+}
+
+impl Key {
+    /// Every key, in the order the README's table lists them.
+    pub(crate) const ALL: [Key; 10] = [
+        Key::Mode,
+        Key::MaxAttempts,
+        Key::InitialBackoff,
+        Key::Multiplier,
+        Key::MaxBackoff,
+        Key::Jitter,
+        Key::AttemptTimeout,
+        Key::AttemptTimeoutMultiplier,
+        Key::MaxAttemptTimeout,
+        Key::Deadline,
+    ];
+
+    /// The key as the attribute and the config file write it.
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Key::Mode => "mode",
+            Key::MaxAttempts => "max_attempts",
+            Key::InitialBackoff => "initial_backoff",
+            Key::Multiplier => "multiplier",
+            Key::MaxBackoff => "max_backoff",
+            Key::Jitter => "jitter",
+            Key::AttemptTimeout => "attempt_timeout",
+            Key::AttemptTimeoutMultiplier => "attempt_timeout_multiplier",
+            Key::MaxAttemptTimeout => "max_attempt_timeout",
+            Key::Deadline => "deadline",
+        }
+    }
+
+    const fn bit(self) -> u16 {
+        1 << self as u16
+    }
 }
 
 /// The defaults of `mode = "standard"` (and of adaptive mode, which differs only in its limiter).
@@ -82,10 +127,7 @@ impl Policy {
             initial_backoff: DEFAULT_INITIAL_BACKOFF,
             multiplier: 2.0,
             max_backoff: DEFAULT_MAX_BACKOFF,
-            written: Written {
-                initial: false,
-                max: false,
-            },
+            written: 0,
             jitter: Jitter::Full,
             attempt_timeout: None,
             attempt_timeout_multiplier: 1.0,
@@ -98,6 +140,7 @@ impl Policy {
     #[must_use]
     pub const fn mode(mut self, mode: Mode) -> Policy {
         self.mode = Some(mode);
+        self.written |= Key::Mode.bit();
         self
     }
 
@@ -105,6 +148,7 @@ impl Policy {
     #[must_use]
     pub const fn max_attempts(mut self, n: u32) -> Policy {
         self.max_attempts = Some(n);
+        self.written |= Key::MaxAttempts.bit();
         self
     }
 
@@ -113,8 +157,8 @@ impl Policy {
     #[must_use]
     pub const fn initial_backoff(mut self, d: Duration) -> Policy {
         self.initial_backoff = d;
-        self.written.initial = true;
-        if !self.written.max {
+        self.written |= Key::InitialBackoff.bit();
+        if !self.wrote(Key::MaxBackoff) {
             self.max_backoff = if d.as_nanos() > DEFAULT_MAX_BACKOFF.as_nanos() {
                 d
             } else {
@@ -128,6 +172,7 @@ impl Policy {
     #[must_use]
     pub const fn multiplier(mut self, m: f64) -> Policy {
         self.multiplier = m;
+        self.written |= Key::Multiplier.bit();
         self
     }
 
@@ -136,8 +181,8 @@ impl Policy {
     #[must_use]
     pub const fn max_backoff(mut self, d: Duration) -> Policy {
         self.max_backoff = d;
-        self.written.max = true;
-        if !self.written.initial {
+        self.written |= Key::MaxBackoff.bit();
+        if !self.wrote(Key::InitialBackoff) {
             self.initial_backoff = if d.as_nanos() < DEFAULT_INITIAL_BACKOFF.as_nanos() {
                 d
             } else {
@@ -151,6 +196,7 @@ impl Policy {
     #[must_use]
     pub const fn jitter(mut self, j: Jitter) -> Policy {
         self.jitter = j;
+        self.written |= Key::Jitter.bit();
         self
     }
 
@@ -158,6 +204,7 @@ impl Policy {
     #[must_use]
     pub const fn attempt_timeout(mut self, d: Duration) -> Policy {
         self.attempt_timeout = Some(d);
+        self.written |= Key::AttemptTimeout.bit();
         self
     }
 
@@ -165,6 +212,7 @@ impl Policy {
     #[must_use]
     pub const fn attempt_timeout_multiplier(mut self, m: f64) -> Policy {
         self.attempt_timeout_multiplier = m;
+        self.written |= Key::AttemptTimeoutMultiplier.bit();
         self
     }
 
@@ -172,6 +220,7 @@ impl Policy {
     #[must_use]
     pub const fn max_attempt_timeout(mut self, d: Duration) -> Policy {
         self.max_attempt_timeout = Some(d);
+        self.written |= Key::MaxAttemptTimeout.bit();
         self
     }
 
@@ -179,7 +228,47 @@ impl Policy {
     #[must_use]
     pub const fn deadline(mut self, d: Duration) -> Policy {
         self.deadline = Some(d);
+        self.written |= Key::Deadline.bit();
         self
+    }
+
+    /// Whether the builder set `key`.
+    pub(crate) const fn wrote(&self, key: Key) -> bool {
+        self.written & key.bit() != 0
+    }
+
+    /// The value of `key` in this policy (its default where the builder did not set it; `None`
+    /// for a mode, attempt count or timeout that is not set).
+    pub(crate) fn value(&self, key: Key) -> Option<Value> {
+        Some(match key {
+            Key::Mode => Value::Mode(self.mode?),
+            Key::MaxAttempts => Value::Attempts(self.max_attempts?),
+            Key::InitialBackoff => Value::Duration(self.initial_backoff),
+            Key::Multiplier => Value::Factor(self.multiplier),
+            Key::MaxBackoff => Value::Duration(self.max_backoff),
+            Key::Jitter => Value::Jitter(self.jitter),
+            Key::AttemptTimeout => Value::Duration(self.attempt_timeout?),
+            Key::AttemptTimeoutMultiplier => Value::Factor(self.attempt_timeout_multiplier),
+            Key::MaxAttemptTimeout => Value::Duration(self.max_attempt_timeout?),
+            Key::Deadline => Value::Duration(self.deadline?),
+        })
+    }
+
+    /// Sets `key` to `value` as its builder would (a value of another kind is ignored).
+    pub(crate) fn with(self, key: Key, value: Value) -> Policy {
+        match (key, value) {
+            (Key::Mode, Value::Mode(m)) => self.mode(m),
+            (Key::MaxAttempts, Value::Attempts(n)) => self.max_attempts(n),
+            (Key::InitialBackoff, Value::Duration(d)) => self.initial_backoff(d),
+            (Key::Multiplier, Value::Factor(f)) => self.multiplier(f),
+            (Key::MaxBackoff, Value::Duration(d)) => self.max_backoff(d),
+            (Key::Jitter, Value::Jitter(j)) => self.jitter(j),
+            (Key::AttemptTimeout, Value::Duration(d)) => self.attempt_timeout(d),
+            (Key::AttemptTimeoutMultiplier, Value::Factor(f)) => self.attempt_timeout_multiplier(f),
+            (Key::MaxAttemptTimeout, Value::Duration(d)) => self.max_attempt_timeout(d),
+            (Key::Deadline, Value::Duration(d)) => self.deadline(d),
+            _ => self,
+        }
     }
 
     /// The mode written in the attribute, if any.
@@ -217,6 +306,34 @@ impl Policy {
     #[must_use]
     pub fn backoff_for(&self, n: u32) -> Duration {
         grow(self.initial_backoff, self.multiplier, n, self.max_backoff)
+    }
+}
+
+/// A value of one key.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Value {
+    Mode(Mode),
+    Attempts(u32),
+    Duration(Duration),
+    Factor(f64),
+    Jitter(Jitter),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Mode(m) => f.write_str(m.as_str()),
+            Value::Attempts(n) => write!(f, "{n}"),
+            Value::Duration(d) => write!(f, "{d:?}"),
+            Value::Factor(x) => write!(f, "{x}"),
+            Value::Jitter(j) => match j {
+                Jitter::Full => f.write_str("full"),
+                Jitter::Equal => f.write_str("equal"),
+                Jitter::None => f.write_str("none"),
+                Jitter::Decorrelated => f.write_str("decorrelated"),
+                Jitter::Fraction(x) => write!(f, "{x}"),
+            },
+        }
     }
 }
 

@@ -1,26 +1,11 @@
-//! The config file: a strict parser of the TOML subset the settings need. Comments, blank
-//! lines, `[default]`, `[profile.NAME]` (or `[profile."NAME"]`), and `key = value` lines whose
-//! value is a string or a decimal integer; every line it cannot use is one warning.
+//! The config file, parsed by the `toml` crate: a `[default]` table and `[profile.NAME]`
+//! tables of the keys the environment may set. Everything else in the file, and every value it
+//! cannot use, is one warning with its line; the rest of the file is kept.
 
-use super::{Layer, parse_attempts};
-use crate::policy::Mode;
-
-/// The file's `[default]` and `[profile.NAME]` sections.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(super) struct FileConfig {
-    pub(super) default: Layer,
-    pub(super) profiles: Vec<(String, Layer)>,
-}
-
-impl FileConfig {
-    pub(super) fn profile(&self, name: &str) -> Layer {
-        self.profiles
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, l)| *l)
-            .unwrap_or_default()
-    }
-}
+use super::{FileConfig, Layer, Source, text};
+use crate::policy::Key;
+use std::ops::Range;
+use toml::de::{DeTable, DeValue};
 
 pub(super) fn read_file(path: &str, warn: &mut dyn FnMut(String)) -> FileConfig {
     let bytes = match std::fs::read(path) {
@@ -33,9 +18,7 @@ pub(super) fn read_file(path: &str, warn: &mut dyn FnMut(String)) -> FileConfig 
         }
     };
     match String::from_utf8(bytes) {
-        Ok(text) => parse_file(&text, &mut |line, msg| {
-            warn(format!("{path}:{line}: {msg}; ignored"));
-        }),
+        Ok(text) => parse(path, &text, warn),
         Err(_) => {
             warn(format!(
                 "ignoring RETRY_CONFIG_FILE={path:?}: it is not valid UTF-8"
@@ -45,456 +28,243 @@ pub(super) fn read_file(path: &str, warn: &mut dyn FnMut(String)) -> FileConfig 
     }
 }
 
-/// Which section the lines being read belong to.
-enum Section {
-    /// Before any header: TOML's root table, which holds nothing here.
-    Root,
-    Default,
-    Profile(usize),
-    /// A section this file format does not have, or one seen before.
-    Ignored,
-}
-
-/// Parses the file's text; `warn(line, message)` hears of every line it cannot use.
-fn parse_file(text: &str, warn: &mut dyn FnMut(usize, String)) -> FileConfig {
+/// The file's text, read into its tables.
+pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> FileConfig {
+    let line = |span: Range<usize>| text[..span.start.min(text.len())].matches('\n').count() + 1;
+    // Warnings in the file's order (the parsed tables are in the order of their keys).
+    let mut found: Vec<(usize, String)> = Vec::new();
+    let mut at = |span: Range<usize>, message: String| found.push((span.start, message));
+    // Parsed with recovery: a syntax error loses its own line, not the file.
+    let (doc, errors) = DeTable::parse_recoverable(text);
+    for e in errors {
+        let span = e.span().unwrap_or(0..0);
+        at(span, format!("not valid TOML ({})", e.message()));
+    }
     let mut config = FileConfig::default();
-    let mut section = Section::Root;
-    let mut seen_default = false;
-    for (i, raw) in text.lines().enumerate() {
-        let line_no = i + 1;
-        let mut cur = Cursor::new(raw);
-        cur.skip_blank();
-        if cur.at_end_of_line() {
-            continue;
-        }
-        if cur.eat('[') {
-            section = match parse_header(&mut cur) {
-                Err(msg) => {
-                    warn(line_no, msg);
-                    Section::Ignored
-                }
-                Ok(Header::Default) if seen_default => {
-                    warn(line_no, "[default] appears a second time".into());
-                    Section::Ignored
-                }
-                Ok(Header::Default) => {
-                    seen_default = true;
-                    Section::Default
-                }
-                Ok(Header::Profile(name)) => {
-                    if config.profiles.iter().any(|(n, _)| *n == name) {
-                        warn(line_no, format!("[profile.{name}] appears a second time"));
-                        Section::Ignored
-                    } else {
-                        config.profiles.push((name, Layer::default()));
-                        Section::Profile(config.profiles.len() - 1)
-                    }
-                }
-                Ok(Header::Other(name)) => {
-                    warn(
-                        line_no,
-                        format!(
-                            "unknown section [{name}] (the sections are [default] and \
-                             [profile.NAME]), its keys are ignored too"
-                        ),
-                    );
-                    Section::Ignored
-                }
-            };
-            continue;
-        }
-        let (key, value) = match parse_key_value(&mut cur) {
-            Ok(kv) => kv,
-            Err(msg) => {
-                warn(line_no, msg);
-                continue;
+    let source = |span: Range<usize>| Source::File {
+        path: path.to_owned(),
+        line: line(span),
+    };
+    for (name, value) in doc.get_ref() {
+        match (name.get_ref().as_ref(), value.get_ref()) {
+            ("default", DeValue::Table(table)) => {
+                config.default = layer(text, table, &source, &mut at);
             }
-        };
-        let layer = match section {
-            Section::Ignored => continue,
-            Section::Root => {
-                warn(
-                    line_no,
-                    format!("`{key}` is outside any section (put it under [default])"),
-                );
-                continue;
-            }
-            Section::Default => &mut config.default,
-            Section::Profile(i) => &mut config.profiles[i].1,
-        };
-        match key.as_str() {
-            "mode" => {
-                let mode = match &value {
-                    Value::Str(s) => Mode::parse(s).ok_or_else(|| {
-                        format!("mode = {s:?}: the mode is \"standard\" or \"adaptive\"")
-                    }),
-                    other => Err(format!(
-                        "mode = {}: the mode is a string, \"standard\" or \"adaptive\"",
-                        other.describe()
-                    )),
-                };
-                match mode {
-                    Ok(_) if layer.mode.is_some() => {
-                        warn(
-                            line_no,
-                            "`mode` is set a second time in this section".into(),
+            ("profile", DeValue::Table(profiles)) => {
+                for (profile, table) in profiles {
+                    let DeValue::Table(t) = table.get_ref() else {
+                        at(
+                            table.span(),
+                            format!(
+                                "`profile.{}` is not a table: write `[profile.{0}]`",
+                                profile.get_ref()
+                            ),
                         );
-                    }
-                    Ok(m) => layer.mode = Some(m),
-                    Err(msg) => warn(line_no, msg),
+                        continue;
+                    };
+                    let layer = layer(text, t, &source, &mut at);
+                    config.profiles.push((profile.get_ref().to_string(), layer));
                 }
             }
-            "max_attempts" => {
-                let n = match &value {
-                    Value::Int(digits) => parse_attempts(digits).ok_or_else(|| {
-                        format!(
-                            "max_attempts = {digits}: max_attempts is a whole number from 1 \
-                             to {}",
-                            u32::MAX
-                        )
-                    }),
-                    Value::Str(s) => Err(format!(
-                        "max_attempts = {s:?}: max_attempts is an integer, written without quotes"
-                    )),
-                    Value::Other(raw) => Err(format!(
-                        "max_attempts = {raw}: max_attempts is a whole number from 1 to {}",
-                        u32::MAX
-                    )),
-                };
-                match n {
-                    Ok(_) if layer.max_attempts.is_some() => warn(
-                        line_no,
-                        "`max_attempts` is set a second time in this section".into(),
-                    ),
-                    Ok(n) => layer.max_attempts = Some(n),
-                    Err(msg) => warn(line_no, msg),
-                }
-            }
-            other => warn(
-                line_no,
-                format!("unknown key `{other}` (the keys are `mode` and `max_attempts`)"),
+            (other, _) => at(
+                name.span(),
+                format!(
+                    "`{other}` is not a setting of the file, which has a `[default]` table and \
+                     `[profile.NAME]` tables"
+                ),
             ),
         }
+    }
+    found.sort_by_key(|(start, _)| *start);
+    for (start, message) in found {
+        warn(format!("{path}:{}: {message}; ignored", line(start..start)));
     }
     config
 }
 
-enum Header {
-    Default,
-    Profile(String),
-    Other(String),
-}
-
-/// After `[`: `default`, `profile.NAME` or another dotted name, then `]` and the end of the
-/// line.
-fn parse_header(cur: &mut Cursor<'_>) -> Result<Header, String> {
-    if cur.peek() == Some('[') {
-        return Err("arrays of tables ([[...]]) are not part of this file's format".into());
-    }
-    let mut parts = Vec::new();
-    loop {
-        cur.skip_blank();
-        parts.push(cur.key_part()?);
-        cur.skip_blank();
-        if cur.eat('.') {
+/// The keys of one table.
+fn layer(
+    text: &str,
+    table: &DeTable<'_>,
+    source: &dyn Fn(Range<usize>) -> Source,
+    at: &mut dyn FnMut(Range<usize>, String),
+) -> Layer {
+    let mut layer = Layer::default();
+    for (name, value) in table {
+        let name_str: &str = name.get_ref().as_ref();
+        let Some(key) = Key::ALL.into_iter().find(|k| k.name() == name_str) else {
+            let keys: Vec<&str> = Key::ALL.iter().map(|k| k.name()).collect();
+            at(
+                name.span(),
+                format!("unknown key `{name_str}` (the keys: {})", keys.join(", ")),
+            );
             continue;
-        }
-        if cur.eat(']') {
-            break;
-        }
-        return Err("a section header is `[default]` or `[profile.NAME]`".into());
-    }
-    cur.expect_end()?;
-    Ok(match parts.as_slice() {
-        [d] if d == "default" => Header::Default,
-        [p, name] if p == "profile" => Header::Profile(name.clone()),
-        _ => Header::Other(parts.join(".")),
-    })
-}
-
-enum Value {
-    Str(String),
-    /// Decimal digits, underscores removed.
-    Int(String),
-    Other(String),
-}
-
-impl Value {
-    fn describe(&self) -> String {
-        match self {
-            Value::Str(s) => format!("{s:?}"),
-            Value::Int(d) => d.clone(),
-            Value::Other(raw) => raw.clone(),
-        }
-    }
-}
-
-fn parse_key_value(cur: &mut Cursor<'_>) -> Result<(String, Value), String> {
-    let key = cur.key_part()?;
-    cur.skip_blank();
-    if cur.peek() == Some('.') {
-        return Err(format!(
-            "unknown key `{key}.…` (the keys are `mode` and `max_attempts`)"
-        ));
-    }
-    if !cur.eat('=') {
-        return Err("expected `key = value`".into());
-    }
-    cur.skip_blank();
-    let value = match cur.peek() {
-        Some('"') => {
-            if cur.rest().starts_with("\"\"\"") {
-                return Err("multi-line strings are not part of this file's format".into());
-            }
-            Value::Str(cur.quoted('"')?)
-        }
-        Some('\'') => {
-            if cur.rest().starts_with("'''") {
-                return Err("multi-line strings are not part of this file's format".into());
-            }
-            Value::Str(cur.quoted('\'')?)
-        }
-        Some(_) => {
-            let raw = cur.bare_value();
-            match integer(raw) {
-                Some(digits) => Value::Int(digits),
-                None => Value::Other(raw.to_string()),
-            }
-        }
-        None => return Err(format!("`{key} =` has no value")),
-    };
-    cur.expect_end()?;
-    Ok((key, value))
-}
-
-/// A TOML decimal integer: an optional `+`, digits with single `_` between them, no leading
-/// zero. Returns the digits; `None` for anything else (floats, negatives, hex, booleans...).
-fn integer(raw: &str) -> Option<String> {
-    let body = raw.strip_prefix('+').unwrap_or(raw);
-    let bytes = body.as_bytes();
-    let ok = !bytes.is_empty()
-        && bytes.first().is_some_and(u8::is_ascii_digit)
-        && bytes.last().is_some_and(u8::is_ascii_digit)
-        && bytes.iter().all(|b| b.is_ascii_digit() || *b == b'_')
-        && !body.contains("__")
-        && !(bytes.len() > 1 && bytes[0] == b'0');
-    ok.then(|| body.replace('_', ""))
-}
-
-/// Reads one line.
-struct Cursor<'a> {
-    rest: &'a str,
-}
-
-impl<'a> Cursor<'a> {
-    fn new(line: &'a str) -> Self {
-        Cursor { rest: line }
-    }
-
-    fn rest(&self) -> &'a str {
-        self.rest
-    }
-
-    fn peek(&self) -> Option<char> {
-        self.rest.chars().next()
-    }
-
-    fn eat(&mut self, c: char) -> bool {
-        match self.rest.strip_prefix(c) {
-            Some(r) => {
-                self.rest = r;
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn skip_blank(&mut self) {
-        self.rest = self.rest.trim_start_matches([' ', '\t']);
-    }
-
-    /// Only blanks, maybe a comment, or a stray carriage return remain.
-    fn at_end_of_line(&self) -> bool {
-        let r = self.rest.trim_start_matches([' ', '\t', '\r']);
-        r.is_empty() || r.starts_with('#')
-    }
-
-    fn expect_end(&mut self) -> Result<(), String> {
-        if self.at_end_of_line() {
-            Ok(())
-        } else {
-            Err(format!(
-                "unexpected `{}` at the end of the line",
-                self.rest.trim()
-            ))
-        }
-    }
-
-    /// A bare key (`A-Za-z0-9_-`) or a quoted one.
-    fn key_part(&mut self) -> Result<String, String> {
-        match self.peek() {
-            Some('"') => self.quoted('"'),
-            Some('\'') => self.quoted('\''),
-            _ => {
-                let end = self
-                    .rest
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-                    .unwrap_or(self.rest.len());
-                if end == 0 {
-                    return Err(format!(
-                        "expected a name, found `{}`",
-                        self.rest.trim_end_matches('\r')
-                    ));
-                }
-                let (key, rest) = self.rest.split_at(end);
-                self.rest = rest;
-                Ok(key.to_string())
-            }
-        }
-    }
-
-    /// A one-line string between `quote`s. Escapes are not part of this format: a value with a
-    /// backslash in a `"` string is refused rather than misread.
-    fn quoted(&mut self, quote: char) -> Result<String, String> {
-        self.eat(quote);
-        let Some(end) = self.rest.find(quote) else {
-            return Err("a string is not closed on its line".into());
         };
-        let (s, rest) = self.rest.split_at(end);
-        if quote == '"' && s.contains('\\') {
-            return Err(format!(
-                "escape sequences are not part of this file's format (in \"{s}\")"
-            ));
+        let parsed = match value.get_ref() {
+            DeValue::String(s) => text::parse(key, s),
+            DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+                #[allow(clippy::cast_precision_loss)] // counts and factors, far below 2^53
+                Ok(n) => text::number(key, n as f64, true),
+                Err(_) => Err(text::expected(key)),
+            },
+            DeValue::Float(f) => match f.as_str().replace('_', "").parse::<f64>() {
+                Ok(x) => text::number(key, x, false),
+                Err(_) => Err(text::expected(key)),
+            },
+            _ => Err(text::expected(key)),
+        };
+        match parsed {
+            Ok(v) => layer.set(key, v, source(name.span())),
+            Err(expected) => {
+                let raw = text.get(value.span()).unwrap_or("?").trim();
+                at(value.span(), format!("{name_str} = {raw}: {expected}"));
+            }
         }
-        self.rest = &rest[quote.len_utf8()..];
-        Ok(s.to_string())
     }
-
-    /// An unquoted value: up to blanks or a comment.
-    fn bare_value(&mut self) -> &'a str {
-        let end = self
-            .rest
-            .find([' ', '\t', '#', '\r'])
-            .unwrap_or(self.rest.len());
-        let (v, rest) = self.rest.split_at(end);
-        self.rest = rest;
-        v
-    }
+    layer
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Mode;
+    use crate::policy::{Jitter, Mode, Value};
+    use std::time::Duration;
 
-    fn parse(text: &str) -> (FileConfig, Vec<String>) {
+    fn parse_text(text: &str) -> (FileConfig, Vec<String>) {
         let mut warnings = Vec::new();
-        let config = parse_file(text, &mut |line, msg| {
-            warnings.push(format!("{line}: {msg}"))
-        });
+        let config = parse("retry.toml", text, &mut |w| warnings.push(w));
         (config, warnings)
     }
 
-    fn layer(mode: Option<Mode>, max_attempts: Option<u32>) -> Layer {
-        Layer { mode, max_attempts }
+    fn value(layer: &Layer, key: Key) -> Option<Value> {
+        layer.get(key).map(|(v, _)| *v)
     }
 
     #[test]
-    fn a_full_file() {
-        let (config, warnings) = parse(
-            "# retries of the billing service\n\
-             [default]\n\
-             mode = \"standard\"   # the AWS default\n\
-             max_attempts = 4\n\
-             \n\
-             [profile.billing]\n\
-             mode = 'adaptive'\n\
-             \n\
-             [ profile . \"search-eu\" ]\r\n\
-             max_attempts = +1_0\r\n",
+    fn a_full_file_with_what_toml_allows() {
+        let (config, warnings) = parse_text(
+            r#"
+# Defaults for every function.
+[default]
+mode = "adaptive"
+max_attempts = 5
+initial_backoff = "50ms"
+multiplier = 1.5
+jitter = 0.25
+
+[profile.billing]
+max_attempts = 0x7          # hexadecimal
+deadline = """
+10s"""
+"max_backoff" = 'C:\no-escapes'
+
+[profile."eu-west"]
+attempt_timeout = "2s"
+profile.inline = { mode = "standard" }
+"#,
         );
-        assert_eq!(warnings, Vec::<String>::new());
-        assert_eq!(config.default, layer(Some(Mode::Standard), Some(4)));
-        assert_eq!(config.profile("billing"), layer(Some(Mode::Adaptive), None));
-        assert_eq!(config.profile("search-eu"), layer(None, Some(10)));
-        assert_eq!(config.profile("other"), Layer::default());
-    }
-
-    #[test]
-    fn every_bad_line_is_one_warning_and_the_rest_is_kept() {
-        let (config, warnings) = parse(
-            "mode = \"adaptive\"\n\
-             [default]\n\
-             max_attempts = 0\n\
-             max_attempts = -2\n\
-             max_attempts = \"5\"\n\
-             max_attempts = 5.0\n\
-             max_attempts = 4294967296\n\
-             max_attempts = 007\n\
-             mode = \"turbo\"\n\
-             mode = adaptive\n\
-             mode = \"adaptive\n\
-             mode = \"a\\\"b\"\n\
-             retry_mode = \"adaptive\"\n\
-             max_attempts = 6 7\n\
-             max_attempts\n\
-             = 3\n\
-             max_attempts = 6\n\
-             max_attempts = 7\n\
-             [profile]\n\
-             mode = \"adaptive\"\n\
-             [[profile.x]]\n\
-             [profile.a.b]\n\
-             [profile.billing\n\
-             [default]\n\
-             max_attempts = 9\n\
-             [profile.billing]\n\
-             mode = \"\"\"adaptive\"\"\"\n\
-             mode = \"Adaptive\"\n",
+        let d = &config.default;
+        assert_eq!(value(d, Key::Mode), Some(Value::Mode(Mode::Adaptive)));
+        assert_eq!(value(d, Key::MaxAttempts), Some(Value::Attempts(5)));
+        assert_eq!(
+            value(d, Key::InitialBackoff),
+            Some(Value::Duration(Duration::from_millis(50)))
         );
-        assert_eq!(config.default, layer(None, Some(6)));
-        assert_eq!(config.profile("billing"), layer(Some(Mode::Adaptive), None));
-        let expected = [
-            "1: `mode` is outside any section (put it under [default])",
-            "3: max_attempts = 0: max_attempts is a whole number from 1 to 4294967295",
-            "4: max_attempts = -2: max_attempts is a whole number from 1 to 4294967295",
-            "5: max_attempts = \"5\": max_attempts is an integer, written without quotes",
-            "6: max_attempts = 5.0: max_attempts is a whole number from 1 to 4294967295",
-            "7: max_attempts = 4294967296: max_attempts is a whole number from 1 to 4294967295",
-            "8: max_attempts = 007: max_attempts is a whole number from 1 to 4294967295",
-            "9: mode = \"turbo\": the mode is \"standard\" or \"adaptive\"",
-            "10: mode = adaptive: the mode is a string, \"standard\" or \"adaptive\"",
-            "11: a string is not closed on its line",
-            "12: escape sequences are not part of this file's format (in \"a\\\")",
-            "13: unknown key `retry_mode` (the keys are `mode` and `max_attempts`)",
-            "14: unexpected `7` at the end of the line",
-            "15: expected `key = value`",
-            "16: expected a name, found `= 3`",
-            "18: `max_attempts` is set a second time in this section",
-            "19: unknown section [profile] (the sections are [default] and [profile.NAME]), \
-             its keys are ignored too",
-            "21: arrays of tables ([[...]]) are not part of this file's format",
-            "22: unknown section [profile.a.b] (the sections are [default] and \
-             [profile.NAME]), its keys are ignored too",
-            "23: a section header is `[default]` or `[profile.NAME]`",
-            "24: [default] appears a second time",
-            "27: multi-line strings are not part of this file's format",
-        ];
-        assert_eq!(warnings, expected);
+        assert_eq!(value(d, Key::Multiplier), Some(Value::Factor(1.5)));
+        assert_eq!(
+            value(d, Key::Jitter),
+            Some(Value::Jitter(Jitter::Fraction(0.25)))
+        );
+        assert_eq!(
+            d.get(Key::Mode).map(|(_, s)| s.clone()),
+            Some(Source::File {
+                path: "retry.toml".into(),
+                line: 4
+            })
+        );
+        let billing = config.profile("billing");
+        assert_eq!(value(&billing, Key::MaxAttempts), Some(Value::Attempts(7)));
+        assert_eq!(
+            value(&billing, Key::Deadline),
+            Some(Value::Duration(Duration::from_secs(10)))
+        );
+        assert!(value(&config.profile("eu-west"), Key::AttemptTimeout).is_some());
+        // A literal string is read as is; it is not a duration.
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].starts_with(
+            "retry.toml:14: max_backoff = 'C:\\no-escapes': max_backoff is a duration"
+        ));
+        assert!(
+            warnings[1].starts_with("retry.toml:18: unknown key `profile`"),
+            "{warnings:?}"
+        );
     }
 
     #[test]
-    fn a_repeated_profile_section_is_ignored() {
-        let (config, warnings) =
-            parse("[profile.a]\nmax_attempts = 2\n[profile.a]\nmax_attempts = 3\n");
-        assert_eq!(config.profile("a"), layer(None, Some(2)));
-        assert_eq!(warnings, ["3: [profile.a] appears a second time"]);
+    fn every_bad_part_is_one_warning_and_the_rest_is_kept() {
+        let (config, warnings) = parse_text(
+            r#"
+[default]
+mode = "legacy"
+max_attempts = 3
+deadline = 10
+timeout = "1s"
+jitter = true
+
+[retries]
+mode = "standard"
+
+[profile.p]
+max_attempts = 2
+"#,
+        );
+        assert_eq!(
+            value(&config.default, Key::MaxAttempts),
+            Some(Value::Attempts(3))
+        );
+        assert_eq!(
+            value(&config.profile("p"), Key::MaxAttempts),
+            Some(Value::Attempts(2))
+        );
+        assert_eq!(
+            warnings,
+            [
+                "retry.toml:3: mode = \"legacy\": mode is \"standard\" or \"adaptive\"; ignored",
+                "retry.toml:5: deadline = 10: deadline needs a unit: write it as a string, such as \
+                 \"10s\"; ignored",
+                "retry.toml:6: unknown key `timeout` (the keys: mode, max_attempts, \
+                 initial_backoff, multiplier, max_backoff, jitter, attempt_timeout, \
+                 attempt_timeout_multiplier, max_attempt_timeout, deadline); ignored",
+                "retry.toml:7: jitter = true: jitter is \"full\", \"equal\", \"none\", \
+                 \"decorrelated\" or a number in [0, 1]; ignored",
+                "retry.toml:9: `retries` is not a setting of the file, which has a `[default]` \
+                 table and `[profile.NAME]` tables; ignored",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_syntax_error_is_a_warning_with_its_line() {
+        let (config, warnings) = parse_text("[default]\nmax_attempts = 4\nmode = \"standard\n");
+        assert!(!warnings.is_empty());
+        assert!(
+            warnings[0].starts_with("retry.toml:3: not valid TOML"),
+            "{warnings:?}"
+        );
+        assert_eq!(
+            value(&config.default, Key::MaxAttempts),
+            Some(Value::Attempts(4))
+        );
     }
 
     #[test]
     fn non_ascii_text_does_not_panic() {
-        let (config, warnings) = parse("[défaut]\nmode = \"é\"\n[profile.é]\nmode = 'ü'\nñ = 1\n");
-        assert_eq!(config.profiles.len(), 0);
+        let (_, warnings) = parse_text("[défaut]\nmode = \"ünknown\"\n[default]\nmode = \"✓\"\n");
+        // The bare key is not TOML, and not a table of the file; the mode is not one.
         assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(
+            warnings[2].starts_with("retry.toml:4: mode = \"✓\""),
+            "{warnings:?}"
+        );
     }
 }

@@ -1,31 +1,119 @@
-//! Where `mode` and `max_attempts` come from, first match wins:
+//! Where each setting of a `#[retry]` function comes from, first match wins, key by key:
 //!
-//! 1. the attribute (`#[retry(mode = "adaptive", max_attempts = 5)]`);
-//! 2. the environment: `RETRY_<PROFILE>_MODE` and `RETRY_<PROFILE>_MAX_ATTEMPTS` for a function
-//!    with `profile = "..."` (the name upper-cased, `-` written `_`), then `RETRY_MODE` and
-//!    `RETRY_MAX_ATTEMPTS`;
-//! 3. the TOML file named by `RETRY_CONFIG_FILE`: its `[profile.NAME]` section, then its
-//!    `[default]` section, each with the keys `mode` (a string) and `max_attempts` (an integer);
-//! 4. the mode default (`standard`, 3 attempts).
+//! 1. the attribute (`#[retry(max_attempts = 5, deadline = "10s")]`);
+//! 2. the environment: `RETRY_<PROFILE>_<KEY>` for a function with `profile = "..."` (the
+//!    profile upper-cased, `-` written `_`), then `RETRY_<KEY>`;
+//! 3. the TOML file named by `RETRY_CONFIG_FILE` (feature `config-file`, on by default): its
+//!    `[profile.NAME]` table, then its `[default]` table;
+//! 4. the default of the mode.
+//!
+//! | key | environment | value |
+//! |---|---|---|
+//! | `mode` | `RETRY_MODE` | `"standard"` or `"adaptive"` |
+//! | `max_attempts` | `RETRY_MAX_ATTEMPTS` | a whole number >= 1 |
+//! | `initial_backoff` | `RETRY_INITIAL_BACKOFF` | a duration such as `"100ms"` |
+//! | `multiplier` | `RETRY_MULTIPLIER` | a number >= 1 |
+//! | `max_backoff` | `RETRY_MAX_BACKOFF` | a duration |
+//! | `jitter` | `RETRY_JITTER` | `"full"`, `"equal"`, `"none"`, `"decorrelated"` or a number in [0, 1] |
+//! | `attempt_timeout` | `RETRY_ATTEMPT_TIMEOUT` | a duration above zero |
+//! | `attempt_timeout_multiplier` | `RETRY_ATTEMPT_TIMEOUT_MULTIPLIER` | a number >= 1 |
+//! | `max_attempt_timeout` | `RETRY_MAX_ATTEMPT_TIMEOUT` | a duration above zero |
+//! | `deadline` | `RETRY_DEADLINE` | a duration above zero |
+//!
+//! Durations are written as in the attribute: `"500us"`, `"150ms"`, `"2s"`, `"1.5s"`, `"1m"`.
 //!
 //! The environment and the file are read once per process, when the first `#[retry]` function
-//! first runs (a profile's variables when the first function of that profile first runs). A
-//! value that cannot be used is reported once, as a warning, and ignored as if it were absent;
-//! nothing here panics. The file is read by [`file`], a strict parser of the TOML subset above.
+//! first runs (a profile's variables when the first function of that profile first runs); each
+//! function resolves its settings on its first call. A value that cannot be used is one
+//! warning, with the variable, or the file's line and key, and is ignored as if it were
+//! absent. The coherence rules the attribute is held to at compile time hold for the resolved
+//! values too: where a value from outside breaks one (`RETRY_MAX_BACKOFF=100ms` under an
+//! attribute's `initial_backoff = "1s"`), the function warns once and ignores that value.
+//! Timeouts (`attempt_timeout` and the keys that shape it, `deadline`) apply from outside only
+//! to a function whose attribute sets `attempt_timeout` or `deadline`: without either, its
+//! attempts run without a timer (and its error type need not represent a timeout), which the
+//! warning says. Nothing here panics.
+//!
+//! [`explain`] lists, for every function that has run, each setting and where it came from.
 
-use crate::policy::{DEFAULT_MAX_ATTEMPTS, Mode, Policy};
+use crate::policy::{DEFAULT_MAX_ATTEMPTS, Key, Mode, Policy, Value};
 use std::ffi::OsString;
+use std::fmt;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
+mod explain;
+#[cfg(feature = "config-file")]
 mod file;
+mod text;
 
-use file::{FileConfig, read_file};
+pub use explain::{Entry, Explained, explain};
 
-/// The settings that may come from outside the attribute, resolved once per function.
+/// The settings the engine reads on every call, resolved once per function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Settings {
     pub(crate) mode: Mode,
     pub(crate) max_attempts: u32,
+}
+
+/// Where a setting's value came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Source {
+    /// The function's `#[retry(...)]` attribute.
+    Attribute,
+    /// An environment variable.
+    Environment {
+        /// Its name, such as `RETRY_BILLING_MAX_ATTEMPTS`.
+        variable: String,
+    },
+    /// The config file.
+    File {
+        /// The file, as `RETRY_CONFIG_FILE` names it.
+        path: String,
+        /// The line of the key (1-based).
+        line: usize,
+    },
+    /// The default of the mode.
+    Default,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Attribute => f.write_str("attribute"),
+            Source::Environment { variable } => write!(f, "env {variable}"),
+            Source::File { path, line } => write!(f, "file {path}:{line}"),
+            Source::Default => f.write_str("default"),
+        }
+    }
+}
+
+impl Source {
+    /// How a warning names the source of a value it ignores.
+    fn describe(&self, key: Key) -> String {
+        match self {
+            Source::Environment { variable } => variable.clone(),
+            Source::File { path, line } => format!("{path}:{line}: {}", key.name()),
+            Source::Attribute => format!("the attribute's {}", key.name()),
+            Source::Default => format!("the default {}", key.name()),
+        }
+    }
+}
+
+/// What one source says of each key, if anything.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Layer {
+    values: [Option<(Value, Source)>; 10],
+}
+
+impl Layer {
+    fn get(&self, key: Key) -> Option<&(Value, Source)> {
+        self.values[key as usize].as_ref()
+    }
+
+    fn set(&mut self, key: Key, value: Value, source: Source) {
+        self.values[key as usize] = Some((value, source));
+    }
 }
 
 /// A value from the environment or the config file that cannot be used: one warning, as a
@@ -39,33 +127,174 @@ fn warn(message: &str) {
     eprintln!("warning: retry: {message}");
 }
 
-/// Resolves `mode` and `max_attempts` for a function with `policy` and `profile`.
-pub(crate) fn resolve(policy: &Policy, profile: Option<&str>) -> Settings {
+/// A function's resolved settings: what the engine reads on every call, the policy in effect,
+/// and where each value came from.
+pub(crate) struct Resolution {
+    pub(crate) settings: Settings,
+    pub(crate) policy: Policy,
+    pub(crate) explained: Explained,
+}
+
+/// Resolves the settings of `function` written with `policy` and `profile`; `timed`: whether
+/// its attempts run under a timer (the attribute sets `attempt_timeout` or `deadline`).
+pub(crate) fn resolve(
+    function: &'static str,
+    policy: &Policy,
+    profile: Option<&'static str>,
+    timed: bool,
+) -> Resolution {
     static SOURCES: OnceLock<Sources> = OnceLock::new();
     let sources =
         SOURCES.get_or_init(|| Sources::load(&|name| std::env::var_os(name), &mut |w| warn(&w)));
     let layers = sources.layers(profile, &|name| std::env::var_os(name), &mut |w| warn(&w));
-    settings(policy, &layers)
+    let resolution = resolution(function, profile, policy, &layers, timed, &mut |w| warn(&w));
+    explain::register(&resolution.explained);
+    resolution
 }
 
-/// The attribute over the layers, in order, over the mode default.
-fn settings(policy: &Policy, layers: &[Layer]) -> Settings {
-    let mode = policy
-        .written_mode()
-        .or_else(|| layers.iter().find_map(|l| l.mode))
-        .unwrap_or(Mode::Standard);
-    let max_attempts = policy
-        .written_max_attempts()
-        .or_else(|| layers.iter().find_map(|l| l.max_attempts))
-        .unwrap_or(DEFAULT_MAX_ATTEMPTS);
-    Settings { mode, max_attempts }
+/// The attribute over the layers, in order, over the mode defaults; then the coherence rules.
+fn resolution(
+    function: &'static str,
+    profile: Option<&'static str>,
+    policy: &Policy,
+    layers: &[Layer],
+    timed: bool,
+    warn: &mut dyn FnMut(String),
+) -> Resolution {
+    let mut chosen: [Option<(Value, Source)>; 10] = Key::ALL.map(|key| {
+        if policy.wrote(key) {
+            policy.value(key).map(|v| (v, Source::Attribute))
+        } else {
+            layers.iter().find_map(|l| l.get(key).cloned())
+        }
+    });
+    if !timed {
+        for key in TIMER_KEYS {
+            if let Some((value, source)) = chosen[key as usize].take() {
+                warn(format!(
+                    "ignoring {} ({} = {value}) for `{function}`: its attribute sets neither \
+                     attempt_timeout nor deadline, so its attempts run without a timer; write \
+                     one of them in the attribute to make the timeouts configurable",
+                    source.describe(key),
+                    key.name(),
+                ));
+            }
+        }
+    }
+    let policy = loop {
+        let policy = build(&chosen);
+        let Some((keys, why)) = incoherence(&policy, &chosen) else {
+            break policy;
+        };
+        let mut ignored = false;
+        for key in keys {
+            if let Some((value, source)) = &chosen[key as usize] {
+                if *source != Source::Attribute {
+                    warn(format!(
+                        "ignoring {} ({} = {value}) for `{function}`: {why}",
+                        source.describe(key),
+                        key.name(),
+                    ));
+                    chosen[key as usize] = None;
+                    ignored = true;
+                }
+            }
+        }
+        if !ignored {
+            // Only the attribute's own values, which the macro checked: nothing to ignore.
+            break policy;
+        }
+    };
+    let settings = Settings {
+        mode: policy.mode.unwrap_or(Mode::Standard),
+        max_attempts: policy.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+    };
+    let entries = Key::ALL
+        .iter()
+        .map(|&key| Entry {
+            key: key.name(),
+            value: match key {
+                Key::Mode => settings.mode.as_str().to_owned(),
+                Key::MaxAttempts => settings.max_attempts.to_string(),
+                _ => policy
+                    .value(key)
+                    .map_or_else(|| "none".to_owned(), |v| v.to_string()),
+            },
+            source: chosen[key as usize]
+                .as_ref()
+                .map_or(Source::Default, |(_, s)| s.clone()),
+        })
+        .collect();
+    Resolution {
+        settings,
+        policy,
+        explained: Explained {
+            function,
+            profile,
+            entries,
+        },
+    }
 }
 
-/// What one source says, if anything.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Layer {
-    pub(super) mode: Option<Mode>,
-    pub(super) max_attempts: Option<u32>,
+/// The keys that shape an attempt's timer.
+const TIMER_KEYS: [Key; 4] = [
+    Key::AttemptTimeout,
+    Key::AttemptTimeoutMultiplier,
+    Key::MaxAttemptTimeout,
+    Key::Deadline,
+];
+
+/// The policy of the chosen values, each set by its builder (so that a backoff bound set alone
+/// moves the other's default, as in the attribute).
+fn build(chosen: &[Option<(Value, Source)>; 10]) -> Policy {
+    Key::ALL
+        .iter()
+        .zip(chosen)
+        .fold(Policy::new(), |p, (&key, value)| match value {
+            Some((v, _)) => p.with(key, *v),
+            None => p,
+        })
+}
+
+/// The first coherence rule `policy` breaks: the keys involved and why.
+fn incoherence(
+    policy: &Policy,
+    chosen: &[Option<(Value, Source)>; 10],
+) -> Option<(Vec<Key>, &'static str)> {
+    let set = |key: Key| chosen[key as usize].is_some();
+    if !set(Key::AttemptTimeout) {
+        let orphans: Vec<Key> = [Key::AttemptTimeoutMultiplier, Key::MaxAttemptTimeout]
+            .into_iter()
+            .filter(|&k| set(k))
+            .collect();
+        if !orphans.is_empty() {
+            return Some((orphans, "it shapes attempt_timeout, which is not set"));
+        }
+    }
+    if let (Some(timeout), Some(max)) = (policy.attempt_timeout, policy.max_attempt_timeout) {
+        if max < timeout {
+            return Some((
+                vec![Key::MaxAttemptTimeout, Key::AttemptTimeout],
+                "max_attempt_timeout would be below attempt_timeout",
+            ));
+        }
+    }
+    if let (Some(timeout), Some(deadline)) = (policy.attempt_timeout, policy.deadline) {
+        if timeout > deadline {
+            return Some((
+                vec![Key::AttemptTimeout, Key::Deadline],
+                "attempt_timeout would be longer than deadline",
+            ));
+        }
+    }
+    let (initial, max) = policy.backoff_bounds();
+    if max < initial {
+        return Some((
+            vec![Key::MaxBackoff, Key::InitialBackoff],
+            "max_backoff would be below initial_backoff",
+        ));
+    }
+    None
 }
 
 /// The environment and the file as read once.
@@ -80,7 +309,7 @@ type Env<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
 impl Sources {
     fn load(env: Env<'_>, warn: &mut dyn FnMut(String)) -> Sources {
-        let layer = env_layer("RETRY_MODE", "RETRY_MAX_ATTEMPTS", env, warn);
+        let layer = env_layer("RETRY_", env, warn);
         let file = match env_value("RETRY_CONFIG_FILE", env, warn) {
             Some(path) => read_file(&path, warn),
             None => FileConfig::default(),
@@ -102,9 +331,9 @@ impl Sources {
         let Some(profile) = profile else {
             return [
                 Layer::default(),
-                self.env,
+                self.env.clone(),
                 Layer::default(),
-                self.file.default,
+                self.file.default.clone(),
             ];
         };
         let profile_env = {
@@ -114,27 +343,51 @@ impl Sources {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             match known.iter().find(|(name, _)| **name == *profile) {
-                Some((_, layer)) => *layer,
+                Some((_, layer)) => layer.clone(),
                 None => {
-                    let stem = env_stem(profile);
-                    let layer = env_layer(
-                        &format!("RETRY_{stem}_MODE"),
-                        &format!("RETRY_{stem}_MAX_ATTEMPTS"),
-                        env,
-                        warn,
-                    );
-                    known.push((profile.into(), layer));
+                    let layer = env_layer(&format!("RETRY_{}_", env_stem(profile)), env, warn);
+                    known.push((profile.into(), layer.clone()));
                     layer
                 }
             }
         };
         [
             profile_env,
-            self.env,
+            self.env.clone(),
             self.file.profile(profile),
-            self.file.default,
+            self.file.default.clone(),
         ]
     }
+}
+
+/// The config file's `[default]` and `[profile.NAME]` tables.
+#[derive(Debug, Default, PartialEq)]
+struct FileConfig {
+    default: Layer,
+    profiles: Vec<(String, Layer)>,
+}
+
+impl FileConfig {
+    fn profile(&self, name: &str) -> Layer {
+        self.profiles
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, l)| l.clone())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(feature = "config-file")]
+use file::read_file;
+
+/// Without the `config-file` feature the file is not read: one warning says so.
+#[cfg(not(feature = "config-file"))]
+fn read_file(path: &str, warn: &mut dyn FnMut(String)) -> FileConfig {
+    warn(format!(
+        "ignoring RETRY_CONFIG_FILE={path:?}: this build of retry-runtime reads no config file \
+         (its `config-file` feature is off)"
+    ));
+    FileConfig::default()
 }
 
 /// `billing-eu` -> `BILLING_EU`.
@@ -164,50 +417,29 @@ fn env_value(name: &str, env: Env<'_>, warn: &mut dyn FnMut(String)) -> Option<S
     }
 }
 
-fn env_layer(
-    mode_var: &str,
-    attempts_var: &str,
-    env: Env<'_>,
-    warn: &mut dyn FnMut(String),
-) -> Layer {
-    let mode = env_value(mode_var, env, warn).and_then(|v| {
-        let mode = Mode::parse(&v);
-        if mode.is_none() {
-            warn(format!(
-                "ignoring {mode_var}={v:?}: the mode is \"standard\" or \"adaptive\""
-            ));
+/// Every key's variable under `prefix` (`RETRY_`, `RETRY_BILLING_`).
+fn env_layer(prefix: &str, env: Env<'_>, warn: &mut dyn FnMut(String)) -> Layer {
+    let mut layer = Layer::default();
+    for key in Key::ALL {
+        let variable = format!("{prefix}{}", key.name().to_ascii_uppercase());
+        let Some(raw) = env_value(&variable, env, warn) else {
+            continue;
+        };
+        match text::parse(key, &raw) {
+            Ok(value) => layer.set(key, value, Source::Environment { variable }),
+            Err(expected) => warn(format!("ignoring {variable}={raw:?}: {expected}")),
         }
-        mode
-    });
-    let max_attempts = env_value(attempts_var, env, warn).and_then(|v| {
-        let n = parse_attempts(v.trim());
-        if n.is_none() {
-            warn(format!(
-                "ignoring {attempts_var}={v:?}: max_attempts is a whole number from 1 to {}",
-                u32::MAX
-            ));
-        }
-        n
-    });
-    Layer { mode, max_attempts }
-}
-
-/// A decimal number of attempts, >= 1.
-pub(super) fn parse_attempts(s: &str) -> Option<u32> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
     }
-    s.parse::<u32>().ok().filter(|n| *n >= 1)
+    layer
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashMap;
+    use std::time::Duration;
 
-    fn layer(mode: Option<Mode>, max_attempts: Option<u32>) -> Layer {
-        Layer { mode, max_attempts }
-    }
+    const MS: fn(u64) -> Duration = Duration::from_millis;
 
     fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> + use<> {
         let map: HashMap<String, OsString> = vars
@@ -225,20 +457,57 @@ mod tests {
         (layers, warnings)
     }
 
+    fn value(layer: &Layer, key: Key) -> Option<Value> {
+        layer.get(key).map(|(v, _)| *v)
+    }
+
     #[test]
-    fn environment_values() {
+    fn every_key_from_the_environment() {
         let (layers, warnings) = load(
             &[
                 ("RETRY_MODE", " Adaptive "),
                 ("RETRY_MAX_ATTEMPTS", "7"),
+                ("RETRY_INITIAL_BACKOFF", "50ms"),
+                ("RETRY_MULTIPLIER", "1.5"),
+                ("RETRY_MAX_BACKOFF", "2s"),
+                ("RETRY_JITTER", "0.25"),
+                ("RETRY_ATTEMPT_TIMEOUT", "1.5s"),
+                ("RETRY_ATTEMPT_TIMEOUT_MULTIPLIER", "2"),
+                ("RETRY_MAX_ATTEMPT_TIMEOUT", "3s"),
+                ("RETRY_DEADLINE", "1m"),
                 ("RETRY_BILLING_EU_MODE", "standard"),
                 ("RETRY_BILLING_EU_MAX_ATTEMPTS", ""),
             ],
             Some("billing-eu"),
         );
         assert!(warnings.is_empty(), "{warnings:?}");
-        assert_eq!(layers[0], layer(Some(Mode::Standard), None));
-        assert_eq!(layers[1], layer(Some(Mode::Adaptive), Some(7)));
+        assert_eq!(
+            value(&layers[0], Key::Mode),
+            Some(Value::Mode(Mode::Standard))
+        );
+        assert_eq!(value(&layers[0], Key::MaxAttempts), None);
+        let general = &layers[1];
+        let expected = [
+            Value::Mode(Mode::Adaptive),
+            Value::Attempts(7),
+            Value::Duration(MS(50)),
+            Value::Factor(1.5),
+            Value::Duration(MS(2000)),
+            Value::Jitter(crate::policy::Jitter::Fraction(0.25)),
+            Value::Duration(MS(1500)),
+            Value::Factor(2.0),
+            Value::Duration(MS(3000)),
+            Value::Duration(MS(60_000)),
+        ];
+        for (key, want) in Key::ALL.into_iter().zip(expected) {
+            assert_eq!(value(general, key), Some(want), "{}", key.name());
+        }
+        assert_eq!(
+            general.get(Key::Deadline).map(|(_, s)| s.clone()),
+            Some(Source::Environment {
+                variable: "RETRY_DEADLINE".into()
+            })
+        );
     }
 
     #[test]
@@ -248,6 +517,8 @@ mod tests {
                 ("RETRY_MODE", "legacy"),
                 ("RETRY_MAX_ATTEMPTS", "0"),
                 ("RETRY_X_MAX_ATTEMPTS", "three"),
+                ("RETRY_DEADLINE", "10"),
+                ("RETRY_JITTER", "1.5"),
             ],
             Some("x"),
         );
@@ -256,9 +527,13 @@ mod tests {
         assert_eq!(
             warnings,
             [
-                "ignoring RETRY_MODE=\"legacy\": the mode is \"standard\" or \"adaptive\"",
+                "ignoring RETRY_MODE=\"legacy\": mode is \"standard\" or \"adaptive\"",
                 "ignoring RETRY_MAX_ATTEMPTS=\"0\": max_attempts is a whole number from 1 to \
                  4294967295",
+                "ignoring RETRY_JITTER=\"1.5\": jitter is \"full\", \"equal\", \"none\", \
+                 \"decorrelated\" or a number in [0, 1]",
+                "ignoring RETRY_DEADLINE=\"10\": deadline is a duration above zero with a unit, \
+                 such as \"10s\" (units: ns, us, ms, s, m, h)",
                 "ignoring RETRY_X_MAX_ATTEMPTS=\"three\": max_attempts is a whole number from 1 \
                  to 4294967295",
             ]
@@ -276,51 +551,143 @@ mod tests {
         assert_eq!(warnings.len(), 1, "{warnings:?}");
     }
 
+    fn layer(values: &[(Key, Value)], source: &Source) -> Layer {
+        let mut layer = Layer::default();
+        for &(key, value) in values {
+            layer.set(key, value, source.clone());
+        }
+        layer
+    }
+
+    fn env_source(variable: &str) -> Source {
+        Source::Environment {
+            variable: variable.into(),
+        }
+    }
+
+    fn resolve_with(policy: &Policy, layers: &[Layer], timed: bool) -> (Resolution, Vec<String>) {
+        let mut warnings = Vec::new();
+        let r = resolution("f", None, policy, layers, timed, &mut |w| warnings.push(w));
+        (r, warnings)
+    }
+
     #[test]
-    fn a_missing_file_is_one_warning() {
-        let (layers, warnings) = load(
-            &[("RETRY_CONFIG_FILE", "/nonexistent/retry-config.toml")],
-            None,
+    fn precedence_key_by_key() {
+        let file = layer(
+            &[
+                (Key::Mode, Value::Mode(Mode::Adaptive)),
+                (Key::MaxAttempts, Value::Attempts(2)),
+                (Key::Multiplier, Value::Factor(3.0)),
+            ],
+            &Source::File {
+                path: "retry.toml".into(),
+                line: 2,
+            },
         );
-        assert_eq!(layers[3], Layer::default());
+        let general = layer(
+            &[(Key::MaxAttempts, Value::Attempts(4))],
+            &env_source("RETRY_MAX_ATTEMPTS"),
+        );
+        let profile = layer(
+            &[(Key::Mode, Value::Mode(Mode::Standard))],
+            &env_source("RETRY_P_MODE"),
+        );
+        let layers = [profile, general, Layer::default(), file];
+        let (r, warnings) = resolve_with(&Policy::new().multiplier(1.5), &layers, false);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            r.settings,
+            Settings {
+                mode: Mode::Standard,
+                max_attempts: 4
+            }
+        );
+        assert_eq!(r.policy.multiplier, 1.5, "the attribute wins");
+        let sources: Vec<String> = r
+            .explained
+            .entries
+            .iter()
+            .map(|e| format!("{}={} ({})", e.key, e.value, e.source))
+            .collect();
+        assert_eq!(
+            sources[..4],
+            [
+                "mode=standard (env RETRY_P_MODE)",
+                "max_attempts=4 (env RETRY_MAX_ATTEMPTS)",
+                "initial_backoff=1s (default)",
+                "multiplier=1.5 (attribute)",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_incoherent_value_from_outside_is_one_warning_and_ignored() {
+        let general = layer(
+            &[(Key::MaxBackoff, Value::Duration(MS(100)))],
+            &env_source("RETRY_MAX_BACKOFF"),
+        );
+        let attribute = Policy::new().initial_backoff(MS(500));
+        let (r, warnings) = resolve_with(&attribute, &[general], false);
+        assert_eq!(
+            warnings,
+            [
+                "ignoring RETRY_MAX_BACKOFF (max_backoff = 100ms) for `f`: max_backoff would be \
+              below initial_backoff"
+            ]
+        );
+        assert_eq!(
+            r.policy.backoff_bounds(),
+            (MS(500), Duration::from_secs(20))
+        );
+
+        // Set alone from outside, a bound moves the other's default, as in the attribute.
+        let general = layer(
+            &[(Key::MaxBackoff, Value::Duration(MS(100)))],
+            &env_source("RETRY_MAX_BACKOFF"),
+        );
+        let (r, warnings) = resolve_with(&Policy::new(), &[general], false);
+        assert!(warnings.is_empty());
+        assert_eq!(r.policy.backoff_bounds(), (MS(100), MS(100)));
+    }
+
+    #[test]
+    fn timeouts_from_outside_hold_to_the_rules_of_the_attribute() {
+        let general = layer(
+            &[
+                (Key::AttemptTimeout, Value::Duration(MS(5000))),
+                (Key::MaxAttemptTimeout, Value::Duration(MS(8000))),
+            ],
+            &env_source("RETRY_X"),
+        );
+        // Longer than the attribute's deadline: ignored, and max_attempt_timeout with it (it
+        // shapes a timeout that is no longer set).
+        let (r, warnings) = resolve_with(&Policy::new().deadline(MS(2000)), &[general], true);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("attempt_timeout would be longer than deadline"));
+        assert!(warnings[1].contains("it shapes attempt_timeout, which is not set"));
+        assert_eq!(r.policy.attempt_timeout, None);
+        assert_eq!(r.policy.max_attempt_timeout, None);
+        assert_eq!(r.policy.deadline, Some(MS(2000)));
+    }
+
+    #[test]
+    fn timeouts_from_outside_need_a_timed_function() {
+        let general = layer(
+            &[(Key::Deadline, Value::Duration(MS(5000)))],
+            &env_source("RETRY_DEADLINE"),
+        );
+        let (r, warnings) = resolve_with(&Policy::new(), std::slice::from_ref(&general), false);
+        assert_eq!(r.policy.deadline, None);
         assert_eq!(warnings.len(), 1);
         assert!(
             warnings[0].starts_with(
-                "ignoring RETRY_CONFIG_FILE=\"/nonexistent/retry-config.toml\": cannot read it ("
+                "ignoring RETRY_DEADLINE (deadline = 5s) for `f`: its attribute sets neither \
+                 attempt_timeout nor deadline"
             ),
             "{warnings:?}"
         );
-    }
-
-    fn no_warning(w: String) {
-        panic!("unexpected warning: {w}");
-    }
-
-    #[test]
-    fn precedence() {
-        let file = FileConfig {
-            default: layer(Some(Mode::Adaptive), Some(2)),
-            profiles: vec![("p".into(), layer(None, Some(6)))],
-        };
-        let sources = Sources {
-            env: layer(None, Some(4)),
-            file,
-            profile_env: Mutex::new(Vec::new()),
-        };
-        let env = env(&[("RETRY_P_MODE", "standard")]);
-        let mut warn = no_warning;
-        let layers = sources.layers(Some("p"), &env, &mut warn);
-        let s = settings(&Policy::new(), &layers);
-        assert_eq!((s.mode, s.max_attempts), (Mode::Standard, 4));
-        let s = settings(&Policy::new().max_attempts(9), &layers);
-        assert_eq!((s.mode, s.max_attempts), (Mode::Standard, 9));
-        let layers = sources.layers(None, &env, &mut warn);
-        let s = settings(&Policy::new(), &layers);
-        assert_eq!((s.mode, s.max_attempts), (Mode::Adaptive, 4));
-        let s = settings(&Policy::new().mode(Mode::Standard), &[Layer::default(); 4]);
-        assert_eq!(
-            (s.mode, s.max_attempts),
-            (Mode::Standard, DEFAULT_MAX_ATTEMPTS)
-        );
+        let (r, warnings) = resolve_with(&Policy::new().attempt_timeout(MS(100)), &[general], true);
+        assert!(warnings.is_empty());
+        assert_eq!(r.policy.deadline, Some(MS(5000)));
     }
 }

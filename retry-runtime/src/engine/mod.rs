@@ -137,15 +137,15 @@ impl<R, K: TimerKind, C, P, O> Call<R, K, P, Plugs<C, O>> {
         repeat: P,
         on_retry: O,
     ) -> Self {
+        let resolved = site.resolved(K::TIMED);
         let start = K::TIMED.then(Instant::now);
-        let deadline = match (start, site.policy.deadline) {
+        let deadline = match (start, resolved.policy.deadline) {
             (Some(now), Some(d)) => now.checked_add(d),
             _ => None,
         };
         // A function with timers reads the attempt it runs inside now, before its first timer
         // is armed; one without looks when its attempt is first polled.
         let outer = if K::TIMED { context::outer() } else { None };
-        let resolved = site.resolved();
         Call {
             frame: Frame::new(resolved, deadline, outer),
             timer,
@@ -218,7 +218,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
 
     /// The retry state, set up at the first retry.
     fn retrying(&mut self) -> &mut Retrying<R> {
-        let policy = &self.frame.site().policy;
+        let policy = &self.frame.r.policy;
         let bucket = self.frame.r.bucket;
         self.retrying.get_or_insert_with(|| Retrying {
             bucket,
@@ -234,7 +234,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     /// deadline. Instants too far ahead to represent mean no timer.
     #[inline]
     fn arm(&mut self, n: u32) -> Option<Instant> {
-        let policy = &self.frame.site().policy;
+        let policy = &self.frame.r.policy;
         // The first attempt starts with the call, unless adaptive mode waited for a send token.
         let from = match self.cutoff.start() {
             Some(start) if n == 1 && !self.adaptive() => start,
@@ -260,7 +260,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     fn deadline_limit(&self) -> Duration {
         match (self.frame.deadline, self.cutoff.start()) {
             (Some(deadline), Some(start)) => deadline.saturating_duration_since(start),
-            _ => self.frame.site().policy.deadline.unwrap_or_default(),
+            _ => self.frame.r.policy.deadline.unwrap_or_default(),
         }
     }
 
@@ -444,7 +444,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
         K: Timer<R>,
     {
         let n = self.frame.number;
-        let policy = &self.frame.site().policy;
+        let policy = &self.frame.r.policy;
         let kind = self.cutoff.fire();
         let limit = match kind {
             TimeoutKind::Attempt => policy.attempt_timeout_for(n).unwrap_or_default(),
@@ -722,7 +722,7 @@ where
         a: &Env,
     ) -> Next<R> {
         let n = self.frame.number;
-        let max_backoff = self.frame.site().policy.backoff_bounds().1;
+        let max_backoff = self.frame.r.policy.backoff_bounds().1;
         let delay = match decide::delay(hint, max_backoff, || self.backoff(a)) {
             Ok(delay) => delay,
             Err(why) => {
@@ -763,7 +763,7 @@ where
     #[inline]
     fn backoff(&mut self, a: &Env) -> Duration {
         let n = self.frame.number;
-        let policy = &self.frame.site().policy;
+        let policy = &self.frame.r.policy;
         match policy.jitter {
             Jitter::None => policy.backoff_for(n),
             // Only decorrelated jitter grows from the last delay.

@@ -1,0 +1,100 @@
+//! Each function's resolved settings and where they came from, for operators.
+
+use super::Source;
+use std::fmt;
+use std::sync::{Mutex, PoisonError};
+
+/// One setting of a function: its key, the value in effect, and where that came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Entry {
+    /// The key, as the attribute writes it (`max_attempts`).
+    pub key: &'static str,
+    /// The value in effect, as the attribute would write it (`"none"` for an unset timeout).
+    pub value: String,
+    /// Where it came from.
+    pub source: Source,
+}
+
+/// The resolved settings of one `#[retry]` function.
+///
+/// `Display` writes one line per key:
+///
+/// ```text
+/// get_object (profile store)
+///   mode                        standard   default
+///   max_attempts                5          env RETRY_STORE_MAX_ATTEMPTS
+///   ...
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Explained {
+    /// The function's name.
+    pub function: &'static str,
+    /// Its profile, if the attribute names one.
+    pub profile: Option<&'static str>,
+    /// Every key, in the order of the attribute's documentation.
+    pub entries: Vec<Entry>,
+}
+
+impl Explained {
+    /// The entry of `key`.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.key == key)
+    }
+}
+
+impl fmt::Display for Explained {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.function)?;
+        if let Some(profile) = self.profile {
+            write!(f, " (profile {profile})")?;
+        }
+        for e in &self.entries {
+            write!(f, "\n  {:<27} {:<10} {}", e.key, e.value, e.source)?;
+        }
+        Ok(())
+    }
+}
+
+static RESOLVED: Mutex<Vec<Explained>> = Mutex::new(Vec::new());
+
+pub(super) fn register(explained: &Explained) {
+    // Pushed whole under the lock: a poisoned list is still consistent.
+    RESOLVED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(explained.clone());
+}
+
+/// The settings of every `#[retry]` function that has run in this process, in the order they
+/// first ran: each key's value and where it came from (the attribute, a variable, the config
+/// file's line, or the default).
+///
+/// ```
+/// use retry_runtime::{config, retry};
+///
+/// #[retry(max_attempts = 5, profile = "store")]
+/// async fn get_object() -> std::io::Result<()> {
+///     Ok(())
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// get_object().await?;
+/// let all = config::explain();
+/// let explained = all.iter().find(|e| e.function == "get_object").unwrap();
+/// let attempts = explained.get("max_attempts").unwrap();
+/// assert_eq!(attempts.value, "5");
+/// assert_eq!(attempts.source, config::Source::Attribute);
+/// println!("{explained}");
+/// # std::io::Result::Ok(())
+/// # }).unwrap();
+/// ```
+#[must_use]
+pub fn explain() -> Vec<Explained> {
+    RESOLVED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
