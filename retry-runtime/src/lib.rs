@@ -199,6 +199,8 @@ mod event;
 mod id;
 mod limiter;
 mod loom;
+#[cfg(feature = "metrics")]
+pub mod meters;
 mod observe;
 mod partition;
 mod policy;

@@ -16,7 +16,7 @@ use crate::ambient::Env;
 use crate::breaker::{BreakerState, Change};
 use crate::classify::ErrorClass;
 use crate::context::Frame;
-use crate::partition::Site;
+use crate::partition::{Resolved, Site};
 #[cfg(feature = "tracing")]
 use crate::policy::Mode;
 use crate::report::{EarlyEnd, EndedEarly, Retried};
@@ -27,6 +27,13 @@ use std::time::Duration;
 /// polling repeat) and the call waits `delay`.
 pub(crate) fn retrying(frame: &Frame, env: &Env, class: ErrorClass, delay: Duration) {
     let (site, attempt) = (frame.site(), frame.number);
+    #[cfg(feature = "metrics")]
+    {
+        let r = frame.r;
+        let fill_rate =
+            (r.settings.mode == crate::policy::Mode::Adaptive).then(|| r.limiter.fill_rate());
+        r.meters.retry(class, r.bucket.available(), fill_rate);
+    }
     if env.is_scoped() {
         env.retried(&Retried {
             function: site.name,
@@ -63,6 +70,8 @@ pub(crate) fn ended_early(
     reason: EarlyEnd,
 ) {
     let site = frame.site();
+    #[cfg(feature = "metrics")]
+    frame.r.meters.ended_early(reason);
     if env.is_scoped() {
         env.ended_early(&EndedEarly {
             function: site.name,
@@ -96,6 +105,8 @@ pub(crate) fn ended_early(
 #[cold]
 pub(crate) fn refused(frame: &Frame, env: &Env) {
     let site = frame.site();
+    #[cfg(feature = "metrics")]
+    frame.r.meters.ended_early(EarlyEnd::CircuitOpen);
     if env.is_scoped() {
         env.ended_early(&EndedEarly {
             function: site.name,
@@ -121,7 +132,10 @@ pub(crate) fn refused(frame: &Frame, env: &Env) {
 
 /// A breaker changed state; the attempt of `site` that changed it reports it, once.
 #[cold]
-pub(crate) fn breaker_changed(site: &Site, change: Change) {
+pub(crate) fn breaker_changed(r: &Resolved, change: Change) {
+    let site = r.site;
+    #[cfg(feature = "metrics")]
+    r.meters.transition(change);
     #[cfg(feature = "tracing")]
     {
         let function = site.name;

@@ -280,6 +280,8 @@ impl Site {
                 site: self,
                 settings,
                 policy,
+                #[cfg(feature = "metrics")]
+                meters: crate::meters::Meters::new(self),
                 bucket: self.token_bucket(),
                 limiter: self.limiter(),
                 budget,
@@ -317,6 +319,9 @@ pub(crate) struct Resolved {
     /// The settings in effect: the attribute's, and where it left a key open, the
     /// environment's or the config file's.
     pub(crate) policy: Policy,
+    /// The function's metric handles (feature `metrics`).
+    #[cfg(feature = "metrics")]
+    pub(crate) meters: crate::meters::Meters,
     pub(crate) bucket: &'static TokenBucket,
     pub(crate) limiter: &'static RateLimiter,
     pub(crate) budget: Option<&'static RetryBudget>,

@@ -26,6 +26,20 @@ pub enum EarlyEnd {
 }
 
 impl EarlyEnd {
+    /// The reason as a metric label writes it: `bucket_empty`, `deadline`, `not_idempotent`,
+    /// `hint_too_long`, `budget_exhausted`, `circuit_open`.
+    #[must_use]
+    pub const fn label(self) -> &'static str {
+        match self {
+            EarlyEnd::BucketEmpty => "bucket_empty",
+            EarlyEnd::Deadline => "deadline",
+            EarlyEnd::NotIdempotent => "not_idempotent",
+            EarlyEnd::HintTooLong => "hint_too_long",
+            EarlyEnd::BudgetExhausted => "budget_exhausted",
+            EarlyEnd::CircuitOpen => "circuit_open",
+        }
+    }
+
     /// The reason as the WARN event writes it.
     #[must_use]
     pub const fn as_str(self) -> &'static str {

@@ -348,7 +348,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     {
         let (admit, change) = breaker.admit(Instant::now());
         if let Some(change) = change {
-            observe::breaker_changed(self.frame.site(), change);
+            observe::breaker_changed(self.frame.r, change);
         }
         match admit {
             Admit::Go(pass) => {
@@ -389,6 +389,8 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
         K: Timer<R>,
     {
         self.frame.number += 1;
+        #[cfg(feature = "metrics")]
+        self.frame.r.meters.attempt();
         let until = if K::TIMED {
             self.arm(self.frame.number)
         } else {
@@ -471,6 +473,8 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
 
     #[cold]
     fn book_retry_success(&mut self) {
+        #[cfg(feature = "metrics")]
+        self.frame.r.meters.recovered();
         if let Some(r) = &mut self.retrying {
             r.last = None;
             let held = std::mem::take(&mut r.held);
@@ -545,7 +549,7 @@ fn book_extras(r: &Resolved, first: bool, failure: Option<ErrorClass>, pass: Pas
     }
     if let Some(breaker) = r.breaker {
         if let Some(change) = breaker.record(now, pass, breaker::counts_as_failure(failure)) {
-            observe::breaker_changed(r.site, change);
+            observe::breaker_changed(r, change);
         }
     }
 }

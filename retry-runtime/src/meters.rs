@@ -1,0 +1,143 @@
+//! Metrics through the [`metrics`](https://docs.rs/metrics) facade (feature `metrics`): every
+//! `#[retry]` function reports to whatever recorder the program installs (Prometheus,
+//! OpenTelemetry, StatsD exporters all plug into it).
+//!
+//! | name | kind | labels | what |
+//! |---|---|---|---|
+//! | `retry.attempts` | counter | `function`, `partition` | attempts sent, the first of each call included |
+//! | `retry.retries` | counter | `function`, `partition`, `class` | retries decided, by the class of the failure (`transient`, `timeout`, `throttling`, `not_sent`) |
+//! | `retry.calls.recovered` | counter | `function`, `partition` | calls that succeeded after retrying |
+//! | `retry.calls.ended_early` | counter | `function`, `partition`, `reason` | calls that gave up before `max_attempts` (`bucket_empty`, `deadline`, `not_idempotent`, `hint_too_long`, `budget_exhausted`, `circuit_open`; a call an open breaker refused counts here too) |
+//! | `retry.breaker.transitions` | counter | `function`, `partition`, `from`, `to` | circuit breaker transitions, counted for the function whose attempt made them |
+//! | `retry.bucket.tokens` | gauge | `function`, `partition` | the retry token bucket's level, after each retry's cost |
+//! | `retry.limiter.fill_rate` | gauge | `function`, `partition` | adaptive mode's allowed send rate (per second), after each retry |
+//!
+//! Names follow OpenTelemetry's conventions (dot-separated, `retry.` as namespace; a resend is
+//! what `http.request.resend_count` counts on a span). `partition` is empty for a function
+//! without one.
+//!
+//! A function takes its handles from the recorder on its first call and keeps them, so a
+//! call allocates nothing: install the recorder before the first call.
+
+use crate::breaker::{BreakerState, Change};
+use crate::classify::ErrorClass;
+use crate::partition::Site;
+use crate::report::EarlyEnd;
+use metrics::{Counter, Gauge, counter, gauge};
+
+/// Attempts sent.
+pub const ATTEMPTS: &str = "retry.attempts";
+/// Retries decided, by class.
+pub const RETRIES: &str = "retry.retries";
+/// Calls that succeeded after retrying.
+pub const RECOVERED: &str = "retry.calls.recovered";
+/// Calls that gave up before `max_attempts`, by reason.
+pub const ENDED_EARLY: &str = "retry.calls.ended_early";
+/// Circuit breaker transitions.
+pub const BREAKER_TRANSITIONS: &str = "retry.breaker.transitions";
+/// The retry token bucket's level.
+pub const BUCKET_TOKENS: &str = "retry.bucket.tokens";
+/// Adaptive mode's send rate.
+pub const FILL_RATE: &str = "retry.limiter.fill_rate";
+
+const CLASSES: [ErrorClass; 5] = [
+    ErrorClass::Permanent,
+    ErrorClass::Transient,
+    ErrorClass::Timeout,
+    ErrorClass::Throttling,
+    ErrorClass::NotSent,
+];
+
+const REASONS: [EarlyEnd; 6] = [
+    EarlyEnd::BucketEmpty,
+    EarlyEnd::Deadline,
+    EarlyEnd::NotIdempotent,
+    EarlyEnd::HintTooLong,
+    EarlyEnd::BudgetExhausted,
+    EarlyEnd::CircuitOpen,
+];
+
+const TRANSITIONS: [(BreakerState, BreakerState); 4] = [
+    (BreakerState::Closed, BreakerState::Open),
+    (BreakerState::Open, BreakerState::HalfOpen),
+    (BreakerState::HalfOpen, BreakerState::Open),
+    (BreakerState::HalfOpen, BreakerState::Closed),
+];
+
+/// One function's handles, taken from the recorder when it resolves.
+pub(crate) struct Meters {
+    attempts: Counter,
+    retries: [Counter; 5],
+    recovered: Counter,
+    ended_early: [Counter; 6],
+    transitions: [Counter; 4],
+    tokens: Gauge,
+    fill_rate: Gauge,
+}
+
+impl std::fmt::Debug for Meters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Meters")
+    }
+}
+
+impl Meters {
+    pub(crate) fn new(site: &Site) -> Meters {
+        let function = site.name();
+        let partition = site.partition_name().unwrap_or("");
+        Meters {
+            attempts: counter!(ATTEMPTS, "function" => function, "partition" => partition),
+            retries: CLASSES.map(|c| {
+                counter!(RETRIES, "function" => function, "partition" => partition,
+                    "class" => c.as_str())
+            }),
+            recovered: counter!(RECOVERED, "function" => function, "partition" => partition),
+            ended_early: REASONS.map(|r| {
+                counter!(ENDED_EARLY, "function" => function, "partition" => partition,
+                    "reason" => r.label())
+            }),
+            transitions: TRANSITIONS.map(|(from, to)| {
+                counter!(BREAKER_TRANSITIONS, "function" => function, "partition" => partition,
+                    "from" => from.as_str(), "to" => to.as_str())
+            }),
+            tokens: gauge!(BUCKET_TOKENS, "function" => function, "partition" => partition),
+            fill_rate: gauge!(FILL_RATE, "function" => function, "partition" => partition),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn attempt(&self) {
+        self.attempts.increment(1);
+    }
+
+    /// A retry of `class`, after which the bucket holds `tokens` (and in adaptive mode the
+    /// limiter allows `fill_rate`).
+    pub(crate) fn retry(&self, class: ErrorClass, tokens: u32, fill_rate: Option<f64>) {
+        if let Some(i) = CLASSES.iter().position(|c| *c == class) {
+            self.retries[i].increment(1);
+        }
+        self.tokens.set(f64::from(tokens));
+        if let Some(rate) = fill_rate {
+            self.fill_rate.set(rate);
+        }
+    }
+
+    pub(crate) fn recovered(&self) {
+        self.recovered.increment(1);
+    }
+
+    pub(crate) fn ended_early(&self, reason: EarlyEnd) {
+        if let Some(i) = REASONS.iter().position(|r| *r == reason) {
+            self.ended_early[i].increment(1);
+        }
+    }
+
+    pub(crate) fn transition(&self, change: Change) {
+        if let Some(i) = TRANSITIONS
+            .iter()
+            .position(|t| *t == (change.from, change.to))
+        {
+            self.transitions[i].increment(1);
+        }
+    }
+}
