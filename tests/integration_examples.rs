@@ -100,3 +100,17 @@ fn s3_like() {
         ],
     );
 }
+
+#[test]
+fn blocking() {
+    let out = run_example("blocking");
+    assert_lines(
+        &out,
+        &[
+            "attempt 1 failed (transient: status 503), next in 50ms",
+            "attempt 2 failed (transient: status 503), next in 100ms",
+            "server: request 3: GET /report HTTP/1.1 -> 200 OK",
+            "-> HTTP/1.1 200 OK after 3 requests",
+        ],
+    );
+}

@@ -315,6 +315,24 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
         }
         None => new_call,
     };
+    if wrapper == Wrapper::Blocking {
+        // A plain `fn`: each attempt is a call of a closure that holds the body (`return` and
+        // `?` end the attempt), and each wait blocks the thread.
+        let attempt_fn = format_ident!("__retry_attempt", span = Span::mixed_site());
+        let annotated = if ret.infers { quote!() } else { quote!(-> #ty) };
+        let retry_loop =
+            quote_spanned!(ret_span=> #at_ret::retry_loop_blocking!(#call, #attempt_fn));
+        return quote! {
+            #[allow(clippy::type_complexity)]
+            let mut #call: #call_type = #new_call;
+            #[allow(unused_mut)]
+            let mut #attempt_fn = || #annotated {
+                #(#clones)*
+                #body
+            };
+            #retry_loop
+        };
+    }
     let attempt = quote! {
         async {
             #pin_output

@@ -24,7 +24,8 @@ use proc_macro::TokenStream;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
-/// Retries an `async fn` that returns `Result<T, E>`.
+/// Retries an `async fn` (or a plain `fn`, blocking its thread between attempts) that returns
+/// `Result<T, E>`.
 ///
 /// ```
 /// use retry_runtime::retry;
@@ -83,7 +84,12 @@ use syn::spanned::Spanned;
 /// - return types written through aliases (`io::Result<T>`, `anyhow::Result<T>`): `T` and `E`
 ///   are found by the type system;
 /// - `Self`, `return` and `?` in the body (they end the attempt, and coerce to the declared
-///   return type as without the macro); visibility, doc comments and other attributes are kept.
+///   return type as without the macro); visibility, doc comments and other attributes are kept;
+/// - a plain `fn`: the same loop, whose attempts are calls of a closure holding the body and
+///   whose waits block the thread (`std::thread::sleep`). Such a function shares buckets,
+///   limiters and partitions with async ones; `deadline` is checked between its attempts, and
+///   `attempt_timeout` is a compile error, since nothing can cut a blocking call off. Call it
+///   from threads that may block (`tokio::task::spawn_blocking` inside a runtime).
 ///
 /// An owned argument the body consumes goes in `clone(...)`: each attempt gets its own copy
 /// (mutable if the argument is declared `mut`). Recursion needs `Box::pin`, as without the
@@ -106,6 +112,17 @@ fn expand(
     valid::check(&mut args, &func.sig, &mut errors);
     let name = func.sig.ident.to_string();
     let slot = shape::locate(&mut func, &mut errors);
+    if let (Some(slot), Some(timeout)) = (&slot, &args.attempt_timeout) {
+        if slot.wrapper == shape::Wrapper::Blocking {
+            errors.at(
+                timeout.key.span(),
+                "`attempt_timeout` cannot cut off a blocking function: a plain `fn` runs on its \
+                 thread until it returns. Give the call itself a timeout (a socket or client \
+                 timeout), use `deadline` (checked between attempts), or make the function an \
+                 `async fn`",
+            );
+        }
+    }
     match (errors.into_result(), slot) {
         (Ok(()), Some(slot)) => {
             expand::expand(&args, &name, slot);
@@ -130,22 +147,23 @@ fn not_a_function(item: proc_macro2::TokenStream, parse_error: syn::Error) -> sy
     let (span, what) = match syn::parse2::<syn::Item>(item) {
         Ok(syn::Item::Impl(i)) => (
             i.impl_token.span,
-            "`#[retry]` goes on each `async fn` to retry, not on an `impl` block: write it on the \
+            "`#[retry]` goes on each function to retry, not on an `impl` block: write it on the \
              methods (inside `#[async_trait]` impls too)",
         ),
         Ok(syn::Item::Trait(t)) => (
             t.trait_token.span,
-            "`#[retry]` goes on each `async fn` to retry, not on a `trait`: write it on the \
+            "`#[retry]` goes on each function to retry, not on a `trait`: write it on the \
              methods of the impls, or on default methods",
         ),
         Ok(other) => (
             other.span(),
-            "`#[retry]` goes on an `async fn` that returns `Result<T, E>`",
+            "`#[retry]` goes on a function (`async fn`, or a plain `fn` retried by blocking) that \
+             returns `Result<T, E>`",
         ),
         Err(_) => {
             return syn::Error::new(
                 parse_error.span(),
-                format!("`#[retry]` goes on an `async fn` with a body: {parse_error}"),
+                format!("`#[retry]` goes on a function with a body: {parse_error}"),
             );
         }
     };

@@ -43,6 +43,8 @@ pub(crate) enum Wrapper {
     Instrument,
     /// `#[tokio::test]` or `#[tokio::main]`.
     Tokio,
+    /// None: the function is a plain `fn`, retried by blocking the thread between attempts.
+    Blocking,
 }
 
 /// Where the user's body is in the function, and what the function returns.
@@ -85,7 +87,7 @@ pub(crate) fn locate<'a>(func: &'a mut ItemFn, errors: &mut Errors) -> Option<Sl
         errors.at(
             c.span,
             "`#[retry]` cannot be used on a `const fn`: retries sleep, so the function must be an \
-             `async fn`",
+             `async fn` or a plain `fn`",
         );
         return None;
     }
@@ -123,7 +125,9 @@ pub(crate) fn locate<'a>(func: &'a mut ItemFn, errors: &mut Errors) -> Option<Sl
             return None;
         }
         (ret, ret_span, found.wrapper)
-    } else if is_async {
+    } else if is_async || future_output(&func.sig.output).is_none() {
+        // An `async fn` as written, or a plain `fn`: a blocking function, retried with the
+        // same loop between `std::thread::sleep`s.
         let Some((ret, ret_span)) = sig_ret else {
             unit_error(errors, &func.sig);
             return None;
@@ -139,26 +143,23 @@ pub(crate) fn locate<'a>(func: &'a mut ItemFn, errors: &mut Errors) -> Option<Sl
             );
             return None;
         }
-        (ret, ret_span, Wrapper::None)
+        let wrapper = if is_async {
+            Wrapper::None
+        } else {
+            Wrapper::Blocking
+        };
+        (ret, ret_span, wrapper)
     } else {
-        if let Some(output) = future_output(&func.sig.output) {
-            // What `#[async_trait]` makes of a method that returns `()`, or one whose body it
-            // left in a form this macro does not know.
-            if is_unit(output) {
-                unit_error(errors, &func.sig);
-            } else {
-                errors.at(
-                    func.sig.fn_token.span,
-                    "`#[retry]` found a function that returns a boxed future but not the `async` \
-                     body inside it: write `#[retry]` on an `async fn` (inside `#[async_trait]` \
-                     impls, on the `async fn` method)",
-                );
-            }
+        // What `#[async_trait]` makes of a method that returns `()`, or one whose body it
+        // left in a form this macro does not know.
+        if future_output(&func.sig.output).is_some_and(is_unit) {
+            unit_error(errors, &func.sig);
         } else {
             errors.at(
                 func.sig.fn_token.span,
-                "`#[retry]` works on `async fn` only: this function is not `async`; make it an \
-                 `async fn` (retries sleep between attempts)",
+                "`#[retry]` found a function that returns a boxed future but not the `async` \
+                 body inside it: write `#[retry]` on an `async fn` (inside `#[async_trait]` \
+                 impls, on the `async fn` method)",
             );
         }
         return None;

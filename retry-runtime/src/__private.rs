@@ -1,6 +1,7 @@
 //! What the expansion of `#[retry]` names. Not a public API: it changes with the macro.
 
 pub use crate::__retry_loop as retry_loop;
+pub use crate::__retry_loop_blocking as retry_loop_blocking;
 pub use crate::breaker::{CircuitBreaker, CircuitOpen};
 pub use crate::bucket::TokenBucket;
 pub use crate::budget::RetryBudget;
@@ -14,6 +15,7 @@ pub use crate::event::RetryEvent;
 pub use crate::partition::{BreakerRef, BudgetRef, Site};
 pub use crate::policy::{Jitter, Mode, Policy};
 pub use core::ops::ControlFlow;
+pub use std::thread::sleep as thread_sleep;
 pub use std::time::Duration;
 pub use tokio::time::sleep;
 
@@ -66,6 +68,48 @@ macro_rules! __retry_loop {
     };
 }
 
+/// The retry loop of a blocking function (`#[retry]` on a plain `fn`): the same steps as
+/// [`retry_loop!`](crate::__retry_loop), each wait a `std::thread::sleep`. `$attempt` names a
+/// closure that runs one attempt.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __retry_loop_blocking {
+    ($call:ident, $attempt:ident) => {
+        'retry: loop {
+            if $call.gated() {
+                loop {
+                    match $call.send_token() {
+                        $crate::__private::SendToken::Go => break,
+                        $crate::__private::SendToken::Wait(delay) => {
+                            $crate::__private::thread_sleep(delay)
+                        }
+                        $crate::__private::SendToken::Return(out) => break 'retry out,
+                    }
+                }
+            }
+            let out = $call.attempt_blocking(&mut $attempt);
+            let mut out = match $call.finish_outcome(out) {
+                $crate::__private::ControlFlow::Break(out) => break 'retry out,
+                $crate::__private::ControlFlow::Continue(out) => ::core::option::Option::Some(out),
+            };
+            loop {
+                match $call.settle(out) {
+                    $crate::__private::Settled::Return(out) => break 'retry out,
+                    $crate::__private::Settled::Retry => break,
+                    $crate::__private::Settled::Sleep(delay) => {
+                        $crate::__private::thread_sleep(delay);
+                        break;
+                    }
+                    $crate::__private::Settled::Wait(delay) => {
+                        $crate::__private::thread_sleep(delay);
+                        out = ::core::option::Option::None;
+                    }
+                }
+            }
+        }
+    };
+}
+
 impl<R, K, P, J> Call<R, K, P, J>
 where
     R: RetryResult,
@@ -82,6 +126,16 @@ where
     {
         let call = &mut self;
         crate::__retry_loop!(call, attempt())
+    }
+
+    /// The blocking loop, for callers that hold a blocking attempt as a closure: the loop
+    /// the expansion of `#[retry]` on a plain `fn` runs.
+    pub fn run_blocking<F>(mut self, mut attempt: F) -> R
+    where
+        F: FnMut() -> R,
+    {
+        let call = &mut self;
+        crate::__retry_loop_blocking!(call, attempt)
     }
 }
 

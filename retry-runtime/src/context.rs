@@ -194,7 +194,7 @@ impl Frame {
     /// Runs `f` with this frame published as the current attempt's; a frame published
     /// before (the attempt this call runs inside) gives it its depth and clamps its deadline.
     #[inline]
-    fn enter<T>(&mut self, f: impl FnOnce() -> T) -> T {
+    pub(crate) fn enter<T>(&mut self, f: impl FnOnce() -> T) -> T {
         slot::enter(self, Frame::adopt, f)
     }
 

@@ -176,6 +176,19 @@ pub fn sync_scope<R>(overrides: Overrides, f: impl FnOnce() -> R) -> R {
     ambient::sync_scope(Scope::new(overrides, false), f)
 }
 
+/// Runs the closure `f` as [`sync_scope`] does (for a blocking `#[retry]` function, or a
+/// closure that drives futures itself) and returns, with its output, what the retry loop of
+/// every `#[retry]` call it made decided.
+pub fn record_sync<R>(overrides: Overrides, f: impl FnOnce() -> R) -> (R, Record) {
+    let scope = Scope::new(overrides, true);
+    let out = ambient::sync_scope(scope.clone(), f);
+    let record = scope
+        .record
+        .as_ref()
+        .map(|r| std::mem::take(&mut *r.lock().unwrap_or_else(PoisonError::into_inner)));
+    (out, record.unwrap_or_default())
+}
+
 /// What the retry loop decided inside a [`record`] scope, in order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Record {

@@ -428,6 +428,32 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
             // with the previous `Ok`.
             return ControlFlow::Continue(self.timed_out());
         };
+        self.finish_outcome(out)
+    }
+
+    /// Step 2 for a blocking function: counts the attempt and runs it with the call's frame
+    /// published ([`crate::attempt`]). Nothing can cut a blocking attempt off: the deadline is
+    /// its cutoff, checked between attempts.
+    #[inline]
+    pub fn attempt_blocking<F: FnMut() -> R>(&mut self, attempt: &mut F) -> R {
+        self.frame.number += 1;
+        #[cfg(feature = "metrics")]
+        self.frame.r.meters.attempt();
+        if K::TIMED {
+            self.cutoff.arm(None);
+            self.frame.cutoff = self.frame.deadline;
+        }
+        self.frame.enter(attempt)
+    }
+
+    /// Step 3 for an attempt's outcome, as [`finish`](Self::finish) takes it (a blocking
+    /// function's attempt has no timer to unwrap).
+    #[inline]
+    pub fn finish_outcome(&mut self, out: R) -> ControlFlow<R, R>
+    where
+        R: RetryResult,
+        P: Fn(&R::Ok) -> bool,
+    {
         if let Ok(value) = out.as_result() {
             self.book_success();
             if !(self.repeat)(value) {
