@@ -154,3 +154,46 @@ async fn the_deadline_clamps_the_last_rpc_timeout() {
     assert_eq!(err.kind(), TimeoutKind::Deadline);
     assert_eq!(err.attempt(), 3);
 }
+
+/// The four timelines through a `retry_runtime::Policy` with the same keys: the closure API
+/// runs the same loop, so every attempt starts at the same millisecond, the call ends at the
+/// same one, with the same error.
+#[tokio::test(start_paused = true)]
+async fn a_policy_with_the_same_keys_agrees_to_the_millisecond() {
+    use retry_runtime::{Jitter, Policy};
+    let ms = Duration::from_millis;
+    let google = |timeout: u64, max_timeout: u64, deadline: u64| {
+        Policy::new()
+            .max_attempts(100)
+            .initial_backoff(ms(200))
+            .multiplier(2.0)
+            .max_backoff(ms(500))
+            .jitter(Jitter::None)
+            .attempt_timeout(ms(timeout))
+            .attempt_timeout_multiplier(2.0)
+            .max_attempt_timeout(ms(max_timeout))
+            .deadline(ms(deadline))
+    };
+    let policy = |i: usize| match i {
+        0 => Policy::new()
+            .max_attempts(1)
+            .deadline(ms(5000))
+            .jitter(Jitter::None),
+        1 => google(1500, 3000, 5000),
+        2 => google(1500, 3000, 10_000),
+        _ => google(500, 2000, 4000),
+    };
+    for i in 0..4 {
+        let policy = policy(i).build().expect("coherent");
+        let s = hanging();
+        let by_attribute = match i {
+            0 => timeline(&s, no_retry(&s)).await,
+            1 => timeline(&s, retry_example(&s)).await,
+            2 => timeline(&s, longer_total(&s)).await,
+            _ => timeline(&s, capped_rpc_timeout(&s)).await,
+        };
+        let s = hanging();
+        let by_policy = timeline(&s, policy.retry(|| s.attempt())).await;
+        assert_eq!(by_policy, by_attribute, "timeline {i} through a Policy");
+    }
+}

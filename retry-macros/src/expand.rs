@@ -279,7 +279,7 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
         }
     });
 
-    let call_type = quote_spanned!(ret_span=> #at_ret::Call<#result, _, _, _>);
+    let call_type = quote_spanned!(ret_span=> #at_ret::Call<'_, #result, _, _, _>);
     // The attempt's output type is known before its body is checked, so that the body's
     // `return` and tail expressions coerce to it (`Ok(&string)` as `Result<&str, _>`) as they
     // do in the function itself.

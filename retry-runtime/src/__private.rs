@@ -13,7 +13,7 @@ pub use crate::engine::{
 };
 pub use crate::event::RetryEvent;
 pub use crate::partition::{BreakerRef, BudgetRef, Site};
-pub use crate::policy::{Jitter, Mode, Policy};
+pub use crate::policy::{Jitter, Keys as Policy, Mode};
 pub use core::ops::ControlFlow;
 pub use std::thread::sleep as thread_sleep;
 pub use std::time::Duration;
@@ -110,7 +110,7 @@ macro_rules! __retry_loop_blocking {
     };
 }
 
-impl<R, K, P, J> Call<R, K, P, J>
+impl<R, K, P, J> Call<'_, R, K, P, J>
 where
     R: RetryResult,
     K: Timer<R>,

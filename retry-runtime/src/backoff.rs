@@ -106,15 +106,10 @@ pub(crate) fn nanos(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Policy;
+    use crate::policy::Keys;
 
     /// The jittered delay after attempt `n`, as the engine draws it.
-    fn delay<R: Rng + ?Sized>(
-        policy: &Policy,
-        n: u32,
-        previous: Duration,
-        rng: &mut R,
-    ) -> Duration {
+    fn delay<R: Rng + ?Sized>(policy: &Keys, n: u32, previous: Duration, rng: &mut R) -> Duration {
         match policy.jitter {
             Jitter::Decorrelated => decorrelated(policy.backoff_bounds(), previous, rng),
             jitter => apply(jitter, policy.backoff_for(n), rng),
@@ -125,8 +120,8 @@ mod tests {
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
 
-    fn policy(jitter: Jitter) -> Policy {
-        Policy::new()
+    fn policy(jitter: Jitter) -> Keys {
+        Keys::new()
             .initial_backoff(MS(100))
             .multiplier(2.0)
             .max_backoff(MS(1000))

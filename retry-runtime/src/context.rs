@@ -33,19 +33,21 @@ mod slot {
     use std::cell::Cell;
     use std::ptr;
 
+    // The published frame's lifetime is erased here: it is alive while published (see
+    // `enter`), and `with` lends it out only for a call that cannot keep it.
     thread_local! {
-        static CURRENT: Cell<*const Frame> = const { Cell::new(ptr::null()) };
+        static CURRENT: Cell<*const Frame<'static>> = const { Cell::new(ptr::null()) };
     }
 
     /// Publishes `frame` while `f` runs, and restores what was published before, also when
     /// `f` panics. A frame published before is first handed to `outer` with `frame`.
     #[inline]
-    pub(super) fn enter<T>(
-        frame: &mut Frame,
-        outer: impl FnOnce(&mut Frame, &Frame),
+    pub(super) fn enter<'a, T>(
+        frame: &mut Frame<'a>,
+        outer: impl FnOnce(&mut Frame<'a>, &Frame<'_>),
         f: impl FnOnce() -> T,
     ) -> T {
-        struct Restore(*const Frame);
+        struct Restore(*const Frame<'static>);
         impl Drop for Restore {
             #[inline]
             fn drop(&mut self) {
@@ -58,15 +60,15 @@ mod slot {
             // it is not `frame` (which is borrowed mutably here, so not published).
             outer(frame, unsafe { &*prev });
         }
-        let frame: &Frame = frame;
-        CURRENT.set(frame);
+        let frame: *const Frame<'a> = frame;
+        CURRENT.set(frame.cast());
         let _restore = Restore(prev);
         f()
     }
 
     /// Runs `f` with the published frame, if any.
     #[inline]
-    pub(super) fn with<T>(f: impl FnOnce(&Frame) -> T) -> Option<T> {
+    pub(super) fn with<T>(f: impl for<'x> FnOnce(&'x Frame<'x>) -> T) -> Option<T> {
         let p = CURRENT.get();
         if p.is_null() {
             return None;
@@ -74,15 +76,16 @@ mod slot {
         // SAFETY: only `set` writes a non-null pointer, taken from a `&Frame` that it borrows
         // until it has put the previous pointer back (on return or unwind), in LIFO order on
         // this thread. So a non-null pointer read here points to a live frame, borrowed
-        // shared; `f` cannot keep the reference past its own call (`T` does not borrow it).
+        // shared; `f` cannot keep the reference past its own call (`T` does not borrow it),
+        // nor anything the frame borrows (it sees the frame's lifetime as its own call's).
         Some(f(unsafe { &*p }))
     }
 }
 
 /// What a call publishes about its current attempt.
-pub(crate) struct Frame {
+pub(crate) struct Frame<'a> {
     /// The function's site, as its calls use it.
-    pub(crate) r: &'static Resolved,
+    pub(crate) r: &'a Resolved<'a>,
     /// The attempt being made (1-based; 0 before the first).
     pub(crate) number: u32,
     /// The depth (1 for an outermost call, one more for each `#[retry]` attempt it runs
@@ -111,14 +114,14 @@ pub(crate) struct Outer {
 /// The attempt the current code runs inside, if any.
 #[inline]
 pub(crate) fn outer() -> Option<Outer> {
-    slot::with(Frame::as_outer)
+    slot::with(|f| f.as_outer())
 }
 
-impl Frame {
+impl<'a> Frame<'a> {
     /// The frame of a call of `site` whose own deadline is `deadline`, started inside `outer`.
     #[inline]
     pub(crate) fn new(
-        r: &'static Resolved,
+        r: &'a Resolved<'a>,
         deadline: Option<Instant>,
         outer: Option<Outer>,
     ) -> Self {
@@ -138,7 +141,7 @@ impl Frame {
 
     /// The function's site.
     #[inline]
-    pub(crate) fn site(&self) -> &'static Site {
+    pub(crate) fn site(&self) -> &'a Site {
         self.r.site
     }
 
@@ -202,7 +205,7 @@ impl Frame {
     /// at every poll, so looking again changes nothing).
     #[cold]
     #[inline(never)]
-    fn adopt(&mut self, outer: &Frame) {
+    fn adopt(&mut self, outer: &Frame<'_>) {
         let (depth, deadline) = nested(self.deadline, outer.as_outer());
         let word = self.depth.get_mut();
         *word = (*word & NESTED_RETRIED) | depth;
@@ -211,8 +214,10 @@ impl Frame {
 
     fn snapshot(&self) -> Attempt {
         let configured = self.r.settings.max_attempts;
+        let site = self.site();
         Attempt {
-            site: self.site(),
+            function: site.name,
+            partition: site.partition_name(),
             number: self.number,
             max_attempts: ambient::current().max_attempts(configured),
             depth: self.depth(),
@@ -241,21 +246,21 @@ pub(crate) fn nested_call_retried() {
 
 pin_project_lite::pin_project! {
     /// An attempt's future, polled with its call's frame published.
-    pub struct InFrame<'c, F> {
-        frame: &'c mut Frame,
+    pub struct InFrame<'c, 'a, F> {
+        frame: &'c mut Frame<'a>,
         #[pin]
         attempt: F,
     }
 }
 
-impl<'c, F> InFrame<'c, F> {
+impl<'c, 'a, F> InFrame<'c, 'a, F> {
     #[inline]
-    pub(crate) fn new(frame: &'c mut Frame, attempt: F) -> Self {
+    pub(crate) fn new(frame: &'c mut Frame<'a>, attempt: F) -> Self {
         InFrame { frame, attempt }
     }
 }
 
-impl<F: Future> Future for InFrame<'_, F> {
+impl<F: Future> Future for InFrame<'_, '_, F> {
     type Output = F::Output;
 
     #[inline]
@@ -292,13 +297,14 @@ impl<F: Future> Future for InFrame<'_, F> {
 /// ```
 #[must_use]
 pub fn attempt() -> Option<Attempt> {
-    slot::with(Frame::snapshot)
+    slot::with(|f| f.snapshot())
 }
 
 /// One attempt of a `#[retry]` call, as [`attempt`] saw it.
 #[derive(Clone, Copy)]
 pub struct Attempt {
-    site: &'static Site,
+    function: &'static str,
+    partition: Option<&'static str>,
     number: u32,
     max_attempts: u32,
     depth: u32,
@@ -353,13 +359,13 @@ impl Attempt {
     /// The `#[retry]` function's name.
     #[must_use]
     pub fn function(&self) -> &'static str {
-        self.site.name
+        self.function
     }
 
     /// The function's named partition, if any.
     #[must_use]
     pub fn partition(&self) -> Option<&'static str> {
-        self.site.partition_name()
+        self.partition
     }
 
     /// 1 for an outermost call; 2 for a `#[retry]` call made inside another's attempt, and so

@@ -23,7 +23,7 @@ use std::time::Duration;
 /// # let _ = log_retry;
 /// ```
 pub struct RetryEvent<'a, E> {
-    pub(crate) frame: &'a Frame,
+    pub(crate) frame: &'a Frame<'a>,
     pub(crate) attempt: u32,
     pub(crate) delay: Duration,
     pub(crate) error: Option<&'a E>,

@@ -192,6 +192,7 @@ mod breaker;
 mod bucket;
 mod budget;
 mod classify;
+mod closure;
 pub mod config;
 mod context;
 mod engine;
@@ -205,6 +206,11 @@ mod observe;
 mod partition;
 mod policy;
 mod report;
+/// The plug types of a [`Policy`]: how it classifies, polls and reports, named in its type.
+pub mod plug {
+    pub use crate::closure::{ClassifyFn, HintFn, Hook, NoHint, NoHook, NoRepeat, Repeat};
+    pub use crate::engine::{ByTrait, Classifier, FromTimedOut, IntoErrorClass};
+}
 pub mod testing;
 pub mod wire;
 
@@ -218,6 +224,7 @@ pub use budget::RetryBudget;
 pub use classify::reqwest;
 pub use classify::{Classify, ErrorClass, TimedOut, TimeoutKind};
 pub use classify::{aws, hint};
+pub use closure::{Policy, PolicyError};
 pub use context::{Attempt, InvocationId, attempt};
 pub use event::RetryEvent;
 pub use limiter::RateLimiter;

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 /// A retry is about to sleep: the frame's attempt failed with `class` (`Transient` for a
 /// polling repeat) and the call waits `delay`.
-pub(crate) fn retrying(frame: &Frame, env: &Env, class: ErrorClass, delay: Duration) {
+pub(crate) fn retrying(frame: &Frame<'_>, env: &Env, class: ErrorClass, delay: Duration) {
     let (site, attempt) = (frame.site(), frame.number);
     #[cfg(feature = "metrics")]
     {
@@ -48,7 +48,7 @@ pub(crate) fn retrying(frame: &Frame, env: &Env, class: ErrorClass, delay: Durat
     if tracing::enabled!(target: "retry", tracing::Level::DEBUG) {
         let function = site.name;
         let invocation_id = tracing::field::display(frame.invocation_id());
-        let (partition, tokens, fill_rate) = levels(site);
+        let (partition, tokens, fill_rate) = levels(frame.r);
         let class = class.as_str();
         let delay_ms = delay.as_secs_f64() * 1000.0;
         tracing::debug!(
@@ -63,7 +63,7 @@ pub(crate) fn retrying(frame: &Frame, env: &Env, class: ErrorClass, delay: Durat
 
 /// Retries ended early, after attempt `attempt`; the caller gets the last result.
 pub(crate) fn ended_early(
-    frame: &Frame,
+    frame: &Frame<'_>,
     env: &Env,
     attempt: u32,
     class: Option<ErrorClass>,
@@ -86,7 +86,7 @@ pub(crate) fn ended_early(
     if tracing::enabled!(target: "retry", tracing::Level::WARN) {
         let function = site.name;
         let invocation_id = tracing::field::display(frame.invocation_id());
-        let (partition, tokens, fill_rate) = levels(site);
+        let (partition, tokens, fill_rate) = levels(frame.r);
         let class = class.map_or("none", ErrorClass::as_str);
         let reason = reason.as_str();
         tracing::warn!(
@@ -103,7 +103,7 @@ pub(crate) fn ended_early(
 /// an early end after attempt 0; tracing gets a DEBUG event (the transition to open was the
 /// WARN).
 #[cold]
-pub(crate) fn refused(frame: &Frame, env: &Env) {
+pub(crate) fn refused(frame: &Frame<'_>, env: &Env) {
     let site = frame.site();
     #[cfg(feature = "metrics")]
     frame.r.meters.ended_early(EarlyEnd::CircuitOpen);
@@ -132,7 +132,7 @@ pub(crate) fn refused(frame: &Frame, env: &Env) {
 
 /// A breaker changed state; the attempt of `site` that changed it reports it, once.
 #[cold]
-pub(crate) fn breaker_changed(r: &Resolved, change: Change) {
+pub(crate) fn breaker_changed(r: &Resolved<'_>, change: Change) {
     let site = r.site;
     #[cfg(feature = "metrics")]
     r.meters.transition(change);
@@ -191,12 +191,11 @@ pub(crate) fn nested_retry(site: &Site, attempt: u32, depth: u32, class: ErrorCl
 /// The partition (empty for none), the bucket's level, and in adaptive mode the limiter's fill
 /// rate (a field left out of the event otherwise).
 #[cfg(feature = "tracing")]
-fn levels(site: &'static Site) -> (&'static str, u32, Option<f64>) {
-    let fill_rate =
-        (site.resolved(false).settings.mode == Mode::Adaptive).then(|| site.limiter().fill_rate());
+fn levels(r: &Resolved<'_>) -> (&'static str, u32, Option<f64>) {
+    let fill_rate = (r.settings.mode == Mode::Adaptive).then(|| r.limiter.fill_rate());
     (
-        site.partition_name().unwrap_or(""),
-        site.token_bucket().available(),
+        r.site.partition_name().unwrap_or(""),
+        r.bucket.available(),
         fill_rate,
     )
 }

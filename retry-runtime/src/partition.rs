@@ -6,7 +6,7 @@ use crate::bucket::TokenBucket;
 use crate::budget::RetryBudget;
 use crate::config::{self, Settings};
 use crate::limiter::RateLimiter;
-use crate::policy::Policy;
+use crate::policy::Keys;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
@@ -107,19 +107,20 @@ impl Partition {
 #[derive(Debug)]
 pub struct Site {
     pub(crate) name: &'static str,
-    pub(crate) policy: Policy,
-    partition: Option<&'static str>,
-    profile: Option<&'static str>,
-    bucket: Option<&'static TokenBucket>,
-    limiter: Option<&'static RateLimiter>,
-    budget: Option<&'static RetryBudget>,
+    pub(crate) policy: Keys,
+    pub(crate) partition: Option<&'static str>,
+    pub(crate) profile: Option<&'static str>,
+    pub(crate) bucket: Option<&'static TokenBucket>,
+    pub(crate) limiter: Option<&'static RateLimiter>,
+    pub(crate) budget: Option<&'static RetryBudget>,
     /// `budget = "N%"`: that share, the partition's budget or one of the function's own.
     budget_share: Option<f64>,
-    breaker: Option<BreakerRef>,
+    pub(crate) breaker: Option<BreakerRef>,
     own_bucket: TokenBucket,
     own_limiter: RateLimiter,
     shared: OnceLock<&'static Partition>,
-    resolved: OnceLock<Resolved>,
+    config: OnceLock<Config>,
+    resolved: OnceLock<Resolved<'static>>,
     /// The WARN about retries at two levels was emitted.
     pub(crate) nested_warned: AtomicBool,
 }
@@ -127,7 +128,7 @@ pub struct Site {
 impl Site {
     /// A function called `name` with `policy`, and its own bucket and limiter.
     #[must_use]
-    pub const fn new(name: &'static str, policy: Policy) -> Site {
+    pub const fn new(name: &'static str, policy: Keys) -> Site {
         Site {
             name,
             policy,
@@ -141,6 +142,7 @@ impl Site {
             own_bucket: TokenBucket::standard(),
             own_limiter: RateLimiter::adaptive(),
             shared: OnceLock::new(),
+            config: OnceLock::new(),
             resolved: OnceLock::new(),
             nested_warned: AtomicBool::new(false),
         }
@@ -242,7 +244,7 @@ impl Site {
     /// after the environment and config file, and the shared state it uses. `timed`: whether
     /// its calls run attempts under a timer (a timeout from outside applies only then).
     #[inline]
-    pub(crate) fn resolved(&'static self, timed: bool) -> &'static Resolved {
+    pub(crate) fn resolved(&'static self, timed: bool) -> &'static Resolved<'static> {
         match self.resolved.get() {
             Some(r) => r,
             None => self.resolve(timed),
@@ -251,8 +253,34 @@ impl Site {
 
     #[cold]
     #[inline(never)]
-    fn resolve(&'static self, timed: bool) -> &'static Resolved {
-        self.resolved.get_or_init(|| {
+    fn resolve(&'static self, timed: bool) -> &'static Resolved<'static> {
+        self.resolved.get_or_init(|| self.resolved_in(timed))
+    }
+
+    /// What a call reads, borrowed from this site for as long as it lives: a `static` site
+    /// keeps it ([`resolved`](Self::resolved)), a `Policy` value makes it for each call.
+    pub(crate) fn resolved_in(&self, timed: bool) -> Resolved<'_> {
+        let c = self.config(timed);
+        let adaptive = c.settings.mode == crate::policy::Mode::Adaptive;
+        Resolved {
+            site: self,
+            settings: c.settings,
+            policy: c.policy,
+            #[cfg(feature = "metrics")]
+            meters: &c.meters,
+            bucket: self.token_bucket(),
+            limiter: self.limiter(),
+            budget: c.budget,
+            breaker: c.breaker,
+            gated: adaptive || c.breaker.is_some(),
+            extras: adaptive || c.budget.is_some() || c.breaker.is_some(),
+        }
+    }
+
+    /// The function's settings after the environment and the config file, and the budget and
+    /// breaker it uses, resolved once.
+    fn config(&self, timed: bool) -> &Config {
+        self.config.get_or_init(|| {
             let config::Resolution {
                 settings, policy, ..
             } = config::resolve(self.name, &self.policy, self.profile, timed);
@@ -275,22 +303,27 @@ impl Site {
                     }
                 }
             });
-            let adaptive = settings.mode == crate::policy::Mode::Adaptive;
-            Resolved {
-                site: self,
+            Config {
                 settings,
                 policy,
                 #[cfg(feature = "metrics")]
                 meters: crate::meters::Meters::new(self),
-                bucket: self.token_bucket(),
-                limiter: self.limiter(),
                 budget,
                 breaker,
-                gated: adaptive || breaker.is_some(),
-                extras: adaptive || budget.is_some() || breaker.is_some(),
             }
         })
     }
+}
+
+/// What a site resolves once, owning or naming only what outlives it.
+#[derive(Debug)]
+struct Config {
+    settings: Settings,
+    policy: Keys,
+    #[cfg(feature = "metrics")]
+    meters: crate::meters::Meters,
+    budget: Option<&'static RetryBudget>,
+    breaker: Option<&'static CircuitBreaker>,
 }
 
 /// What `budget = ...` names: a user's `static`, or a share of the requests.
@@ -313,19 +346,19 @@ pub enum BreakerRef {
 }
 
 /// A function's site as its calls use it, resolved once per process (see [`Site::resolved`]).
-pub(crate) struct Resolved {
-    pub(crate) site: &'static Site,
+pub(crate) struct Resolved<'a> {
+    pub(crate) site: &'a Site,
     pub(crate) settings: Settings,
     /// The settings in effect: the attribute's, and where it left a key open, the
     /// environment's or the config file's.
-    pub(crate) policy: Policy,
+    pub(crate) policy: Keys,
     /// The function's metric handles (feature `metrics`).
     #[cfg(feature = "metrics")]
-    pub(crate) meters: crate::meters::Meters,
-    pub(crate) bucket: &'static TokenBucket,
-    pub(crate) limiter: &'static RateLimiter,
-    pub(crate) budget: Option<&'static RetryBudget>,
-    pub(crate) breaker: Option<&'static CircuitBreaker>,
+    pub(crate) meters: &'a crate::meters::Meters,
+    pub(crate) bucket: &'a TokenBucket,
+    pub(crate) limiter: &'a RateLimiter,
+    pub(crate) budget: Option<&'a RetryBudget>,
+    pub(crate) breaker: Option<&'a CircuitBreaker>,
     /// Adaptive mode or a breaker: an attempt waits at the loop's gate for a send token or
     /// the breaker's leave (one test on the success path for both).
     pub(crate) gated: bool,
@@ -334,7 +367,7 @@ pub(crate) struct Resolved {
     pub(crate) extras: bool,
 }
 
-impl std::fmt::Debug for Resolved {
+impl std::fmt::Debug for Resolved<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Not the site: it holds this.
         f.debug_struct("Resolved")

@@ -43,7 +43,7 @@ impl Mode {
 /// method sets it; `mode` and `max_attempts` remember whether the attribute wrote them, because
 /// the environment and the config file may set them only when it did not.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Policy {
+pub struct Keys {
     pub(crate) mode: Option<Mode>,
     pub(crate) max_attempts: Option<u32>,
     /// The backoff bounds in effect (a default yields to the other bound written alone).
@@ -116,12 +116,12 @@ pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 const DEFAULT_INITIAL_BACKOFF: Duration = Duration::from_secs(1);
 const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(20);
 
-impl Policy {
+impl Keys {
     /// The AWS SDKs' standard-mode defaults: 3 attempts, 1 s initial backoff doubling up to
     /// 20 s, full jitter, no timeouts.
     #[must_use]
-    pub const fn new() -> Policy {
-        Policy {
+    pub const fn new() -> Keys {
+        Keys {
             mode: None,
             max_attempts: None,
             initial_backoff: DEFAULT_INITIAL_BACKOFF,
@@ -138,7 +138,7 @@ impl Policy {
 
     /// Sets the mode explicitly (the environment can no longer change it).
     #[must_use]
-    pub const fn mode(mut self, mode: Mode) -> Policy {
+    pub const fn mode(mut self, mode: Mode) -> Keys {
         self.mode = Some(mode);
         self.written |= Key::Mode.bit();
         self
@@ -146,7 +146,7 @@ impl Policy {
 
     /// Sets the number of attempts, the first included (the environment can no longer change it).
     #[must_use]
-    pub const fn max_attempts(mut self, n: u32) -> Policy {
+    pub const fn max_attempts(mut self, n: u32) -> Keys {
         self.max_attempts = Some(n);
         self.written |= Key::MaxAttempts.bit();
         self
@@ -155,7 +155,7 @@ impl Policy {
     /// Sets the first backoff. Set alone above the default `max_backoff` (20 s), it raises
     /// `max_backoff` to itself.
     #[must_use]
-    pub const fn initial_backoff(mut self, d: Duration) -> Policy {
+    pub const fn initial_backoff(mut self, d: Duration) -> Keys {
         self.initial_backoff = d;
         self.written |= Key::InitialBackoff.bit();
         if !self.wrote(Key::MaxBackoff) {
@@ -170,7 +170,7 @@ impl Policy {
 
     /// Sets the growth factor of the backoff.
     #[must_use]
-    pub const fn multiplier(mut self, m: f64) -> Policy {
+    pub const fn multiplier(mut self, m: f64) -> Keys {
         self.multiplier = m;
         self.written |= Key::Multiplier.bit();
         self
@@ -179,7 +179,7 @@ impl Policy {
     /// Sets the cap of the backoff (before jitter), and the longest server hint obeyed. Set
     /// alone below the default `initial_backoff` (1 s), it lowers `initial_backoff` to itself.
     #[must_use]
-    pub const fn max_backoff(mut self, d: Duration) -> Policy {
+    pub const fn max_backoff(mut self, d: Duration) -> Keys {
         self.max_backoff = d;
         self.written |= Key::MaxBackoff.bit();
         if !self.wrote(Key::InitialBackoff) {
@@ -194,7 +194,7 @@ impl Policy {
 
     /// Sets the jitter.
     #[must_use]
-    pub const fn jitter(mut self, j: Jitter) -> Policy {
+    pub const fn jitter(mut self, j: Jitter) -> Keys {
         self.jitter = j;
         self.written |= Key::Jitter.bit();
         self
@@ -202,7 +202,7 @@ impl Policy {
 
     /// Sets the timeout of the first attempt.
     #[must_use]
-    pub const fn attempt_timeout(mut self, d: Duration) -> Policy {
+    pub const fn attempt_timeout(mut self, d: Duration) -> Keys {
         self.attempt_timeout = Some(d);
         self.written |= Key::AttemptTimeout.bit();
         self
@@ -210,7 +210,7 @@ impl Policy {
 
     /// Sets the growth factor of the attempt timeout.
     #[must_use]
-    pub const fn attempt_timeout_multiplier(mut self, m: f64) -> Policy {
+    pub const fn attempt_timeout_multiplier(mut self, m: f64) -> Keys {
         self.attempt_timeout_multiplier = m;
         self.written |= Key::AttemptTimeoutMultiplier.bit();
         self
@@ -218,7 +218,7 @@ impl Policy {
 
     /// Sets the cap of the attempt timeout (default: the attempt timeout itself).
     #[must_use]
-    pub const fn max_attempt_timeout(mut self, d: Duration) -> Policy {
+    pub const fn max_attempt_timeout(mut self, d: Duration) -> Keys {
         self.max_attempt_timeout = Some(d);
         self.written |= Key::MaxAttemptTimeout.bit();
         self
@@ -226,7 +226,7 @@ impl Policy {
 
     /// Sets the total time for all attempts and sleeps.
     #[must_use]
-    pub const fn deadline(mut self, d: Duration) -> Policy {
+    pub const fn deadline(mut self, d: Duration) -> Keys {
         self.deadline = Some(d);
         self.written |= Key::Deadline.bit();
         self
@@ -255,7 +255,7 @@ impl Policy {
     }
 
     /// Sets `key` to `value` as its builder would (a value of another kind is ignored).
-    pub(crate) fn with(self, key: Key, value: Value) -> Policy {
+    pub(crate) fn with(self, key: Key, value: Value) -> Keys {
         match (key, value) {
             (Key::Mode, Value::Mode(m)) => self.mode(m),
             (Key::MaxAttempts, Value::Attempts(n)) => self.max_attempts(n),
@@ -269,6 +269,68 @@ impl Policy {
             (Key::Deadline, Value::Duration(d)) => self.deadline(d),
             _ => self,
         }
+    }
+
+    /// Every way the values do not hold together, as the attribute's compile-time checks
+    /// would report them (empty: coherent).
+    pub(crate) fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.max_attempts == Some(0) {
+            out.push("max_attempts must be at least 1".to_owned());
+        }
+        for (key, m) in [
+            (Key::Multiplier, self.multiplier),
+            (
+                Key::AttemptTimeoutMultiplier,
+                self.attempt_timeout_multiplier,
+            ),
+        ] {
+            if !(m.is_finite() && m >= 1.0) {
+                out.push(format!("{} ({m}) must be a number >= 1", key.name()));
+            }
+        }
+        if let Jitter::Fraction(j) = self.jitter {
+            if !(0.0..=1.0).contains(&j) {
+                out.push(format!("the jitter fraction ({j}) must be in [0, 1]"));
+            }
+        }
+        let (initial, max) = self.backoff_bounds();
+        if max < initial {
+            out.push(format!(
+                "max_backoff ({max:?}) is below initial_backoff ({initial:?})"
+            ));
+        }
+        for (key, d) in [
+            (Key::AttemptTimeout, self.attempt_timeout),
+            (Key::MaxAttemptTimeout, self.max_attempt_timeout),
+            (Key::Deadline, self.deadline),
+        ] {
+            if d == Some(Duration::ZERO) {
+                out.push(format!("{} must be above zero", key.name()));
+            }
+        }
+        if self.attempt_timeout.is_none() {
+            for key in [Key::AttemptTimeoutMultiplier, Key::MaxAttemptTimeout] {
+                if self.wrote(key) {
+                    out.push(format!("{} needs attempt_timeout", key.name()));
+                }
+            }
+        }
+        if let (Some(t), Some(max)) = (self.attempt_timeout, self.max_attempt_timeout) {
+            if max < t {
+                out.push(format!(
+                    "max_attempt_timeout ({max:?}) is below attempt_timeout ({t:?})"
+                ));
+            }
+        }
+        if let (Some(t), Some(d)) = (self.attempt_timeout, self.deadline) {
+            if t > d {
+                out.push(format!(
+                    "attempt_timeout ({t:?}) is longer than deadline ({d:?})"
+                ));
+            }
+        }
+        out
     }
 
     /// The mode written in the attribute, if any.
@@ -337,9 +399,9 @@ impl std::fmt::Display for Value {
     }
 }
 
-impl Default for Policy {
+impl Default for Keys {
     fn default() -> Self {
-        Policy::new()
+        Keys::new()
     }
 }
 
@@ -351,7 +413,7 @@ mod tests {
 
     #[test]
     fn backoff_doubles_to_the_cap() {
-        let p = Policy::new()
+        let p = Keys::new()
             .initial_backoff(MS(100))
             .multiplier(2.0)
             .max_backoff(MS(500));
@@ -361,7 +423,7 @@ mod tests {
 
     #[test]
     fn fractional_multiplier_rounds_to_the_nanosecond() {
-        let p = Policy::new()
+        let p = Keys::new()
             .initial_backoff(MS(100))
             .multiplier(1.3)
             .max_backoff(Duration::from_secs(60));
@@ -372,7 +434,7 @@ mod tests {
 
     #[test]
     fn huge_attempt_numbers_saturate_at_the_cap() {
-        let p = Policy::new();
+        let p = Keys::new();
         assert_eq!(p.backoff_for(u32::MAX), Duration::from_secs(20));
         let p = p.multiplier(1.5);
         assert_eq!(p.backoff_for(u32::MAX), Duration::from_secs(20));
@@ -380,7 +442,7 @@ mod tests {
 
     #[test]
     fn attempt_timeout_grows_to_its_own_cap() {
-        let p = Policy::new()
+        let p = Keys::new()
             .attempt_timeout(MS(1500))
             .attempt_timeout_multiplier(2.0)
             .max_attempt_timeout(MS(3000));
@@ -388,38 +450,38 @@ mod tests {
         assert_eq!(p.attempt_timeout_for(2), Some(MS(3000)));
         assert_eq!(p.attempt_timeout_for(3), Some(MS(3000)));
         // Without max_attempt_timeout the cap is the attempt timeout itself.
-        let q = Policy::new()
+        let q = Keys::new()
             .attempt_timeout(MS(500))
             .attempt_timeout_multiplier(2.0);
         assert_eq!(q.attempt_timeout_for(3), Some(MS(500)));
-        assert_eq!(Policy::new().attempt_timeout_for(1), None);
+        assert_eq!(Keys::new().attempt_timeout_for(1), None);
     }
 
     #[test]
     fn a_backoff_bound_set_alone_moves_the_other_default() {
         let s = Duration::from_secs;
-        assert_eq!(Policy::new().backoff_bounds(), (s(1), s(20)));
+        assert_eq!(Keys::new().backoff_bounds(), (s(1), s(20)));
         assert_eq!(
-            Policy::new().initial_backoff(s(30)).backoff_bounds(),
+            Keys::new().initial_backoff(s(30)).backoff_bounds(),
             (s(30), s(30))
         );
         assert_eq!(
-            Policy::new().initial_backoff(s(5)).backoff_bounds(),
+            Keys::new().initial_backoff(s(5)).backoff_bounds(),
             (s(5), s(20))
         );
         assert_eq!(
-            Policy::new().max_backoff(MS(300)).backoff_bounds(),
+            Keys::new().max_backoff(MS(300)).backoff_bounds(),
             (MS(300), MS(300))
         );
         assert_eq!(
-            Policy::new().max_backoff(s(60)).backoff_bounds(),
+            Keys::new().max_backoff(s(60)).backoff_bounds(),
             (s(1), s(60))
         );
-        let both = Policy::new().initial_backoff(MS(10)).max_backoff(MS(50));
+        let both = Keys::new().initial_backoff(MS(10)).max_backoff(MS(50));
         assert_eq!(both.backoff_bounds(), (MS(10), MS(50)));
-        let other_order = Policy::new().max_backoff(MS(50)).initial_backoff(MS(10));
+        let other_order = Keys::new().max_backoff(MS(50)).initial_backoff(MS(10));
         assert_eq!(other_order.backoff_bounds(), (MS(10), MS(50)));
-        let raised_then_set = Policy::new().initial_backoff(s(30)).max_backoff(s(40));
+        let raised_then_set = Keys::new().initial_backoff(s(30)).max_backoff(s(40));
         assert_eq!(raised_then_set.backoff_bounds(), (s(30), s(40)));
     }
 

@@ -136,8 +136,8 @@ impl From<bool> for ErrorClass {
     message = "`#[retry]` cannot tell whether `{Self}` is worth retrying",
     label = "the error type `{Self}` does not implement `retry_runtime::Classify`",
     note = "implement `retry_runtime::Classify` for `{Self}` (`fn classify(&self) -> ErrorClass`), \
-            or name a predicate in the attribute: `#[retry(retry_on = is_transient)]` with \
-            `fn is_transient(e: &{Self}) -> bool`"
+            or name a predicate: `#[retry(retry_on = is_transient)]`, or \
+            `Policy::classify(is_transient)`, with `fn is_transient(e: &{Self}) -> bool`"
 )]
 pub trait Classify {
     /// The class of this error.
@@ -274,6 +274,20 @@ impl fmt::Display for TimedOut {
 }
 
 impl std::error::Error for TimedOut {}
+
+/// For a closure or function whose error is a message: the timeout's description.
+impl From<TimedOut> for String {
+    fn from(t: TimedOut) -> Self {
+        t.to_string()
+    }
+}
+
+/// For a closure or function whose error is a message: the refusal's description.
+impl From<crate::CircuitOpen> for String {
+    fn from(open: crate::CircuitOpen) -> Self {
+        open.to_string()
+    }
+}
 
 impl Classify for TimedOut {
     fn classify(&self) -> ErrorClass {

@@ -36,7 +36,7 @@
 //!
 //! [`explain`] lists, for every function that has run, each setting and where it came from.
 
-use crate::policy::{DEFAULT_MAX_ATTEMPTS, Key, Mode, Policy, Value};
+use crate::policy::{DEFAULT_MAX_ATTEMPTS, Key, Keys, Mode, Value};
 use std::ffi::OsString;
 use std::fmt;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -131,7 +131,7 @@ fn warn(message: &str) {
 /// and where each value came from.
 pub(crate) struct Resolution {
     pub(crate) settings: Settings,
-    pub(crate) policy: Policy,
+    pub(crate) policy: Keys,
     pub(crate) explained: Explained,
 }
 
@@ -139,7 +139,7 @@ pub(crate) struct Resolution {
 /// its attempts run under a timer (the attribute sets `attempt_timeout` or `deadline`).
 pub(crate) fn resolve(
     function: &'static str,
-    policy: &Policy,
+    policy: &Keys,
     profile: Option<&'static str>,
     timed: bool,
 ) -> Resolution {
@@ -156,7 +156,7 @@ pub(crate) fn resolve(
 fn resolution(
     function: &'static str,
     profile: Option<&'static str>,
-    policy: &Policy,
+    policy: &Keys,
     layers: &[Layer],
     timed: bool,
     warn: &mut dyn FnMut(String),
@@ -246,11 +246,11 @@ const TIMER_KEYS: [Key; 4] = [
 
 /// The policy of the chosen values, each set by its builder (so that a backoff bound set alone
 /// moves the other's default, as in the attribute).
-fn build(chosen: &[Option<(Value, Source)>; 10]) -> Policy {
+fn build(chosen: &[Option<(Value, Source)>; 10]) -> Keys {
     Key::ALL
         .iter()
         .zip(chosen)
-        .fold(Policy::new(), |p, (&key, value)| match value {
+        .fold(Keys::new(), |p, (&key, value)| match value {
             Some((v, _)) => p.with(key, *v),
             None => p,
         })
@@ -258,7 +258,7 @@ fn build(chosen: &[Option<(Value, Source)>; 10]) -> Policy {
 
 /// The first coherence rule `policy` breaks: the keys involved and why.
 fn incoherence(
-    policy: &Policy,
+    policy: &Keys,
     chosen: &[Option<(Value, Source)>; 10],
 ) -> Option<(Vec<Key>, &'static str)> {
     let set = |key: Key| chosen[key as usize].is_some();
@@ -565,7 +565,7 @@ mod tests {
         }
     }
 
-    fn resolve_with(policy: &Policy, layers: &[Layer], timed: bool) -> (Resolution, Vec<String>) {
+    fn resolve_with(policy: &Keys, layers: &[Layer], timed: bool) -> (Resolution, Vec<String>) {
         let mut warnings = Vec::new();
         let r = resolution("f", None, policy, layers, timed, &mut |w| warnings.push(w));
         (r, warnings)
@@ -593,7 +593,7 @@ mod tests {
             &env_source("RETRY_P_MODE"),
         );
         let layers = [profile, general, Layer::default(), file];
-        let (r, warnings) = resolve_with(&Policy::new().multiplier(1.5), &layers, false);
+        let (r, warnings) = resolve_with(&Keys::new().multiplier(1.5), &layers, false);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(
             r.settings,
@@ -626,7 +626,7 @@ mod tests {
             &[(Key::MaxBackoff, Value::Duration(MS(100)))],
             &env_source("RETRY_MAX_BACKOFF"),
         );
-        let attribute = Policy::new().initial_backoff(MS(500));
+        let attribute = Keys::new().initial_backoff(MS(500));
         let (r, warnings) = resolve_with(&attribute, &[general], false);
         assert_eq!(
             warnings,
@@ -645,7 +645,7 @@ mod tests {
             &[(Key::MaxBackoff, Value::Duration(MS(100)))],
             &env_source("RETRY_MAX_BACKOFF"),
         );
-        let (r, warnings) = resolve_with(&Policy::new(), &[general], false);
+        let (r, warnings) = resolve_with(&Keys::new(), &[general], false);
         assert!(warnings.is_empty());
         assert_eq!(r.policy.backoff_bounds(), (MS(100), MS(100)));
     }
@@ -661,7 +661,7 @@ mod tests {
         );
         // Longer than the attribute's deadline: ignored, and max_attempt_timeout with it (it
         // shapes a timeout that is no longer set).
-        let (r, warnings) = resolve_with(&Policy::new().deadline(MS(2000)), &[general], true);
+        let (r, warnings) = resolve_with(&Keys::new().deadline(MS(2000)), &[general], true);
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings[0].contains("attempt_timeout would be longer than deadline"));
         assert!(warnings[1].contains("it shapes attempt_timeout, which is not set"));
@@ -676,7 +676,7 @@ mod tests {
             &[(Key::Deadline, Value::Duration(MS(5000)))],
             &env_source("RETRY_DEADLINE"),
         );
-        let (r, warnings) = resolve_with(&Policy::new(), std::slice::from_ref(&general), false);
+        let (r, warnings) = resolve_with(&Keys::new(), std::slice::from_ref(&general), false);
         assert_eq!(r.policy.deadline, None);
         assert_eq!(warnings.len(), 1);
         assert!(
@@ -686,7 +686,7 @@ mod tests {
             ),
             "{warnings:?}"
         );
-        let (r, warnings) = resolve_with(&Policy::new().attempt_timeout(MS(100)), &[general], true);
+        let (r, warnings) = resolve_with(&Keys::new().attempt_timeout(MS(100)), &[general], true);
         assert!(warnings.is_empty());
         assert_eq!(r.policy.deadline, Some(MS(5000)));
     }

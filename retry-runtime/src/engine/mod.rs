@@ -52,9 +52,9 @@ use tokio::time::Instant;
 ///
 /// The type and `new` carry no bounds but `K`'s kind; each entry point asks only for what it
 /// uses, so a mistake in the user's types is reported once, where the expansion names it.
-pub struct Call<R, K: TimerKind, P, J> {
+pub struct Call<'a, R, K: TimerKind, P, J> {
     /// The function, the attempt, its cutoff and the deadline, as the body sees them.
-    frame: Frame,
+    frame: Frame<'a>,
     timer: K,
     repeat: P,
     plugs: J,
@@ -64,7 +64,7 @@ pub struct Call<R, K: TimerKind, P, J> {
     cutoff: K::Cutoff,
     /// The current attempt at the gate.
     gate: Gate,
-    retrying: Option<Retrying<R>>,
+    retrying: Option<Retrying<'a, R>>,
 }
 
 /// Where the current attempt stands at the loop's gate (one field, set up by one store).
@@ -77,9 +77,9 @@ struct Gate {
 }
 
 /// The state of a call that has retried.
-struct Retrying<R> {
+struct Retrying<'a, R> {
     /// The bucket the call draws from.
-    bucket: &'static TokenBucket,
+    bucket: &'a TokenBucket,
     /// Tokens this call took for the retry it is about to run or running. They go back when
     /// that retry succeeds, never starts, or the call is dropped (or panics) while holding
     /// them; they stay out when the retry fails.
@@ -95,7 +95,7 @@ struct Retrying<R> {
     last: Option<R>,
 }
 
-impl<R> Drop for Retrying<R> {
+impl<R> Drop for Retrying<'_, R> {
     #[inline]
     fn drop(&mut self) {
         // Only a call that has retried can hold tokens (between taking a retry's cost and
@@ -104,7 +104,7 @@ impl<R> Drop for Retrying<R> {
     }
 }
 
-impl<R> Retrying<R> {
+impl<R> Retrying<'_, R> {
     /// Gives back the tokens held for a retry that will not run (or not finish).
     fn release(&mut self) {
         let held = std::mem::take(&mut self.held);
@@ -114,7 +114,7 @@ impl<R> Retrying<R> {
     }
 }
 
-impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
+impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// Gives back the tokens held for a retry that will not run (or not finish).
     #[cold]
     fn release(&mut self) {
@@ -124,7 +124,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     }
 }
 
-impl<R, K: TimerKind, C, P, O> Call<R, K, P, Plugs<C, O>> {
+impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Plugs<C, O>> {
     /// Starts a call. The deadline clock starts now, at the first poll of the function.
     /// `classify` tells an error's class and hint ([`ByTrait`] or [`Fns`]), `repeat` whether a
     /// success is polled again, `on_retry` is the hook.
@@ -137,7 +137,27 @@ impl<R, K: TimerKind, C, P, O> Call<R, K, P, Plugs<C, O>> {
         repeat: P,
         on_retry: O,
     ) -> Self {
-        let resolved = site.resolved(K::TIMED);
+        Self::with_resolved(
+            site.resolved(K::TIMED),
+            idempotent,
+            timer,
+            classify,
+            repeat,
+            on_retry,
+        )
+    }
+
+    /// Starts a call of what `resolved` describes (a `Policy` value's, for the time of one
+    /// call; a `#[retry]` function's, for the process).
+    #[inline]
+    pub(crate) fn with_resolved(
+        resolved: &'a Resolved<'a>,
+        idempotent: bool,
+        timer: K,
+        classify: C,
+        repeat: P,
+        on_retry: O,
+    ) -> Self {
         let start = K::TIMED.then(Instant::now);
         let deadline = match (start, resolved.policy.deadline) {
             (Some(now), Some(d)) => now.checked_add(d),
@@ -173,7 +193,7 @@ impl<R, K: TimerKind, C, P, O> Call<R, K, P, Plugs<C, O>> {
     pub fn with_breaker(
         self,
         open: fn(CircuitOpen) -> R,
-    ) -> Call<R, K, P, Plugs<C, O, fn(CircuitOpen) -> R>> {
+    ) -> Call<'a, R, K, P, Plugs<C, O, fn(CircuitOpen) -> R>> {
         let Call {
             frame,
             timer,
@@ -201,7 +221,7 @@ impl<R, K: TimerKind, C, P, O> Call<R, K, P, Plugs<C, O>> {
     }
 }
 
-impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
+impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// Whether attempts wait for the rate limiter's send tokens (adaptive mode, which the
     /// environment may choose at run time).
     #[inline]
@@ -217,7 +237,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     }
 
     /// The retry state, set up at the first retry.
-    fn retrying(&mut self) -> &mut Retrying<R> {
+    fn retrying(&mut self) -> &mut Retrying<'a, R> {
         let policy = &self.frame.r.policy;
         let bucket = self.frame.r.bucket;
         self.retrying.get_or_insert_with(|| Retrying {
@@ -279,7 +299,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
 // The entry points the loop calls carry their bounds themselves (not on the impl), each only
 // what it uses, so that a return type that is not a `Result`, or an error type that cannot be
 // classified, is reported with the trait's own message and as few times as can be.
-impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
+impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// Step 1, the gate: the circuit breaker's leave (once per attempt), then in adaptive mode
     /// one look at the rate limiter for the next attempt's send token. `Wait(d)`: sleep `d` and
     /// look again; `Return`: the breaker refused the attempt, or the token would come after
@@ -384,7 +404,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
     /// converts to `R`. The attempt's future is polled with the call's frame published
     /// ([`crate::attempt`]).
     #[inline]
-    pub fn attempt<F: Future<Output = R>>(&mut self, attempt: F) -> InFrame<'_, K::Attempt<F>>
+    pub fn attempt<F: Future<Output = R>>(&mut self, attempt: F) -> InFrame<'_, 'a, K::Attempt<F>>
     where
         K: Timer<R>,
     {
@@ -561,7 +581,7 @@ impl<R, K: TimerKind, P, J> Call<R, K, P, J> {
 /// values, so the success path only tests `extras`.
 #[cold]
 #[inline(never)]
-fn book_extras(r: &Resolved, first: bool, failure: Option<ErrorClass>, pass: Pass) {
+fn book_extras(r: &Resolved<'_>, first: bool, failure: Option<ErrorClass>, pass: Pass) {
     let now = Instant::now();
     if r.settings.mode == Mode::Adaptive {
         r.limiter
@@ -630,7 +650,7 @@ struct Short<R> {
     cost: u32,
 }
 
-impl<R, K: TimerKind, P, J> Call<R, K, P, J>
+impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J>
 where
     R: RetryResult,
     K: Timer<R>,
@@ -851,20 +871,22 @@ mod tests {
     use super::*;
     use crate::__private::{never_repeat, no_hook};
     use crate::bucket::TokenBucket;
-    use crate::policy::Policy;
+    use crate::policy::Keys;
     use tokio::time::advance;
 
     type Out = Result<(), ErrorClass>;
 
     const S: fn(u64) -> Duration = Duration::from_secs;
 
-    fn call(site: &'static Site) -> Call<Out, Untimed, impl Fn(&()) -> bool, impl Judge<Out>> {
+    fn call(
+        site: &'static Site,
+    ) -> Call<'static, Out, Untimed, impl Fn(&()) -> bool, impl Judge<Out>> {
         Call::new(site, true, Untimed, ByTrait, never_repeat::<()>, no_hook)
     }
 
     fn timed_call(
         site: &'static Site,
-    ) -> Call<Out, Timed<ErrorClass>, impl Fn(&()) -> bool, impl Judge<Out>> {
+    ) -> Call<'static, Out, Timed<ErrorClass>, impl Fn(&()) -> bool, impl Judge<Out>> {
         let conversion: fn(TimedOut) -> ErrorClass = |_| ErrorClass::Timeout;
         Call::new(
             site,
@@ -880,7 +902,7 @@ mod tests {
     async fn the_timer_is_the_attempt_timeout_until_the_deadline_comes_first() {
         let site: &Site = Box::leak(Box::new(Site::new(
             "f",
-            Policy::new().attempt_timeout(S(3)).deadline(S(5)),
+            Keys::new().attempt_timeout(S(3)).deadline(S(5)),
         )));
         let start = Instant::now();
         let mut call = timed_call(site);
@@ -896,7 +918,7 @@ mod tests {
     async fn a_cut_attempt_says_which_limit_cut_it() {
         let site: &Site = Box::leak(Box::new(Site::new(
             "f",
-            Policy::new().attempt_timeout(S(3)).deadline(S(5)),
+            Keys::new().attempt_timeout(S(3)).deadline(S(5)),
         )));
         let mut call = timed_call(site);
         call.frame.number = 1;
@@ -914,7 +936,7 @@ mod tests {
     #[test]
     fn a_permanent_error_returns_and_takes_nothing() {
         static B: TokenBucket = TokenBucket::standard();
-        let site: &Site = Box::leak(Box::new(Site::new("f", Policy::new()).bucket(&B)));
+        let site: &Site = Box::leak(Box::new(Site::new("f", Keys::new()).bucket(&B)));
         let mut call = call(site);
         call.frame.number = 1;
         assert!(matches!(
@@ -927,7 +949,7 @@ mod tests {
     #[test]
     fn a_retry_holds_its_cost_until_the_call_is_dropped() {
         static B: TokenBucket = TokenBucket::standard();
-        let site: &Site = Box::leak(Box::new(Site::new("f", Policy::new()).bucket(&B)));
+        let site: &Site = Box::leak(Box::new(Site::new("f", Keys::new()).bucket(&B)));
         let mut call = call(site);
         call.frame.number = 1;
         assert!(matches!(
@@ -942,7 +964,7 @@ mod tests {
     #[test]
     fn a_retry_that_failed_keeps_its_cost_out() {
         static B: TokenBucket = TokenBucket::standard();
-        let site: &Site = Box::leak(Box::new(Site::new("f", Policy::new()).bucket(&B)));
+        let site: &Site = Box::leak(Box::new(Site::new("f", Keys::new()).bucket(&B)));
         let mut call = call(site);
         call.frame.number = 1;
         let _ = call.settle(Some(Err(ErrorClass::Transient)));
@@ -959,7 +981,7 @@ mod tests {
 
     #[test]
     fn settling_after_a_wait_with_nothing_pending_retries() {
-        let site: &Site = Box::leak(Box::new(Site::new("f", Policy::new())));
+        let site: &Site = Box::leak(Box::new(Site::new("f", Keys::new())));
         let mut call = call(site);
         assert!(matches!(call.settle(None), Settled::Retry));
     }

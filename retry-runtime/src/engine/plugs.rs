@@ -49,6 +49,18 @@ impl<E: Classify> Classifier<E> for ByTrait {
     }
 }
 
+impl<E, C: Classifier<E>> Classifier<E> for &C {
+    #[inline]
+    fn class(&self, err: &E) -> ErrorClass {
+        (**self).class(err)
+    }
+
+    #[inline]
+    fn hint(&self, err: &E) -> Option<Duration> {
+        (**self).hint(err)
+    }
+}
+
 impl<E, C, A> Classifier<E> for Fns<C, A>
 where
     C: Fn(&E) -> ErrorClass,

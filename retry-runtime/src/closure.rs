@@ -1,0 +1,416 @@
+//! The engine without the attribute: a [`Policy`] value whose [`retry`](Policy::retry) runs a
+//! closure's attempts with the same loop, the same shared state and the same semantics as a
+//! `#[retry]` function.
+
+use crate::bucket::TokenBucket;
+use crate::budget::RetryBudget;
+use crate::classify::{ErrorClass, TimedOut};
+use crate::engine::{ByTrait, Call, Classifier, FromTimedOut, IntoErrorClass, Timed};
+use crate::event::RetryEvent;
+use crate::limiter::RateLimiter;
+use crate::partition::{Partition, Site};
+use crate::policy::{Jitter, Keys, Mode};
+use core::future::Future;
+use std::fmt;
+use std::time::Duration;
+
+/// A retry policy as a value: the attribute's keys as `const fn` builders, with the same
+/// defaults, and [`retry`](Self::retry) to run a closure under it.
+///
+/// ```
+/// use retry_runtime::{ErrorClass, Policy};
+/// use std::time::Duration;
+///
+/// // Built once (a `static`, or from configuration), shared by every call: its retry bucket
+/// // is shared too, as a `#[retry]` function's is.
+/// static FETCH: Policy = Policy::new()
+///     .max_attempts(4)
+///     .initial_backoff(Duration::from_millis(100))
+///     .deadline(Duration::from_secs(5));
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let mut calls = 0;
+/// let out: Result<u32, std::io::Error> = FETCH
+///     .retry(|| {
+///         calls += 1;
+///         let n = calls;
+///         async move {
+///             if n < 3 {
+///                 Err(std::io::ErrorKind::ConnectionReset.into())
+///             } else {
+///                 Ok(n)
+///             }
+///         }
+///     })
+///     .await;
+/// assert_eq!(out.unwrap(), 3);
+///
+/// // Built where it is used, with a classifier of its own.
+/// let polled = Policy::new()
+///     .max_attempts(2)
+///     .classify(|e: &String| if e == "busy" { ErrorClass::Throttling } else { ErrorClass::Permanent })
+///     .retry(|| async { Err::<(), _>("busy".to_string()) })
+///     .await;
+/// assert!(polled.is_err());
+/// # }
+/// ```
+///
+/// The closure makes one attempt's future each time it is called; inside it,
+/// [`attempt()`](crate::attempt) tells which attempt it is. The closure's error type `E` is
+/// classified by its [`Classify`](crate::Classify) impl, or by [`classify`](Self::classify);
+/// and since a policy may carry timeouts (from the environment or a config file too), `E` must
+/// be able to represent one: `From<TimedOut>`, which `std::io::Error`, `anyhow::Error`,
+/// `Box<dyn Error + Send + Sync>`, `String` and `tonic::Status` have.
+///
+/// A policy without a partition or a bucket of its own has its own retry bucket and rate
+/// limiter, shared by the calls made through that value: build it once and keep it (a
+/// `static`, a field, an `Arc`) for the bucket to bound a fleet's retries; a policy built for
+/// each call starts each call with a full bucket.
+pub struct Policy<C = ByTrait, P = NoRepeat, O = NoHook> {
+    site: Site,
+    idempotent: bool,
+    classify: C,
+    repeat: P,
+    on_retry: O,
+}
+
+impl Policy {
+    /// The attribute's defaults: 3 attempts, backoff from 1 s doubling to 20 s with full
+    /// jitter, no timeouts, standard mode, idempotent, classified by `Classify`.
+    #[must_use]
+    pub const fn new() -> Policy {
+        Policy {
+            site: Site::new("policy", Keys::new()),
+            idempotent: true,
+            classify: ByTrait,
+            repeat: NoRepeat,
+            on_retry: NoHook,
+        }
+    }
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::new()
+    }
+}
+
+macro_rules! key_builders {
+    ($($(#[$doc:meta])* $key:ident: $ty:ty;)*) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            pub const fn $key(mut self, value: $ty) -> Self {
+                self.site.policy = self.site.policy.$key(value);
+                self
+            }
+        )*
+    };
+}
+
+impl<C, P, O> Policy<C, P, O> {
+    key_builders! {
+        /// `"standard"` (the token bucket) or `"adaptive"` (plus the rate limiter).
+        mode: Mode;
+        /// Attempts, the first included (3 unless set).
+        max_attempts: u32;
+        /// The first backoff (1 s unless set; set alone above 20 s, it raises `max_backoff`).
+        initial_backoff: Duration;
+        /// The backoff's growth per attempt (2.0 unless set).
+        multiplier: f64;
+        /// The cap of the backoff and the longest server hint obeyed (20 s unless set).
+        max_backoff: Duration;
+        /// How the backoff is randomised (full jitter unless set).
+        jitter: Jitter;
+        /// The first attempt's timeout.
+        attempt_timeout: Duration;
+        /// The attempt timeout's growth per attempt (1.0 unless set).
+        attempt_timeout_multiplier: f64;
+        /// The cap of the attempt timeout (the attempt timeout itself unless set).
+        max_attempt_timeout: Duration;
+        /// The time for all attempts and sleeps.
+        deadline: Duration;
+    }
+
+    /// The name events, metrics and [`attempt()`](crate::attempt) report (`"policy"` unless
+    /// set).
+    #[must_use]
+    pub const fn name(mut self, name: &'static str) -> Self {
+        self.site.name = name;
+        self
+    }
+
+    /// Whether an attempt may be repeated after its request may have reached the server
+    /// (`true` unless set; `false` retries only `NotSent` and `Throttling` failures).
+    #[must_use]
+    pub const fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = idempotent;
+        self
+    }
+
+    /// Shares the bucket and rate limiter of the named partition with every function and
+    /// policy that names it.
+    #[must_use]
+    pub const fn partition(mut self, name: &'static str) -> Self {
+        self.site.partition = Some(name);
+        self
+    }
+
+    /// Shares the partition called `name` (a name read at run time, from configuration).
+    #[must_use]
+    pub fn partition_named(mut self, name: &str) -> Self {
+        self.site.partition = Some(Partition::named(name).name());
+        self
+    }
+
+    /// Draws retries from a `static` bucket (instead of the partition's or its own).
+    #[must_use]
+    pub const fn bucket(mut self, bucket: &'static TokenBucket) -> Self {
+        self.site.bucket = Some(bucket);
+        self
+    }
+
+    /// Paces sends with a `static` rate limiter in adaptive mode.
+    #[must_use]
+    pub const fn rate_limiter(mut self, limiter: &'static RateLimiter) -> Self {
+        self.site.limiter = Some(limiter);
+        self
+    }
+
+    /// Bounds retries by a `static` budget too.
+    #[must_use]
+    pub const fn budget(mut self, budget: &'static RetryBudget) -> Self {
+        self.site.budget = Some(budget);
+        self
+    }
+
+    /// The profile under which the environment and the config file may set what the policy
+    /// leaves out, as for a `#[retry(profile = "...")]` function.
+    #[must_use]
+    pub const fn profile(mut self, profile: &'static str) -> Self {
+        self.site.profile = Some(profile);
+        self
+    }
+
+    /// Classifies errors with `f` (returning [`ErrorClass`] or `bool`, as `retry_on`) instead
+    /// of their `Classify` impl.
+    #[must_use]
+    pub fn classify<F>(self, f: F) -> Policy<ClassifyFn<F>, P, O> {
+        Policy {
+            site: self.site,
+            idempotent: self.idempotent,
+            classify: ClassifyFn(f, NoHint),
+            repeat: self.repeat,
+            on_retry: self.on_retry,
+        }
+    }
+
+    /// Repeats a successful attempt while `f` returns `true` (polling), as `retry_if_ok`.
+    #[must_use]
+    pub fn retry_if_ok<F>(self, f: F) -> Policy<C, F, O> {
+        Policy {
+            site: self.site,
+            idempotent: self.idempotent,
+            classify: self.classify,
+            repeat: f,
+            on_retry: self.on_retry,
+        }
+    }
+
+    /// Calls `f` before each sleep, as `on_retry`.
+    #[must_use]
+    pub fn on_retry<F>(self, f: F) -> Policy<C, P, F> {
+        Policy {
+            site: self.site,
+            idempotent: self.idempotent,
+            classify: self.classify,
+            repeat: self.repeat,
+            on_retry: f,
+        }
+    }
+
+    /// The policy if its values hold together (the checks the attribute makes at compile
+    /// time), or every way they do not.
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// let bad = Policy::new()
+    ///     .attempt_timeout(Duration::from_secs(10))
+    ///     .deadline(Duration::from_secs(5))
+    ///     .build();
+    /// assert_eq!(
+    ///     bad.err().unwrap().to_string(),
+    ///     "attempt_timeout (10s) is longer than deadline (5s)"
+    /// );
+    /// ```
+    pub fn build(self) -> Result<Self, PolicyError> {
+        let problems = self.site.policy.problems();
+        if problems.is_empty() {
+            Ok(self)
+        } else {
+            Err(PolicyError { problems })
+        }
+    }
+
+    /// Runs `attempt`'s futures, one per attempt, under this policy; the caller gets the last
+    /// attempt's own `Result`. The same loop, timelines and shared state as a `#[retry]`
+    /// function with the same keys.
+    pub async fn retry<F, Fut, T, E>(&self, attempt: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: FromTimedOut,
+        C: Classifier<E>,
+        P: Repeat<T>,
+        O: Hook<E>,
+    {
+        let resolved = self.site.resolved_in(true);
+        let conversion: fn(TimedOut) -> E = E::from_timed_out;
+        let call = Call::with_resolved(
+            &resolved,
+            self.idempotent,
+            Timed(conversion),
+            &self.classify,
+            |value: &T| self.repeat.repeat(value),
+            |event: &RetryEvent<'_, E>| self.on_retry.on_retry(event),
+        );
+        call.run(attempt).await
+    }
+}
+
+impl<F, P, O> Policy<ClassifyFn<F>, P, O> {
+    /// Reads the server's hint from an error with `f`, as `retry_after`.
+    #[must_use]
+    pub fn retry_after<H>(self, f: H) -> Policy<ClassifyFn<F, H>, P, O> {
+        Policy {
+            site: self.site,
+            idempotent: self.idempotent,
+            classify: ClassifyFn(self.classify.0, f),
+            repeat: self.repeat,
+            on_retry: self.on_retry,
+        }
+    }
+}
+
+impl<C, P, O> fmt::Debug for Policy<C, P, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Policy")
+            .field("name", &self.site.name)
+            .field("keys", &self.site.policy)
+            .field("partition", &self.site.partition)
+            .field("idempotent", &self.idempotent)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`Policy::build`] found wrong, every problem at once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyError {
+    problems: Vec<String>,
+}
+
+impl PolicyError {
+    /// Each problem, as a sentence.
+    #[must_use]
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.problems.join("; "))
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+/// Classification by a function (`Policy::classify`), with an optional hint reader.
+#[derive(Clone, Copy, Debug)]
+pub struct ClassifyFn<F, H = NoHint>(F, H);
+
+/// No hint reader.
+#[derive(Clone, Copy, Debug)]
+pub struct NoHint;
+
+/// Reads a server hint from an error.
+pub trait HintFn<E> {
+    /// The hint in `err`.
+    fn hint(&self, err: &E) -> Option<Duration>;
+}
+
+impl<E> HintFn<E> for NoHint {
+    fn hint(&self, _: &E) -> Option<Duration> {
+        None
+    }
+}
+
+impl<E, H: Fn(&E) -> Option<Duration>> HintFn<E> for H {
+    fn hint(&self, err: &E) -> Option<Duration> {
+        self(err)
+    }
+}
+
+impl<E, F, T, H> Classifier<E> for ClassifyFn<F, H>
+where
+    F: Fn(&E) -> T,
+    T: IntoErrorClass,
+    H: HintFn<E>,
+{
+    fn class(&self, err: &E) -> ErrorClass {
+        (self.0)(err).into_error_class()
+    }
+
+    fn hint(&self, err: &E) -> Option<Duration> {
+        self.1.hint(err)
+    }
+}
+
+/// No polling: a success ends the call.
+#[derive(Clone, Copy, Debug)]
+pub struct NoRepeat;
+
+/// Whether a success is polled again (`Policy::retry_if_ok`).
+pub trait Repeat<T> {
+    /// `true`: make another attempt.
+    fn repeat(&self, value: &T) -> bool;
+}
+
+impl<T> Repeat<T> for NoRepeat {
+    #[inline]
+    fn repeat(&self, _: &T) -> bool {
+        false
+    }
+}
+
+impl<T, F: Fn(&T) -> bool> Repeat<T> for F {
+    #[inline]
+    fn repeat(&self, value: &T) -> bool {
+        self(value)
+    }
+}
+
+/// No hook.
+#[derive(Clone, Copy, Debug)]
+pub struct NoHook;
+
+/// The hook called before each sleep (`Policy::on_retry`).
+pub trait Hook<E> {
+    /// A retry is about to sleep.
+    fn on_retry(&self, event: &RetryEvent<'_, E>);
+}
+
+impl<E> Hook<E> for NoHook {
+    #[inline]
+    fn on_retry(&self, _: &RetryEvent<'_, E>) {}
+}
+
+impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
+    #[inline]
+    fn on_retry(&self, event: &RetryEvent<'_, E>) {
+        self(event);
+    }
+}

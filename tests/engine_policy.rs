@@ -1,0 +1,230 @@
+//! `retry_runtime::Policy`: the engine without the attribute, on tokio's paused clock. The
+//! same keys, plugs and shared state as `#[retry]` (the timelines agree to the millisecond in
+//! `engine_timelines.rs`); here, what is particular to a policy value.
+
+mod util;
+
+use retry_runtime::testing::{self, EarlyEnd, Overrides};
+use retry_runtime::{
+    ErrorClass, Jitter, Partition, Policy, RetryEvent, TokenBucket, attempt, retry,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use util::TestError;
+
+const MS: fn(u64) -> Duration = Duration::from_millis;
+
+fn instant() -> Overrides {
+    Overrides::new().instant()
+}
+
+/// Fails with `class` until `fails` attempts have failed, then answers the attempt number.
+fn flaky(
+    calls: &AtomicU32,
+    fails: u32,
+    class: ErrorClass,
+) -> impl Future<Output = Result<u32, TestError>> + use<> {
+    let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+    async move {
+        if n <= fails {
+            Err(TestError::fault(class))
+        } else {
+            Ok(n)
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_closure_is_retried_with_the_attributes_schedule() {
+    let policy = Policy::new()
+        .max_attempts(4)
+        .initial_backoff(MS(100))
+        .jitter(Jitter::None);
+    let calls = AtomicU32::new(0);
+    let (out, record) = testing::record(
+        instant(),
+        policy.retry(|| flaky(&calls, 2, ErrorClass::Transient)),
+    )
+    .await;
+    assert_eq!(out, Ok(3));
+    assert_eq!(record.delays(), [MS(100), MS(200)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_closure_reads_its_attempt() {
+    let policy = Policy::new()
+        .name("fetch")
+        .max_attempts(2)
+        .jitter(Jitter::None);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let out: Result<(), TestError> = policy
+        .retry(|| async {
+            let a = attempt().expect("inside the closure's attempt");
+            seen.lock()
+                .unwrap()
+                .push((a.number(), a.max_attempts(), a.function()));
+            Err(TestError::fault(ErrorClass::Transient))
+        })
+        .await;
+    assert!(out.is_err());
+    assert_eq!(*seen.lock().unwrap(), [(1, 2, "fetch"), (2, 2, "fetch")]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn classify_retry_after_retry_if_ok_and_on_retry_plug_in() {
+    // A message error, classified by a function returning `bool`, with a hint of 3 s.
+    let hooked = AtomicU32::new(0);
+    let policy = Policy::new()
+        .max_attempts(3)
+        .max_backoff(Duration::from_secs(10))
+        .classify(|e: &String| e.starts_with("busy"))
+        .retry_after(|_: &String| Some(Duration::from_secs(3)))
+        .on_retry(|e: &RetryEvent<'_, String>| {
+            assert_eq!(e.class(), ErrorClass::Transient);
+            hooked.fetch_add(1, Ordering::SeqCst);
+        });
+    let (out, record) = testing::record(
+        instant(),
+        policy.retry(|| async { Err::<(), _>("busy: try later".to_string()) }),
+    )
+    .await;
+    assert_eq!(out, Err("busy: try later".to_string()));
+    assert_eq!(record.delays(), [Duration::from_secs(3); 2]);
+    assert_eq!(hooked.load(Ordering::SeqCst), 2);
+    // `false` is permanent: one attempt.
+    let calls = AtomicU32::new(0);
+    let out = Policy::new()
+        .classify(|_: &String| false)
+        .retry(|| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Err::<(), _>("no such key".to_string()) }
+        })
+        .await;
+    assert!(out.is_err());
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+
+    // Polling: repeat while the job is pending.
+    let polls = AtomicU32::new(0);
+    let policy = Policy::new()
+        .max_attempts(5)
+        .initial_backoff(MS(10))
+        .retry_if_ok(|done: &bool| !done);
+    let out: Result<bool, TestError> = testing::scope(
+        instant(),
+        policy.retry(|| {
+            let n = polls.fetch_add(1, Ordering::SeqCst) + 1;
+            async move { Ok(n >= 3) }
+        }),
+    )
+    .await;
+    assert_eq!(out, Ok(true));
+    assert_eq!(polls.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_that_is_not_idempotent_repeats_only_what_never_left() {
+    let policy = Policy::new().max_attempts(5).idempotent(false);
+    let calls = AtomicU32::new(0);
+    let (_, record) = testing::record(
+        instant(),
+        policy.retry(|| flaky(&calls, 10, ErrorClass::Transient)),
+    )
+    .await;
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(record.early_ends()[0].reason, EarlyEnd::NotIdempotent);
+    let calls = AtomicU32::new(0);
+    let out = testing::scope(
+        instant(),
+        policy.retry(|| flaky(&calls, 2, ErrorClass::NotSent)),
+    )
+    .await;
+    assert_eq!(out, Ok(3));
+}
+
+#[retry(max_attempts = 2, initial_backoff = "1ms", partition = "policy-shared")]
+async fn shared_by_attribute() -> Result<(), TestError> {
+    Err(TestError::fault(ErrorClass::Transient))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_shares_a_partitions_bucket_with_functions() {
+    let bucket = || Partition::named("policy-shared").bucket().available();
+    let policy = Policy::new().max_attempts(2).partition("policy-shared");
+    let _ = testing::scope(
+        instant(),
+        policy.retry(|| async { Err::<(), _>(TestError::fault(ErrorClass::Timeout)) }),
+    )
+    .await;
+    assert_eq!(bucket(), 490);
+    let _ = testing::scope(instant(), shared_by_attribute()).await;
+    assert_eq!(bucket(), 485);
+    // A name read at run time finds the same partition.
+    let name = String::from("policy-shared");
+    let policy = Policy::new().max_attempts(2).partition_named(&name);
+    let _ = testing::scope(
+        instant(),
+        policy.retry(|| async { Err::<(), _>(TestError::fault(ErrorClass::Transient)) }),
+    )
+    .await;
+    assert_eq!(bucket(), 480);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_kept_for_many_calls_keeps_one_bucket() {
+    static SMALL: TokenBucket = TokenBucket::standard().with_capacity(10);
+    let policy = Arc::new(Policy::new().max_attempts(3).bucket(&SMALL));
+    // Each failing call spends two retries of 5 until the bucket is short.
+    let (_, first) = testing::record(
+        instant(),
+        policy.retry(|| async { Err::<(), _>(TestError::fault(ErrorClass::Transient)) }),
+    )
+    .await;
+    assert!(first.early_ends().is_empty());
+    assert_eq!(SMALL.available(), 0);
+    let (_, second) = testing::record(
+        instant(),
+        policy.retry(|| async { Err::<(), _>(TestError::fault(ErrorClass::Transient)) }),
+    )
+    .await;
+    assert_eq!(second.early_ends()[0].reason, EarlyEnd::BucketEmpty);
+}
+
+#[test]
+fn build_reports_every_incoherence_at_once() {
+    let err = Policy::new()
+        .max_attempts(0)
+        .initial_backoff(Duration::from_secs(5))
+        .max_backoff(Duration::from_secs(1))
+        .max_attempt_timeout(Duration::from_secs(3))
+        .deadline(Duration::ZERO)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.problems(),
+        [
+            "max_attempts must be at least 1",
+            "max_backoff (1s) is below initial_backoff (5s)",
+            "deadline must be above zero",
+            "max_attempt_timeout needs attempt_timeout",
+        ]
+    );
+    assert!(Policy::new().max_attempts(5).build().is_ok());
+}
+
+/// `tokio::spawn` asks for a `Send + 'static` future: a policy's call is one when its
+/// closure and outputs are.
+#[tokio::test(start_paused = true)]
+async fn a_policys_future_can_be_spawned() {
+    static SPAWNED: Policy = Policy::new().max_attempts(2);
+    let out = tokio::spawn(SPAWNED.retry(|| async { Ok::<_, std::io::Error>(7) }))
+        .await
+        .unwrap();
+    assert_eq!(out.unwrap(), 7);
+    let shared = Arc::new(Policy::new().max_attempts(2));
+    let out =
+        tokio::spawn(async move { shared.retry(|| async { Ok::<_, std::io::Error>(8) }).await })
+            .await
+            .unwrap();
+    assert_eq!(out.unwrap(), 8);
+}
