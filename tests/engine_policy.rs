@@ -228,3 +228,53 @@ async fn a_policys_future_can_be_spawned() {
             .unwrap();
     assert_eq!(out.unwrap(), 8);
 }
+
+#[test]
+fn a_policy_comes_from_a_configuration_file() {
+    let policy: Policy = toml::from_str(
+        r#"
+        mode = "adaptive"
+        max_attempts = 5
+        initial_backoff = "200ms"
+        multiplier = 1.5
+        jitter = "none"
+        attempt_timeout = "1s"
+        deadline = "10s"
+        idempotent = false
+        partition = "policy-from-toml"
+        "#,
+    )
+    .unwrap();
+    let text = format!("{policy:?}");
+    assert!(text.contains("idempotent: false"), "{text}");
+    assert!(
+        text.contains("partition: Some(\"policy-from-toml\")"),
+        "{text}"
+    );
+    let rt = util::paused_runtime();
+    let (out, record) = rt.block_on(testing::record(
+        instant(),
+        policy.retry(|| async { Err::<(), _>(TestError::fault(ErrorClass::Throttling)) }),
+    ));
+    assert!(out.is_err());
+    // Throttling is retried even by a function that is not idempotent: 4 retries, 200 ms
+    // growing by 1.5, without jitter.
+    assert_eq!(record.delays(), [MS(200), MS(300), MS(450), MS(675)]);
+
+    // Every mistake is an error that says what is wrong, never a panic.
+    let unknown = toml::from_str::<Policy>("max_retries = 3").unwrap_err();
+    assert!(
+        unknown.to_string().contains("unknown field `max_retries`"),
+        "{unknown}"
+    );
+    let unit = toml::from_str::<Policy>("deadline = 10").unwrap_err();
+    assert!(unit.to_string().contains("deadline needs a unit"), "{unit}");
+    let incoherent =
+        toml::from_str::<Policy>("attempt_timeout = \"5s\"\ndeadline = \"1s\"").unwrap_err();
+    assert!(
+        incoherent
+            .to_string()
+            .contains("attempt_timeout (5s) is longer than deadline (1s)"),
+        "{incoherent}"
+    );
+}

@@ -414,3 +414,129 @@ impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
         self(event);
     }
 }
+
+/// A policy from configuration (feature `serde`): a map of the attribute's keys, with values
+/// written as the attribute, the environment and the config file write them (durations as
+/// strings with a unit), plus `idempotent` (a bool) and `partition` (a name). Unknown keys and
+/// values that do not hold together are errors that name them.
+///
+/// ```
+/// # #[cfg(feature = "config-file")] {
+/// use retry_runtime::Policy;
+///
+/// let policy: Policy = toml::from_str(
+///     r#"
+///     max_attempts = 5
+///     initial_backoff = "200ms"
+///     deadline = "10s"
+///     partition = "billing"
+///     "#,
+/// )
+/// .unwrap();
+/// # let _ = policy;
+/// # }
+/// ```
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Policy {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(PolicyVisitor)
+    }
+}
+
+#[cfg(feature = "serde")]
+struct PolicyVisitor;
+
+#[cfg(feature = "serde")]
+const FIELDS: &[&str] = &[
+    "mode",
+    "max_attempts",
+    "initial_backoff",
+    "multiplier",
+    "max_backoff",
+    "jitter",
+    "attempt_timeout",
+    "attempt_timeout_multiplier",
+    "max_attempt_timeout",
+    "deadline",
+    "idempotent",
+    "partition",
+];
+
+#[cfg(feature = "serde")]
+impl<'de> serde::de::Visitor<'de> for PolicyVisitor {
+    type Value = Policy;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a retry policy: a map of the attribute's keys")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Policy, A::Error> {
+        use crate::config::text;
+        use crate::policy::Key;
+        use serde::de::Error;
+        let mut policy = Policy::new();
+        while let Some(name) = map.next_key::<String>()? {
+            if let Some(key) = Key::ALL.into_iter().find(|k| k.name() == name) {
+                let value = match map.next_value::<Raw>()? {
+                    Raw::Str(s) => text::parse(key, &s),
+                    #[allow(clippy::cast_precision_loss)] // counts and factors, far below 2^53
+                    Raw::Int(i) => text::number(key, i as f64, true),
+                    Raw::Float(x) => text::number(key, x, false),
+                    Raw::Bool => Err(text::expected(key)),
+                };
+                let value = value.map_err(A::Error::custom)?;
+                policy.site.policy = policy.site.policy.with(key, value);
+                continue;
+            }
+            match name.as_str() {
+                "idempotent" => policy.idempotent = map.next_value()?,
+                "partition" => {
+                    let partition: String = map.next_value()?;
+                    policy = policy.partition_named(&partition);
+                }
+                other => return Err(A::Error::unknown_field(other, FIELDS)),
+            }
+        }
+        policy.build().map_err(A::Error::custom)
+    }
+}
+
+/// A value as configuration formats write it.
+#[cfg(feature = "serde")]
+enum Raw {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool,
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Raw {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RawVisitor;
+        impl serde::de::Visitor<'_> for RawVisitor {
+            type Value = Raw;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, a number or a bool")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Raw, E> {
+                Ok(Raw::Str(v.to_owned()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Raw, E> {
+                Ok(Raw::Int(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Raw, E> {
+                i64::try_from(v)
+                    .map(Raw::Int)
+                    .map_err(|_| E::custom("a number too large"))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
+                Ok(Raw::Float(v))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Raw, E> {
+                Ok(Raw::Bool)
+            }
+        }
+        deserializer.deserialize_any(RawVisitor)
+    }
+}

@@ -44,7 +44,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 mod explain;
 #[cfg(feature = "config-file")]
 mod file;
-mod text;
+pub(crate) mod text;
 
 pub use explain::{Entry, Explained, explain};
 

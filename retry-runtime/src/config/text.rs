@@ -5,7 +5,7 @@ use crate::policy::{Jitter, Key, Mode, Value};
 use std::time::Duration;
 
 /// `raw` as the value of `key`, or what the value should look like.
-pub(super) fn parse(key: Key, raw: &str) -> Result<Value, String> {
+pub(crate) fn parse(key: Key, raw: &str) -> Result<Value, String> {
     let s = raw.trim();
     let value = match key {
         Key::Mode => Mode::parse(s).map(Value::Mode),
@@ -27,7 +27,7 @@ pub(super) fn parse(key: Key, raw: &str) -> Result<Value, String> {
 
 /// A TOML number as the value of `key` (`integer`: it was written without a fraction).
 #[cfg_attr(not(feature = "config-file"), allow(dead_code))]
-pub(super) fn number(key: Key, x: f64, integer: bool) -> Result<Value, String> {
+pub(crate) fn number(key: Key, x: f64, integer: bool) -> Result<Value, String> {
     let value = match key {
         Key::MaxAttempts if integer && x >= 1.0 && x <= f64::from(u32::MAX) => {
             Some(Value::Attempts(x as u32))
@@ -50,7 +50,7 @@ pub(super) fn number(key: Key, x: f64, integer: bool) -> Result<Value, String> {
 }
 
 /// What a value of `key` looks like.
-pub(super) fn expected(key: Key) -> String {
+pub(crate) fn expected(key: Key) -> String {
     let name = key.name();
     match key {
         Key::Mode => format!("{name} is \"standard\" or \"adaptive\""),
