@@ -184,7 +184,7 @@
 //! sources), the AWS error codes ([`aws`]) and the hint parsers ([`hint`]).
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
-#![cfg_attr(docsrs, feature(doc_auto_cfg))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod ambient;
 mod backoff;

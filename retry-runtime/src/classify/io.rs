@@ -5,7 +5,8 @@ use std::error::Error;
 use std::io;
 use std::time::Duration;
 
-/// A call refused by an open circuit breaker: kind `Other`, wrapping the [`CircuitOpen`]
+/// A call refused by an open circuit breaker: kind `Other`, wrapping the
+/// [`CircuitOpen`](crate::CircuitOpen)
 /// (which classifies as `Permanent`).
 impl From<crate::CircuitOpen> for io::Error {
     fn from(open: crate::CircuitOpen) -> Self {
