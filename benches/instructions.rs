@@ -20,10 +20,14 @@ use std::hint::black_box;
 const VARIANTS: &[&str] = &[
     "success/plain",
     "success/retry",
+    "success/policy",
+    "success/blocking",
     "success/backon",
     "success/tokio-retry2",
     "retry/hand-loop",
     "retry/retry",
+    "retry/policy",
+    "retry/blocking-no-wait",
     "retry/backon",
     "retry/tokio-retry2",
 ];
@@ -47,10 +51,14 @@ fn run_variant(rt: &tokio::runtime::Runtime, variant: &str, n: u64) {
     match variant {
         "success/plain" => run(rt, n, plain),
         "success/retry" => run(rt, n, ours),
+        "success/policy" => run(rt, n, with_policy),
+        "success/blocking" => run(rt, n, ours_blocking),
         "success/backon" => run(rt, n, with_backon),
         "success/tokio-retry2" => run(rt, n, with_tokio_retry2),
         "retry/hand-loop" => run(rt, n, hand_loop),
         "retry/retry" => run(rt, n, ours_flaky),
+        "retry/policy" => run(rt, n, policy_flaky),
+        "retry/blocking-no-wait" => run(rt, n, ours_blocking_flaky),
         "retry/backon" => run(rt, n, backon_flaky),
         "retry/tokio-retry2" => run(rt, n, tokio_retry2_flaky),
         other => {

@@ -55,6 +55,12 @@ fn peers(c: &mut Criterion) {
     g.bench_function(BenchmarkId::from_parameter("retry"), |b| {
         b.iter_custom(|n| run(&rt, n, ours));
     });
+    g.bench_function(BenchmarkId::from_parameter("policy"), |b| {
+        b.iter_custom(|n| run(&rt, n, with_policy));
+    });
+    g.bench_function(BenchmarkId::from_parameter("blocking"), |b| {
+        b.iter_custom(|n| run(&rt, n, ours_blocking));
+    });
     g.bench_function(BenchmarkId::from_parameter("backon"), |b| {
         b.iter_custom(|n| run(&rt, n, with_backon));
     });
@@ -74,6 +80,12 @@ fn peers(c: &mut Criterion) {
     });
     g.bench_function(BenchmarkId::from_parameter("retry"), |b| {
         b.iter_custom(|n| run(&rt, n, ours_flaky));
+    });
+    g.bench_function(BenchmarkId::from_parameter("policy"), |b| {
+        b.iter_custom(|n| run(&rt, n, policy_flaky));
+    });
+    g.bench_function(BenchmarkId::from_parameter("blocking-no-wait"), |b| {
+        b.iter_custom(|n| run(&rt, n, ours_blocking_flaky));
     });
     g.bench_function(BenchmarkId::from_parameter("backon"), |b| {
         b.iter_custom(|n| run(&rt, n, backon_flaky));

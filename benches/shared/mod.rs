@@ -1,9 +1,10 @@
 //! The functions the peer benchmarks compare, shared by `peers.rs` (criterion) and
 //! `instructions.rs` (instruction counts under callgrind): the same body under a plain call,
-//! `#[retry]`, backon and tokio-retry2, 3 attempts each.
+//! `#[retry]`, a `retry_runtime::Policy` closure, backon and tokio-retry2, 3 attempts each, and
+//! `#[retry]` on a blocking `fn`.
 
 use backon::{ExponentialBuilder, Retryable};
-use retry_runtime::{Classify, ErrorClass, TimedOut, retry};
+use retry_runtime::{Classify, ErrorClass, Jitter, Policy, TimedOut, retry};
 use std::cell::Cell;
 use std::hint::black_box;
 use std::time::Duration;
@@ -46,6 +47,22 @@ pub async fn plain(x: u64) -> Result<u64, Error> {
 #[retry(max_attempts = 3)]
 pub async fn ours(x: u64) -> Result<u64, Error> {
     Ok(black_box(x).wrapping_add(1))
+}
+
+static POLICY: Policy = Policy::new().max_attempts(3);
+
+pub async fn with_policy(x: u64) -> Result<u64, Error> {
+    POLICY.retry(|| body(x)).await
+}
+
+#[retry(max_attempts = 3)]
+fn ours_blocking_inner(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
+/// A blocking `#[retry]` function, called from the async harness.
+pub async fn ours_blocking(x: u64) -> Result<u64, Error> {
+    ours_blocking_inner(x)
 }
 
 pub async fn with_backon(x: u64) -> Result<u64, Error> {
@@ -108,6 +125,39 @@ async fn ours_flaky_inner(x: u64, tries: &Cell<u32>) -> Result<u64, Error> {
 pub async fn ours_flaky(x: u64) -> Result<u64, Error> {
     let tries = Cell::new(0);
     ours_flaky_inner(x, &tries).await
+}
+
+static POLICY_FLAKY: Policy = Policy::new()
+    .max_attempts(3)
+    .initial_backoff(Duration::from_millis(1))
+    .jitter(Jitter::None);
+
+pub async fn policy_flaky(x: u64) -> Result<u64, Error> {
+    let tries = Cell::new(0);
+    POLICY_FLAKY.retry(|| flaky(x, &tries)).await
+}
+
+/// Fails on the first attempt of a call, succeeds on the next (blocking).
+fn flaky_blocking(x: u64, tries: &Cell<u32>) -> Result<u64, Error> {
+    tries.set(tries.get() + 1);
+    if tries.get() == 1 {
+        Err(Error)
+    } else {
+        Ok(black_box(x).wrapping_add(1))
+    }
+}
+
+// No backoff: a blocking wait sleeps the thread for real, which a count of instructions over
+// 100,000 calls cannot afford; the retry is decided and taken all the same.
+#[retry(max_attempts = 3, initial_backoff = "0ms", jitter = "none")]
+fn ours_blocking_flaky_inner(x: u64, tries: &Cell<u32>) -> Result<u64, Error> {
+    flaky_blocking(x, tries)
+}
+
+/// A blocking `#[retry]` function's retry, called from the async harness.
+pub async fn ours_blocking_flaky(x: u64) -> Result<u64, Error> {
+    let tries = Cell::new(0);
+    ours_blocking_flaky_inner(x, &tries)
 }
 
 pub async fn backon_flaky(x: u64) -> Result<u64, Error> {

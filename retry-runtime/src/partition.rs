@@ -265,7 +265,8 @@ impl Site {
         Resolved {
             site: self,
             settings: c.settings,
-            policy: c.policy,
+            policy: &c.policy,
+            timers: c.policy.attempt_timeout.is_some() || c.policy.deadline.is_some(),
             #[cfg(feature = "metrics")]
             meters: &c.meters,
             bucket: self.token_bucket(),
@@ -351,7 +352,9 @@ pub(crate) struct Resolved<'a> {
     pub(crate) settings: Settings,
     /// The settings in effect: the attribute's, and where it left a key open, the
     /// environment's or the config file's.
-    pub(crate) policy: Keys,
+    pub(crate) policy: &'a Keys,
+    /// Something cuts attempts off: an attempt timeout or a deadline.
+    pub(crate) timers: bool,
     /// The function's metric handles (feature `metrics`).
     #[cfg(feature = "metrics")]
     pub(crate) meters: &'a crate::meters::Meters,

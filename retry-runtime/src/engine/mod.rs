@@ -158,14 +158,17 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Plugs<C, O>> {
         repeat: P,
         on_retry: O,
     ) -> Self {
-        let start = K::TIMED.then(Instant::now);
+        // A function with timers reads the attempt it runs inside now, before its first timer
+        // is armed; one without looks when its attempt is first polled.
+        let outer = if K::TIMED { context::outer() } else { None };
+        // Only a call that something cuts off (its own limits, or an outer attempt's cutoff)
+        // reads the clock at its start.
+        let cut = resolved.timers || outer.is_some_and(|o| o.cutoff.is_some());
+        let start = (K::TIMED && cut).then(Instant::now);
         let deadline = match (start, resolved.policy.deadline) {
             (Some(now), Some(d)) => now.checked_add(d),
             _ => None,
         };
-        // A function with timers reads the attempt it runs inside now, before its first timer
-        // is armed; one without looks when its attempt is first polled.
-        let outer = if K::TIMED { context::outer() } else { None };
         Call {
             frame: Frame::new(resolved, deadline, outer),
             timer,
@@ -254,14 +257,11 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// deadline. Instants too far ahead to represent mean no timer.
     #[inline]
     fn arm(&mut self, n: u32) -> Option<Instant> {
-        let policy = &self.frame.r.policy;
-        // The first attempt starts with the call, unless adaptive mode waited for a send token.
-        let from = match self.cutoff.start() {
-            Some(start) if n == 1 && !self.adaptive() => start,
-            _ => Instant::now(),
-        };
+        let policy = self.frame.r.policy;
         let at = match policy.attempt_timeout_for(n) {
-            Some(limit) => match from.checked_add(limit) {
+            // The first attempt starts with the call, unless adaptive mode waited for a send
+            // token.
+            Some(limit) => match self.attempt_start(n).checked_add(limit) {
                 Some(at) if self.frame.deadline.is_none_or(|d| at < d) => {
                     Some((at, TimeoutKind::Attempt))
                 }
@@ -273,6 +273,16 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         let at = at.map(|(at, _)| at);
         self.frame.cutoff = at;
         at
+    }
+
+    /// When attempt `n` starts: the call's start for the first, unless adaptive mode waited
+    /// for a send token; now otherwise.
+    #[inline]
+    fn attempt_start(&self, n: u32) -> Instant {
+        match self.cutoff.start() {
+            Some(start) if n == 1 && !self.adaptive() => start,
+            _ => Instant::now(),
+        }
     }
 
     /// The limit a deadline timeout reports: the function's `deadline`, or the time the call

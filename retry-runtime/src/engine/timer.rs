@@ -161,14 +161,19 @@ impl<R> Timer<R> for Untimed {
 pub struct Timed<E>(pub fn(TimedOut) -> E);
 
 impl<R: RetryResult> Timer<R> for Timed<R::Err> {
-    type Attempt<F: Future<Output = R>> = Timeout<F>;
+    type Attempt<F: Future<Output = R>> = Cut<F>;
     type Output = Result<R, tokio::time::error::Elapsed>;
 
     #[inline]
-    fn arm<F: Future<Output = R>>(attempt: F, until: Option<Instant>) -> Timeout<F> {
-        // Limits too far ahead to represent (centuries) arm a timer that never fires.
-        let until = until.unwrap_or_else(far_future);
-        tokio::time::timeout_at(until, attempt)
+    fn arm<F: Future<Output = R>>(attempt: F, until: Option<Instant>) -> Cut<F> {
+        match until {
+            Some(until) => Cut::At {
+                timeout: tokio::time::timeout_at(until, attempt),
+            },
+            // Nothing cuts it (a `Policy` without timeouts, or limits too far ahead to
+            // represent): no timer to register.
+            None => Cut::Never { attempt },
+        }
     }
 
     #[inline]
@@ -182,7 +187,34 @@ impl<R: RetryResult> Timer<R> for Timed<R::Err> {
     }
 }
 
-/// An instant no call lives to see (tokio's own `far_future`: 30 years on).
-fn far_future() -> Instant {
-    Instant::now() + std::time::Duration::from_secs(86_400 * 365 * 30)
+pin_project_lite::pin_project! {
+    /// A timed function's attempt: under its timer, or under none when nothing cuts it off.
+    #[project = CutProj]
+    pub enum Cut<F> {
+        /// Cut off at an instant.
+        At {
+            #[pin]
+            timeout: Timeout<F>,
+        },
+        /// Not cut off.
+        Never {
+            #[pin]
+            attempt: F,
+        },
+    }
+}
+
+impl<F: Future> Future for Cut<F> {
+    type Output = Result<F::Output, tokio::time::error::Elapsed>;
+
+    #[inline]
+    fn poll(
+        self: core::pin::Pin<&mut Self>,
+        cx: &mut core::task::Context<'_>,
+    ) -> core::task::Poll<Self::Output> {
+        match self.project() {
+            CutProj::At { timeout } => timeout.poll(cx),
+            CutProj::Never { attempt } => attempt.poll(cx).map(Ok),
+        }
+    }
 }
