@@ -114,3 +114,18 @@ fn blocking() {
         ],
     );
 }
+
+#[test]
+fn policy() {
+    let out = run_example("policy");
+    assert_lines(
+        &out,
+        &[
+            "attempt 1 of 4 (stock)",
+            "attempt 1 failed (transient), next in 50ms",
+            "attempt 2 failed (transient), next in 100ms",
+            "attempt 3 of 4 (stock)",
+            "-> 12 in stock after 3 requests",
+        ],
+    );
+}
