@@ -248,7 +248,13 @@ fn run_throttling(quick: bool, out: &Path) -> Result<()> {
         "throttled / attempts",
         &throttled,
     )?;
-    let fill = report::per_second(&runs[2..], config.horizon, |_, i, run: &Run| {
+    // Only adaptive mode has a rate limiter to plot.
+    let adaptive: Vec<(Strategy, &Run)> = runs
+        .iter()
+        .filter(|(s, _)| *s == Strategy::Adaptive)
+        .copied()
+        .collect();
+    let fill = report::per_second(&adaptive, config.horizon, |_, i, run: &Run| {
         run.fill_rate.get(i).map(|f| f * config.clients as f64 / c)
     });
     report::line_plot(
@@ -313,7 +319,7 @@ fn run_normal(quick: bool, out: &Path) -> Result<()> {
     }
     println!();
     println!("|---|{}", "---:|---:|".repeat(config.error_rates.len()));
-    for strategy in Strategy::WITH_BUDGETS {
+    for strategy in Strategy::COMPARED {
         print!("| {} |", strategy.name());
         for s in results.iter().filter(|s| s.strategy == strategy) {
             print!(

@@ -64,12 +64,15 @@ pub fn timeseries_rows(runs: &[(Strategy, &Run)], horizon: f64) -> Vec<String> {
 pub const TIMESERIES_HEADER: &str = "strategy,second,offered,attempts,served,delivered,throttled,\
                                      succeeded,failed,mean_fill_rate,mean_queue_s";
 
-const COLORS: [RGBColor; 6] = [
+const COLORS: [RGBColor; 9] = [
     RGBColor(0xd6, 0x27, 0x28),
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0x2c, 0xa0, 0x2c),
     RGBColor(0x94, 0x67, 0xbd),
     RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0xe3, 0x77, 0xc2),
+    RGBColor(0x17, 0xbe, 0xcf),
     RGBColor(0x55, 0x55, 0x55),
 ];
 

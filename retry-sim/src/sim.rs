@@ -5,9 +5,12 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 pub use retry_runtime::__private::Policy;
-use retry_runtime::__private::{BudgetRef, Call, Fns, Mode, Site, Timed};
+use retry_runtime::__private::{BreakerRef, BudgetRef, Call, Fns, Mode, Site, Timed};
 use retry_runtime::testing::{self, Overrides};
-use retry_runtime::{Classify, ErrorClass, RateLimiter, RetryBudget, TimedOut, TokenBucket};
+use retry_runtime::{
+    CircuitBreaker, CircuitOpen, Classify, ErrorClass, RateLimiter, RetryBudget, TimedOut,
+    TokenBucket,
+};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -37,6 +40,8 @@ pub enum SimError {
     Conflict,
     /// The attempt timeout or the deadline.
     TimedOut(TimedOut),
+    /// The client's circuit breaker refused the call: no attempt was sent.
+    CircuitOpen(CircuitOpen),
 }
 
 impl Classify for SimError {
@@ -45,6 +50,7 @@ impl Classify for SimError {
             SimError::Unavailable | SimError::Conflict => ErrorClass::Transient,
             SimError::Throttled => ErrorClass::Throttling,
             SimError::TimedOut(_) => ErrorClass::Timeout,
+            SimError::CircuitOpen(open) => open.classify(),
         }
     }
 }
@@ -70,19 +76,28 @@ pub enum Strategy {
     /// gRPC retry throttling instead of the bucket (gRFC A6, `maxTokens` 10,
     /// `tokenRatio` 0.1).
     GrpcThrottling,
+    /// The standard bucket and a circuit breaker per client with the runtime's defaults
+    /// (`CircuitBreaker::new()`: opens at 50 % of the attempts of the last 10 s failing, once
+    /// there were 20; breaks for 5 s; one probe).
+    Breaker,
+    /// That breaker and the 20 % budget in place of the bucket (as [`Strategy::Budget`]).
+    BreakerBudget,
 }
 
 impl Strategy {
     /// The three of the AWS SDKs, in report order.
     pub const ALL: [Strategy; 3] = [Strategy::NoBucket, Strategy::Standard, Strategy::Adaptive];
 
-    /// Those and the budgets, in report order.
-    pub const WITH_BUDGETS: [Strategy; 5] = [
+    /// Those, the budgets and the breakers, in report order: the policies of the outage,
+    /// throttling, metastable and normal-operation scenarios.
+    pub const COMPARED: [Strategy; 7] = [
         Strategy::NoBucket,
         Strategy::Standard,
         Strategy::Adaptive,
         Strategy::Budget,
         Strategy::GrpcThrottling,
+        Strategy::Breaker,
+        Strategy::BreakerBudget,
     ];
 
     /// The name in CSV files and tables.
@@ -93,6 +108,21 @@ impl Strategy {
             Strategy::Adaptive => "adaptive",
             Strategy::Budget => "budget-20%",
             Strategy::GrpcThrottling => "grpc-throttling",
+            Strategy::Breaker => "breaker",
+            Strategy::BreakerBudget => "breaker+budget-20%",
+        }
+    }
+
+    /// Whether the policy puts a circuit breaker in front of the server.
+    pub const fn has_breaker(self) -> bool {
+        matches!(self, Strategy::Breaker | Strategy::BreakerBudget)
+    }
+
+    /// The circuit breaker of one client under this policy, if it has one.
+    fn breaker(self) -> Option<CircuitBreaker> {
+        match self {
+            Strategy::Breaker | Strategy::BreakerBudget => Some(default_breaker()),
+            _ => None,
         }
     }
 }
@@ -104,6 +134,8 @@ static UNLIMITED: TokenBucket = TokenBucket::unlimited();
 /// has, created fresh for each run.
 pub struct Client {
     site: &'static Site,
+    /// Whether calls turn a refusal of the site's breaker into `SimError::CircuitOpen`.
+    breaker: bool,
 }
 
 impl Client {
@@ -116,24 +148,38 @@ impl Client {
             Mode::Standard
         };
         let site = Site::new(name, policy.mode(mode));
-        // Each client its own budget, as each process has its own (leaked like the site).
+        // Each client its own budget and breaker, as each process has its own (leaked like
+        // the site).
         let budget = |b: RetryBudget| BudgetRef::Static(Box::leak(Box::new(b)));
-        let site = match strategy {
-            Strategy::NoBucket => site.bucket(&UNLIMITED),
-            Strategy::Standard | Strategy::Adaptive => site,
-            Strategy::Budget => site.bucket(&UNLIMITED).budget(budget(
+        let breaker = strategy
+            .breaker()
+            .map(|b| BreakerRef::Static(Box::leak(Box::new(b))));
+        let ratio_budget = || {
+            budget(
                 RetryBudget::ratio(0.2)
                     .with_floor_per_sec(0)
                     .with_window(Duration::from_secs(10)),
-            )),
+            )
+        };
+        let site = match strategy {
+            Strategy::NoBucket => site.bucket(&UNLIMITED),
+            Strategy::Standard | Strategy::Adaptive => site,
+            Strategy::Budget => site.bucket(&UNLIMITED).budget(ratio_budget()),
             Strategy::GrpcThrottling => site
                 .bucket(&UNLIMITED)
                 .budget(budget(RetryBudget::grpc_throttling(10, 0.1))),
+            Strategy::Breaker => site,
+            Strategy::BreakerBudget => site.bucket(&UNLIMITED).budget(ratio_budget()),
+        };
+        let site = match breaker {
+            Some(b) => site.breaker(b),
+            None => site,
         };
         // One site per client, for the life of the simulation (a `#[retry]` function's is a
         // `static`).
         Client {
             site: Box::leak(Box::new(site)),
+            breaker: strategy.has_breaker(),
         }
     }
 
@@ -171,9 +217,26 @@ impl Client {
             |_: &()| false,
             |_: &retry_runtime::RetryEvent<'_, SimError>| {},
         );
-        // The same steps the expansion of `#[retry]` takes.
-        call.run(attempt).await
+        // The same steps the expansion of `#[retry]` takes (`breaker = ...` adds the
+        // conversion of a refused call into the error type).
+        if self.breaker {
+            call.with_breaker(|open| Err(SimError::CircuitOpen(open)))
+                .run(attempt)
+                .await
+        } else {
+            call.run(attempt).await
+        }
     }
+}
+
+/// The breaker of the breaker policies: the runtime's defaults, spelled out.
+const fn default_breaker() -> CircuitBreaker {
+    CircuitBreaker::new()
+        .with_failure_ratio(0.5)
+        .with_min_calls(20)
+        .with_window(Duration::from_secs(10))
+        .with_break(Duration::from_secs(5))
+        .with_probes(1)
 }
 
 /// Standard mode's AWS defaults: 3 attempts, backoff 1 s doubling to 20 s, full jitter.

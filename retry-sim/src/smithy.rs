@@ -32,6 +32,8 @@ fn status(answer: &Result<(), SimError>) -> u16 {
         Err(SimError::Throttled) => 429,
         Err(SimError::TimedOut(_)) => 504,
         Err(SimError::Unavailable | SimError::Conflict) => 503,
+        // Never a server's answer (only our breaker refuses calls), but it would be a 503.
+        Err(SimError::CircuitOpen(_)) => 503,
     }
 }
 
@@ -134,15 +136,17 @@ static PARTITIONS: AtomicU64 = AtomicU64::new(0);
 
 impl SmithyClient {
     /// A client with `RetryConfig::standard()` or `adaptive()`; `deadline` becomes the
-    /// operation timeout. `Strategy::NoBucket` and the budgets have no smithy equivalent and
-    /// run as standard.
+    /// operation timeout. `Strategy::NoBucket`, the budgets and the breakers have no smithy
+    /// equivalent and run as standard.
     pub(crate) fn new(strategy: Strategy, deadline: Option<Duration>, world: World) -> Self {
         let retry = match strategy {
             Strategy::Adaptive => RetryConfig::adaptive(),
             Strategy::Standard
             | Strategy::NoBucket
             | Strategy::Budget
-            | Strategy::GrpcThrottling => RetryConfig::standard(),
+            | Strategy::GrpcThrottling
+            | Strategy::Breaker
+            | Strategy::BreakerBudget => RetryConfig::standard(),
         };
         let timeouts = match deadline {
             Some(d) => TimeoutConfig::builder().operation_timeout(d).build(),

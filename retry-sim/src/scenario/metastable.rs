@@ -5,7 +5,8 @@
 //! with a 1 s attempt timeout. For 10 s the server slows to half its rate (the trigger), a
 //! queue builds, attempts time out and are retried. Does goodput come back once the server is
 //! healthy again? Policies: AWS standard settings with no bucket, with the standard bucket
-//! (a timeout costs 10), in adaptive mode, and with a retry budget instead of the bucket.
+//! (a timeout costs 10), in adaptive mode, with a retry budget instead of the bucket, and with
+//! a circuit breaker (which counts timeouts as failures).
 
 use crate::fleet::{Engine, Fleet, Run, Server};
 use crate::sim::{self, Strategy};
@@ -131,9 +132,9 @@ pub fn run_one(config: &Config, strategy: Strategy) -> Summary {
     }
 }
 
-/// Runs the AWS SDKs' three policies and the two budgets.
+/// Runs the AWS SDKs' three policies, the two budgets and the two breakers.
 pub fn run(config: &Config) -> Vec<Summary> {
-    Strategy::WITH_BUDGETS
+    Strategy::COMPARED
         .iter()
         .map(|&s| run_one(config, s))
         .collect()

@@ -1,8 +1,8 @@
 //! Normal operation: no outage, no overload, each attempt failing on its own (a 5xx) with a
 //! small probability. What does each policy cost in calls that fail, and in load?
 //!
-//! A policy that bounds retries (a bucket, a budget) must not fail calls a plain retry would
-//! have saved when nothing is wrong but the usual noise.
+//! A policy that bounds retries (a bucket, a budget) or refuses calls (a breaker) must not fail
+//! calls a plain retry would have saved when nothing is wrong but the usual noise.
 
 use crate::fleet::{Engine, Fleet, Server};
 use crate::sim::{self, Strategy};
@@ -102,7 +102,7 @@ pub fn run(config: &Config) -> Vec<Summary> {
         .error_rates
         .iter()
         .flat_map(|&p| {
-            Strategy::WITH_BUDGETS
+            Strategy::COMPARED
                 .iter()
                 .map(move |&s| run_one(config, s, p))
         })

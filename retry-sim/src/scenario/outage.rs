@@ -4,8 +4,8 @@
 //! one SDK client does. The server can serve 1.5 times the offered load (above that it
 //! throttles) and fails every request for 30 s. Policies: AWS standard settings (3 attempts,
 //! backoff 1 s doubling to 20 s, full jitter) with no bucket, with the standard retry token
-//! bucket, in adaptive mode, and with a retry budget (20 %, or gRPC's throttling) instead of
-//! the bucket.
+//! bucket, in adaptive mode, with a retry budget (20 %, or gRPC's throttling) instead of the
+//! bucket, and with a circuit breaker per client (alone, or with the 20 % budget).
 
 use crate::fleet::{Engine, Fleet, Run, Server};
 use crate::sim::{self, Bin, Strategy};
@@ -114,9 +114,9 @@ pub fn run_engine(config: &Config, strategy: Strategy, engine: Engine) -> Summar
     summarize(config, strategy, run)
 }
 
-/// Runs the AWS SDKs' three policies and the two budgets.
+/// Runs the AWS SDKs' three policies, the two budgets and the two breakers.
 pub fn run(config: &Config) -> Vec<Summary> {
-    Strategy::WITH_BUDGETS
+    Strategy::COMPARED
         .iter()
         .map(|&s| run_one(config, s))
         .collect()

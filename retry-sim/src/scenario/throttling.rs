@@ -5,7 +5,8 @@
 //! client processes that each have their own retry state. Every call has a 10 s deadline, so a
 //! client whose rate limiter holds it back gives up on calls it cannot send in time instead of
 //! queueing them forever. Policies: AWS standard settings with no bucket, with the standard
-//! bucket, in adaptive mode, and with a retry budget instead of the bucket.
+//! bucket, in adaptive mode, with a retry budget instead of the bucket, and with a circuit
+//! breaker (which counts throttling as failure).
 
 use crate::fleet::{Engine, Fleet, Run, Server};
 use crate::sim::{self, Strategy};
@@ -109,9 +110,9 @@ pub fn run_engine(config: &Config, strategy: Strategy, engine: Engine) -> Summar
     }
 }
 
-/// Runs the AWS SDKs' three policies and the two budgets.
+/// Runs the AWS SDKs' three policies, the two budgets and the two breakers.
 pub fn run(config: &Config) -> Vec<Summary> {
-    Strategy::WITH_BUDGETS
+    Strategy::COMPARED
         .iter()
         .map(|&s| run_one(config, s))
         .collect()
