@@ -5,6 +5,7 @@ use crate::sim::{
     self, Client, Policy, Rng, Series, SharedRng, SharedSeries, SimError, Strategy, lock,
 };
 use crate::smithy::SmithyClient;
+use std::cell::Cell;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -166,16 +167,29 @@ impl Fleet {
                         if let Some(b) = lock(&series).at(sim::since(t0)) {
                             b.offered += 1;
                         }
+                        let offered_at = sim::since(t0);
+                        let sent = Cell::new(0);
                         let ok = match &*client {
-                            Driver::Ours(c) => c.call(seed, || world.attempt()).await.is_ok(),
+                            Driver::Ours(c) => c
+                                .call(seed, || {
+                                    sent.set(sent.get() + 1);
+                                    world.attempt()
+                                })
+                                .await
+                                .is_ok(),
                             Driver::Smithy(c) => c.call().await,
                         };
-                        if let Some(b) = lock(&series).at(sim::since(t0)) {
+                        let mut series = lock(&series);
+                        if let Some(b) = series.at(sim::since(t0)) {
                             if ok {
                                 b.succeeded += 1;
                             } else {
                                 b.failed += 1;
                             }
+                        }
+                        if let Some(b) = series.at(offered_at) {
+                            b.call_attempts += sent.get();
+                            b.offered_succeeded += u64::from(ok);
                         }
                     }));
                     t += own.exponential(fleet.rate_per_client);

@@ -190,24 +190,74 @@ fn run_outage(quick: bool, out: &Path) -> Result<()> {
         "attempts per second",
         &lines,
     )?;
+    let goodput = report::per_second(&runs, config.horizon, |b: &Bin, _, _| {
+        (b.offered > 0).then(|| b.offered_succeeded as f64 / b.offered as f64)
+    });
+    report::line_plot(
+        &out.join("outage_goodput.svg"),
+        &format!(
+            "Outage from {} s to {} s: calls that succeeded over calls offered",
+            config.outage_start,
+            config.outage_start + config.outage_len
+        ),
+        "second",
+        "succeeded / offered",
+        &goodput,
+    )?;
+    let find = |s: Strategy| results.iter().find(|r| r.strategy == s);
+    let (none, standard) = (find(Strategy::NoBucket), find(Strategy::Standard));
+    let cut = |s: &outage::Summary, base: Option<&outage::Summary>| {
+        base.map_or(f64::NAN, |b| 100.0 * s.cut_against(b))
+    };
+    let rows: Vec<String> = results
+        .iter()
+        .map(|s| {
+            format!(
+                "{},{:.4},{:.4},{:.4},{:.4},{},{:.2},{:.2},{:.0},{:.0},{:.4}",
+                s.strategy.name(),
+                s.amplification_outage,
+                s.amplification_per_call,
+                s.amplification_drained,
+                s.amplification_after,
+                s.outage_attempts,
+                cut(s, none),
+                cut(s, standard),
+                s.time_to_recover,
+                s.goodput_recovery,
+                s.failed_fraction
+            )
+        })
+        .collect();
+    report::write_csv(
+        &out.join("outage_summary.csv"),
+        "strategy,amplification_outage,amplification_per_call,amplification_last_third,\
+         amplification_10s_after,outage_attempts,cut_vs_no_bucket_pct,cut_vs_standard_pct,\
+         time_to_recover_s,goodput_recovery_s,failed_fraction",
+        &rows,
+    )?;
     println!(
         "\n### Outage ({} clients, {} requests/s offered)\n",
         config.clients,
         config.clients as f64 * config.rate_per_client
     );
     println!(
-        "| policy | amplification during the outage | same, last third (drained) | \
-         10 s after | time to recover (s) | calls failed |"
+        "| policy | amplification during the outage | per call offered in it | same, last third \
+         (drained) | 10 s after | attempts in the outage, cut against no-bucket | \
+         against standard | time to recover (s) | goodput back (s) | calls failed |"
     );
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for s in &results {
         println!(
-            "| {} | {:.2}x | {:.2}x | {:.2}x | {:.0} | {:.1}% |",
+            "| {} | {:.3}x | {:.3}x | {:.2}x | {:.2}x | {:.1}% | {:.1}% | {:.0} | {:.0} | {:.1}% |",
             s.strategy.name(),
             s.amplification_outage,
+            s.amplification_per_call,
             s.amplification_drained,
             s.amplification_after,
+            cut(s, none),
+            cut(s, standard),
             s.time_to_recover,
+            s.goodput_recovery,
             100.0 * s.failed_fraction
         );
     }

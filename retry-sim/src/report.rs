@@ -40,7 +40,7 @@ pub fn timeseries_rows(runs: &[(Strategy, &Run)], horizon: f64) -> Vec<String> {
             };
             write!(
                 r,
-                "{},{},{},{},{},{},{},{},{},{:.3},{:.4}",
+                "{},{},{},{},{},{},{},{},{},{:.3},{:.4},{},{}",
                 strategy.name(),
                 t,
                 b.offered,
@@ -51,7 +51,9 @@ pub fn timeseries_rows(runs: &[(Strategy, &Run)], horizon: f64) -> Vec<String> {
                 b.succeeded,
                 b.failed,
                 fill,
-                queue
+                queue,
+                b.call_attempts,
+                b.offered_succeeded
             )
             .expect("writing to a String");
             rows.push(r);
@@ -62,7 +64,8 @@ pub fn timeseries_rows(runs: &[(Strategy, &Run)], horizon: f64) -> Vec<String> {
 
 /// The header of [`timeseries_rows`].
 pub const TIMESERIES_HEADER: &str = "strategy,second,offered,attempts,served,delivered,throttled,\
-                                     succeeded,failed,mean_fill_rate,mean_queue_s";
+                                     succeeded,failed,mean_fill_rate,mean_queue_s,\
+                                     attempts_of_calls_offered,calls_offered_that_succeeded";
 
 const COLORS: [RGBColor; 9] = [
     RGBColor(0xd6, 0x27, 0x28),

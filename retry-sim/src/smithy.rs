@@ -146,7 +146,8 @@ impl SmithyClient {
             | Strategy::Budget
             | Strategy::GrpcThrottling
             | Strategy::Breaker
-            | Strategy::BreakerBudget => RetryConfig::standard(),
+            | Strategy::BreakerBudget
+            | Strategy::BreakerShortBreak => RetryConfig::standard(),
         };
         let timeouts = match deadline {
             Some(d) => TimeoutConfig::builder().operation_timeout(d).build(),

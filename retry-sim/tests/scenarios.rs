@@ -134,3 +134,43 @@ fn normal_operation_the_bucket_fails_no_call_a_plain_retry_saves() {
     assert!(budget.failed_fraction >= none.failed_fraction);
     assert!(budget.failed_fraction < 0.01, "{}", budget.failed_fraction);
 }
+
+#[test]
+fn outage_the_breaker_keeps_calls_off_the_dead_server_and_refuses_them_for_its_break() {
+    let config = outage::Config::quick();
+    let none = outage::run_one(&config, Strategy::NoBucket);
+    let standard = outage::run_one(&config, Strategy::Standard);
+    let breaker = outage::run_one(&config, Strategy::Breaker);
+    // The target, against no bucket: 90% fewer attempts reach the dead server. Against the
+    // bucket alone the cut is smaller: the breaker opens only once half of its window's
+    // attempts have failed.
+    assert!(
+        breaker.cut_against(&none) >= 0.9,
+        "{} of {} attempts",
+        breaker.outage_attempts,
+        none.outage_attempts
+    );
+    assert!(breaker.cut_against(&standard) >= 0.8);
+    // Goodput: the bucket's calls succeed again within a second of the outage's end; the
+    // breaker refuses calls until its 5 s break has passed and a probe has succeeded (which
+    // the attempt-based measure cannot see: a refused call sends nothing).
+    assert!(
+        standard.goodput_recovery <= 1.0,
+        "{}",
+        standard.goodput_recovery
+    );
+    assert!(
+        breaker.goodput_recovery > standard.goodput_recovery && breaker.goodput_recovery <= 6.0,
+        "{}",
+        breaker.goodput_recovery
+    );
+    assert_eq!(breaker.time_to_recover, 0.0);
+    // A 1 s break is back sooner, at the price of more probes while the server is down.
+    let short = outage::run_one(&config, Strategy::BreakerShortBreak);
+    assert!(
+        short.goodput_recovery < breaker.goodput_recovery && short.goodput_recovery <= 2.0,
+        "{}",
+        short.goodput_recovery
+    );
+    assert!(short.outage_attempts > breaker.outage_attempts);
+}

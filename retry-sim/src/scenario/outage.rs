@@ -5,7 +5,8 @@
 //! throttles) and fails every request for 30 s. Policies: AWS standard settings (3 attempts,
 //! backoff 1 s doubling to 20 s, full jitter) with no bucket, with the standard retry token
 //! bucket, in adaptive mode, with a retry budget (20 %, or gRPC's throttling) instead of the
-//! bucket, and with a circuit breaker per client (alone, or with the 20 % budget).
+//! bucket, and with a circuit breaker per client (alone, with the 20 % budget, or with a 1 s
+//! break instead of the default 5 s).
 
 use crate::fleet::{Engine, Fleet, Run, Server};
 use crate::sim::{self, Bin, Strategy};
@@ -97,10 +98,27 @@ pub struct Summary {
     /// Seconds from the end of the outage to the first second from which on every second has
     /// at most 1.05 attempts per offered request and serves at least 99% of its attempts.
     pub time_to_recover: f64,
+    /// Attempts that reached the server during the outage (each one failed).
+    pub outage_attempts: u64,
+    /// Attempts of the calls offered during the outage, whenever sent, per call offered during
+    /// the outage: the amplification of those calls alone (calls offered before it whose
+    /// retries land in it are left out; retries sent after it by calls offered in it are in).
+    pub amplification_per_call: f64,
+    /// Seconds from the end of the outage to the first second from which on, in every second,
+    /// at least 99% of the calls offered in it succeed.
+    pub goodput_recovery: f64,
     /// Calls that failed, over all calls.
     pub failed_fraction: f64,
     /// The per-second counters.
     pub run: Run,
+}
+
+impl Summary {
+    /// How much fewer attempts reached the server during the outage than under `baseline`:
+    /// 0.9 is a cut of 90%.
+    pub fn cut_against(&self, baseline: &Summary) -> f64 {
+        1.0 - sim::ratio(self.outage_attempts, baseline.outage_attempts)
+    }
 }
 
 /// Runs one policy.
@@ -114,12 +132,24 @@ pub fn run_engine(config: &Config, strategy: Strategy, engine: Engine) -> Summar
     summarize(config, strategy, run)
 }
 
-/// Runs the AWS SDKs' three policies, the two budgets and the two breakers.
+/// The policies of the scenario: the compared ones, and the breaker with a shorter break.
+pub const POLICIES: [Strategy; 8] = {
+    let c = Strategy::COMPARED;
+    [
+        c[0],
+        c[1],
+        c[2],
+        c[3],
+        c[4],
+        c[5],
+        c[6],
+        Strategy::BreakerShortBreak,
+    ]
+};
+
+/// Runs the AWS SDKs' three policies, the two budgets and the breakers.
 pub fn run(config: &Config) -> Vec<Summary> {
-    Strategy::COMPARED
-        .iter()
-        .map(|&s| run_one(config, s))
-        .collect()
+    POLICIES.iter().map(|&s| run_one(config, s)).collect()
 }
 
 fn amplification(b: Bin) -> f64 {
@@ -130,7 +160,7 @@ fn summarize(config: &Config, strategy: Strategy, run: Run) -> Summary {
     let s = &run.series;
     let (start, end) = (config.outage_start, config.outage_end());
     let drained_from = end - config.outage_len / 3.0;
-    let mut recovered_at = end;
+    let (mut recovered_at, mut goodput_back_at) = (end, end);
     for (i, b) in s.bins.iter().enumerate() {
         let t = i as f64 * s.width;
         if t < end || t >= config.horizon {
@@ -141,14 +171,23 @@ fn summarize(config: &Config, strategy: Strategy, run: Run) -> Summary {
         if !healthy {
             recovered_at = t + s.width;
         }
+        // A breaker that refuses calls sends no attempts, which the figure above counts as
+        // healthy: this one asks for the calls themselves, by the second they were offered in.
+        if (b.offered_succeeded as f64) < 0.99 * b.offered as f64 {
+            goodput_back_at = t + s.width;
+        }
     }
     let all = s.total(0.0, f64::INFINITY);
+    let outage = s.total(start, end);
     Summary {
         strategy,
-        amplification_outage: amplification(s.total(start, end)),
+        amplification_outage: amplification(outage),
         amplification_drained: amplification(s.total(drained_from, end)),
         amplification_after: amplification(s.total(end, end + 10.0)),
         time_to_recover: recovered_at - end,
+        outage_attempts: outage.attempts,
+        amplification_per_call: sim::ratio(outage.call_attempts, outage.offered),
+        goodput_recovery: goodput_back_at - end,
         failed_fraction: sim::ratio(all.failed, all.failed + all.succeeded),
         run,
     }
