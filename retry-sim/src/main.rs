@@ -424,21 +424,23 @@ fn run_metastable(quick: bool, out: &Path) -> Result<()> {
         metastable::CAPACITY
     );
     println!(
-        "| policy | goodput before the trigger | goodput, last 10 s | attempts per call, last 10 s | recovered |"
+        "| policy | goodput before the trigger | goodput, last 10 s | attempts per call, last 10 s | \
+         recovered | calls failed |"
     );
-    println!("|---|---:|---:|---:|---|");
+    println!("|---|---:|---:|---:|---|---:|");
     for s in &results {
         let rec = match s.recovered_after {
             Some(t) => format!("{t:.0} s after the trigger"),
             None => "never".to_string(),
         };
         println!(
-            "| {} | {:.1}% | {:.1}% | {:.2} | {} |",
+            "| {} | {:.1}% | {:.1}% | {:.2} | {} | {:.1}% |",
             s.strategy.name(),
             100.0 * s.goodput_before,
             100.0 * s.goodput_end,
             s.amplification_end,
-            rec
+            rec,
+            100.0 * s.failed_fraction
         );
     }
     Ok(())

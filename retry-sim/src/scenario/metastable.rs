@@ -95,9 +95,12 @@ pub struct Summary {
     pub goodput_end: f64,
     /// Attempts per offered request over the last 10 s of the run.
     pub amplification_end: f64,
-    /// Seconds from the end of the trigger until goodput stays at 95% of the offered load or
-    /// more for the rest of the run; `None` if it never does.
+    /// Seconds from the end of the trigger until, in every second of the rest of the run, 95%
+    /// or more of the calls offered in it succeed; `None` if that never holds for the last
+    /// 10 s.
     pub recovered_after: Option<f64>,
+    /// Calls that failed, over all calls.
+    pub failed_fraction: f64,
     /// The per-second counters.
     pub run: Run,
 }
@@ -111,10 +114,13 @@ pub fn run_one(config: &Config, strategy: Strategy) -> Summary {
     let mut last_bad = None;
     for (i, b) in s.bins.iter().enumerate() {
         let t = i as f64;
-        if t >= TRIGGER_END && t < end && (b.succeeded as f64) < 0.95 * offered {
+        // Against the calls offered in that second, not the mean load: a second with fewer
+        // arrivals than the mean is not a failure to recover.
+        if t >= TRIGGER_END && t < end && (b.offered_succeeded as f64) < 0.95 * b.offered as f64 {
             last_bad = Some(t);
         }
     }
+    let all = s.total(0.0, f64::INFINITY);
     let recovered_after = match last_bad {
         None => Some(0.0),
         Some(t) if t + 1.0 < end - 10.0 => Some(t + 1.0 - TRIGGER_END),
@@ -128,6 +134,7 @@ pub fn run_one(config: &Config, strategy: Strategy) -> Summary {
         goodput_end: tail.succeeded as f64 / 10.0 / offered,
         amplification_end: sim::ratio(tail.attempts, tail.offered),
         recovered_after,
+        failed_fraction: sim::ratio(all.failed, all.failed + all.succeeded),
         run,
     }
 }
