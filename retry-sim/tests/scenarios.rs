@@ -174,3 +174,21 @@ fn outage_the_breaker_keeps_calls_off_the_dead_server_and_refuses_them_for_its_b
     );
     assert!(short.outage_attempts > breaker.outage_attempts);
 }
+
+#[test]
+fn normal_operation_a_breaker_fails_no_call_the_bucket_saves() {
+    let config = normal::Config::quick();
+    let p = config.error_rates[0];
+    let standard = normal::run_one(&config, Strategy::Standard, p);
+    let breaker = normal::run_one(&config, Strategy::Breaker, p);
+    // 5% of attempts failing on their own never make half of a window's attempts fail.
+    assert!(
+        breaker.failed_fraction <= standard.failed_fraction,
+        "{} vs {}",
+        breaker.failed_fraction,
+        standard.failed_fraction
+    );
+    let budget = normal::run_one(&config, Strategy::Budget, p);
+    let both = normal::run_one(&config, Strategy::BreakerBudget, p);
+    assert!(both.failed_fraction <= budget.failed_fraction);
+}
