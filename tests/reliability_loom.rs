@@ -21,7 +21,7 @@ const MODELS: [&str; 11] = [
     "bucket::loom_concurrent_takes_and_refunds_conserve_tokens",
     "bucket::loom_two_takes_on_a_short_bucket_never_overdraw",
     "bucket::loom_rewards_racing_a_refund_clip_at_capacity",
-    "bucket::loom_a_stretch_of_refill_is_credited_once",
+    "bucket::loom_a_take_racing_a_refill_sees_its_tokens",
     "limiter::loom_two_senders_never_take_the_same_token",
     "limiter::loom_a_throttle_racing_a_send_leaves_the_limiter_enabled_at_the_throttled_rate",
     "limiter::loom_concurrent_updates_and_a_send_are_each_atomic",

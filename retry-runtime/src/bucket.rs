@@ -1,7 +1,8 @@
 //! The retry token bucket of AWS "standard" mode (the retry quota), lock-free.
 
 use crate::classify::ErrorClass;
-use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::loom::atomic::{AtomicU32, Ordering};
+use crate::loom::{Mutex, MutexGuard, PoisonError};
 use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -40,8 +41,11 @@ pub struct TokenBucket {
     refill_per_sec: u32,
     wait_when_empty: bool,
     level: AtomicU32,
-    /// Nanoseconds since `epoch` up to which refill has been credited.
-    refilled_to: AtomicU64,
+    /// Nanoseconds since `epoch` up to which refill has been credited. A bucket that refills
+    /// holds this lock from its look at the clock to the take that follows, so no take finds
+    /// the clock advanced before the tokens it credited have landed; a bucket without refill
+    /// (the AWS default) never takes it.
+    refilled_to: Mutex<u64>,
     /// The bucket's first look at the clock: refill time is counted from there, so buckets used
     /// under different (paused) runtimes keep their own time.
     epoch: OnceLock<Instant>,
@@ -61,7 +65,7 @@ impl TokenBucket {
             refill_per_sec: 0,
             wait_when_empty: false,
             level: AtomicU32::new(500),
-            refilled_to: AtomicU64::new(0),
+            refilled_to: Mutex::new(0),
             epoch: OnceLock::new(),
         }
     }
@@ -173,7 +177,12 @@ impl TokenBucket {
 
     /// Takes `cost` tokens at `now`; `false` (taking nothing) if the bucket holds fewer.
     pub(crate) fn try_take(&self, cost: u32, now: Instant) -> bool {
-        self.refill(now);
+        if self.refill_per_sec == 0 {
+            return self.take(cost);
+        }
+        // The refill due and the take, as one step.
+        let mut clock = self.clock();
+        self.credit(&mut clock, now);
         self.take(cost)
     }
 
@@ -190,14 +199,12 @@ impl TokenBucket {
         if !self.waits_when_empty() || cost > self.capacity {
             return None;
         }
-        self.refill(now);
+        let mut clock = self.clock();
+        self.credit(&mut clock, now);
         let short = cost.saturating_sub(self.level.load(Ordering::Acquire));
         let rate = u128::from(self.refill_per_sec);
         // Time already banked towards the next token counts.
-        let banked = u128::from(
-            self.nanos(now)
-                .saturating_sub(self.refilled_to.load(Ordering::Acquire)),
-        );
+        let banked = u128::from(self.nanos(now).saturating_sub(*clock));
         let needed = (u128::from(short) * 1_000_000_000).div_ceil(rate);
         let ns = needed.saturating_sub(banked).max(1);
         Some(Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX)))
@@ -238,47 +245,45 @@ impl TokenBucket {
         u64::try_from(now.saturating_duration_since(epoch).as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// Credits the refill due since the last credit. Each stretch of time is claimed by one
-    /// compare-and-swap on the refill clock, so concurrent callers never credit it twice.
+    /// The refill clock, locked. Nothing panics while it is held, so a poisoned lock still
+    /// holds a consistent clock.
+    fn clock(&self) -> MutexGuard<'_, u64> {
+        self.refilled_to
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Credits the refill due since the last credit.
     fn refill(&self, now: Instant) {
         if self.refill_per_sec == 0 {
             return;
         }
-        let rate = u128::from(self.refill_per_sec);
+        let mut clock = self.clock();
+        self.credit(&mut clock, now);
+    }
+
+    /// Credits the refill due at `now` since `clock`, under the clock's lock: each stretch of
+    /// time is credited once, and its tokens land before the lock is released.
+    fn credit(&self, clock: &mut u64, now: Instant) {
         let now_ns = self.nanos(now);
-        loop {
-            let from = self.refilled_to.load(Ordering::Acquire);
-            if now_ns <= from {
-                return;
-            }
-            // A full bucket lets the time pass unbanked: nothing before a drain is credited.
-            if self.level.load(Ordering::Acquire) >= self.capacity {
-                if self
-                    .refilled_to
-                    .compare_exchange_weak(from, now_ns, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-                {
-                    return;
-                }
-                continue;
-            }
-            let elapsed = u128::from(now_ns - from);
-            let tokens = elapsed * rate / 1_000_000_000;
-            if tokens == 0 {
-                return;
-            }
-            // Advance the clock by exactly the time the credited tokens took, keeping the
-            // remainder towards the next token.
-            let used = u64::try_from(tokens * 1_000_000_000 / rate).unwrap_or(u64::MAX);
-            if self
-                .refilled_to
-                .compare_exchange_weak(from, from + used, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                self.deposit(u32::try_from(tokens).unwrap_or(u32::MAX));
-                return;
-            }
+        if now_ns <= *clock {
+            return;
         }
+        // A full bucket lets the time pass unbanked: nothing before a drain is credited.
+        if self.level.load(Ordering::Acquire) >= self.capacity {
+            *clock = now_ns;
+            return;
+        }
+        let rate = u128::from(self.refill_per_sec);
+        let tokens = u128::from(now_ns - *clock) * rate / 1_000_000_000;
+        if tokens == 0 {
+            return;
+        }
+        // Advance the clock by exactly the time the credited tokens took, keeping the
+        // remainder towards the next token.
+        let used = u64::try_from(tokens * 1_000_000_000 / rate).unwrap_or(u64::MAX);
+        *clock = clock.saturating_add(used);
+        self.deposit(u32::try_from(tokens).unwrap_or(u32::MAX));
     }
 }
 
