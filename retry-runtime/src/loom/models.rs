@@ -262,7 +262,11 @@ mod bucket {
                 Box::new(move || b.try_take(1, later))
             };
             let took = concurrently(vec![take(), take()]);
-            assert_eq!(took, [true, true], "a take was refused while the refill covered it");
+            assert_eq!(
+                took,
+                [true, true],
+                "a take was refused while the refill covered it"
+            );
             // Credited once: 5 - 2 left, and 7 tokens (7 ms) short of the full 10.
             assert_eq!(b.time_until(10, later), Some(Duration::from_millis(7)));
         });
