@@ -53,7 +53,12 @@ async fn main() {
     let body = policy
         .retry(|| async {
             let a = attempt().expect("inside the policy's attempt");
-            println!("attempt {} of {} ({})", a.number(), a.max_attempts(), a.function());
+            println!(
+                "attempt {} of {} ({})",
+                a.number(),
+                a.max_attempts(),
+                a.function()
+            );
             let response = error_for_status(client.get(&url).send().await?)?;
             Ok::<_, Error>(response.text().await?)
         })
