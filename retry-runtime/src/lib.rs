@@ -179,6 +179,7 @@
 //! - `tonic`: `Classify` and `From<TimedOut>` for `tonic::Status`; [`wire::WithAttempt`] for
 //!   `tonic::Request`.
 //! - `anyhow`: `Classify` for `anyhow::Error`, by its chain of causes.
+//! - `tower`: `tower::RetryLayer`, which retries a tower service's requests under a [`Policy`].
 //!
 //! Without a feature: `Classify` for `std::io::Error` and for `dyn Error` (by its chain of
 //! sources), the AWS error codes ([`aws`]) and the hint parsers ([`hint`]).
@@ -212,6 +213,8 @@ pub mod plug {
     pub use crate::engine::{ByTrait, Classifier, FromTimedOut, IntoErrorClass};
 }
 pub mod testing;
+#[cfg(feature = "tower")]
+pub mod tower;
 pub mod wire;
 
 #[doc(hidden)]

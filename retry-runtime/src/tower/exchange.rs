@@ -1,0 +1,315 @@
+//! What the layer knows of a service's requests and responses: [`Exchange`], with [`Http`]
+//! for `http::Request`/`http::Response` (and gRPC over them) and [`Cloning`] for any request
+//! that is `Clone`.
+
+use super::body::ReplayBody;
+use crate::hint::{self, Pushback};
+use crate::{Classify, ErrorClass};
+use http::{HeaderMap, Method, Request, Response, StatusCode};
+use std::time::Duration;
+
+/// How the layer replays a service's requests, tells whether they are idempotent, and reads
+/// its responses.
+///
+/// [`Http`] is the layer's default; [`Cloning`] serves a service whose requests are `Clone`
+/// and whose responses are all successes. A service of other types implements it for a type
+/// of its own, given to [`RetryLayer::exchange`](super::RetryLayer::exchange).
+pub trait Exchange<Req, Resp> {
+    /// A copy of `request` for a later attempt, or `None` if it cannot be sent again: it is
+    /// then sent once and never retried. Called when the request arrives, then on the copy
+    /// before each later attempt; it may reshape `request` (buffer its body).
+    fn replay(&self, request: &mut Req) -> Option<Req>;
+
+    /// Whether `request` may be sent again after it may have reached the server (a request
+    /// that is not is retried only after failures that prove it was not acted on: `NotSent`
+    /// and `Throttling`).
+    fn is_idempotent(&self, request: &Req) -> bool;
+
+    /// `Some(class, hint)` for a response that reports a failed attempt, `None` for one the
+    /// caller gets as it is.
+    fn failure(&self, response: &Resp) -> Option<(ErrorClass, Option<Duration>)>;
+}
+
+/// `http::Request`s and `http::Response`s, and gRPC calls over them (the layer's default).
+///
+/// - Replay: the request's method, URI, version, headers and extensions are copied, and its
+///   body is replayed by its [`ReplayBody`] impl (at most [`replay_limit`](Self::replay_limit)
+///   bytes are buffered).
+/// - Idempotency by method, as RFC 9110 section 9.2.2 defines it: `GET`, `HEAD`, `OPTIONS`,
+///   `TRACE`, `PUT` and `DELETE` are idempotent; `POST`, `PATCH`, `CONNECT` and extension
+///   methods are not, unless the request carries an `Idempotency-Key` header (the IETF
+///   httpapi draft "The Idempotency-Key HTTP Header Field": the server deduplicates it).
+///   gRPC calls are `POST`s: not idempotent unless the layer is told
+///   ([`RetryLayer::idempotent`](super::RetryLayer::idempotent)).
+/// - Responses: a gRPC response that carries its status in its headers (a "trailers-only"
+///   response, which is how servers answer a unary call they fail) is classified by that
+///   status as `tonic::Status`'s `Classify` does, with `grpc-retry-pushback-ms` as the hint
+///   (a negative one: do not retry, gRFC A6); any other response by its HTTP status as
+///   `http::StatusCode`'s `Classify` does (5xx, 408 and 429), with `x-amz-retry-after` or
+///   `Retry-After` as the hint. A response that classifies as `Permanent` (a 404, a gRPC
+///   `NOT_FOUND`) is not a failed attempt: the caller gets it at once.
+///
+/// A gRPC status sent in trailers after a response's body (a streaming call's, or a failure
+/// while the body was sent) is not seen: the layer never reads a response's body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Http {
+    limit: usize,
+}
+
+impl Http {
+    /// The default: bodies of up to 1 MiB are buffered for replay (gRPC Java's default
+    /// per-call retry buffer).
+    #[must_use]
+    pub const fn new() -> Http {
+        Http { limit: 1 << 20 }
+    }
+
+    /// Buffers at most `bytes` of a streaming body for replay; a longer one is sent once.
+    #[must_use]
+    pub const fn replay_limit(mut self, bytes: usize) -> Http {
+        self.limit = bytes;
+        self
+    }
+}
+
+impl Default for Http {
+    fn default() -> Self {
+        Http::new()
+    }
+}
+
+/// The header by which a client makes a `POST` or `PATCH` safe to repeat.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+impl<B: ReplayBody, RB> Exchange<Request<B>, Response<RB>> for Http {
+    fn replay(&self, request: &mut Request<B>) -> Option<Request<B>> {
+        let body = request.body_mut().replay(self.limit)?;
+        let mut copy = Request::new(body);
+        *copy.method_mut() = request.method().clone();
+        *copy.uri_mut() = request.uri().clone();
+        *copy.version_mut() = request.version();
+        *copy.headers_mut() = request.headers().clone();
+        *copy.extensions_mut() = request.extensions().clone();
+        Some(copy)
+    }
+
+    fn is_idempotent(&self, request: &Request<B>) -> bool {
+        idempotent_method(request.method()) || request.headers().contains_key(IDEMPOTENCY_KEY)
+    }
+
+    fn failure(&self, response: &Response<RB>) -> Option<(ErrorClass, Option<Duration>)> {
+        response_failure(response.status(), response.headers())
+    }
+}
+
+/// RFC 9110 section 9.2.2: the methods whose repetition has the effect of one request.
+pub(crate) fn idempotent_method(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE
+    )
+}
+
+/// The failure a response reports, if any: by its gRPC status in the headers, else by its
+/// HTTP status.
+pub(crate) fn response_failure(
+    status: StatusCode,
+    headers: &HeaderMap,
+) -> Option<(ErrorClass, Option<Duration>)> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(code) = headers.get(GRPC_STATUS) {
+        let class = grpc_class(code.as_bytes())?;
+        if !class.is_retryable() {
+            return None;
+        }
+        return match text(hint::GRPC_RETRY_PUSHBACK_MS).and_then(hint::grpc_pushback) {
+            // The server asks not to retry: a failed attempt, not to be repeated.
+            Some(Pushback::Stop) => Some((ErrorClass::Permanent, None)),
+            Some(Pushback::After(delay)) => Some((class, Some(delay))),
+            None => Some((class, None)),
+        };
+    }
+    let class = status.classify();
+    class
+        .is_retryable()
+        .then(|| (class, hint::from_headers(headers)))
+}
+
+const GRPC_STATUS: &str = "grpc-status";
+
+/// The class of a `grpc-status` value, as `tonic::Status`'s `Classify` has it for a status
+/// the server sent; `None` for `OK`.
+fn grpc_class(code: &[u8]) -> Option<ErrorClass> {
+    let code = std::str::from_utf8(code).ok()?.trim().parse::<u32>().ok();
+    match code {
+        Some(0) => None,
+        // UNAVAILABLE, ABORTED, INTERNAL
+        Some(14 | 10 | 13) => Some(ErrorClass::Transient),
+        // DEADLINE_EXCEEDED
+        Some(4) => Some(ErrorClass::Timeout),
+        // RESOURCE_EXHAUSTED
+        Some(8) => Some(ErrorClass::Throttling),
+        // Every other code, and a value that is not one (tonic reads it as UNKNOWN).
+        _ => Some(ErrorClass::Permanent),
+    }
+}
+
+/// Any request that is `Clone`, replayed by cloning; every response is a success (only the
+/// service's errors are failed attempts), and every request is idempotent unless the layer
+/// says otherwise ([`RetryLayer::idempotent`](super::RetryLayer::idempotent)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cloning;
+
+impl<Req: Clone, Resp> Exchange<Req, Resp> for Cloning {
+    fn replay(&self, request: &mut Req) -> Option<Req> {
+        Some(request.clone())
+    }
+
+    fn is_idempotent(&self, _: &Req) -> bool {
+        true
+    }
+
+    fn failure(&self, _: &Resp) -> Option<(ErrorClass, Option<Duration>)> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::Full;
+
+    fn response(status: u16, headers: &[(&'static str, &'static str)]) -> Response<()> {
+        let mut r = Response::builder().status(status);
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        r.body(()).unwrap()
+    }
+
+    fn failure(r: &Response<()>) -> Option<(ErrorClass, Option<Duration>)> {
+        <Http as Exchange<Request<()>, _>>::failure(&Http::new(), r)
+    }
+
+    fn idempotent(r: &Request<()>) -> bool {
+        <Http as Exchange<_, Response<()>>>::is_idempotent(&Http::new(), r)
+    }
+
+    #[test]
+    fn methods_are_idempotent_as_rfc_9110_says() {
+        for (method, is) in [
+            (Method::GET, true),
+            (Method::HEAD, true),
+            (Method::OPTIONS, true),
+            (Method::TRACE, true),
+            (Method::PUT, true),
+            (Method::DELETE, true),
+            (Method::POST, false),
+            (Method::PATCH, false),
+            (Method::CONNECT, false),
+            (Method::from_bytes(b"PURGE").unwrap(), false),
+        ] {
+            let request = Request::builder().method(method.clone()).body(()).unwrap();
+            assert_eq!(idempotent(&request), is, "{method}");
+        }
+        let keyed = Request::post("/orders")
+            .header("Idempotency-Key", "8e03978e-40d5-43e8-bc93-6894a57f9324")
+            .body(())
+            .unwrap();
+        assert!(idempotent(&keyed));
+    }
+
+    #[test]
+    fn a_request_is_copied_whole() {
+        #[derive(Clone, Debug, PartialEq)]
+        struct Tag(u32);
+        let mut request = Request::put("http://example.com/items/1")
+            .version(http::Version::HTTP_2)
+            .header("x-a", "1")
+            .extension(Tag(7))
+            .body(Full::new(bytes::Bytes::from_static(b"item")))
+            .unwrap();
+        let copy = <Http as Exchange<_, Response<()>>>::replay(&Http::new(), &mut request).unwrap();
+        assert_eq!(copy.method(), Method::PUT);
+        assert_eq!(copy.uri(), "http://example.com/items/1");
+        assert_eq!(copy.version(), http::Version::HTTP_2);
+        assert_eq!(copy.headers()["x-a"], "1");
+        assert_eq!(copy.extensions().get::<Tag>(), Some(&Tag(7)));
+    }
+
+    #[test]
+    fn http_responses_fail_by_status_with_their_hint() {
+        assert_eq!(failure(&response(200, &[])), None);
+        assert_eq!(failure(&response(404, &[])), None);
+        assert_eq!(failure(&response(501, &[])), None);
+        assert_eq!(
+            failure(&response(503, &[])),
+            Some((ErrorClass::Transient, None))
+        );
+        assert_eq!(
+            failure(&response(408, &[])),
+            Some((ErrorClass::Timeout, None))
+        );
+        assert_eq!(
+            failure(&response(429, &[("retry-after", "3")])),
+            Some((ErrorClass::Throttling, Some(Duration::from_secs(3))))
+        );
+    }
+
+    #[test]
+    fn grpc_responses_fail_by_their_status() {
+        let grpc = |code: &'static str| response(200, &[("grpc-status", code)]);
+        assert_eq!(failure(&grpc("0")), None);
+        assert_eq!(failure(&grpc("5")), None, "NOT_FOUND is the caller's");
+        assert_eq!(failure(&grpc("14")), Some((ErrorClass::Transient, None)));
+        assert_eq!(failure(&grpc("4")), Some((ErrorClass::Timeout, None)));
+        let pushed = response(
+            200,
+            &[("grpc-status", "8"), ("grpc-retry-pushback-ms", "250")],
+        );
+        assert_eq!(
+            failure(&pushed),
+            Some((ErrorClass::Throttling, Some(Duration::from_millis(250))))
+        );
+        let stop = response(
+            200,
+            &[("grpc-status", "14"), ("grpc-retry-pushback-ms", "-1")],
+        );
+        assert_eq!(failure(&stop), Some((ErrorClass::Permanent, None)));
+        // A proxy's 503 before any gRPC status: the HTTP status decides.
+        assert_eq!(
+            failure(&response(503, &[("content-type", "application/grpc")])),
+            Some((ErrorClass::Transient, None))
+        );
+    }
+
+    /// The codes read from headers classify as `tonic::Status` classifies a status the server
+    /// sent.
+    #[cfg(feature = "tonic")]
+    #[test]
+    fn grpc_codes_classify_as_tonic_statuses_do() {
+        use crate::Classify;
+        for code in 0..=17 {
+            let status = ::tonic::Status::new(::tonic::Code::from_i32(code), "");
+            let expected = (status.code() != ::tonic::Code::Ok).then(|| status.classify());
+            assert_eq!(grpc_class(code.to_string().as_bytes()), expected, "{code}");
+        }
+        assert_eq!(grpc_class(b"x"), Some(ErrorClass::Permanent));
+    }
+
+    #[test]
+    fn cloning_replays_anything_clone_and_reads_no_response() {
+        let mut request = String::from("GET /");
+        assert_eq!(
+            <Cloning as Exchange<String, u32>>::replay(&Cloning, &mut request),
+            Some(request.clone())
+        );
+        assert!(<Cloning as Exchange<String, u32>>::is_idempotent(
+            &Cloning, &request
+        ));
+        assert_eq!(
+            <Cloning as Exchange<String, u32>>::failure(&Cloning, &503),
+            None
+        );
+    }
+}
