@@ -39,6 +39,17 @@ pub struct Server {
     pub transient_rate: Option<f64>,
 }
 
+/// How each client's application spaces its calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Arrivals {
+    /// Poisson arrivals (exponential gaps), as in every scenario.
+    #[default]
+    Poisson,
+    /// One call every `1 / rate` seconds from a random phase: the same load without its
+    /// variation from one second to the next (to tell what that variation does).
+    Even,
+}
+
 /// The server's mutable state during a run.
 pub(crate) struct State {
     tokens: f64,
@@ -51,8 +62,10 @@ pub(crate) struct State {
 pub struct Fleet {
     /// Client processes, each with its own retry state.
     pub clients: usize,
-    /// Requests per second each client's application offers (Poisson arrivals).
+    /// Requests per second each client's application offers.
     pub rate_per_client: f64,
+    /// How the calls are spaced.
+    pub arrivals: Arrivals,
     /// Seconds simulated; no call starts after it.
     pub horizon: f64,
     /// The retry policy of every client (AWS standard settings in every scenario; the smithy
@@ -158,7 +171,11 @@ impl Fleet {
             arrivals.push(tokio::task::spawn_local(async move {
                 let mut own = Rng::new(client_seed);
                 let mut calls = Vec::new();
-                let mut t = own.exponential(fleet.rate_per_client);
+                let rate = fleet.rate_per_client;
+                let mut t = match fleet.arrivals {
+                    Arrivals::Poisson => own.exponential(rate),
+                    Arrivals::Even => own.uniform() / rate,
+                };
                 while t < fleet.horizon {
                     sleep_until(t0 + sim::secs(t)).await;
                     let seed = own.seed();
@@ -192,7 +209,10 @@ impl Fleet {
                             b.offered_succeeded += u64::from(ok);
                         }
                     }));
-                    t += own.exponential(fleet.rate_per_client);
+                    t += match fleet.arrivals {
+                        Arrivals::Poisson => own.exponential(rate),
+                        Arrivals::Even => 1.0 / rate,
+                    };
                 }
                 for c in calls {
                     c.await.expect("a call task");

@@ -1,6 +1,7 @@
 //! The smallest case of each scenario, asserting its qualitative result. The figures of the
 //! full sizes are in SIMULATION.md; nothing here depends on how fast the machine is.
 
+use retry_sim::fleet::Arrivals;
 use retry_sim::scenario::{brooker, metastable, normal, outage, throttling};
 use retry_sim::sim::Strategy;
 
@@ -191,4 +192,28 @@ fn normal_operation_a_breaker_fails_no_call_the_bucket_saves() {
     let budget = normal::run_one(&config, Strategy::Budget, p);
     let both = normal::run_one(&config, Strategy::BreakerBudget, p);
     assert!(both.failed_fraction <= budget.failed_fraction);
+}
+
+/// Full size, so not in the default run (about 10 s in a release build):
+/// `cargo test --release -p retry-sim -- --ignored`.
+#[test]
+#[ignore = "full size: run with --release -- --ignored"]
+fn outage_full_size_the_budgets_excess_over_20_percent_is_the_variation_of_poisson_arrivals() {
+    let mut config = outage::Config::full();
+    let poisson = outage::run_one(&config, Strategy::Budget);
+    config.arrivals = Arrivals::Even;
+    let even = outage::run_one(&config, Strategy::Budget);
+    // Each client's calls of the last 10 s vary around 50 with Poisson arrivals: a retry waits
+    // for room, which opens whenever that count goes up and is not taken back when it goes
+    // down. With evenly spaced calls, the same budget holds 20% over the whole outage.
+    assert!(
+        poisson.amplification_outage > 1.205,
+        "{}",
+        poisson.amplification_outage
+    );
+    assert!(
+        (even.amplification_outage - 1.2).abs() < 0.001,
+        "{}",
+        even.amplification_outage
+    );
 }

@@ -8,7 +8,7 @@
 //! (a timeout costs 10), in adaptive mode, with a retry budget instead of the bucket, and with
 //! a circuit breaker (which counts timeouts as failures).
 
-use crate::fleet::{Engine, Fleet, Run, Server};
+use crate::fleet::{Arrivals, Engine, Fleet, Run, Server};
 use crate::sim::{self, Strategy};
 use std::time::Duration;
 
@@ -74,6 +74,7 @@ impl Config {
         Fleet {
             clients: self.clients,
             rate_per_client: LOAD * CAPACITY / self.clients as f64,
+            arrivals: Arrivals::Poisson,
             horizon: self.horizon,
             policy: sim::aws_standard().attempt_timeout(Duration::from_secs(1)),
             deadline: None,

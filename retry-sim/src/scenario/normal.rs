@@ -4,7 +4,7 @@
 //! A policy that bounds retries (a bucket, a budget) or refuses calls (a breaker) must not fail
 //! calls a plain retry would have saved when nothing is wrong but the usual noise.
 
-use crate::fleet::{Engine, Fleet, Server};
+use crate::fleet::{Arrivals, Engine, Fleet, Server};
 use crate::sim::{self, Strategy};
 
 /// The sizes of the scenario.
@@ -61,6 +61,7 @@ impl Config {
         Fleet {
             clients: self.clients,
             rate_per_client: self.rate_per_client,
+            arrivals: Arrivals::Poisson,
             horizon: self.horizon,
             policy: sim::aws_standard(),
             deadline: None,

@@ -8,7 +8,7 @@
 //! bucket, and with a circuit breaker per client (alone, with the 20 % budget, or with a 1 s
 //! break instead of the default 5 s).
 
-use crate::fleet::{Engine, Fleet, Run, Server};
+use crate::fleet::{Arrivals, Engine, Fleet, Run, Server};
 use crate::sim::{self, Bin, Strategy};
 
 /// The sizes of the scenario.
@@ -18,6 +18,8 @@ pub struct Config {
     pub clients: usize,
     /// Requests per second each client offers.
     pub rate_per_client: f64,
+    /// How each client's calls are spaced (Poisson arrivals in the reported runs).
+    pub arrivals: Arrivals,
     /// When the outage starts, in seconds.
     pub outage_start: f64,
     /// How long it lasts.
@@ -35,6 +37,7 @@ impl Config {
         Config {
             clients: 1000,
             rate_per_client: 5.0,
+            arrivals: Arrivals::Poisson,
             outage_start: 20.0,
             outage_len: 30.0,
             horizon: 90.0,
@@ -47,6 +50,7 @@ impl Config {
         Config {
             clients: 50,
             rate_per_client: 5.0,
+            arrivals: Arrivals::Poisson,
             outage_start: 5.0,
             outage_len: 21.0,
             horizon: 36.0,
@@ -73,6 +77,7 @@ impl Config {
         Fleet {
             clients: self.clients,
             rate_per_client: self.rate_per_client,
+            arrivals: self.arrivals,
             horizon: self.horizon,
             policy: sim::aws_standard(),
             deadline: None,

@@ -8,7 +8,7 @@
 //! bucket, in adaptive mode, with a retry budget instead of the bucket, and with a circuit
 //! breaker (which counts throttling as failure).
 
-use crate::fleet::{Engine, Fleet, Run, Server};
+use crate::fleet::{Arrivals, Engine, Fleet, Run, Server};
 use crate::sim::{self, Strategy};
 use std::time::Duration;
 
@@ -66,6 +66,7 @@ impl Config {
         Fleet {
             clients: self.clients,
             rate_per_client: 2.0 * self.capacity / self.clients as f64,
+            arrivals: Arrivals::Poisson,
             horizon: self.horizon,
             policy: sim::aws_standard(),
             deadline: Some(Duration::from_secs(10)),
