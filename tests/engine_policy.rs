@@ -278,3 +278,36 @@ fn a_policy_comes_from_a_configuration_file() {
         "{incoherent}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_puts_its_calls_behind_a_breaker() {
+    use retry_runtime::{BreakerState, CircuitBreaker};
+    static BREAKER: CircuitBreaker = CircuitBreaker::new().with_min_calls(2);
+    let policy = Policy::new().max_attempts(1).breaker(&BREAKER);
+    let calls = AtomicU32::new(0);
+    for _ in 0..2 {
+        let out = policy
+            .retry(|| flaky(&calls, 10, ErrorClass::Transient))
+            .await;
+        assert!(matches!(out, Err(TestError::Fault(..))));
+    }
+    assert_eq!(BREAKER.state(), BreakerState::Open);
+    // Refused without running the closure's attempt, with the error's own type.
+    let out = policy
+        .retry(|| flaky(&calls, 10, ErrorClass::Transient))
+        .await;
+    assert!(matches!(out, Err(TestError::CircuitOpen(_))), "{out:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    // A message error takes the refusal's description.
+    let out: Result<(), String> = Policy::new()
+        .breaker(&BREAKER)
+        .classify(|_: &String| true)
+        .retry(|| async { Ok(()) })
+        .await;
+    assert!(
+        out.as_ref()
+            .unwrap_err()
+            .starts_with("circuit open: policy was not called"),
+        "{out:?}"
+    );
+}

@@ -2,13 +2,17 @@
 //! closure's attempts with the same loop, the same shared state and the same semantics as a
 //! `#[retry]` function.
 
+use crate::breaker::{CircuitBreaker, CircuitOpen};
 use crate::bucket::TokenBucket;
 use crate::budget::RetryBudget;
 use crate::classify::{ErrorClass, TimedOut};
-use crate::engine::{ByTrait, Call, Classifier, FromTimedOut, IntoErrorClass, Timed};
+use crate::engine::{
+    ByTrait, Call, Classifier, FromCircuitOpen, FromTimedOut, IntoErrorClass, NoBreaker, Refuse,
+    Timed,
+};
 use crate::event::RetryEvent;
 use crate::limiter::RateLimiter;
-use crate::partition::{Partition, Site};
+use crate::partition::{BreakerRef, Partition, Site};
 use crate::policy::{Jitter, Keys, Mode};
 use core::future::Future;
 use std::fmt;
@@ -67,12 +71,13 @@ use std::time::Duration;
 /// limiter, shared by the calls made through that value: build it once and keep it (a
 /// `static`, a field, an `Arc`) for the bucket to bound a fleet's retries; a policy built for
 /// each call starts each call with a full bucket.
-pub struct Policy<C = ByTrait, P = NoRepeat, O = NoHook> {
+pub struct Policy<C = ByTrait, P = NoRepeat, O = NoHook, B = NoBreaker> {
     site: Site,
     idempotent: bool,
     classify: C,
     repeat: P,
     on_retry: O,
+    breaker: B,
 }
 
 impl Policy {
@@ -86,6 +91,7 @@ impl Policy {
             classify: ByTrait,
             repeat: NoRepeat,
             on_retry: NoHook,
+            breaker: NoBreaker,
         }
     }
 }
@@ -109,7 +115,7 @@ macro_rules! key_builders {
     };
 }
 
-impl<C, P, O> Policy<C, P, O> {
+impl<C, P, O, B> Policy<C, P, O, B> {
     key_builders! {
         /// `"standard"` (the token bucket) or `"adaptive"` (plus the rate limiter).
         mode: Mode;
@@ -196,37 +202,57 @@ impl<C, P, O> Policy<C, P, O> {
     /// Classifies errors with `f` (returning [`ErrorClass`] or `bool`, as `retry_on`) instead
     /// of their `Classify` impl.
     #[must_use]
-    pub fn classify<F>(self, f: F) -> Policy<ClassifyFn<F>, P, O> {
+    pub fn classify<F>(self, f: F) -> Policy<ClassifyFn<F>, P, O, B> {
         Policy {
             site: self.site,
             idempotent: self.idempotent,
             classify: ClassifyFn(f, NoHint),
             repeat: self.repeat,
             on_retry: self.on_retry,
+            breaker: self.breaker,
         }
     }
 
     /// Repeats a successful attempt while `f` returns `true` (polling), as `retry_if_ok`.
     #[must_use]
-    pub fn retry_if_ok<F>(self, f: F) -> Policy<C, F, O> {
+    pub fn retry_if_ok<F>(self, f: F) -> Policy<C, F, O, B> {
         Policy {
             site: self.site,
             idempotent: self.idempotent,
             classify: self.classify,
             repeat: f,
             on_retry: self.on_retry,
+            breaker: self.breaker,
         }
     }
 
     /// Calls `f` before each sleep, as `on_retry`.
     #[must_use]
-    pub fn on_retry<F>(self, f: F) -> Policy<C, P, F> {
+    pub fn on_retry<F>(self, f: F) -> Policy<C, P, F, B> {
         Policy {
             site: self.site,
             idempotent: self.idempotent,
             classify: self.classify,
             repeat: self.repeat,
             on_retry: f,
+            breaker: self.breaker,
+        }
+    }
+
+    /// Puts the calls' attempts behind a `static` circuit breaker, as `breaker = STATIC`: an
+    /// open breaker refuses a call at once with `E::from(CircuitOpen)`, so the closure's error
+    /// type needs `From<CircuitOpen>` (which `std::io::Error`, `String` and `tonic::Status`
+    /// have).
+    #[must_use]
+    pub fn breaker(mut self, breaker: &'static CircuitBreaker) -> Policy<C, P, O, WithBreaker> {
+        self.site.breaker = Some(BreakerRef::Static(breaker));
+        Policy {
+            site: self.site,
+            idempotent: self.idempotent,
+            classify: self.classify,
+            repeat: self.repeat,
+            on_retry: self.on_retry,
+            breaker: WithBreaker,
         }
     }
 
@@ -266,6 +292,7 @@ impl<C, P, O> Policy<C, P, O> {
         C: Classifier<E>,
         P: Repeat<T>,
         O: Hook<E>,
+        B: BreakerPlug<Result<T, E>>,
     {
         let resolved = self.site.resolved_in(true);
         let conversion: fn(TimedOut) -> E = E::from_timed_out;
@@ -276,26 +303,54 @@ impl<C, P, O> Policy<C, P, O> {
             &self.classify,
             |value: &T| self.repeat.repeat(value),
             |event: &RetryEvent<'_, E>| self.on_retry.on_retry(event),
-        );
+        )
+        .with_refusal(B::refusal());
         call.run(attempt).await
     }
 }
 
-impl<F, P, O> Policy<ClassifyFn<F>, P, O> {
+/// A policy with a breaker ([`Policy::breaker`]).
+#[derive(Clone, Copy, Debug)]
+pub struct WithBreaker;
+
+/// What a call refused by a policy's breaker returns.
+pub trait BreakerPlug<R> {
+    /// The engine's conversion.
+    type Refusal: Refuse<R>;
+    /// It.
+    fn refusal() -> Self::Refusal;
+}
+
+impl<R> BreakerPlug<R> for NoBreaker {
+    type Refusal = NoBreaker;
+    fn refusal() -> NoBreaker {
+        NoBreaker
+    }
+}
+
+impl<T, E: FromCircuitOpen> BreakerPlug<Result<T, E>> for WithBreaker {
+    type Refusal = fn(CircuitOpen) -> Result<T, E>;
+    fn refusal() -> Self::Refusal {
+        |open| Err(E::from_circuit_open(open))
+    }
+}
+
+impl<F, P, O, B> Policy<ClassifyFn<F>, P, O, B> {
     /// Reads the server's hint from an error with `f`, as `retry_after`.
     #[must_use]
-    pub fn retry_after<H>(self, f: H) -> Policy<ClassifyFn<F, H>, P, O> {
+    pub fn retry_after<H>(self, f: H) -> Policy<ClassifyFn<F, H>, P, O, B> {
         Policy {
             site: self.site,
             idempotent: self.idempotent,
             classify: ClassifyFn(self.classify.0, f),
             repeat: self.repeat,
             on_retry: self.on_retry,
+            breaker: self.breaker,
         }
     }
 }
 
-impl<C, P, O> fmt::Debug for Policy<C, P, O> {
+impl<C, P, O, B> fmt::Debug for Policy<C, P, O, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Policy")
             .field("name", &self.site.name)

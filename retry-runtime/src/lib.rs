@@ -209,8 +209,12 @@ mod policy;
 mod report;
 /// The plug types of a [`Policy`]: how it classifies, polls and reports, named in its type.
 pub mod plug {
-    pub use crate::closure::{ClassifyFn, HintFn, Hook, NoHint, NoHook, NoRepeat, Repeat};
-    pub use crate::engine::{ByTrait, Classifier, FromTimedOut, IntoErrorClass};
+    pub use crate::closure::{
+        BreakerPlug, ClassifyFn, HintFn, Hook, NoHint, NoHook, NoRepeat, Repeat, WithBreaker,
+    };
+    pub use crate::engine::{
+        ByTrait, Classifier, FromCircuitOpen, FromTimedOut, IntoErrorClass, NoBreaker, Refuse,
+    };
 }
 pub mod testing;
 #[cfg(feature = "tower")]

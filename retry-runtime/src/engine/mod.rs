@@ -197,6 +197,12 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Plugs<C, O>> {
         self,
         open: fn(CircuitOpen) -> R,
     ) -> Call<'a, R, K, P, Plugs<C, O, fn(CircuitOpen) -> R>> {
+        self.with_refusal(open)
+    }
+
+    /// Gives the call `open`, what a refused call returns ([`NoBreaker`]: it runs).
+    #[inline]
+    pub(crate) fn with_refusal<X>(self, open: X) -> Call<'a, R, K, P, Plugs<C, O, X>> {
         let Call {
             frame,
             timer,
