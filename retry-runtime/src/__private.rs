@@ -26,24 +26,45 @@ use core::future::Future;
 /// outcome. Every wait (a send token in adaptive mode, the backoff, a bucket's refill) is a
 /// sleep awaited here, after a synchronous decision of the engine, so the caller's future
 /// holds one timer at a time and no future of the engine.
+///
+/// A blocking function (`#[retry]` on a plain `fn`) runs the same steps
+/// (`retry_loop_blocking!`): its attempt is a call of the closure `$attempt` names, and each
+/// wait a `std::thread::sleep`.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __retry_loop {
     ($call:ident, $attempt:expr) => {
+        $crate::__retry_loop!(@steps async $call, {
+            let out = $call.attempt($attempt).await;
+            $call.finish(out)
+        })
+    };
+    (@blocking $call:ident, $attempt:ident) => {
+        $crate::__retry_loop!(@steps blocking $call, {
+            let out = $call.attempt_blocking(&mut $attempt);
+            $call.finish_outcome(out)
+        })
+    };
+    (@wait async $delay:expr) => {
+        $crate::__private::sleep($delay).await
+    };
+    (@wait blocking $delay:expr) => {
+        $crate::__private::thread_sleep($delay)
+    };
+    (@steps $kind:ident $call:ident, $attempt_and_finish:block) => {
         'retry: loop {
             if $call.gated() {
                 loop {
                     match $call.send_token() {
                         $crate::__private::SendToken::Go => break,
                         $crate::__private::SendToken::Wait(delay) => {
-                            $crate::__private::sleep(delay).await
+                            $crate::__retry_loop!(@wait $kind delay)
                         }
                         $crate::__private::SendToken::Return(out) => break 'retry out,
                     }
                 }
             }
-            let out = $call.attempt($attempt).await;
-            let mut out = match $call.finish(out) {
+            let mut out = match $attempt_and_finish {
                 $crate::__private::ControlFlow::Break(out) => break 'retry out,
                 $crate::__private::ControlFlow::Continue(out) => ::core::option::Option::Some(out),
             };
@@ -55,11 +76,11 @@ macro_rules! __retry_loop {
                     $crate::__private::Settled::Return(out) => break 'retry out,
                     $crate::__private::Settled::Retry => break,
                     $crate::__private::Settled::Sleep(delay) => {
-                        $crate::__private::sleep(delay).await;
+                        $crate::__retry_loop!(@wait $kind delay);
                         break;
                     }
                     $crate::__private::Settled::Wait(delay) => {
-                        $crate::__private::sleep(delay).await;
+                        $crate::__retry_loop!(@wait $kind delay);
                         out = ::core::option::Option::None;
                     }
                 }
@@ -68,45 +89,13 @@ macro_rules! __retry_loop {
     };
 }
 
-/// The retry loop of a blocking function (`#[retry]` on a plain `fn`): the same steps as
-/// [`retry_loop!`](crate::__retry_loop), each wait a `std::thread::sleep`. `$attempt` names a
-/// closure that runs one attempt.
+/// The retry loop of a blocking function: [`retry_loop!`](crate::__retry_loop)'s steps, with
+/// `$attempt` naming a closure that runs one attempt.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __retry_loop_blocking {
     ($call:ident, $attempt:ident) => {
-        'retry: loop {
-            if $call.gated() {
-                loop {
-                    match $call.send_token() {
-                        $crate::__private::SendToken::Go => break,
-                        $crate::__private::SendToken::Wait(delay) => {
-                            $crate::__private::thread_sleep(delay)
-                        }
-                        $crate::__private::SendToken::Return(out) => break 'retry out,
-                    }
-                }
-            }
-            let out = $call.attempt_blocking(&mut $attempt);
-            let mut out = match $call.finish_outcome(out) {
-                $crate::__private::ControlFlow::Break(out) => break 'retry out,
-                $crate::__private::ControlFlow::Continue(out) => ::core::option::Option::Some(out),
-            };
-            loop {
-                match $call.settle(out) {
-                    $crate::__private::Settled::Return(out) => break 'retry out,
-                    $crate::__private::Settled::Retry => break,
-                    $crate::__private::Settled::Sleep(delay) => {
-                        $crate::__private::thread_sleep(delay);
-                        break;
-                    }
-                    $crate::__private::Settled::Wait(delay) => {
-                        $crate::__private::thread_sleep(delay);
-                        out = ::core::option::Option::None;
-                    }
-                }
-            }
-        }
+        $crate::__retry_loop!(@blocking $call, $attempt)
     };
 }
 

@@ -203,40 +203,19 @@ impl<C, P, O, B> Policy<C, P, O, B> {
     /// of their `Classify` impl.
     #[must_use]
     pub fn classify<F>(self, f: F) -> Policy<ClassifyFn<F>, P, O, B> {
-        Policy {
-            site: self.site,
-            idempotent: self.idempotent,
-            classify: ClassifyFn(f, NoHint),
-            repeat: self.repeat,
-            on_retry: self.on_retry,
-            breaker: self.breaker,
-        }
+        self.replug(|_, p, o, b| (ClassifyFn(f, NoHint), p, o, b))
     }
 
     /// Repeats a successful attempt while `f` returns `true` (polling), as `retry_if_ok`.
     #[must_use]
     pub fn retry_if_ok<F>(self, f: F) -> Policy<C, F, O, B> {
-        Policy {
-            site: self.site,
-            idempotent: self.idempotent,
-            classify: self.classify,
-            repeat: f,
-            on_retry: self.on_retry,
-            breaker: self.breaker,
-        }
+        self.replug(|c, _, o, b| (c, f, o, b))
     }
 
     /// Calls `f` before each sleep, as `on_retry`.
     #[must_use]
     pub fn on_retry<F>(self, f: F) -> Policy<C, P, F, B> {
-        Policy {
-            site: self.site,
-            idempotent: self.idempotent,
-            classify: self.classify,
-            repeat: self.repeat,
-            on_retry: f,
-            breaker: self.breaker,
-        }
+        self.replug(|c, p, _, b| (c, p, f, b))
     }
 
     /// Puts the calls' attempts behind a `static` circuit breaker, as `breaker = STATIC`: an
@@ -246,13 +225,23 @@ impl<C, P, O, B> Policy<C, P, O, B> {
     #[must_use]
     pub fn breaker(mut self, breaker: &'static CircuitBreaker) -> Policy<C, P, O, WithBreaker> {
         self.site.breaker = Some(BreakerRef::Static(breaker));
+        self.replug(|c, p, o, _| (c, p, o, WithBreaker))
+    }
+
+    /// The same policy with its plugs mapped by `f`.
+    fn replug<C2, P2, O2, B2>(
+        self,
+        f: impl FnOnce(C, P, O, B) -> (C2, P2, O2, B2),
+    ) -> Policy<C2, P2, O2, B2> {
+        let (classify, repeat, on_retry, breaker) =
+            f(self.classify, self.repeat, self.on_retry, self.breaker);
         Policy {
             site: self.site,
             idempotent: self.idempotent,
-            classify: self.classify,
-            repeat: self.repeat,
-            on_retry: self.on_retry,
-            breaker: WithBreaker,
+            classify,
+            repeat,
+            on_retry,
+            breaker,
         }
     }
 
@@ -339,14 +328,7 @@ impl<F, P, O, B> Policy<ClassifyFn<F>, P, O, B> {
     /// Reads the server's hint from an error with `f`, as `retry_after`.
     #[must_use]
     pub fn retry_after<H>(self, f: H) -> Policy<ClassifyFn<F, H>, P, O, B> {
-        Policy {
-            site: self.site,
-            idempotent: self.idempotent,
-            classify: ClassifyFn(self.classify.0, f),
-            repeat: self.repeat,
-            on_retry: self.on_retry,
-            breaker: self.breaker,
-        }
+        self.replug(|c, p, o, b| (ClassifyFn(c.0, f), p, o, b))
     }
 }
 
