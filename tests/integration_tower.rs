@@ -26,8 +26,8 @@ use hyper_util::rt::TokioExecutor;
 use retry_runtime::testing::{self, EarlyEnd};
 use retry_runtime::tower::{BoxError, Cloning, Failure, RetryLayer};
 use retry_runtime::{
-    Classify, ErrorClass, Jitter, Mode, Policy, RateLimiter, RetryEvent, TimedOut, TimeoutKind,
-    TokenBucket,
+    BreakerState, CircuitBreaker, CircuitOpen, Classify, ErrorClass, Jitter, Mode, Policy,
+    RateLimiter, RetryEvent, TimedOut, TimeoutKind, TokenBucket,
 };
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -171,6 +171,10 @@ async fn a_post_is_repeated_after_429s_it_was_not_executed_for() {
     server.script(&[Fault::Throttle(Hint::None), Fault::Throttle(Hint::None)]);
     let svc = ServiceBuilder::new()
         .layer(RetryLayer::new(policy()))
+        .map_request(|mut r: Request<Full<Bytes>>| {
+            retry_runtime::wire::insert_attempt_headers(r.headers_mut());
+            r
+        })
         .service(client());
     let post = request(Method::POST, &server.url("/orders/3"));
     let (out, record) = testing::record(instant(), svc.oneshot(post)).await;
@@ -179,6 +183,16 @@ async fn a_post_is_repeated_after_429s_it_was_not_executed_for() {
     assert_eq!(server.arrivals().len(), 3);
     assert_eq!(server.executed("/orders/3"), 1);
     assert_eq!(classes(&record), [ErrorClass::Throttling; 2]);
+    // Each attempt says it is one of the policy's five.
+    let sent: Vec<String> = server
+        .arrivals()
+        .iter()
+        .map(|a| a.headers["amz-sdk-request"].to_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        sent,
+        ["attempt=1; max=5", "attempt=2; max=5", "attempt=3; max=5"]
+    );
 }
 
 /// An `Idempotency-Key` makes a POST safe to repeat; the layer can say every request is (or
@@ -313,6 +327,35 @@ async fn services_and_their_clones_share_one_bucket() {
         assert_eq!(server.executed(path), 1);
         assert_eq!(record.early_ends()[0].reason, EarlyEnd::BucketEmpty);
     }
+}
+
+/// A POST's 503s are not retried, but they are failures all the same: the policy's breaker
+/// counts them and opens, and the next order is refused without reaching the server.
+#[tokio::test]
+async fn a_breaker_counts_the_failures_of_requests_it_does_not_retry() {
+    static BREAKER: CircuitBreaker = CircuitBreaker::new()
+        .with_failure_ratio(0.5)
+        .with_min_calls(2)
+        .with_window(Duration::from_secs(60))
+        .with_break(Duration::from_secs(60))
+        .with_probes(1);
+    let server = http_server::Server::start().await;
+    server.script(&[http_server::Fault::Unavailable; 2]);
+    let svc = ServiceBuilder::new()
+        .layer(RetryLayer::new(policy().breaker(&BREAKER)))
+        .service(client());
+    for id in [20, 21] {
+        let path = format!("/orders/{id}");
+        let post = request(Method::POST, &server.url(&path));
+        let response = svc.clone().oneshot(post).await.unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(server.executed(&path), 1);
+    }
+    assert_eq!(BREAKER.state(), BreakerState::Open);
+    let post = request(Method::POST, &server.url("/orders/22"));
+    let err = svc.oneshot(post).await.unwrap_err();
+    assert!(err.downcast_ref::<CircuitOpen>().is_some(), "{err:?}");
+    assert_eq!(server.arrivals().len(), 2);
 }
 
 /// Adaptive mode: throttling responses turn the policy's rate limiter on.

@@ -80,8 +80,10 @@
 //!   (or `grpc-retry-pushback-ms`) is the server's hint. When the retries end, the caller gets
 //!   the last response as `Ok`, as the service gave it: a 503 is still a response.
 //!
-//! Both count as failed attempts for the token bucket, the rate limiter and a budget, and the
-//! policy's `on_retry` hook sees them as a [`Failure`].
+//! Both count as failed attempts for the token bucket, the rate limiter, a budget and a
+//! circuit breaker, and the policy's `on_retry` hook sees them as a [`Failure`]. A call that
+//! the policy's breaker refuses fails with a [`CircuitOpen`] in the `BoxError`, without
+//! reaching the service.
 //!
 //! # Replay and idempotency
 //!
@@ -97,11 +99,13 @@
 //! refused) and `Throttling` (429, `RESOURCE_EXHAUSTED`). A policy built with
 //! `idempotent(false)` makes every request so, whatever the layer says.
 //!
-//! A request that must not be sent again (not idempotent, or not replayable) is ended by the
-//! layer itself one millisecond before the policy's attempt timeout or deadline would cut it
-//! off, with a [`TimedOut`] error, so that it is not retried as a timeout; should the
-//! policy's timer cut it off all the same, the next attempt sends nothing and ends the call
-//! with that timeout.
+//! A request that may not be sent again after a failure (not idempotent, or not replayable)
+//! ends its call at that failure, with the failure's own class: a `503` is booked as
+//! `Transient`, a cut by the policy's attempt timeout as `Timeout`, so the token bucket, the
+//! rate limiter, a budget and a circuit breaker ([`Policy::breaker`]) count it as they count
+//! any other, and nothing retries it. (The loop is told that each of its attempts is the last
+//! unless it failed in a way that allows another; neither a [`testing`](crate::testing) scope
+//! nor a retry loop inside the service sees that.)
 //!
 //! # Services, readiness and shared state
 //!
@@ -141,10 +145,11 @@
 //! AWS SDKs' retry token bucket (retries cost tokens by class, successes refund them; one
 //! bucket per policy, or a `static`, or a partition's), their adaptive mode (a client rate
 //! limiter that slows sends after throttling), an optional [`RetryBudget`](crate::RetryBudget)
-//! (a share of the requests as Finagle's and Envoy's, or gRPC's retry throttling), request
-//! replay for `http::Request` bodies, idempotency by method, tracing events and metrics. Its
-//! errors are `BoxError`s, and the last failed response comes back as a response.
-#![cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+//! (a share of the requests as Finagle's and Envoy's, or gRPC's retry throttling) and circuit
+//! breaker, request replay for `http::Request` bodies, idempotency by method (a request that
+//! is not idempotent is sent again only when it provably was not acted on), tracing events
+//! and metrics. Its errors are `BoxError`s, and the last failed response comes back as a
+//! response.
 
 mod body;
 mod exchange;
@@ -152,15 +157,18 @@ mod exchange;
 pub use body::ReplayBody;
 pub use exchange::{Cloning, Exchange, Http, IDEMPOTENCY_KEY};
 
-use crate::plug::{ByTrait, Hook, NoHook, NoRepeat, Repeat};
-use crate::{Classify, ErrorClass, Policy, TimedOut, TimeoutKind};
+use crate::ambient::{self, Ambient, Env};
+use crate::plug::{BreakerPlug, ByTrait, Hook, NoBreaker, NoHook, NoRepeat, Repeat};
+use crate::testing::{EndedEarly, Retried};
+use crate::{CircuitOpen, Classify, ErrorClass, Policy, TimedOut};
 use core::future::{Future, poll_fn};
-use core::pin::{Pin, pin};
+use core::pin::Pin;
 use core::task::{Context, Poll};
+use rand::Rng;
 use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
-use tokio::time::Instant;
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -173,23 +181,23 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// [`Policy::new`] starts with; a policy given its own classifier with
 /// [`Policy::classify`] is not accepted, as what it would classify is the layer's
 /// [`Failure`]). Its `retry_if_ok` predicate sees responses, its `on_retry` hook sees
-/// [`Failure`]s.
-pub struct RetryLayer<P = NoRepeat, O = NoHook, M = Http> {
-    policy: Arc<Policy<ByTrait, P, O>>,
+/// [`Failure`]s; it may have a circuit breaker ([`Policy::breaker`]).
+pub struct RetryLayer<P = NoRepeat, O = NoHook, B = NoBreaker, M = Http> {
+    policy: Arc<Policy<ByTrait, P, O, B>>,
     exchange: M,
     idempotent: Option<bool>,
 }
 
-impl<P, O> RetryLayer<P, O, Http> {
+impl<P, O, B> RetryLayer<P, O, B, Http> {
     /// A layer for `http::Request`s ([`Http`]) under `policy`, which it keeps in an `Arc`.
     #[must_use]
-    pub fn new(policy: Policy<ByTrait, P, O>) -> Self {
+    pub fn new(policy: Policy<ByTrait, P, O, B>) -> Self {
         Self::shared(Arc::new(policy))
     }
 
     /// A layer under a policy already shared (with its bucket) by other users.
     #[must_use]
-    pub fn shared(policy: Arc<Policy<ByTrait, P, O>>) -> Self {
+    pub fn shared(policy: Arc<Policy<ByTrait, P, O, B>>) -> Self {
         RetryLayer {
             policy,
             exchange: Http::new(),
@@ -198,7 +206,7 @@ impl<P, O> RetryLayer<P, O, Http> {
     }
 }
 
-impl<P, O, M> RetryLayer<P, O, M> {
+impl<P, O, B, M> RetryLayer<P, O, B, M> {
     /// Treats every request as idempotent (`true`: a `POST`, a gRPC call is retried after
     /// any retryable failure) or as not idempotent (`false`), instead of asking the
     /// [`Exchange`] (for [`Http`], the method).
@@ -211,7 +219,7 @@ impl<P, O, M> RetryLayer<P, O, M> {
     /// Replays requests and reads responses with `exchange`: [`Http`] with another replay
     /// limit, [`Cloning`], or one of your own.
     #[must_use]
-    pub fn exchange<N>(self, exchange: N) -> RetryLayer<P, O, N> {
+    pub fn exchange<N>(self, exchange: N) -> RetryLayer<P, O, B, N> {
         RetryLayer {
             policy: self.policy,
             exchange,
@@ -221,12 +229,12 @@ impl<P, O, M> RetryLayer<P, O, M> {
 
     /// The policy.
     #[must_use]
-    pub fn policy(&self) -> &Policy<ByTrait, P, O> {
+    pub fn policy(&self) -> &Policy<ByTrait, P, O, B> {
         &self.policy
     }
 }
 
-impl<P, O, M: Clone> Clone for RetryLayer<P, O, M> {
+impl<P, O, B, M: Clone> Clone for RetryLayer<P, O, B, M> {
     fn clone(&self) -> Self {
         RetryLayer {
             policy: self.policy.clone(),
@@ -236,7 +244,7 @@ impl<P, O, M: Clone> Clone for RetryLayer<P, O, M> {
     }
 }
 
-impl<P, O, M: fmt::Debug> fmt::Debug for RetryLayer<P, O, M> {
+impl<P, O, B, M: fmt::Debug> fmt::Debug for RetryLayer<P, O, B, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RetryLayer")
             .field("policy", &*self.policy)
@@ -246,10 +254,10 @@ impl<P, O, M: fmt::Debug> fmt::Debug for RetryLayer<P, O, M> {
     }
 }
 
-impl<S, P, O, M: Clone> Layer<S> for RetryLayer<P, O, M> {
-    type Service = Retry<S, P, O, M>;
+impl<S, P, O, B, M: Clone> Layer<S> for RetryLayer<P, O, B, M> {
+    type Service = Retry<S, P, O, B, M>;
 
-    fn layer(&self, inner: S) -> Retry<S, P, O, M> {
+    fn layer(&self, inner: S) -> Retry<S, P, O, B, M> {
         Retry {
             inner,
             policy: self.policy.clone(),
@@ -260,14 +268,14 @@ impl<S, P, O, M: Clone> Layer<S> for RetryLayer<P, O, M> {
 }
 
 /// A service whose requests are retried under a [`Policy`] (made by [`RetryLayer`]).
-pub struct Retry<S, P = NoRepeat, O = NoHook, M = Http> {
+pub struct Retry<S, P = NoRepeat, O = NoHook, B = NoBreaker, M = Http> {
     inner: S,
-    policy: Arc<Policy<ByTrait, P, O>>,
+    policy: Arc<Policy<ByTrait, P, O, B>>,
     exchange: M,
     idempotent: Option<bool>,
 }
 
-impl<S, P, O, M> Retry<S, P, O, M> {
+impl<S, P, O, B, M> Retry<S, P, O, B, M> {
     /// The inner service.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -284,7 +292,7 @@ impl<S, P, O, M> Retry<S, P, O, M> {
     }
 }
 
-impl<S: Clone, P, O, M: Clone> Clone for Retry<S, P, O, M> {
+impl<S: Clone, P, O, B, M: Clone> Clone for Retry<S, P, O, B, M> {
     fn clone(&self) -> Self {
         Retry {
             inner: self.inner.clone(),
@@ -295,7 +303,7 @@ impl<S: Clone, P, O, M: Clone> Clone for Retry<S, P, O, M> {
     }
 }
 
-impl<S: fmt::Debug, P, O, M: fmt::Debug> fmt::Debug for Retry<S, P, O, M> {
+impl<S: fmt::Debug, P, O, B, M: fmt::Debug> fmt::Debug for Retry<S, P, O, B, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Retry")
             .field("inner", &self.inner)
@@ -306,7 +314,7 @@ impl<S: fmt::Debug, P, O, M: fmt::Debug> fmt::Debug for Retry<S, P, O, M> {
     }
 }
 
-impl<S, P, O, M, Req> Service<Req> for Retry<S, P, O, M>
+impl<S, P, O, B, M, Req> Service<Req> for Retry<S, P, O, B, M>
 where
     S: Service<Req> + Clone + Send + 'static,
     S::Future: Send + 'static,
@@ -316,6 +324,8 @@ where
     M: Exchange<Req, S::Response> + Clone + Send + Sync + 'static,
     P: Repeat<S::Response> + Send + Sync + 'static,
     O: Hook<Failure<S::Response>> + Send + Sync + 'static,
+    B: BreakerPlug<Result<S::Response, Failure<S::Response>>> + Send + Sync + 'static,
+    B::Refusal: Send,
 {
     type Response = S::Response;
     type Error = BoxError;
@@ -442,7 +452,7 @@ impl<R> Failure<R> {
 }
 
 /// The class the layer found: the [`Exchange`]'s for a response, the error's own for an
-/// error, `Permanent` for a request that may not be sent again after it.
+/// error.
 impl<R> Classify for Failure<R> {
     fn classify(&self) -> ErrorClass {
         self.class
@@ -457,6 +467,15 @@ impl<R> Classify for Failure<R> {
 impl<R> From<TimedOut> for Failure<R> {
     fn from(t: TimedOut) -> Self {
         Failure::of_error(Box::new(t), ErrorClass::Timeout, None)
+    }
+}
+
+/// A call refused by the policy's circuit breaker ([`Policy::breaker`]): a [`CircuitOpen`]
+/// error.
+impl<R> From<CircuitOpen> for Failure<R> {
+    fn from(open: CircuitOpen) -> Self {
+        let class = open.classify();
+        Failure::of_error(Box::new(open), class, None)
     }
 }
 
@@ -488,25 +507,35 @@ impl Gate {
         self.replayable && self.idempotent
     }
 
-    /// The class the loop sees: `Permanent` for a failure after which the request may not be
-    /// sent again.
-    fn class(self, class: ErrorClass) -> ErrorClass {
-        if !self.replayable || (!self.idempotent && !class.is_safe_for_non_idempotent()) {
-            ErrorClass::Permanent
-        } else {
-            class
-        }
+    /// Whether a failure of `class` may be followed by another attempt.
+    fn allows(self, class: ErrorClass) -> bool {
+        self.replayable && (self.idempotent || class.is_safe_for_non_idempotent())
     }
+}
 
-    fn error<R>(self, error: BoxError) -> Failure<R> {
-        let (class, hint) = (error.classify(), error.retry_after());
-        Failure::of_error(error, self.class(class), hint)
+/// The classified failure of a response or an error.
+fn failure<R>(
+    response: Result<R, BoxError>,
+    class: ErrorClass,
+    hint: Option<Duration>,
+) -> Failure<R> {
+    match response {
+        Ok(r) => Failure::of_response(r, class, hint),
+        Err(e) => Failure::of_error(e, class, hint),
     }
 }
 
 /// One call: its attempts under the policy, and the last response as the caller's `Ok`.
-async fn run<S, Req, P, O, M>(
-    policy: &Policy<ByTrait, P, O>,
+///
+/// A request that may be sent again after any failure runs under the policy as it is. One
+/// that may not (not idempotent, or not replayable) runs its attempts in a scope that tells
+/// the loop each attempt is the last, unless it fails in a way that allows another (`NotSent`
+/// or `Throttling`, for a request that can be copied): the loop then ends the call after a
+/// `503` or a timeout of its own timer with the failure's own class, which the bucket, the
+/// rate limiter, a budget and a breaker count as they count any other. The attempt itself,
+/// and any retry loop inside the service, sees the scope the call was made in.
+async fn run<S, Req, P, O, B, M>(
+    policy: &Policy<ByTrait, P, O, B>,
     exchange: &M,
     service: S,
     request: Req,
@@ -519,39 +548,97 @@ where
     M: Exchange<Req, S::Response>,
     P: Repeat<S::Response>,
     O: Hook<Failure<S::Response>>,
+    B: BreakerPlug<Result<S::Response, Failure<S::Response>>>,
 {
-    let session = Session {
+    let session = &Session {
         service: Mutex::new(service),
-        cut: Mutex::new(None),
-        started: Instant::now(),
+        exchange,
+        gate,
     };
-    let session = &session;
     let mut first = Some(request);
     let mut spare = spare;
-    let out = policy
-        .retry(move || {
-            let fresh = first.is_some();
-            let request = first
-                .take()
-                .or_else(|| spare.as_mut().and_then(|s| exchange.replay(s)));
-            session.attempt(exchange, request, fresh, gate)
-        })
-        .await;
+    let mut next = move || {
+        let fresh = first.is_some();
+        let request = first
+            .take()
+            .or_else(|| spare.as_mut().and_then(|s| exchange.replay(s)));
+        (request, fresh)
+    };
+    let out = if gate.repeatable() {
+        policy
+            .retry(|| {
+                let (request, fresh) = next();
+                session.attempt(request, fresh, None)
+            })
+            .await
+    } else {
+        let last = Arc::new(Last::new(ambient::current()));
+        let around: Arc<dyn Ambient> = Arc::new(Last::new(ambient::current()));
+        let mut n = 0u32;
+        let attempts = policy.retry(|| {
+            n = n.saturating_add(1);
+            last.cap.store(n, Ordering::Relaxed);
+            let (request, fresh) = next();
+            ambient::scope(
+                around.clone(),
+                session.attempt(request, fresh, Some(&last.cap)),
+            )
+        });
+        ambient::scope(last.clone(), attempts).await
+    };
     out.or_else(Failure::into_result)
 }
 
-/// What a call's attempts share.
-struct Session<S> {
-    /// The service made ready for the first attempt; later attempts clone it.
-    service: Mutex<S>,
-    /// For a request that may not be sent again: the timeout of the attempt under way, until
-    /// it ends by itself. Found by the next attempt, it means the policy's timer cut it off.
-    cut: Mutex<Option<TimedOut>>,
-    /// When the call started.
-    started: Instant,
+/// The scope of a call whose request may not be sent again after most failures: the scope
+/// the call was made in (a test's, or none), with the attempts capped at `cap`.
+struct Last {
+    outer: Env,
+    cap: AtomicU32,
 }
 
-/// A request that cannot be copied was asked for again (a `retry_if_ok` repeat of one).
+impl Last {
+    fn new(outer: Env) -> Last {
+        Last {
+            outer,
+            cap: AtomicU32::new(u32::MAX),
+        }
+    }
+}
+
+impl Ambient for Last {
+    fn max_attempts(&self, configured: u32) -> u32 {
+        self.outer
+            .max_attempts(configured)
+            .min(self.cap.load(Ordering::Relaxed))
+    }
+
+    fn skips_waits(&self) -> bool {
+        self.outer.skips_waits()
+    }
+
+    fn with_rng(&self, draw: &mut dyn FnMut(&mut dyn Rng)) -> bool {
+        self.outer.draw(|rng| draw(rng));
+        true
+    }
+
+    fn retried(&self, retry: &Retried) {
+        self.outer.retried(retry);
+    }
+
+    fn ended_early(&self, end: &EndedEarly) {
+        self.outer.ended_early(end);
+    }
+}
+
+/// What a call's attempts share.
+struct Session<'a, S, M> {
+    /// The service made ready for the first attempt; later attempts clone it.
+    service: Mutex<S>,
+    exchange: &'a M,
+    gate: Gate,
+}
+
+/// A request that cannot be copied was asked for again.
 #[derive(Debug)]
 struct NotReplayable;
 
@@ -563,27 +650,19 @@ impl fmt::Display for NotReplayable {
 
 impl std::error::Error for NotReplayable {}
 
-/// Ends a request that may not be sent again this long before the policy's timer would.
-const AHEAD: Duration = Duration::from_millis(1);
-
-/// `d` to the nearest millisecond.
-fn to_millis(d: Duration) -> Duration {
-    let ms = d.as_micros().saturating_add(500) / 1000;
-    Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX))
-}
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl<S> Session<S> {
-    /// One attempt with `request` (`None`: it could not be copied).
-    async fn attempt<Req, M>(
+impl<S, M> Session<'_, S, M> {
+    /// One attempt with `request` (`None`: it could not be copied), with the service made
+    /// ready for the call on its first attempt (`fresh`), else with a clone made ready now.
+    /// `cap`: the attempts the loop may make, lifted by a failure that allows another.
+    async fn attempt<Req>(
         &self,
-        exchange: &M,
         request: Option<Req>,
         fresh: bool,
-        gate: Gate,
+        cap: Option<&AtomicU32>,
     ) -> Result<S::Response, Failure<S::Response>>
     where
         S: Service<Req> + Clone,
@@ -591,91 +670,44 @@ impl<S> Session<S> {
         M: Exchange<Req, S::Response>,
     {
         let Some(request) = request else {
-            return Err(Failure::of_error(
-                Box::new(NotReplayable),
-                ErrorClass::Permanent,
-                None,
-            ));
+            let error: BoxError = Box::new(NotReplayable);
+            return Err(Failure::of_error(error, ErrorClass::Permanent, None));
         };
-        if gate.repeatable() {
-            return self.send(exchange, request, fresh, gate).await;
-        }
-        if let Some(cut) = lock(&self.cut).take() {
-            // The policy's timer cut the last attempt off, and the loop retries timeouts:
-            // this request is not sent again.
-            return Err(Failure::of_error(
-                Box::new(cut),
-                ErrorClass::Permanent,
-                None,
-            ));
-        }
-        let Some((at, timed_out)) = self.cutoff() else {
-            return self.send(exchange, request, fresh, gate).await;
+        let outcome = match self.send(request, fresh).await {
+            Ok(response) => match self.exchange.failure(&response) {
+                None => return Ok(response),
+                Some((class, hint)) => (Ok(response), class, hint),
+            },
+            Err(error) => {
+                let (class, hint) = (error.classify(), error.retry_after());
+                (Err(error), class, hint)
+            }
         };
-        *lock(&self.cut) = Some(timed_out);
-        let out = before(at, self.send(exchange, request, fresh, gate)).await;
-        *lock(&self.cut) = None;
-        out.unwrap_or_else(|| {
-            Err(Failure::of_error(
-                Box::new(timed_out),
-                ErrorClass::Permanent,
-                None,
-            ))
-        })
+        let (outcome, class, hint) = outcome;
+        if let Some(cap) = cap {
+            if self.gate.allows(class) {
+                cap.store(u32::MAX, Ordering::Relaxed);
+            }
+        }
+        Err(failure(outcome, class, hint))
     }
 
-    /// When the attempt under way is cut off, a little before the policy's timer, and the
-    /// timeout it then ends with: the limit is measured from the call's start (the deadline)
-    /// or from the attempt's (its timeout), within microseconds of the loop's own instants,
-    /// and rounded to the millisecond.
-    fn cutoff(&self) -> Option<(Instant, TimedOut)> {
-        let attempt = crate::attempt()?;
-        let cutoff = attempt.cutoff()?;
-        let n = attempt.number();
-        let kind = if attempt.deadline() == Some(cutoff) {
-            TimeoutKind::Deadline
-        } else {
-            TimeoutKind::Attempt
-        };
-        let from = match kind {
-            TimeoutKind::Deadline => self.started,
-            TimeoutKind::Attempt => Instant::now(),
-        };
-        let limit = to_millis(cutoff.saturating_duration_since(from));
-        let at = cutoff.checked_sub(AHEAD).unwrap_or(cutoff);
-        Some((at, TimedOut::new(kind, limit, n)))
-    }
-
-    /// Sends `request`: with the service made ready for the call on its first attempt, else
-    /// with a clone made ready now.
-    async fn send<Req, M>(
-        &self,
-        exchange: &M,
-        request: Req,
-        fresh: bool,
-        gate: Gate,
-    ) -> Result<S::Response, Failure<S::Response>>
+    /// Sends `request` and waits for its response.
+    async fn send<Req>(&self, request: Req, fresh: bool) -> Result<S::Response, BoxError>
     where
         S: Service<Req> + Clone,
         S::Error: Into<BoxError>,
-        M: Exchange<Req, S::Response>,
     {
         let call = if fresh {
             call_ready(&self.service, request)
         } else {
             let mut service = lock(&self.service).clone();
-            if let Err(e) = poll_fn(|cx| service.poll_ready(cx)).await {
-                return Err(gate.error(e.into()));
-            }
+            poll_fn(|cx| service.poll_ready(cx))
+                .await
+                .map_err(Into::into)?;
             service.call(request)
         };
-        match call.await {
-            Ok(response) => match exchange.failure(&response) {
-                None => Ok(response),
-                Some((class, hint)) => Err(Failure::of_response(response, gate.class(class), hint)),
-            },
-            Err(e) => Err(gate.error(e.into())),
-        }
+        call.await.map_err(Into::into)
     }
 }
 
@@ -684,30 +716,12 @@ fn call_ready<S: Service<Req>, Req>(service: &Mutex<S>, request: Req) -> S::Futu
     lock(service).call(request)
 }
 
-/// `fut`'s output, or `None` if it has not finished at `at`.
-async fn before<F: Future>(at: Instant, fut: F) -> Option<F::Output> {
-    let mut fut = pin!(fut);
-    let mut timer = pin!(tokio::time::sleep_until(at));
-    poll_fn(|cx| {
-        if let Poll::Ready(out) = fut.as_mut().poll(cx) {
-            return Poll::Ready(Some(out));
-        }
-        // The clock as well as the timer: a task short of tokio's cooperative budget would
-        // see the timer pending past its instant.
-        if Instant::now() >= at || timer.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(None);
-        }
-        Poll::Pending
-    })
-    .await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_request_that_may_not_be_repeated_makes_its_failures_permanent() {
+    fn a_request_that_may_not_be_repeated_allows_only_what_proves_it_was_not_acted_on() {
         use ErrorClass::*;
         let both = Gate {
             replayable: true,
@@ -721,39 +735,23 @@ mod tests {
             replayable: false,
             idempotent: true,
         };
-        for class in [Permanent, Transient, Timeout, Throttling, NotSent] {
-            assert_eq!(both.class(class), class);
-            assert_eq!(once.class(class), Permanent);
-            let expected = if class.is_safe_for_non_idempotent() {
-                class
-            } else {
-                Permanent
-            };
-            assert_eq!(not_idempotent.class(class), expected);
+        for class in [Transient, Timeout, Throttling, NotSent] {
+            assert!(both.allows(class));
+            assert!(!once.allows(class));
+            assert_eq!(
+                not_idempotent.allows(class),
+                class.is_safe_for_non_idempotent()
+            );
         }
         assert!(both.repeatable() && !not_idempotent.repeatable() && !once.repeatable());
     }
 
     #[test]
-    fn an_error_is_classified_by_its_causes() {
-        let gate = Gate {
-            replayable: true,
-            idempotent: false,
-        };
-        let refused: BoxError =
-            Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
-        let failure = gate.error::<()>(refused);
-        assert_eq!(failure.classify(), ErrorClass::NotSent);
-        assert!(failure.response().is_none());
-        let reset: BoxError = Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
-        assert_eq!(gate.error::<()>(reset).classify(), ErrorClass::Permanent);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn before_ends_a_future_that_outlives_its_instant() {
-        let at = Instant::now() + Duration::from_secs(1);
-        assert_eq!(before(at, async { 7 }).await, Some(7));
-        assert_eq!(before(at, std::future::pending::<()>()).await, None);
-        assert_eq!(Instant::now(), at);
+    fn the_scope_of_a_request_that_may_not_be_repeated_caps_its_attempts() {
+        let last = Last::new(ambient::current());
+        assert_eq!(last.max_attempts(5), 5);
+        last.cap.store(2, Ordering::Relaxed);
+        assert_eq!(last.max_attempts(5), 2);
+        assert!(!last.skips_waits());
     }
 }
