@@ -88,20 +88,7 @@ where
     E: Send + Sync + 'static,
 {
     fn replay(&mut self, limit: usize) -> Option<Self> {
-        match buffer(self, limit) {
-            Buffered::Whole(frames) => {
-                *self = Self::new(frames.clone().into_body());
-                Some(Self::new(frames.into_body()))
-            }
-            Buffered::Partly(frames, failed) => {
-                let rest = match failed {
-                    Some(e) => Rest::Failed(Some(e)),
-                    None => Rest::Body(std::mem::take(self)),
-                };
-                *self = Self::new(Resumed { frames, rest });
-                None
-            }
-        }
+        replay_boxed(self, limit, |r| Self::new(r.into_body()), Self::new)
     }
 }
 
@@ -111,20 +98,7 @@ where
     E: Send + 'static,
 {
     fn replay(&mut self, limit: usize) -> Option<Self> {
-        match buffer(self, limit) {
-            Buffered::Whole(frames) => {
-                *self = Self::new(frames.clone().into_body());
-                Some(Self::new(frames.into_body()))
-            }
-            Buffered::Partly(frames, failed) => {
-                let rest = match failed {
-                    Some(e) => Rest::Failed(Some(e)),
-                    None => Rest::Body(std::mem::take(self)),
-                };
-                *self = Self::new(Resumed { frames, rest });
-                None
-            }
-        }
+        replay_boxed(self, limit, |r| Self::new(r.into_body()), Self::new)
     }
 }
 
@@ -134,19 +108,35 @@ where
 #[cfg(feature = "tonic")]
 impl ReplayBody for ::tonic::body::Body {
     fn replay(&mut self, limit: usize) -> Option<Self> {
-        match buffer(self, limit) {
-            Buffered::Whole(frames) => {
-                *self = Self::new(frames.clone());
-                Some(Self::new(frames))
-            }
-            Buffered::Partly(frames, failed) => {
-                let rest = match failed {
-                    Some(e) => Rest::Failed(Some(e)),
-                    None => Rest::Body(std::mem::take(self)),
-                };
-                *self = Self::new(Resumed { frames, rest });
-                None
-            }
+        replay_boxed(self, limit, Self::new, Self::new)
+    }
+}
+
+/// [`ReplayBody::replay`] for a boxed body, made from a [`Replayed`] body by `replayed` and
+/// from a [`Resumed`] one by `resumed`.
+fn replay_boxed<B>(
+    body: &mut B,
+    limit: usize,
+    replayed: impl Fn(Replayed) -> B,
+    resumed: impl FnOnce(Resumed<B>) -> B,
+) -> Option<B>
+where
+    B: Body<Data = Bytes> + Default + Unpin,
+{
+    match buffer(body, limit) {
+        Buffered::Whole(frames) => {
+            *body = replayed(frames.clone());
+            Some(replayed(frames))
+        }
+        // Nothing was taken: the body is sent as it is.
+        Buffered::Partly(frames, None) if frames.is_empty() => None,
+        Buffered::Partly(frames, failed) => {
+            let rest = match failed {
+                Some(e) => Rest::Failed(Some(e)),
+                None => Rest::Body(std::mem::take(body)),
+            };
+            *body = resumed(Resumed { frames, rest });
+            None
         }
     }
 }
