@@ -119,7 +119,7 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// How much fewer attempts reached the server during the outage than under `baseline`:
+    /// How many fewer attempts reached the server during the outage than under `baseline`:
     /// 0.9 is a cut of 90%.
     pub fn cut_against(&self, baseline: &Summary) -> f64 {
         1.0 - sim::ratio(self.outage_attempts, baseline.outage_attempts)
@@ -137,20 +137,17 @@ pub fn run_engine(config: &Config, strategy: Strategy, engine: Engine) -> Summar
     summarize(config, strategy, run)
 }
 
-/// The policies of the scenario: the compared ones, and the breaker with a shorter break.
-pub const POLICIES: [Strategy; 8] = {
-    let c = Strategy::COMPARED;
-    [
-        c[0],
-        c[1],
-        c[2],
-        c[3],
-        c[4],
-        c[5],
-        c[6],
-        Strategy::BreakerShortBreak,
-    ]
-};
+/// The policies of the scenario: [`Strategy::COMPARED`], and the breaker with a shorter break.
+pub const POLICIES: [Strategy; 8] = [
+    Strategy::NoBucket,
+    Strategy::Standard,
+    Strategy::Adaptive,
+    Strategy::Budget,
+    Strategy::GrpcThrottling,
+    Strategy::Breaker,
+    Strategy::BreakerBudget,
+    Strategy::BreakerShortBreak,
+];
 
 /// Runs the AWS SDKs' three policies, the two budgets and the breakers.
 pub fn run(config: &Config) -> Vec<Summary> {
