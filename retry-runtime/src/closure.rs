@@ -273,7 +273,23 @@ impl<C, P, O, B> Policy<C, P, O, B> {
     /// Runs `attempt`'s futures, one per attempt, under this policy; the caller gets the last
     /// attempt's own `Result`. The same loop, timelines and shared state as a `#[retry]`
     /// function with the same keys.
-    pub async fn retry<F, Fut, T, E>(&self, attempt: F) -> Result<T, E>
+    pub fn retry<F, Fut, T, E>(&self, attempt: F) -> impl Future<Output = Result<T, E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: FromTimedOut,
+        C: Classifier<E>,
+        P: Repeat<T>,
+        O: Hook<E>,
+        B: BreakerPlug<Result<T, E>>,
+    {
+        self.retry_as(true, attempt)
+    }
+
+    /// [`retry`](Self::retry) for one call that may not be repeated after its request may
+    /// have reached the server (`idempotent` false), whatever the policy says: a tower
+    /// layer's POST.
+    pub(crate) async fn retry_as<F, Fut, T, E>(&self, idempotent: bool, attempt: F) -> Result<T, E>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -287,7 +303,7 @@ impl<C, P, O, B> Policy<C, P, O, B> {
         let conversion: fn(TimedOut) -> E = E::from_timed_out;
         let call = Call::with_resolved(
             &resolved,
-            self.idempotent,
+            self.idempotent && idempotent,
             Timed(conversion),
             &self.classify,
             |value: &T| self.repeat.repeat(value),

@@ -502,11 +502,6 @@ struct Gate {
 }
 
 impl Gate {
-    /// Whether any failure may be followed by another attempt.
-    fn repeatable(self) -> bool {
-        self.replayable && self.idempotent
-    }
-
     /// Whether a failure of `class` may be followed by another attempt.
     fn allows(self, class: ErrorClass) -> bool {
         self.replayable && (self.idempotent || class.is_safe_for_non_idempotent())
@@ -527,13 +522,13 @@ fn failure<R>(
 
 /// One call: its attempts under the policy, and the last response as the caller's `Ok`.
 ///
-/// A request that may be sent again after any failure runs under the policy as it is. One
-/// that may not (not idempotent, or not replayable) runs its attempts in a scope that tells
-/// the loop each attempt is the last, unless it fails in a way that allows another (`NotSent`
-/// or `Throttling`, for a request that can be copied): the loop then ends the call after a
-/// `503` or a timeout of its own timer with the failure's own class, which the bucket, the
-/// rate limiter, a budget and a breaker count as they count any other. The attempt itself,
-/// and any retry loop inside the service, sees the scope the call was made in.
+/// A request that can be copied runs under the policy, as idempotent or not (a POST retries
+/// only a failure that provably was not acted on, `NotSent` or `Throttling`, and ends
+/// `NotIdempotent` otherwise). One that cannot be copied runs its attempts in a scope that
+/// tells the loop each attempt is the last: the loop ends the call after its one attempt with
+/// the failure's own class, which the bucket, the rate limiter, a budget and a breaker count
+/// as they count any other. The attempt itself, and any retry loop inside the service, sees
+/// the scope the call was made in.
 async fn run<S, Req, P, O, B, M>(
     policy: &Policy<ByTrait, P, O, B>,
     exchange: &M,
@@ -564,9 +559,10 @@ where
             .or_else(|| spare.as_mut().and_then(|s| exchange.replay(s)));
         (request, fresh)
     };
-    let out = if gate.repeatable() {
+    let out = if gate.replayable {
+        // Not idempotent: the loop itself retries only what provably was not acted on.
         policy
-            .retry(|| {
+            .retry_as(gate.idempotent, || {
                 let (request, fresh) = next();
                 session.attempt(request, fresh, None)
             })
@@ -743,7 +739,6 @@ mod tests {
                 class.is_safe_for_non_idempotent()
             );
         }
-        assert!(both.repeatable() && !not_idempotent.repeatable() && !once.repeatable());
     }
 
     #[test]
