@@ -43,10 +43,18 @@ fn main() {
         ("retry", size_of_val(&ours(1))),
         ("retry, timed", size_of_val(&ours_timed(1))),
         ("retry, adaptive", size_of_val(&ours_adaptive(1))),
+        ("retry, blocking fn", size_of_val(&ours_blocking(1))),
+        ("Policy closure", size_of_val(&with_policy(1))),
+        ("tower RetryLayer call", size_of_val(&with_tower(1))),
         ("backon", size_of_val(&with_backon(1))),
         ("tokio-retry2", size_of_val(&with_tokio_retry2(1))),
         ("retry path: hand loop", size_of_val(&hand_loop(1))),
         ("retry path: retry", size_of_val(&ours_flaky(1))),
+        ("retry path: Policy", size_of_val(&policy_flaky(1))),
+        (
+            "retry path: blocking fn",
+            size_of_val(&ours_blocking_flaky(1)),
+        ),
         ("retry path: backon", size_of_val(&backon_flaky(1))),
         (
             "retry path: tokio-retry2",
@@ -56,8 +64,8 @@ fn main() {
         ("1 KiB body: retry", size_of_val(&ours_buffer(1))),
         ("tokio::time::Sleep", size_of::<tokio::time::Sleep>()),
     ];
-    println!("{:<26} {:>6}", "future", "bytes");
+    println!("{:<28} {:>6}", "future", "bytes");
     for (name, bytes) in rows {
-        println!("{name:<26} {bytes:>6}");
+        println!("{name:<28} {bytes:>6}");
     }
 }

@@ -58,6 +58,9 @@ fn peers(c: &mut Criterion) {
     g.bench_function(BenchmarkId::from_parameter("policy"), |b| {
         b.iter_custom(|n| run(&rt, n, with_policy));
     });
+    g.bench_function(BenchmarkId::from_parameter("tower"), |b| {
+        b.iter_custom(|n| run(&rt, n, with_tower));
+    });
     g.bench_function(BenchmarkId::from_parameter("blocking"), |b| {
         b.iter_custom(|n| run(&rt, n, ours_blocking));
     });

@@ -14,6 +14,14 @@ use tokio_retry2::{Retry, RetryError};
 #[derive(Debug)]
 pub struct Error;
 
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("transient")
+    }
+}
+
+impl std::error::Error for Error {}
+
 impl Classify for Error {
     fn classify(&self) -> ErrorClass {
         ErrorClass::Transient
@@ -63,6 +71,47 @@ fn ours_blocking_inner(x: u64) -> Result<u64, Error> {
 /// A blocking `#[retry]` function, called from the async harness.
 pub async fn ours_blocking(x: u64) -> Result<u64, Error> {
     ours_blocking_inner(x)
+}
+
+/// The same body as a tower service.
+#[derive(Clone, Copy)]
+pub struct AddOne;
+
+impl tower::Service<u64> for AddOne {
+    type Response = u64;
+    type Error = Error;
+    type Future = std::future::Ready<Result<u64, Error>>;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, x: u64) -> Self::Future {
+        std::future::ready(Ok(black_box(x).wrapping_add(1)))
+    }
+}
+
+type Layered = retry_runtime::tower::Retry<
+    AddOne,
+    retry_runtime::plug::NoRepeat,
+    retry_runtime::plug::NoHook,
+    retry_runtime::plug::NoBreaker,
+    retry_runtime::tower::Cloning,
+>;
+
+/// `AddOne` under `RetryLayer` (3 attempts), built once; each call clones the service, as a
+/// tower client does.
+pub async fn with_tower(x: u64) -> Result<u64, Error> {
+    use tower::{Layer, Service, ServiceExt};
+    static SERVICE: std::sync::OnceLock<Layered> = std::sync::OnceLock::new();
+    let service = SERVICE.get_or_init(|| {
+        retry_runtime::tower::RetryLayer::new(Policy::new().max_attempts(3))
+            .exchange(retry_runtime::tower::Cloning)
+            .layer(AddOne)
+    });
+    let mut service = service.clone();
+    let ready = service.ready().await.map_err(|_| Error)?;
+    ready.call(x).await.map_err(|_| Error)
 }
 
 pub async fn with_backon(x: u64) -> Result<u64, Error> {
