@@ -59,6 +59,11 @@
 //! Inside the body, [`attempt()`] tells which attempt this is, the time it has left and the
 //! call's invocation id; [`wire::WithAttempt`] writes them into a request.
 //!
+//! The same loop serves a plain `fn` (`#[retry]` blocks its thread between attempts), a
+//! closure built at run time ([`Policy::retry`], with the attribute's keys as `const fn`
+//! builders), and, with the `tower` feature, a tower service (`tower::RetryLayer`): the same
+//! semantics and the same shared buckets, limiters and partitions.
+//!
 //! # Configuration
 //!
 //! Every setting the attribute leaves out (`mode`, `max_attempts`, `initial_backoff`,
