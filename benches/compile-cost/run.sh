@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Compile cost of #[retry]: `cargo check` of a crate with N async functions under #[retry],
-# against the same crate with the attribute removed, as a ratio of median times.
+# against the same crate with the attribute removed, as a ratio of median times; and, for
+# scale, the same crate with `#[tracing::instrument]` in place of `#[retry]` (`skip(self)` on
+# methods, whose receiver has no `Debug`), the attribute macro most async Rust code carries.
 #
 #   bash benches/compile-cost/run.sh            # N=200 functions, 7 timed runs of each crate
 #   N=500 RUNS=11 bash benches/compile-cost/run.sh
@@ -18,8 +20,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 WORK="$ROOT/target/compile-cost"
 export CARGO_TARGET_DIR="$WORK/target"
 
-generate() { # generate DIR WITH_ATTRIBUTE(0|1)
-    local dir="$1" with="$2"
+generate() { # generate DIR MODE(retry|none|instrument)
+    local dir="$1" mode="$2"
     mkdir -p "$dir/src"
     cat >"$dir/Cargo.toml" <<TOML
 [package]
@@ -30,6 +32,7 @@ publish = false
 
 [dependencies]
 retry-runtime = { path = "$ROOT/retry-runtime" }
+tracing = { version = "0.1", features = ["attributes"] }
 
 [workspace]
 TOML
@@ -76,7 +79,13 @@ RS
         )
         for ((i = 0; i < N; i++)); do
             local attr="${attrs[i % 4]}"
-            [ "$with" = 1 ] || attr=""
+            case "$mode" in
+            none) attr="" ;;
+            instrument)
+                attr='#[tracing::instrument]'
+                ((i % 2 == 0)) || attr='#[tracing::instrument(skip(self))]'
+                ;;
+            esac
             if ((i % 2 == 0)); then
                 cat <<RS
 $attr
@@ -123,27 +132,34 @@ check() { # check DIR -> prints milliseconds
 
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
-generate "$WORK/with" 1
-generate "$WORK/without" 0
+generate "$WORK/with" retry
+generate "$WORK/without" none
+generate "$WORK/instrument" instrument
 
 echo "warming up (dependencies, then one untimed check of each crate)..." >&2
-cargo check --quiet --manifest-path "$WORK/with/Cargo.toml"
-cargo check --quiet --manifest-path "$WORK/without/Cargo.toml"
+for c in with without instrument; do
+    cargo check --quiet --manifest-path "$WORK/$c/Cargo.toml"
+done
 
 with_ms=()
 without_ms=()
+instrument_ms=()
 for ((r = 1; r <= RUNS; r++)); do
     with_ms+=("$(check "$WORK/with")")
     without_ms+=("$(check "$WORK/without")")
-    echo "run $r/$RUNS: with #[retry] ${with_ms[-1]} ms, without ${without_ms[-1]} ms" >&2
+    instrument_ms+=("$(check "$WORK/instrument")")
+    echo "run $r/$RUNS: #[retry] ${with_ms[-1]} ms, none ${without_ms[-1]} ms, #[tracing::instrument] ${instrument_ms[-1]} ms" >&2
 done
 
 w=$(printf '%s\n' "${with_ms[@]}" | median)
 wo=$(printf '%s\n' "${without_ms[@]}" | median)
+ti=$(printf '%s\n' "${instrument_ms[@]}" | median)
 echo "functions: $N, runs: $RUNS (medians)"
-echo "cargo check with #[retry]:    $w ms"
-echo "cargo check without #[retry]: $wo ms"
-awk -v w="$w" -v wo="$wo" -v n="$N" 'BEGIN {
+echo "cargo check with #[retry]:                $w ms"
+echo "cargo check without an attribute:         $wo ms"
+echo "cargo check with #[tracing::instrument]:  $ti ms"
+awk -v w="$w" -v wo="$wo" -v ti="$ti" -v n="$N" 'BEGIN {
     printf "ratio: %.2fx\n", w / wo
-    printf "added per function: %.2f ms\n", (w - wo) / n
+    printf "added per function: #[retry] %.2f ms, #[tracing::instrument] %.2f ms\n", (w - wo) / n, (ti - wo) / n
+    if (ti > wo) printf "#[retry] per function as a fraction of #[tracing::instrument]: %.2fx\n", (w - wo) / (ti - wo)
 }'
