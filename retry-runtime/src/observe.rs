@@ -70,18 +70,7 @@ pub(crate) fn ended_early(
     reason: EarlyEnd,
 ) {
     let site = frame.site();
-    #[cfg(feature = "metrics")]
-    frame.r.meters.ended_early(reason);
-    if env.is_scoped() {
-        env.ended_early(&EndedEarly {
-            function: site.name,
-            partition: site.partition_name(),
-            invocation_id: frame.invocation_id(),
-            attempt,
-            class,
-            reason,
-        });
-    }
+    count_end(frame, env, attempt, class, reason);
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::WARN) {
         let function = site.name;
@@ -99,26 +88,38 @@ pub(crate) fn ended_early(
     let _ = (site, attempt, class, reason);
 }
 
+/// An early end as the metrics and a test scope's record count it.
+fn count_end(
+    frame: &Frame<'_>,
+    env: &Env,
+    attempt: u32,
+    class: Option<ErrorClass>,
+    reason: EarlyEnd,
+) {
+    #[cfg(feature = "metrics")]
+    frame.r.meters.ended_early(reason);
+    if env.is_scoped() {
+        let site = frame.site();
+        env.ended_early(&EndedEarly {
+            function: site.name,
+            partition: site.partition_name(),
+            invocation_id: frame.invocation_id(),
+            attempt,
+            class,
+            reason,
+        });
+    }
+}
+
 /// An open breaker refused a call before its first attempt: the testing scope records it as
 /// an early end after attempt 0; tracing gets a DEBUG event (the transition to open was the
 /// WARN).
 #[cold]
 pub(crate) fn refused(frame: &Frame<'_>, env: &Env) {
-    let site = frame.site();
-    #[cfg(feature = "metrics")]
-    frame.r.meters.ended_early(EarlyEnd::CircuitOpen);
-    if env.is_scoped() {
-        env.ended_early(&EndedEarly {
-            function: site.name,
-            partition: site.partition_name(),
-            invocation_id: frame.invocation_id(),
-            attempt: 0,
-            class: None,
-            reason: EarlyEnd::CircuitOpen,
-        });
-    }
+    count_end(frame, env, 0, None, EarlyEnd::CircuitOpen);
     #[cfg(feature = "tracing")]
     {
+        let site = frame.site();
         let function = site.name;
         let partition = site.partition_name().unwrap_or("");
         let invocation_id = tracing::field::display(frame.invocation_id());

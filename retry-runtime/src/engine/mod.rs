@@ -163,8 +163,8 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Plugs<C, O>> {
         let outer = if K::TIMED { context::outer() } else { None };
         // Only a call that something cuts off (its own limits, or an outer attempt's cutoff)
         // reads the clock at its start.
-        let cut = resolved.timers || outer.is_some_and(|o| o.cutoff.is_some());
-        let start = (K::TIMED && cut).then(Instant::now);
+        let cut = K::TIMED && (resolved.timers || outer.is_some_and(|o| o.cutoff.is_some()));
+        let start = cut.then(Instant::now);
         let deadline = match (start, resolved.policy.deadline) {
             (Some(now), Some(d)) => now.checked_add(d),
             _ => None,
@@ -424,15 +424,21 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     where
         K: Timer<R>,
     {
-        self.frame.number += 1;
-        #[cfg(feature = "metrics")]
-        self.frame.r.meters.attempt();
+        self.count_attempt();
         let until = if K::TIMED {
             self.arm(self.frame.number)
         } else {
             None
         };
         InFrame::new(&mut self.frame, K::arm(attempt, until))
+    }
+
+    /// Counts the attempt about to run.
+    #[inline]
+    fn count_attempt(&mut self) {
+        self.frame.number += 1;
+        #[cfg(feature = "metrics")]
+        self.frame.r.meters.attempt();
     }
 
     /// The error of a call whose first attempt could not start before the deadline.
@@ -472,9 +478,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// its cutoff, checked between attempts.
     #[inline]
     pub fn attempt_blocking<F: FnMut() -> R>(&mut self, attempt: &mut F) -> R {
-        self.frame.number += 1;
-        #[cfg(feature = "metrics")]
-        self.frame.r.meters.attempt();
+        self.count_attempt();
         if K::TIMED {
             self.cutoff.arm(None);
             self.frame.cutoff = self.frame.deadline;
@@ -526,11 +530,16 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         } else {
             self.book_retry_success();
         }
-        let r = self.frame.r;
-        if r.extras {
-            let pass = std::mem::take(&mut self.gate.pass);
-            book_extras(r, self.frame.number == 1, None, pass);
+        if self.frame.r.extras {
+            self.book_end(None);
         }
+    }
+
+    /// What adaptive mode, a budget and a breaker book for the attempt that ended (see
+    /// [`book_extras`]); the attempt's pass through the breaker is used up.
+    fn book_end(&mut self, failure: Option<ErrorClass>) {
+        let pass = std::mem::take(&mut self.gate.pass);
+        book_extras(self.frame.r, self.frame.number == 1, failure, pass);
     }
 
     #[cold]
@@ -708,10 +717,8 @@ where
         let r = self.retrying();
         r.held = 0; // the retry ran: its cost stays out
         r.after_throttle = class == ErrorClass::Throttling;
-        let resolved = self.frame.r;
-        if resolved.extras {
-            let pass = std::mem::take(&mut self.gate.pass);
-            book_extras(resolved, n == 1, Some(class), pass);
+        if self.frame.r.extras {
+            self.book_end(Some(class));
         }
         match decide::after_error(class, last, self.idempotent) {
             AfterError::Return => return Ok(Next::Return(out)),
