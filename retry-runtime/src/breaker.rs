@@ -2,7 +2,7 @@
 //! attempts included, then probe it before letting traffic through again (the pattern of
 //! Nygard's "Release It!", as Polly, resilience4j and failsafe-go build it).
 
-use crate::budget::{SLOTS, add, sum_from};
+use crate::budget::{self, SLOTS, add, sum_from};
 use crate::classify::{Classify, ErrorClass};
 use crate::loom::atomic::{AtomicU64, Ordering};
 use std::fmt;
@@ -301,11 +301,7 @@ impl CircuitBreaker {
     /// slides by a tenth of its length.
     #[must_use]
     pub const fn with_window(mut self, window: Duration) -> CircuitBreaker {
-        self.window = if window.as_millis() < 10 {
-            Duration::from_millis(10)
-        } else {
-            window
-        };
+        self.window = budget::shortest_window(window);
         self
     }
 
@@ -564,9 +560,7 @@ impl CircuitBreaker {
 
     /// The slot `now` falls in.
     fn slot(&self, now: Instant) -> u64 {
-        let slot_ns = (self.window.as_nanos() / SLOTS as u128).max(1);
-        let since = now.saturating_duration_since(self.epoch(now));
-        u64::try_from(since.as_nanos() / slot_ns).unwrap_or(u64::MAX) & PAYLOAD
+        budget::slot(&self.epoch, self.window, now) & PAYLOAD
     }
 }
 

@@ -120,13 +120,8 @@ impl RetryBudget {
     /// The window a ratio budget counts over (10 s unless set; at least 10 ms).
     #[must_use]
     pub const fn with_window(mut self, window: Duration) -> RetryBudget {
-        let window = if window.as_millis() < 10 {
-            Duration::from_millis(10)
-        } else {
-            window
-        };
         if let Kind::Ratio { window: w, .. } = &mut self.kind {
-            *w = window;
+            *w = shortest_window(window);
         }
         self
     }
@@ -219,10 +214,25 @@ impl RetryBudget {
         let Kind::Ratio { window, .. } = self.kind else {
             return 0;
         };
-        let epoch = *self.epoch.get_or_init(|| now);
-        let slot_ns = (window.as_nanos() / SLOTS as u128).max(1);
-        u64::try_from(now.saturating_duration_since(epoch).as_nanos() / slot_ns).unwrap_or(u64::MAX)
+        slot(&self.epoch, window, now)
     }
+}
+
+/// A window of at least 10 ms: its slots are a tenth of it.
+pub(crate) const fn shortest_window(window: Duration) -> Duration {
+    if window.as_millis() < 10 {
+        Duration::from_millis(10)
+    } else {
+        window
+    }
+}
+
+/// The number of the slot of `window` that `now` falls in, counted from `epoch` (set by the
+/// first look at the clock).
+pub(crate) fn slot(epoch: &OnceLock<Instant>, window: Duration, now: Instant) -> u64 {
+    let epoch = *epoch.get_or_init(|| now);
+    let slot_ns = (window.as_nanos() / SLOTS as u128).max(1);
+    u64::try_from(now.saturating_duration_since(epoch).as_nanos() / slot_ns).unwrap_or(u64::MAX)
 }
 
 /// `x` in thousandths, clamped to [0, 1000] (0 for NaN).
