@@ -20,8 +20,9 @@ ir() {
 }
 printf '%-22s %14s\n' variant instructions/call
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(success/plain success/retry success/backon
-    success/tokio-retry2 retry/hand-loop retry/retry retry/backon retry/tokio-retry2)
+[ ${#variants[@]} -gt 0 ] || variants=(success/plain success/retry success/policy success/tower
+    success/blocking success/backon success/tokio-retry2 retry/hand-loop retry/retry retry/policy
+    retry/blocking-no-wait retry/backon retry/tokio-retry2)
 for v in "${variants[@]}"; do
     a=$(ir "$v" "$N1")
     b=$(ir "$v" "$N2")
