@@ -85,6 +85,29 @@ async fn asks(x: u64) -> Result<u64, TestError> {
     Ok(black_box(x) + 1)
 }
 
+/// Hedged, answering on the first poll: no timer is even registered.
+#[retry(hedge_after = "50ms")]
+async fn hedged(x: u64) -> Result<u64, TestError> {
+    Ok(black_box(x) + 1)
+}
+
+/// Hedged by a percentile, answering after a yield: the hedge timer is registered, then
+/// dropped with the call.
+#[retry(hedge_after = "p95", deadline = "10s")]
+async fn hedged_yields(x: u64) -> Result<u64, TestError> {
+    tokio::task::yield_now().await;
+    Ok(black_box(x) + 1)
+}
+
+/// Hedged, and the hedge runs: the attempt and its hedge both live in the call's future.
+#[retry(hedge_after = "1ms", bucket = "none")]
+async fn hedge_runs(x: u64) -> Result<u64, TestError> {
+    if retry_runtime::attempt().is_some_and(|a| a.number() == 1) {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    Ok(black_box(x) + 1)
+}
+
 #[test]
 fn the_success_path_allocates_nothing() {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -109,6 +132,28 @@ fn the_success_path_allocates_nothing() {
             allocations(|| asks(1)).await,
             0,
             "a body reading its attempt"
+        );
+        assert_eq!(allocations(|| hedged(1)).await, 0, "hedged, fast answer");
+        assert_eq!(
+            allocations(|| hedged_yields(1)).await,
+            0,
+            "hedged by a percentile, answering after a yield"
+        );
+    });
+}
+
+#[test]
+fn a_hedge_with_the_default_max_in_flight_allocates_nothing() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        assert_eq!(
+            allocations(|| hedge_runs(1)).await,
+            0,
+            "an attempt and its hedge in flight"
         );
     });
 }

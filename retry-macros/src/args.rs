@@ -104,6 +104,10 @@ keys! {
     rate_limiter:                   Static,     Site,   "a path to a `static RateLimiter`";
     budget:                         Budget,     Site,   "a share of the requests such as \"20%\", or a path to a `static RetryBudget`";
     breaker:                        Breaker,    Site,   "a failure ratio such as \"50%\", or a path to a `static CircuitBreaker`";
+    hedge_after:                    HedgeAfter, _,      "a duration such as \"50ms\", or a percentile of the function's latency: \"p50\", \"p90\", \"p95\" or \"p99\"";
+    max_in_flight:                  Attempts,   _,      "an integer >= 2";
+    min_hedge_after:                Nanos,      _,      "a duration such as \"5ms\"";
+    max_hedge_after:                Nanos,      _,      "a duration such as \"500ms\"";
     on_retry:                       FnPath,     _,      "a path to `fn(&RetryEvent<'_, E>)`";
     profile:                        Profile,    Site,   "a string naming a config profile";
     clone:                          Clones,     _,      "a list of owned arguments: `clone(a, b)`";
@@ -361,6 +365,58 @@ impl Value for Jitter {
                 None
             }
         }
+    }
+}
+
+/// `hedge_after`: a fixed delay, or a percentile of the function's own latency.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HedgeAfter {
+    Fixed(Nanos),
+    Percentile(u8),
+}
+
+impl Value for HedgeAfter {
+    fn from_expr(expr: &Expr, key: &str, _: &str, errors: &mut Errors) -> Option<Self> {
+        let percentiles = "\"p50\", \"p90\", \"p95\" or \"p99\"";
+        let Some(text) = str_lit(expr) else {
+            errors.on(
+                expr,
+                format!(
+                    "`{key}` takes a string: a duration such as `{key} = \"50ms\"`, or a \
+                     percentile of the function's latency: {percentiles}"
+                ),
+            );
+            return None;
+        };
+        let trimmed = text.trim();
+        if let Some(n) = trimmed.strip_prefix(['p', 'P']) {
+            return match n.parse::<u8>() {
+                Ok(p @ (50 | 90 | 95 | 99)) => Some(HedgeAfter::Percentile(p)),
+                _ => {
+                    errors.on(
+                        expr,
+                        format!(
+                            "`{key}` = \"{text}\": the percentiles are {percentiles} (\"The \
+                             Tail at Scale\" hedges at the 95th)"
+                        ),
+                    );
+                    None
+                }
+            };
+        }
+        let ns = Nanos::from_expr(expr, key, "", errors)?;
+        if ns.0 == 0 {
+            errors.on(
+                expr,
+                format!(
+                    "`{key}` of zero would send every request twice at once: give the delay \
+                     after which a slow attempt gets a copy, such as \"50ms\", or a percentile \
+                     such as \"p95\""
+                ),
+            );
+            return None;
+        }
+        Some(HedgeAfter::Fixed(ns))
     }
 }
 

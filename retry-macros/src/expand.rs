@@ -1,7 +1,8 @@
 //! Tokens: the user's function with its signature untouched and its body run once per attempt.
 
 use crate::args::{
-    Args, Attempts, Breaker, Bucket, Budget, Factor, Jitter, Mode, Name, Nanos, Profile, Static,
+    Args, Attempts, Breaker, Bucket, Budget, Factor, HedgeAfter, Jitter, Mode, Name, Nanos,
+    Profile, Static,
 };
 use crate::shape::{Ret, Slot, Wrapper};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
@@ -157,6 +158,38 @@ impl Emit for Breaker {
     }
 }
 
+/// `.hedge(...)`: the hedge delay (a percentile gets a latency estimate of its own, in a
+/// `static`), and the bounds the attribute wrote.
+fn hedging(args: &Args, after: HedgeAfter, p: &TokenStream) -> TokenStream {
+    let latency = format_ident!("__RETRY_LATENCY", span = Span::mixed_site());
+    let after = match after {
+        HedgeAfter::Fixed(d) => {
+            let d = d.tokens(p);
+            quote!(#p::HedgeAfter::Fixed(#d))
+        }
+        HedgeAfter::Percentile(q) => quote! {
+            #p::HedgeAfter::Percentile(#q, {
+                static #latency: #p::Latency = #p::Latency::new();
+                &#latency
+            })
+        },
+    };
+    let mut out = quote!(#p::Hedging::new(#after));
+    if let Some(n) = &args.max_in_flight {
+        let n = n.value.0;
+        out.extend(quote!(.max_in_flight(#n)));
+    }
+    if let Some(d) = &args.min_hedge_after {
+        let d = d.value.tokens(p);
+        out.extend(quote!(.min_hedge_after(#d)));
+    }
+    if let Some(d) = &args.max_hedge_after {
+        let d = d.value.tokens(p);
+        out.extend(quote!(.max_hedge_after(#d)));
+    }
+    quote!(.hedge(#out))
+}
+
 /// `.key(value)` for each value, in order.
 fn builder_calls(values: Vec<(&str, &dyn Emit)>, p: &TokenStream) -> TokenStream {
     let mut out = TokenStream::new();
@@ -189,7 +222,10 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     // Only what the attribute writes: the defaults are the runtime's.
     let policy = builder_calls(args.policy(), &p);
     let policy = quote!(#p::Policy::new() #policy);
-    let site_options = builder_calls(args.site(), &p);
+    let mut site_options = builder_calls(args.site(), &p);
+    if let Some(hedge) = &args.hedge_after {
+        site_options.extend(hedging(args, hedge.value, &p));
+    }
 
     let idempotent = match (&args.idempotent_if, &args.idempotent) {
         (Some(cond), _) => {
@@ -331,6 +367,27 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
                 #body
             };
             #retry_loop
+        };
+    }
+    if args.hedge_after.is_some() {
+        // A hedged function: attempts of one call run side by side, each made by a call of a
+        // closure that borrows the arguments (shared, so that several can).
+        let attempt_fn = format_ident!("__retry_attempt", span = Span::mixed_site());
+        let clones = args.clone.iter().flat_map(|c| &c.value.0).map(|c| {
+            let name = &c.name;
+            let binding = if c.mutable { quote!(mut) } else { quote!() };
+            quote_spanned!(name.span()=> let #binding #name = ::core::clone::Clone::clone(&#name);)
+        });
+        let run = quote_spanned!(ret_span=> #call.run_hedged(#attempt_fn).await);
+        return quote! {
+            #[allow(clippy::type_complexity)]
+            let #call: #call_type = #new_call;
+            let #attempt_fn = #at_ret::consumed_arguments_go_in_clone(|| async {
+                #pin_output
+                #(#clones)*
+                #body
+            });
+            #run
         };
     }
     let attempt = quote! {

@@ -59,7 +59,11 @@ use syn::spanned::Spanned;
 /// | `rate_limiter` | path to a `static RateLimiter` (adaptive only) | from `partition` |
 /// | `budget` | `"20%"` (that share of the requests of the last 10 s, plus 10 retries per second; shared by a partition's functions) or a path to a `static RetryBudget`; the bucket still applies | none |
 /// | `breaker` | `"50%"` (opens when that share of the attempts of the last 10 s failed, at least 20 of them; refuses calls for 5 s, then one probe; shared by a partition's functions) or a path to a `static CircuitBreaker`; the error type needs `From<CircuitOpen>` | none |
-/// | `on_retry` | path to `fn(&RetryEvent<'_, E>)`, called before each sleep | none |
+/// | `hedge_after` | duration, or `"p50"`/`"p90"`/`"p95"`/`"p99"` of the function's own latency: start another attempt beside one that has not answered by then (idempotent `async fn` only; each hedge costs the retry cost, refunded if it wins) | none |
+/// | `max_in_flight` | integer >= 2: attempts of one call at once, hedges included | 2 |
+/// | `min_hedge_after` | duration: a percentile's delay is never shorter | `"1ms"` |
+/// | `max_hedge_after` | duration: a percentile's delay is never longer, and is this until 20 successful attempts are seen | `"1s"` |
+/// | `on_retry` | path to `fn(&RetryEvent<'_, E>)`, called before each sleep and as each hedge starts | none |
 /// | `profile` | string: the environment and config file may set what the attribute leaves out under it | none |
 /// | `clone` | owned arguments cloned for each attempt: `clone(body, headers)` | none |
 /// | `crate` | path to the runtime crate if renamed | `::retry_runtime` |
@@ -120,6 +124,16 @@ fn expand(
                  thread until it returns. Give the call itself a timeout (a socket or client \
                  timeout), use `deadline` (checked between attempts), or make the function an \
                  `async fn`",
+            );
+        }
+    }
+    if let (Some(slot), Some(hedge)) = (&slot, &args.hedge_after) {
+        if slot.wrapper == shape::Wrapper::Blocking {
+            errors.at(
+                hedge.key.span(),
+                "`hedge_after` runs a copy of a slow attempt beside it, which a plain `fn` \
+                 cannot do on its one thread: make the function an `async fn`, or remove \
+                 `hedge_after`",
             );
         }
     }

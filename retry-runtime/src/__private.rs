@@ -12,6 +12,7 @@ pub use crate::engine::{
     TimerKind, Untimed,
 };
 pub use crate::event::RetryEvent;
+pub use crate::hedge::{HedgeAfter, Hedging, Latency};
 pub use crate::partition::{BreakerRef, BudgetRef, Site};
 pub use crate::policy::{Jitter, Keys as Policy, Mode};
 pub use core::ops::ControlFlow;
@@ -150,6 +151,18 @@ where
     R::Err: FromCircuitOpen,
 {
     R::from_err(<R::Err>::from_circuit_open(open))
+}
+
+/// The attempts of a hedged function, made by a closure that several attempts of one call
+/// share. A body that consumes an argument makes the closure `FnOnce`; the compiler then names
+/// this function, whose name says the fix: list the argument in `clone(...)`.
+#[inline]
+pub fn consumed_arguments_go_in_clone<F, Fut>(attempt: F) -> F
+where
+    F: FnMut() -> Fut,
+    Fut: Future,
+{
+    attempt
 }
 
 /// No server hint (a `retry_on` predicate without `retry_after`).

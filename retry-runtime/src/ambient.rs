@@ -7,7 +7,7 @@
 //! public `testing` module is one user of this seam, and the engine knows nothing of it. Time itself is not here: the engine reads tokio's clock (which tests pause) once per
 //! step and passes the instant to the shared state, which never reads a clock of its own.
 
-use crate::report::{EndedEarly, Retried};
+use crate::report::{EndedEarly, Hedged, Retried};
 use rand::Rng;
 use std::future::Future;
 use std::sync::Arc;
@@ -42,6 +42,11 @@ pub(crate) trait Ambient: Send + Sync {
     /// A call gave up before `max_attempts`.
     fn ended_early(&self, end: &EndedEarly) {
         let _ = end;
+    }
+
+    /// A hedged call started another attempt.
+    fn hedged(&self, hedge: &Hedged) {
+        let _ = hedge;
     }
 }
 
@@ -98,6 +103,14 @@ impl Env {
     pub(crate) fn ended_early(&self, end: &EndedEarly) {
         if let Some(a) = &self.0 {
             a.ended_early(end);
+        }
+    }
+
+    /// See [`Ambient::hedged`].
+    #[inline]
+    pub(crate) fn hedged(&self, hedge: &Hedged) {
+        if let Some(a) = &self.0 {
+            a.hedged(hedge);
         }
     }
 }

@@ -177,6 +177,44 @@ impl<'a> Frame<'a> {
         id
     }
 
+    /// A frame of its own for attempt `number` of a hedged call, cut off at `cutoff`, which
+    /// runs while other attempts of the call run: the call's depth, deadline and invocation id
+    /// (if drawn).
+    pub(crate) fn fork(&self, number: u32, cutoff: Option<Instant>) -> Frame<'a> {
+        Frame {
+            r: self.r,
+            number,
+            depth: AtomicU32::new(self.depth()),
+            cutoff,
+            deadline: self.deadline,
+            id: [
+                AtomicU64::new(self.id[0].load(Ordering::Relaxed)),
+                AtomicU64::new(self.id[1].load(Ordering::Relaxed)),
+            ],
+        }
+    }
+
+    /// Whether the invocation id has been drawn.
+    pub(crate) fn has_id(&self) -> bool {
+        self.id[0].load(Ordering::Relaxed) != 0 || self.id[1].load(Ordering::Relaxed) != 0
+    }
+
+    /// Takes `other`'s invocation id if this frame has none yet (the body of one attempt of a
+    /// hedged call asked for it first), so that every attempt and event of a call has one.
+    pub(crate) fn share_id(&self, other: &Frame<'_>) {
+        if !self.has_id() && other.has_id() {
+            for (mine, theirs) in self.id.iter().zip(&other.id) {
+                mine.store(theirs.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Marks this frame's attempt: a call nested in it retried and failed (a hedged call's
+    /// attempt passes its own mark on to the call).
+    pub(crate) fn mark_nested_retried(&self) {
+        self.depth.fetch_or(NESTED_RETRIED, Ordering::Relaxed);
+    }
+
     /// Whether a call nested in the attempt just ended retried and failed; clears the mark.
     #[inline]
     pub(crate) fn take_nested_retried(&self) -> bool {

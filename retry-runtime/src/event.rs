@@ -5,7 +5,8 @@ use crate::context::{Frame, InvocationId};
 use core::fmt;
 use std::time::Duration;
 
-/// A retry about to happen, handed to the function named by `on_retry` before the sleep.
+/// A retry about to happen, handed to the function named by `on_retry` before the sleep; for
+/// a hedged function, also each hedge as it starts ([`is_hedge`](Self::is_hedge)).
 ///
 /// ```
 /// use retry_runtime::RetryEvent;
@@ -28,6 +29,7 @@ pub struct RetryEvent<'a, E> {
     pub(crate) delay: Duration,
     pub(crate) error: Option<&'a E>,
     pub(crate) class: ErrorClass,
+    pub(crate) hedge: bool,
 }
 
 impl<'a, E> RetryEvent<'a, E> {
@@ -60,7 +62,16 @@ impl<'a, E> RetryEvent<'a, E> {
     /// Whether this is a `retry_if_ok` repeat of a successful attempt.
     #[must_use]
     pub fn is_repeat(&self) -> bool {
-        self.error.is_none()
+        self.error.is_none() && !self.hedge
+    }
+
+    /// Whether this is a hedge: attempt `attempt() + 1` starts now while attempt `attempt()`
+    /// (or another before it) is still in flight. `error()` is the failure of another attempt
+    /// that started it at once, or `None` when none had answered within the hedge delay
+    /// (then `class()` is `Timeout`); `delay()` is zero: the hedge starts now.
+    #[must_use]
+    pub fn is_hedge(&self) -> bool {
+        self.hedge
     }
 
     /// The name of the `#[retry]` function.
@@ -93,6 +104,7 @@ impl<E: fmt::Debug> fmt::Debug for RetryEvent<'_, E> {
             .field("delay", &self.delay)
             .field("error", &self.error)
             .field("class", &self.class)
+            .field("hedge", &self.hedge)
             .finish()
     }
 }

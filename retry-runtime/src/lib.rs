@@ -203,7 +203,9 @@ pub mod config;
 mod context;
 mod engine;
 mod event;
+mod hedge;
 mod id;
+mod latency;
 mod limiter;
 mod loom;
 #[cfg(feature = "metrics")]

@@ -6,6 +6,7 @@
 //! |---|---|---|---|
 //! | `retry.attempts` | counter | `function`, `partition` | attempts sent, the first of each call included |
 //! | `retry.retries` | counter | `function`, `partition`, `class` | retries decided, by the class of the failure (`transient`, `timeout`, `throttling`, `not_sent`) |
+//! | `retry.hedges` | counter | `function`, `partition` | hedges started (attempts sent while another of the same call was in flight) |
 //! | `retry.calls.recovered` | counter | `function`, `partition` | calls that succeeded after retrying |
 //! | `retry.calls.ended_early` | counter | `function`, `partition`, `reason` | calls that gave up before `max_attempts` (`bucket_empty`, `deadline`, `not_idempotent`, `hint_too_long`, `budget_exhausted`, `circuit_open`; a call an open breaker refused counts here too) |
 //! | `retry.breaker.transitions` | counter | `function`, `partition`, `from`, `to` | circuit breaker transitions, counted for the function whose attempt made them |
@@ -29,6 +30,8 @@ use metrics::{Counter, Gauge, counter, gauge};
 pub const ATTEMPTS: &str = "retry.attempts";
 /// Retries decided, by class.
 pub const RETRIES: &str = "retry.retries";
+/// Hedges started.
+pub const HEDGES: &str = "retry.hedges";
 /// Calls that succeeded after retrying.
 pub const RECOVERED: &str = "retry.calls.recovered";
 /// Calls that gave up before `max_attempts`, by reason.
@@ -68,6 +71,7 @@ const TRANSITIONS: [(BreakerState, BreakerState); 4] = [
 pub(crate) struct Meters {
     attempts: Counter,
     retries: [Counter; 5],
+    hedges: Counter,
     recovered: Counter,
     ended_early: [Counter; 6],
     transitions: [Counter; 4],
@@ -91,6 +95,7 @@ impl Meters {
                 counter!(RETRIES, "function" => function, "partition" => partition,
                     "class" => c.as_str())
             }),
+            hedges: counter!(HEDGES, "function" => function, "partition" => partition),
             recovered: counter!(RECOVERED, "function" => function, "partition" => partition),
             ended_early: REASONS.map(|r| {
                 counter!(ENDED_EARLY, "function" => function, "partition" => partition,
@@ -120,6 +125,10 @@ impl Meters {
         if let Some(rate) = fill_rate {
             self.fill_rate.set(rate);
         }
+    }
+
+    pub(crate) fn hedge(&self) {
+        self.hedges.increment(1);
     }
 
     pub(crate) fn recovered(&self) {

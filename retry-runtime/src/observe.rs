@@ -10,6 +10,7 @@
 //! | DEBUG | an open circuit breaker refused a call before its body ran | `function`, `partition`, `invocation_id` |
 //! | WARN | a circuit breaker opened (from closed or half-open) | `function` (the one whose attempt opened it), `partition`, `from`, `to` |
 //! | INFO | a circuit breaker half-opened or closed | the same |
+//! | DEBUG | a hedged call started another attempt while one was in flight | `function`, `partition`, `invocation_id`, `attempt` (the hedge's), `in_flight`, `class` (of the failure that started it at once, or `none` after the hedge delay), `delay_ms` (the hedge delay), `tokens` |
 //! | WARN | once per function: it retries a failure that a `#[retry]` call nested in its attempt already retried | `function`, `partition`, `attempt`, `depth`, `class` |
 
 use crate::ambient::Env;
@@ -19,7 +20,7 @@ use crate::context::Frame;
 use crate::partition::{Resolved, Site};
 #[cfg(feature = "tracing")]
 use crate::policy::Mode;
-use crate::report::{EarlyEnd, EndedEarly, Retried};
+use crate::report::{EarlyEnd, EndedEarly, Hedged, Retried};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -59,6 +60,45 @@ pub(crate) fn retrying(frame: &Frame<'_>, env: &Env, class: ErrorClass, delay: D
     }
     #[cfg(not(feature = "tracing"))]
     let _ = (site, attempt, class, delay);
+}
+
+/// A hedged call started attempt `frame.number` while others were in flight.
+pub(crate) fn hedged(
+    frame: &Frame<'_>,
+    env: &Env,
+    in_flight: u32,
+    class: Option<ErrorClass>,
+    delay: Duration,
+) {
+    let (site, attempt) = (frame.site(), frame.number);
+    #[cfg(feature = "metrics")]
+    frame.r.meters.hedge();
+    if env.is_scoped() {
+        env.hedged(&Hedged {
+            function: site.name,
+            partition: site.partition_name(),
+            invocation_id: frame.invocation_id(),
+            attempt,
+            in_flight,
+            class,
+            delay,
+        });
+    }
+    #[cfg(feature = "tracing")]
+    if tracing::enabled!(target: "retry", tracing::Level::DEBUG) {
+        let function = site.name;
+        let invocation_id = tracing::field::display(frame.invocation_id());
+        let (partition, tokens, _) = levels(frame.r);
+        let class = class.map_or("none", ErrorClass::as_str);
+        let delay_ms = delay.as_secs_f64() * 1000.0;
+        tracing::debug!(
+            target: "retry",
+            function, partition, invocation_id, attempt, in_flight, class, delay_ms, tokens,
+            "hedging: another attempt in flight",
+        );
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = (site, attempt, in_flight, class, delay);
 }
 
 /// Retries ended early, after attempt `attempt`; the caller gets the last result.

@@ -5,6 +5,7 @@ use crate::breaker::CircuitBreaker;
 use crate::bucket::TokenBucket;
 use crate::budget::RetryBudget;
 use crate::config::{self, Settings};
+use crate::hedge::Hedging;
 use crate::limiter::RateLimiter;
 use crate::policy::Keys;
 use std::sync::atomic::AtomicBool;
@@ -116,6 +117,8 @@ pub struct Site {
     /// `budget = "N%"`: that share, the partition's budget or one of the function's own.
     budget_share: Option<f64>,
     pub(crate) breaker: Option<BreakerRef>,
+    /// `hedge_after = ...`: the function's attempts may run side by side.
+    pub(crate) hedge: Option<Hedging>,
     own_bucket: TokenBucket,
     own_limiter: RateLimiter,
     shared: OnceLock<&'static Partition>,
@@ -139,6 +142,7 @@ impl Site {
             budget: None,
             budget_share: None,
             breaker: None,
+            hedge: None,
             own_bucket: TokenBucket::standard(),
             own_limiter: RateLimiter::adaptive(),
             shared: OnceLock::new(),
@@ -185,6 +189,14 @@ impl Site {
     #[must_use]
     pub const fn breaker(mut self, breaker: BreakerRef) -> Site {
         self.breaker = Some(breaker);
+        self
+    }
+
+    /// Hedges the function's calls (`hedge_after = ...`): a call whose attempt has not
+    /// answered within the delay starts another beside it.
+    #[must_use]
+    pub const fn hedge(mut self, hedging: Hedging) -> Site {
+        self.hedge = Some(hedging);
         self
     }
 

@@ -73,6 +73,28 @@ pub struct Retried {
     pub delay: Duration,
 }
 
+/// A hedge: attempt `attempt` of `function` started while an earlier attempt of the same call
+/// was still in flight, because none had answered within the hedge delay (`class` is `None`),
+/// or because another attempt failed with `class` while one was still running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Hedged {
+    /// The `#[retry]` function.
+    pub function: &'static str,
+    /// Its named partition, if any.
+    pub partition: Option<&'static str>,
+    /// The call's invocation id.
+    pub invocation_id: InvocationId,
+    /// The hedge's attempt number (1-based, counted with the call's other attempts).
+    pub attempt: u32,
+    /// The attempts of the call in flight once the hedge started, the hedge included.
+    pub in_flight: u32,
+    /// The class of the failure that started it at once, or `None` after the hedge delay.
+    pub class: Option<ErrorClass>,
+    /// The hedge delay in effect (for `hedge_after = "pNN"`, the estimate at that moment).
+    pub delay: Duration,
+}
+
 /// A call of `function` that gave up after attempt `attempt`, before `max_attempts`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

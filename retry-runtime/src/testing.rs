@@ -48,7 +48,7 @@
 //! # }
 //! ```
 
-pub use crate::report::{EarlyEnd, EndedEarly, Retried};
+pub use crate::report::{EarlyEnd, EndedEarly, Hedged, Retried};
 
 use crate::ambient::{self, Ambient};
 use rand::Rng;
@@ -150,6 +150,10 @@ impl Ambient for Scope {
     fn ended_early(&self, end: &EndedEarly) {
         self.note(|r| r.early_ends.push(*end));
     }
+
+    fn hedged(&self, hedge: &Hedged) {
+        self.note(|r| r.hedges.push(*hedge));
+    }
 }
 
 /// Runs `fut` with `overrides` applied to every `#[retry]` call it polls. Tasks it spawns are
@@ -194,6 +198,7 @@ pub fn record_sync<R>(overrides: Overrides, f: impl FnOnce() -> R) -> (R, Record
 pub struct Record {
     retries: Vec<Retried>,
     early_ends: Vec<EndedEarly>,
+    hedges: Vec<Hedged>,
 }
 
 impl Record {
@@ -215,8 +220,15 @@ impl Record {
         &self.early_ends
     }
 
-    /// How many attempts of `function` ran in a scope that called it once: its retries plus
-    /// one.
+    /// Every hedge (an attempt started while another of the same call was in flight), in
+    /// order.
+    #[must_use]
+    pub fn hedges(&self) -> &[Hedged] {
+        &self.hedges
+    }
+
+    /// How many attempts of `function` started in a scope that called it once: its retries
+    /// and hedges plus one.
     #[must_use]
     pub fn attempts(&self, function: &str) -> u32 {
         let retries = self
@@ -224,6 +236,11 @@ impl Record {
             .iter()
             .filter(|r| r.function == function)
             .count();
-        u32::try_from(retries).map_or(u32::MAX, |n| n.saturating_add(1))
+        let hedges = self
+            .hedges
+            .iter()
+            .filter(|h| h.function == function)
+            .count();
+        u32::try_from(retries + hedges).map_or(u32::MAX, |n| n.saturating_add(1))
     }
 }

@@ -66,10 +66,14 @@ pub enum Step {
     Hang,
     /// Takes this long, then succeeds with 0.
     Slow(Duration),
+    /// Takes this long, then succeeds with the value.
+    LateOk(Duration, u32),
+    /// Takes this long, then fails with the class.
+    LateFail(Duration, ErrorClass),
     Panic,
 }
 
-pub use Step::{Fail, Hang, Hint, Ok as Succeed, Panic, Slow};
+pub use Step::{Fail, Hang, Hint, LateFail, LateOk, Ok as Succeed, Panic, Slow};
 
 /// A sequence of attempt outcomes; the last one repeats once the others are used up.
 pub struct Script {
@@ -78,6 +82,26 @@ pub struct Script {
     starts: Mutex<Vec<Duration>>,
     /// How many starts `new_starts_ms` has returned.
     seen: Mutex<usize>,
+    /// Attempts running now, and the most ever at once.
+    running: Mutex<(usize, usize)>,
+}
+
+/// Counts an attempt as running until it ends or is dropped.
+struct Running<'s>(&'s Mutex<(usize, usize)>);
+
+impl<'s> Running<'s> {
+    fn new(m: &'s Mutex<(usize, usize)>) -> Self {
+        let mut r = m.lock().unwrap();
+        r.0 += 1;
+        r.1 = r.1.max(r.0);
+        Running(m)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.lock().unwrap().0 -= 1;
+    }
 }
 
 impl Script {
@@ -89,6 +113,7 @@ impl Script {
             t0: Instant::now(),
             starts: Mutex::new(Vec::new()),
             seen: Mutex::new(0),
+            running: Mutex::new((0, 0)),
         }
     }
 
@@ -100,6 +125,7 @@ impl Script {
     /// Plays the next step.
     pub async fn attempt(&self) -> Result<u32, TestError> {
         self.starts.lock().unwrap().push(self.t0.elapsed());
+        let _running = Running::new(&self.running);
         let step = {
             let mut steps = self.steps.lock().unwrap();
             if steps.len() > 1 {
@@ -117,8 +143,26 @@ impl Script {
                 tokio::time::sleep(d).await;
                 Ok(0)
             }
+            Step::LateOk(d, v) => {
+                tokio::time::sleep(d).await;
+                Ok(v)
+            }
+            Step::LateFail(d, class) => {
+                tokio::time::sleep(d).await;
+                Err(TestError::fault(class))
+            }
             Step::Panic => panic!("scripted panic"),
         }
+    }
+
+    /// Attempts running now (started, not ended or dropped).
+    pub fn running(&self) -> usize {
+        self.running.lock().unwrap().0
+    }
+
+    /// The most attempts that ever ran at once.
+    pub fn most_at_once(&self) -> usize {
+        self.running.lock().unwrap().1
     }
 
     /// How many attempts ran.

@@ -17,6 +17,7 @@
 //! [`Retrying`], set up when the first retry is decided.
 
 mod decide;
+mod hedged;
 mod outcome;
 mod plugs;
 mod timer;
@@ -263,8 +264,18 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// deadline. Instants too far ahead to represent mean no timer.
     #[inline]
     fn arm(&mut self, n: u32) -> Option<Instant> {
+        let at = self.limit(n);
+        self.cutoff.arm(at.map(|(_, kind)| kind));
+        let at = at.map(|(at, _)| at);
+        self.frame.cutoff = at;
+        at
+    }
+
+    /// When attempt `n`, starting now, is cut off, and by which limit.
+    #[inline]
+    fn limit(&self, n: u32) -> Option<(Instant, TimeoutKind)> {
         let policy = self.frame.r.policy;
-        let at = match policy.attempt_timeout_for(n) {
+        match policy.attempt_timeout_for(n) {
             // The first attempt starts with the call, unless adaptive mode waited for a send
             // token.
             Some(limit) => match self.attempt_start(n).checked_add(limit) {
@@ -274,11 +285,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
                 _ => self.frame.deadline.map(|d| (d, TimeoutKind::Deadline)),
             },
             None => self.frame.deadline.map(|d| (d, TimeoutKind::Deadline)),
-        };
-        self.cutoff.arm(at.map(|(_, kind)| kind));
-        let at = at.map(|(at, _)| at);
-        self.frame.cutoff = at;
-        at
+        }
     }
 
     /// When attempt `n` starts: the call's start for the first, unless adaptive mode waited
@@ -825,6 +832,7 @@ where
             delay,
             error: out.as_result().err(),
             class,
+            hedge: false,
         });
         observe::retrying(&self.frame, a, class, delay);
         self.retrying().last = Some(out);

@@ -1,0 +1,556 @@
+//! The loop of a hedged function (`hedge_after`): the same steps as `retry_loop!`, with more
+//! than one attempt of a call in flight.
+//!
+//! An attempt that has not answered within the hedge delay gets a copy beside it (a hedge),
+//! up to `max_in_flight` at once and `max_attempts` in all, hedges and retries counted
+//! together as gRFC A6 counts them. The first success wins and every other attempt is dropped
+//! at that moment. A failure while others run lets the next hedge start at once (gRPC's rule,
+//! grpc-java #10145); a permanent failure ends the call. When the last attempt in flight fails,
+//! the call decides what follows exactly as the sequential loop does ([`Call::settle`]):
+//! the retry's cost, its backoff or the server's hint, the deadline.
+//!
+//! Hedges are paid for: each takes the retry cost from the bucket (and in adaptive mode a send
+//! token), given back if the hedge wins; a hedge that loses or fails keeps it out, so an empty
+//! bucket stops hedging and a slow dependency cannot double the load. Running out stops only
+//! further hedges, never one in flight. A server's hint, a refused breaker or budget stop them
+//! too. Dropping the call drops every attempt and gives back every cost they held.
+//!
+//! Attempts live in the caller's future: two in place (the attempt and one hedge, the default
+//! `max_in_flight`), more boxed. A call whose first attempt answers before the hedge delay
+//! allocates nothing, and one that answers on its first poll registers no timer.
+
+use super::{
+    Call, Cutoff, Judge, Refuse, RetryResult, SendToken, Settled, Timer, book_extras, decide,
+};
+use crate::ambient::{self, Env};
+use crate::breaker::{Admit, Pass};
+use crate::bucket::TokenBucket;
+use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
+use crate::context::Frame;
+use crate::event::RetryEvent;
+use crate::hedge::Hedging;
+use crate::limiter::send_cost;
+use crate::observe;
+use core::future::{Future, poll_fn};
+use core::pin::{Pin, pin};
+use core::task::{Context, Poll, ready};
+use decide::AfterError;
+use rand::RngExt;
+use std::time::Duration;
+use tokio::time::{Instant, Sleep};
+
+pin_project_lite::pin_project! {
+    /// One attempt of a hedged call in flight, polled with a frame of its own published (its
+    /// number and cutoff; the call's id and deadline).
+    struct Flight<'a, A> {
+        frame: Frame<'a>,
+        meta: Meta,
+        #[pin]
+        attempt: A,
+    }
+}
+
+/// What the call keeps of an attempt in flight.
+#[derive(Clone, Copy)]
+struct Meta {
+    /// The limit that cuts it off, if one does.
+    kind: Option<TimeoutKind>,
+    /// When it started (its latency, for `hedge_after = "pNN"`).
+    started: Instant,
+    /// The tokens it holds: a hedge's or a retry's cost.
+    cost: u32,
+    /// How it went through the breaker.
+    pass: Pass,
+}
+
+/// An attempt that ended.
+struct Ended<O> {
+    meta: Meta,
+    number: u32,
+    /// A call nested in it retried and still failed.
+    nested: bool,
+    out: O,
+}
+
+/// The attempts in flight: two in place, more boxed.
+struct Flights<'s, 'a, A> {
+    first: Pin<&'s mut Option<Flight<'a, A>>>,
+    second: Pin<&'s mut Option<Flight<'a, A>>>,
+    more: Vec<Pin<Box<Option<Flight<'a, A>>>>>,
+    count: u32,
+}
+
+impl<'a, A: Future> Flights<'_, 'a, A> {
+    fn start(&mut self, flight: Flight<'a, A>) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first.set(Some(flight));
+        } else if self.second.is_none() {
+            self.second.set(Some(flight));
+        } else if let Some(slot) = self.more.iter_mut().find(|s| s.is_none()) {
+            slot.set(Some(flight));
+        } else {
+            self.more.push(Box::pin(Some(flight)));
+        }
+    }
+
+    /// Polls every attempt in flight; the first that ended leaves its slot.
+    fn poll_end(&mut self, call: &Frame<'a>, cx: &mut Context<'_>) -> Poll<Ended<A::Output>> {
+        let mut ended = poll_slot(self.first.as_mut(), call, cx);
+        if ended.is_pending() {
+            ended = poll_slot(self.second.as_mut(), call, cx);
+        }
+        if ended.is_pending() {
+            for slot in &mut self.more {
+                ended = poll_slot(slot.as_mut(), call, cx);
+                if ended.is_ready() {
+                    break;
+                }
+            }
+        }
+        if ended.is_ready() {
+            self.count -= 1;
+        }
+        ended
+    }
+
+    /// Every frame in flight, for the call's invocation id.
+    fn frames(&self) -> impl Iterator<Item = &Frame<'a>> {
+        let more = self.more.iter().map(|s| s.as_ref().get_ref());
+        [
+            self.first.as_ref().get_ref(),
+            self.second.as_ref().get_ref(),
+        ]
+        .into_iter()
+        .chain(more)
+        .filter_map(|f| f.as_ref().map(|f| &f.frame))
+    }
+
+    /// Drops every attempt in flight.
+    fn cancel(&mut self) {
+        self.first.set(None);
+        self.second.set(None);
+        self.more.clear();
+        self.count = 0;
+    }
+}
+
+fn poll_slot<'a, A: Future>(
+    mut slot: Pin<&mut Option<Flight<'a, A>>>,
+    call: &Frame<'a>,
+    cx: &mut Context<'_>,
+) -> Poll<Ended<A::Output>> {
+    let Some(flight) = slot.as_mut().as_pin_mut() else {
+        return Poll::Pending;
+    };
+    let this = flight.project();
+    let attempt = this.attempt;
+    let out = ready!(this.frame.enter(|| attempt.poll(cx)));
+    call.share_id(this.frame);
+    let ended = Ended {
+        meta: *this.meta,
+        number: this.frame.number,
+        nested: this.frame.take_nested_retried(),
+        out,
+    };
+    slot.set(None);
+    Poll::Ready(ended)
+}
+
+/// The tokens the attempts in flight hold, given back if the call is dropped (or panics).
+struct Ledger<'b> {
+    bucket: &'b TokenBucket,
+    held: u32,
+}
+
+impl Drop for Ledger<'_> {
+    fn drop(&mut self) {
+        if self.held > 0 {
+            self.bucket.deposit(self.held);
+        }
+    }
+}
+
+/// What the call knows about hedging so far.
+struct State {
+    /// No more hedges: a server's hint, or the bucket, budget, breaker or limiter refused one.
+    stopped: bool,
+    /// An attempt's end was booked (the budget counts the call's first as its request).
+    booked: bool,
+    /// When the next hedge starts, if one will.
+    at: Option<Instant>,
+}
+
+enum Event<O> {
+    Ended(Ended<O>),
+    Hedge,
+}
+
+impl<'a, R, K, P, J> Call<'a, R, K, P, J>
+where
+    R: RetryResult,
+    K: Timer<R>,
+    P: Fn(&R::Ok) -> bool,
+    J: Judge<R> + Refuse<R>,
+{
+    /// The loop of a hedged function: [`run`](Self::run)'s steps, with a copy of an attempt
+    /// that has not answered within the function's hedge delay started beside it. A function
+    /// without `hedge_after` runs them one at a time.
+    pub async fn run_hedged<F, Fut>(mut self, mut attempt: F) -> R
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = R>,
+    {
+        let hedging = self.frame.r.site.hedge;
+        let mut flights = Flights {
+            first: pin!(None),
+            second: pin!(None),
+            more: Vec::new(),
+            count: 0,
+        };
+        let mut timer: Pin<&mut Option<Sleep>> = pin!(None);
+        let mut ledger = Ledger {
+            bucket: self.frame.r.bucket,
+            held: 0,
+        };
+        let mut state = State {
+            stopped: hedging.is_none(),
+            booked: false,
+            at: None,
+        };
+        'call: loop {
+            // An attempt with none in flight: the first, or a retry after its backoff.
+            if self.gated() {
+                loop {
+                    match self.send_token() {
+                        SendToken::Go => break,
+                        SendToken::Wait(delay) => tokio::time::sleep(delay).await,
+                        SendToken::Return(out) => return out,
+                    }
+                }
+            }
+            let cost = self
+                .retrying
+                .as_mut()
+                .map_or(0, |r| std::mem::take(&mut r.held));
+            let pass = std::mem::take(&mut self.gate.pass);
+            self.count_attempt();
+            let now = Instant::now();
+            ledger.held += cost;
+            flights.start(self.launch(&mut attempt, now, cost, pass));
+            state.at = hedging.and_then(|h| self.next_hedge(&h, &state, flights.count, now));
+
+            loop {
+                let event = poll_fn(|cx| {
+                    if let Poll::Ready(ended) = flights.poll_end(&self.frame, cx) {
+                        return Poll::Ready(Event::Ended(ended));
+                    }
+                    let Some(at) = state.at else {
+                        return Poll::Pending;
+                    };
+                    match timer.as_mut().as_pin_mut() {
+                        Some(sleep) if sleep.deadline() != at => sleep.reset(at),
+                        Some(_) => {}
+                        None => timer.set(Some(tokio::time::sleep_until(at))),
+                    }
+                    match timer.as_mut().as_pin_mut().map(|s| s.poll(cx)) {
+                        Some(Poll::Ready(())) => Poll::Ready(Event::Hedge),
+                        _ => Poll::Pending,
+                    }
+                })
+                .await;
+                let ended = match event {
+                    Event::Hedge => {
+                        state.at = None;
+                        if let Some(h) = hedging {
+                            let a = &ambient::current();
+                            state.at = self.hedge(
+                                &h,
+                                &mut state,
+                                &mut flights,
+                                &mut ledger,
+                                &mut attempt,
+                                None,
+                                a,
+                            );
+                        }
+                        continue;
+                    }
+                    Event::Ended(ended) => ended,
+                };
+                let Ended {
+                    meta,
+                    number,
+                    nested,
+                    out,
+                } = ended;
+                if nested {
+                    self.frame.mark_nested_retried();
+                }
+                // The attempt's cost leaves the ledger: given back below if it wins, spent if
+                // it failed.
+                ledger.held -= meta.cost;
+                let (out, timed_out) = match K::outcome(out) {
+                    Some(out) => (out, false),
+                    None => (self.flight_timed_out(number, meta.kind), true),
+                };
+                let Err(err) = out.as_result() else {
+                    if let Some(latency) = hedging.and_then(|h| h.latency()) {
+                        latency.record(meta.started.elapsed());
+                    }
+                    self.won(meta, !state.booked);
+                    // The others lose: their costs stay out.
+                    ledger.held = 0;
+                    flights.cancel();
+                    return out;
+                };
+                if self.plugs.hint(err).is_some() {
+                    // A server's hint or pushback stops hedging (gRFC A6).
+                    state.stopped = true;
+                    state.at = None;
+                }
+                if flights.count == 0 {
+                    // The last attempt in flight failed: the sequential loop's decision.
+                    self.gate.pass = meta.pass;
+                    self.cutoff.arm(meta.kind);
+                    if timed_out {
+                        self.cutoff.fire();
+                    }
+                    let mut out = Some(out);
+                    loop {
+                        match self.settle(out.take()) {
+                            Settled::Return(out) => return out,
+                            Settled::Retry => continue 'call,
+                            Settled::Sleep(delay) => {
+                                tokio::time::sleep(delay).await;
+                                continue 'call;
+                            }
+                            Settled::Wait(delay) => tokio::time::sleep(delay).await,
+                        }
+                    }
+                }
+                // Others are still in flight.
+                let a = &ambient::current();
+                let class = if timed_out {
+                    ErrorClass::Timeout
+                } else {
+                    self.plugs.class(err)
+                };
+                if self.frame.r.extras {
+                    book_extras(self.frame.r, !state.booked, Some(class), meta.pass);
+                }
+                state.booked = true;
+                self.retrying().after_throttle = class == ErrorClass::Throttling;
+                match decide::after_error(class, false, self.idempotent) {
+                    AfterError::Retry => {}
+                    AfterError::Return => {
+                        ledger.held = 0;
+                        flights.cancel();
+                        return out;
+                    }
+                    AfterError::EndEarly(why) => {
+                        self.ended_early(a, number, Some(class), why);
+                        ledger.held = 0;
+                        flights.cancel();
+                        return out;
+                    }
+                }
+                if let Some(h) = hedging {
+                    // A failure lets the next hedge start at once.
+                    let trigger = Some((class, &out));
+                    if let Some(at) = self.hedge(
+                        &h,
+                        &mut state,
+                        &mut flights,
+                        &mut ledger,
+                        &mut attempt,
+                        trigger,
+                        a,
+                    ) {
+                        state.at = Some(at);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Attempt `self.frame.number` (counted), starting `now` and holding `cost`, under its
+    /// timer and with a frame of its own.
+    fn launch<F, Fut>(
+        &mut self,
+        attempt: &mut F,
+        now: Instant,
+        cost: u32,
+        pass: Pass,
+    ) -> Flight<'a, K::Attempt<Fut>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = R>,
+    {
+        let n = self.frame.number;
+        let limit = if K::TIMED { self.limit(n) } else { None };
+        let until = limit.map(|(at, _)| at);
+        Flight {
+            frame: self.frame.fork(n, until),
+            meta: Meta {
+                kind: limit.map(|(_, kind)| kind),
+                started: now,
+                cost,
+                pass,
+            },
+            attempt: K::arm(attempt(), until),
+        }
+    }
+
+    /// When the next hedge starts after an attempt started `now`, if one can.
+    fn next_hedge(
+        &self,
+        h: &Hedging,
+        state: &State,
+        in_flight: u32,
+        now: Instant,
+    ) -> Option<Instant> {
+        let max = ambient::current().max_attempts(self.frame.r.settings.max_attempts);
+        if state.stopped || self.frame.number >= max || in_flight >= h.max_in_flight {
+            return None;
+        }
+        let at = now.checked_add(h.delay())?;
+        match self.frame.deadline {
+            Some(deadline) if at >= deadline => None,
+            _ => Some(at),
+        }
+    }
+
+    /// Starts a hedge now if the call may (`trigger`: the failure that starts it at once, or
+    /// `None` after the hedge delay), paying its cost. Returns when the next one starts.
+    #[allow(clippy::too_many_arguments)]
+    fn hedge<F, Fut>(
+        &mut self,
+        h: &Hedging,
+        state: &mut State,
+        flights: &mut Flights<'_, 'a, K::Attempt<Fut>>,
+        ledger: &mut Ledger<'_>,
+        attempt: &mut F,
+        trigger: Option<(ErrorClass, &R)>,
+        a: &Env,
+    ) -> Option<Instant>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = R>,
+    {
+        let max = a.max_attempts(self.frame.r.settings.max_attempts);
+        if state.stopped || self.frame.number >= max || flights.count >= h.max_in_flight {
+            return None;
+        }
+        let now = Instant::now();
+        if self.reaches_deadline(Duration::ZERO) {
+            return None;
+        }
+        let r = self.frame.r;
+        let class = trigger.map_or(ErrorClass::Transient, |(class, _)| class);
+        // The budget's room (it takes nothing when it refuses).
+        if let Some(budget) = r.budget {
+            if !budget.room(now) {
+                state.stopped = true;
+                return None;
+            }
+        }
+        // In adaptive mode, a send token: a hedge waits for none, it starts later.
+        if r.settings.mode == crate::policy::Mode::Adaptive && r.limiter.is_enabled() {
+            let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
+            let cost = send_cost(self.frame.number + 1, after_throttle);
+            let draw = || a.draw(|rng| rng.random::<f64>());
+            match r
+                .limiter
+                .try_send(cost, now, self.frame.deadline, false, draw)
+            {
+                Ok(None) => {}
+                Ok(Some(wait)) => return now.checked_add(wait),
+                Err(()) => {
+                    state.stopped = true;
+                    return None;
+                }
+            }
+        }
+        // The retry's cost from the bucket.
+        let cost = r.bucket.cost(class);
+        if !r.bucket.try_take_now(cost) {
+            state.stopped = true;
+            return None;
+        }
+        // The breaker's leave.
+        let mut pass = Pass::None;
+        if let Some(breaker) = r.breaker {
+            let (admit, change) = breaker.admit(now);
+            if let Some(change) = change {
+                observe::breaker_changed(r, change);
+            }
+            match admit {
+                Admit::Go(p) => pass = p,
+                Admit::Refused(_) => {
+                    r.bucket.deposit(cost);
+                    state.stopped = true;
+                    return None;
+                }
+            }
+        }
+        if let Some(budget) = r.budget {
+            budget.count_retry(now);
+        }
+        ledger.held += cost;
+        self.count_attempt();
+
+        // Every attempt of the call shares one invocation id.
+        for f in flights.frames() {
+            self.frame.share_id(f);
+        }
+        let _ = self.frame.invocation_id();
+        for f in flights.frames() {
+            f.share_id(&self.frame);
+        }
+
+        let in_flight = flights.count + 1;
+        let delay = h.delay();
+        self.plugs.on_retry(&RetryEvent {
+            frame: &self.frame,
+            attempt: self.frame.number - 1,
+            delay: Duration::ZERO,
+            error: trigger.and_then(|(_, out)| out.as_result().err()),
+            class: trigger.map_or(ErrorClass::Timeout, |(class, _)| class),
+            hedge: true,
+        });
+        observe::hedged(&self.frame, a, in_flight, trigger.map(|(c, _)| c), delay);
+        flights.start(self.launch(attempt, now, cost, pass));
+        self.next_hedge(h, state, flights.count, now)
+    }
+
+    /// A success ends the call: its cost goes back (or, for an attempt that cost nothing, the
+    /// bucket's reward), and adaptive mode, a budget and a breaker book it.
+    fn won(&mut self, meta: Meta, first: bool) {
+        if meta.cost > 0 || self.retrying.is_some() {
+            self.retrying().held = meta.cost;
+            self.book_retry_success();
+        } else {
+            self.frame.r.bucket.reward();
+        }
+        if self.frame.r.extras {
+            book_extras(self.frame.r, first, None, meta.pass);
+        }
+    }
+
+    /// The error of attempt `n`, which `kind` cut off.
+    #[cold]
+    fn flight_timed_out(&self, n: u32, kind: Option<TimeoutKind>) -> R {
+        let kind = kind.unwrap_or(TimeoutKind::Deadline);
+        let limit = match kind {
+            TimeoutKind::Attempt => self
+                .frame
+                .r
+                .policy
+                .attempt_timeout_for(n)
+                .unwrap_or_default(),
+            TimeoutKind::Deadline => self.deadline_limit(),
+        };
+        self.timer.timed_out(TimedOut::new(kind, limit, n))
+    }
+}
