@@ -8,6 +8,10 @@
 //! (`k` hooks), the first `k - 1` retries failed and keep their cost; the last one's cost comes
 //! back if the call was dropped or its attempt succeeded, and stays out if the call returned
 //! its error.
+//!
+//! A hedged call (`hedge_after`) runs several attempts at once: each hedge or retry that ran
+//! and did not win keeps its cost (a loser cancelled when another attempt won included); what
+//! the attempts still running held when the caller dropped the call comes back.
 
 mod util;
 
@@ -48,6 +52,27 @@ use ErrorClass::{NotSent, Permanent, Throttling, Timeout, Transient};
 struct Script {
     steps: Vec<Step>,
     next: RefCell<usize>,
+    /// Per attempt: it answered; its future was dropped by the call's caller.
+    ends: RefCell<Vec<(bool, bool)>>,
+}
+
+thread_local! {
+    /// The caller is dropping the call (set just before it is dropped).
+    static DROPPING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Notes how attempt `n` ended when its future goes.
+struct End<'s> {
+    script: &'s Script,
+    n: usize,
+    answered: bool,
+}
+
+impl Drop for End<'_> {
+    fn drop(&mut self) {
+        let by_caller = !self.answered && DROPPING.with(std::cell::Cell::get);
+        self.script.ends.borrow_mut()[self.n - 1] = (self.answered, by_caller);
+    }
 }
 
 impl Script {
@@ -55,6 +80,7 @@ impl Script {
         Script {
             steps: steps.to_vec(),
             next: RefCell::new(0),
+            ends: RefCell::new(Vec::new()),
         }
     }
 
@@ -65,17 +91,25 @@ impl Script {
             *next
         };
         let s = self.steps[(n - 1).min(self.steps.len() - 1)];
+        self.ends.borrow_mut().push((false, false));
+        let mut end = End {
+            script: self,
+            n,
+            answered: false,
+        };
         for _ in 0..s.yields {
             tokio::task::yield_now().await;
         }
         if s.sleep_ms > 0 {
             tokio::time::sleep(Duration::from_millis(s.sleep_ms)).await;
         }
-        match s.answer {
+        let out = match s.answer {
             Answer::Ok => Ok(u32::try_from(n).unwrap()),
             Answer::Fail(class) => Err(TestError::fault(class)),
             Answer::Hang => std::future::pending().await,
-        }
+        };
+        end.answered = true;
+        out
     }
 }
 
@@ -85,7 +119,13 @@ thread_local! {
 }
 
 fn note(e: &RetryEvent<'_, TestError>) {
-    HOOKS.with(|h| h.borrow_mut().push(e.class()));
+    // A hedge after the delay (no failure) pays the retry cost of a transient failure.
+    let class = if e.is_hedge() && e.error().is_none() {
+        ErrorClass::Transient
+    } else {
+        e.class()
+    };
+    HOOKS.with(|h| h.borrow_mut().push(class));
 }
 
 // Large buckets without reward: no run can drain them, and the level moves only by the costs
@@ -133,6 +173,24 @@ static LIMITER: RateLimiter = RateLimiter::adaptive().with_min_fill_rate(200.0);
     on_retry = note
 )]
 async fn adaptive(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+static HEDGED: TokenBucket = TokenBucket::standard()
+    .with_capacity(1_000_000)
+    .with_success_reward(0);
+
+#[retry(
+    bucket = HEDGED,
+    hedge_after = "2ms",
+    max_in_flight = 3,
+    max_attempts = 4,
+    initial_backoff = "3ms",
+    attempt_timeout = "10ms",
+    deadline = "60ms",
+    on_retry = note
+)]
+async fn hedged(script: &Script) -> Result<u32, TestError> {
     script.attempt().await
 }
 
@@ -185,6 +243,52 @@ where
             bucket.available(),
             before - kept,
             "{steps:?} cut after {polls} polls ({out:?}, retries {hooks:?})"
+        );
+        if out.is_some() {
+            return polls + 1;
+        }
+    }
+    unreachable!()
+}
+
+/// Runs the hedged `call` cut after every possible number of polls; returns how many runs it
+/// took.
+async fn every_cut_hedged<'s, F, Fut>(bucket: &TokenBucket, steps: &'s [Step], call: F) -> usize
+where
+    F: Fn(&'s Script) -> Fut,
+    Fut: Future<Output = Result<u32, TestError>> + 's,
+{
+    for polls in 0.. {
+        HOOKS.with(|h| h.borrow_mut().clear());
+        DROPPING.with(|d| d.set(false));
+        let before = bucket.available();
+        let script: &'s Script = Box::leak(Box::new(Script::new(steps)));
+        let mut cut = CutAfter {
+            inner: Box::pin(call(script)),
+            left: polls,
+        };
+        let out = (&mut cut).await;
+        DROPPING.with(|d| d.set(true));
+        drop(cut);
+        DROPPING.with(|d| d.set(false));
+        let hooks = HOOKS.with(|h| h.borrow().clone());
+        let ends = script.ends.borrow().clone();
+        let winner = match &out {
+            Some(Ok(n)) => Some(*n as usize),
+            _ => None,
+        };
+        // Attempt k > 1 was started by hook k - 1 and holds its cost.
+        let kept: u32 = ends
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(i, (_, by_caller))| Some(i + 1) != winner && !by_caller)
+            .map(|(i, _)| cost(hooks[i - 1]))
+            .sum();
+        assert_eq!(
+            bucket.available(),
+            before - kept,
+            "{steps:?} cut after {polls} polls ({out:?}, hooks {hooks:?}, ends {ends:?})"
         );
         if out.is_some() {
             return polls + 1;
@@ -290,4 +394,39 @@ async fn dropping_an_adaptive_call_after_any_poll_leaves_bucket_and_limiter_cons
         ADAPTIVE_SCENARIOS.len()
     );
     assert!(runs > 50, "the scenarios have many poll points: {runs}");
+}
+
+/// Attempts that answer late, fail while others run, hang until their timeout, and win or
+/// lose: cut at every poll, hedges in flight included.
+const HEDGED_SCENARIOS: &[&[Step]] = &[
+    &[step(0, 0, Succeed)],
+    &[step(1, 5, Succeed), step(0, 1, Succeed)],
+    &[step(0, 0, Hang), step(1, 3, Succeed)],
+    &[step(0, 4, Succeed), step(0, 9, Succeed)],
+    &[
+        step(0, 0, Hang),
+        step(1, 1, Fail(Transient)),
+        step(0, 2, Fail(Timeout)),
+        step(1, 1, Succeed),
+    ],
+    &[
+        step(1, 3, Fail(Transient)),
+        step(0, 0, Hang),
+        step(2, 4, Succeed),
+    ],
+    &[step(0, 0, Hang), step(0, 1, Fail(Permanent))],
+    &[step(0, 0, Hang)],
+];
+
+#[tokio::test(start_paused = true)]
+async fn dropping_a_hedged_call_after_any_poll_leaves_the_bucket_exact() {
+    let mut runs = 0;
+    for steps in HEDGED_SCENARIOS {
+        runs += every_cut_hedged(&HEDGED, steps, hedged).await;
+    }
+    eprintln!(
+        "hedged: {} scenarios, {runs} runs (one per cut point)",
+        HEDGED_SCENARIOS.len()
+    );
+    assert!(runs > 40, "the scenarios have many poll points: {runs}");
 }
