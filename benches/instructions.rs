@@ -20,6 +20,8 @@ use std::hint::black_box;
 const VARIANTS: &[&str] = &[
     "success/plain",
     "success/retry",
+    "success/hedged",
+    "success/hedged-p95",
     "success/policy",
     "success/tower",
     "success/blocking",
@@ -52,6 +54,8 @@ fn run_variant(rt: &tokio::runtime::Runtime, variant: &str, n: u64) {
     match variant {
         "success/plain" => run(rt, n, plain),
         "success/retry" => run(rt, n, ours),
+        "success/hedged" => run(rt, n, ours_hedged),
+        "success/hedged-p95" => run(rt, n, ours_hedged_p95),
         "success/policy" => run(rt, n, with_policy),
         "success/tower" => run(rt, n, with_tower),
         "success/blocking" => run(rt, n, ours_blocking),

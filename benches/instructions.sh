@@ -20,7 +20,8 @@ ir() {
 }
 printf '%-22s %14s\n' variant instructions/call
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(success/plain success/retry success/policy success/tower
+[ ${#variants[@]} -gt 0 ] || variants=(success/plain success/retry success/hedged success/hedged-p95
+    success/policy success/tower
     success/blocking success/backon success/tokio-retry2 retry/hand-loop retry/retry retry/policy
     retry/blocking-no-wait retry/backon retry/tokio-retry2)
 for v in "${variants[@]}"; do

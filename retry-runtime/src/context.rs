@@ -199,14 +199,26 @@ impl<'a> Frame<'a> {
         self.id[0].load(Ordering::Relaxed) != 0 || self.id[1].load(Ordering::Relaxed) != 0
     }
 
+    /// The invocation id's halves as drawn (zero if not yet).
+    pub(crate) fn id_halves(&self) -> [u64; 2] {
+        [
+            self.id[0].load(Ordering::Relaxed),
+            self.id[1].load(Ordering::Relaxed),
+        ]
+    }
+
+    /// Takes an invocation id drawn by a frame forked from this one, if this one has none.
+    pub(crate) fn adopt_id(&self, halves: [u64; 2]) {
+        if halves != [0, 0] && !self.has_id() {
+            self.id[0].store(halves[0], Ordering::Relaxed);
+            self.id[1].store(halves[1], Ordering::Relaxed);
+        }
+    }
+
     /// Takes `other`'s invocation id if this frame has none yet (the body of one attempt of a
     /// hedged call asked for it first), so that every attempt and event of a call has one.
     pub(crate) fn share_id(&self, other: &Frame<'_>) {
-        if !self.has_id() && other.has_id() {
-            for (mine, theirs) in self.id.iter().zip(&other.id) {
-                mine.store(theirs.load(Ordering::Relaxed), Ordering::Relaxed);
-            }
-        }
+        self.adopt_id(other.id_halves());
     }
 
     /// Marks this frame's attempt: a call nested in it retried and failed (a hedged call's

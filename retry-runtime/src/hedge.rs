@@ -76,7 +76,7 @@ impl Hedging {
     pub(crate) fn delay(&self) -> Duration {
         match self.after {
             HedgeAfter::Fixed(d) => d,
-            HedgeAfter::Percentile(p, latency) => match latency.quantile(p) {
+            HedgeAfter::Percentile(p, latency) => match latency.quantile_cached(p) {
                 Some(d) => d.clamp(self.min, self.max.max(self.min)),
                 None => self.max,
             },

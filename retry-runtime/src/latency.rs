@@ -10,7 +10,9 @@
 //! # Design: one log-linear histogram, halved every 1024 records
 //!
 //! [`Latency`] is 240 counters of a log-linear histogram (HdrHistogram's layout) and one tick
-//! counter, all `AtomicU32`: 964 bytes, no heap, built by `const fn` for a `static`.
+//! counter, all `AtomicU32`, and the last answer cached in an `AtomicU64` (a hedged call asks
+//! for the quantile on each call; it is computed again every 32 records): 976 bytes, no heap,
+//! built by `const fn` for a `static`.
 //!
 //! * Buckets. A latency is counted in units of 1024 ns (a shift, no division). Below 16 units
 //!   each unit has its bucket; above, every power of two `[2^k, 2^(k+1))` is split into 8
@@ -61,8 +63,8 @@
 //! differ by at most a factor of two between the two parts of the range, for that answer.
 
 use std::fmt;
-use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::time::Duration;
 
 /// The samples that must weigh in an estimate before [`Latency::quantile`] answers.
@@ -101,7 +103,14 @@ pub struct Latency {
     counts: [AtomicU32; BUCKETS],
     /// Records so far, modulo `2^32`: every `HALF_LIFE`th one halves the counts.
     ticks: AtomicU32,
+    /// The last answer of [`quantile_cached`](Self::quantile_cached): the ticks it was
+    /// computed at (high 32 bits), the percentile (bits 8 to 15), and its bucket plus one (low
+    /// 8 bits; 0 for no answer yet).
+    cache: AtomicU64,
 }
+
+/// How many records a cached quantile stands for before it is computed again.
+const REFRESH: u32 = 32;
 
 impl Latency {
     /// An estimate with no sample.
@@ -110,6 +119,7 @@ impl Latency {
         Latency {
             counts: [const { AtomicU32::new(0) }; BUCKETS],
             ticks: AtomicU32::new(0),
+            cache: AtomicU64::new(0),
         }
     }
 
@@ -133,6 +143,37 @@ impl Latency {
     /// anything above 100 as 100 (the slowest).
     #[must_use]
     pub fn quantile(&self, percentile: u8) -> Option<Duration> {
+        self.quantile_bucket(percentile).map(upper_bound)
+    }
+
+    /// [`quantile`](Self::quantile), computed again only after every 32 records: a hedged
+    /// call asks on each attempt, and walking the buckets each time would cost more than the
+    /// rest of its success path. One load and a comparison while the answer stands.
+    #[inline]
+    pub fn quantile_cached(&self, percentile: u8) -> Option<Duration> {
+        let cache = self.cache.load(Relaxed);
+        let ticks = self.ticks.load(Relaxed);
+        let bucket = (cache & 0xff) as usize;
+        if bucket != 0
+            && ((cache >> 8) & 0xff) as u8 == percentile
+            && ticks.wrapping_sub((cache >> 32) as u32) < REFRESH
+        {
+            return Some(upper_bound(bucket - 1));
+        }
+        self.refresh(percentile, ticks)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refresh(&self, percentile: u8, ticks: u32) -> Option<Duration> {
+        let bucket = self.quantile_bucket(percentile)?;
+        let word = (u64::from(ticks) << 32) | (u64::from(percentile) << 8) | (bucket as u64 + 1);
+        self.cache.store(word, Relaxed);
+        Some(upper_bound(bucket))
+    }
+
+    /// The bucket holding the nearest rank of `percentile`, once `MIN_SAMPLES` weigh in.
+    fn quantile_bucket(&self, percentile: u8) -> Option<usize> {
         // One load per bucket: the rank and the walk then agree on the same counts.
         let counts: [u32; BUCKETS] = std::array::from_fn(|b| self.counts[b].load(Relaxed));
         let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
@@ -140,14 +181,13 @@ impl Latency {
             return None;
         }
         let rank = (total * u64::from(percentile.clamp(1, 100))).div_ceil(100);
-        let bucket = counts
+        counts
             .iter()
             .scan(0u64, |below, &c| {
                 *below += u64::from(c);
                 Some(*below)
             })
-            .position(|below| below >= rank)?;
-        Some(Duration::from_nanos(bounds(bucket).1 << UNIT_SHIFT))
+            .position(|below| below >= rank)
     }
 
     /// The samples weighing in the estimate now, the sum of the halved counts: 0 before the
@@ -184,6 +224,11 @@ impl fmt::Debug for Latency {
             .field("p99", &self.quantile(99))
             .finish()
     }
+}
+
+/// The upper bound of a bucket, as a latency.
+fn upper_bound(bucket: usize) -> Duration {
+    Duration::from_nanos(bounds(bucket).1 << UNIT_SHIFT)
 }
 
 /// The bucket of a latency, clamped into the range.
@@ -568,13 +613,38 @@ mod tests {
     }
 
     #[test]
+    fn the_cached_quantile_is_the_quantile_of_at_most_32_records_ago() {
+        let l = Latency::new();
+        for _ in 0..100 {
+            l.record(Duration::from_millis(10));
+        }
+        let first = l.quantile_cached(95);
+        assert_eq!(first, l.quantile(95));
+        // Slower records move the quantile, but the cache stands for 31 more records.
+        for _ in 0..31 {
+            l.record(Duration::from_secs(1));
+        }
+        assert_eq!(l.quantile_cached(95), first);
+        assert_ne!(l.quantile(95), first);
+        l.record(Duration::from_secs(1));
+        assert_eq!(
+            l.quantile_cached(95),
+            l.quantile(95),
+            "32 records: computed again"
+        );
+        // Another percentile is computed at once.
+        assert_eq!(l.quantile_cached(50), l.quantile(50));
+        assert_eq!(Latency::new().quantile_cached(95), None);
+    }
+
+    #[test]
     fn fixed_size_without_heap_and_usable_in_a_static() {
         fn shared<T: Send + Sync>() {}
         shared::<Latency>();
         // No drop glue: nothing on the heap (no `Vec`, no `Box`), so recording allocates
         // nothing.
         assert!(!std::mem::needs_drop::<Latency>());
-        assert_eq!(std::mem::size_of::<Latency>(), 964);
+        assert_eq!(std::mem::size_of::<Latency>(), 976);
         static STATIC: Latency = Latency::new();
         STATIC.record(Duration::from_millis(1));
         assert_eq!(STATIC.samples(), 1);

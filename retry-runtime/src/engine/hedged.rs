@@ -55,8 +55,8 @@ pin_project_lite::pin_project! {
 struct Meta {
     /// The limit that cuts it off, if one does.
     kind: Option<TimeoutKind>,
-    /// When it started (its latency, for `hedge_after = "pNN"`).
-    started: Instant,
+    /// When it started, for `hedge_after = "pNN"` (its latency) and for a hedge.
+    started: Option<Instant>,
     /// The tokens it holds: a hedge's or a retry's cost.
     cost: u32,
     /// How it went through the breaker.
@@ -67,6 +67,8 @@ struct Meta {
 struct Ended<O> {
     meta: Meta,
     number: u32,
+    /// The invocation id, if its body drew it.
+    id: [u64; 2],
     /// A call nested in it retried and still failed.
     nested: bool,
     out: O,
@@ -95,14 +97,14 @@ impl<'a, A: Future> Flights<'_, 'a, A> {
     }
 
     /// Polls every attempt in flight; the first that ended leaves its slot.
-    fn poll_end(&mut self, call: &Frame<'a>, cx: &mut Context<'_>) -> Poll<Ended<A::Output>> {
-        let mut ended = poll_slot(self.first.as_mut(), call, cx);
+    fn poll_end(&mut self, cx: &mut Context<'_>) -> Poll<Ended<A::Output>> {
+        let mut ended = poll_slot(self.first.as_mut(), cx);
         if ended.is_pending() {
-            ended = poll_slot(self.second.as_mut(), call, cx);
+            ended = poll_slot(self.second.as_mut(), cx);
         }
         if ended.is_pending() {
             for slot in &mut self.more {
-                ended = poll_slot(slot.as_mut(), call, cx);
+                ended = poll_slot(slot.as_mut(), cx);
                 if ended.is_ready() {
                     break;
                 }
@@ -135,9 +137,8 @@ impl<'a, A: Future> Flights<'_, 'a, A> {
     }
 }
 
-fn poll_slot<'a, A: Future>(
-    mut slot: Pin<&mut Option<Flight<'a, A>>>,
-    call: &Frame<'a>,
+fn poll_slot<A: Future>(
+    mut slot: Pin<&mut Option<Flight<'_, A>>>,
     cx: &mut Context<'_>,
 ) -> Poll<Ended<A::Output>> {
     let Some(flight) = slot.as_mut().as_pin_mut() else {
@@ -146,10 +147,10 @@ fn poll_slot<'a, A: Future>(
     let this = flight.project();
     let attempt = this.attempt;
     let out = ready!(this.frame.enter(|| attempt.poll(cx)));
-    call.share_id(this.frame);
     let ended = Ended {
         meta: *this.meta,
         number: this.frame.number,
+        id: this.frame.id_halves(),
         nested: this.frame.take_nested_retried(),
         out,
     };
@@ -178,7 +179,16 @@ struct State {
     /// An attempt's end was booked (the budget counts the call's first as its request).
     booked: bool,
     /// When the next hedge starts, if one will.
-    at: Option<Instant>,
+    due: Option<Due>,
+}
+
+/// When the next hedge is due.
+#[derive(Clone, Copy)]
+enum Due {
+    /// The hedge delay after the last attempt's start (read when first needed: an attempt
+    /// that answers at once never reads the clock for it).
+    After(Option<Instant>),
+    At(Instant),
 }
 
 enum Event<O> {
@@ -216,8 +226,9 @@ where
         let mut state = State {
             stopped: hedging.is_none(),
             booked: false,
-            at: None,
+            due: None,
         };
+        let latency = hedging.and_then(|h| h.latency());
         'call: loop {
             // An attempt with none in flight: the first, or a retry after its backoff.
             if self.gated() {
@@ -235,18 +246,29 @@ where
                 .map_or(0, |r| std::mem::take(&mut r.held));
             let pass = std::mem::take(&mut self.gate.pass);
             self.count_attempt();
-            let now = Instant::now();
+            let started = latency.map(|_| Instant::now());
             ledger.held += cost;
-            flights.start(self.launch(&mut attempt, now, cost, pass));
-            state.at = hedging.and_then(|h| self.next_hedge(&h, &state, flights.count, now));
+            flights.start(self.launch(&mut attempt, started, cost, pass));
+            state.due = hedging.map(|_| Due::After(started));
 
             loop {
                 let event = poll_fn(|cx| {
-                    if let Poll::Ready(ended) = flights.poll_end(&self.frame, cx) {
+                    if let Poll::Ready(ended) = flights.poll_end(cx) {
                         return Poll::Ready(Event::Ended(ended));
                     }
-                    let Some(at) = state.at else {
-                        return Poll::Pending;
+                    let at = match (state.due, hedging) {
+                        (Some(Due::At(at)), _) => at,
+                        (Some(Due::After(start)), Some(h)) => {
+                            let start = start.unwrap_or_else(Instant::now);
+                            state.due = self
+                                .next_hedge(&h, &state, flights.count, start)
+                                .map(Due::At);
+                            match state.due {
+                                Some(Due::At(at)) => at,
+                                _ => return Poll::Pending,
+                            }
+                        }
+                        _ => return Poll::Pending,
                     };
                     match timer.as_mut().as_pin_mut() {
                         Some(sleep) if sleep.deadline() != at => sleep.reset(at),
@@ -261,18 +283,20 @@ where
                 .await;
                 let ended = match event {
                     Event::Hedge => {
-                        state.at = None;
+                        state.due = None;
                         if let Some(h) = hedging {
                             let a = &ambient::current();
-                            state.at = self.hedge(
-                                &h,
-                                &mut state,
-                                &mut flights,
-                                &mut ledger,
-                                &mut attempt,
-                                None,
-                                a,
-                            );
+                            state.due = self
+                                .hedge(
+                                    &h,
+                                    &mut state,
+                                    &mut flights,
+                                    &mut ledger,
+                                    &mut attempt,
+                                    None,
+                                    a,
+                                )
+                                .map(Due::At);
                         }
                         continue;
                     }
@@ -281,6 +305,7 @@ where
                 let Ended {
                     meta,
                     number,
+                    id,
                     nested,
                     out,
                 } = ended;
@@ -295,8 +320,8 @@ where
                     None => (self.flight_timed_out(number, meta.kind), true),
                 };
                 let Err(err) = out.as_result() else {
-                    if let Some(latency) = hedging.and_then(|h| h.latency()) {
-                        latency.record(meta.started.elapsed());
+                    if let (Some(latency), Some(started)) = (latency, meta.started) {
+                        latency.record(started.elapsed());
                     }
                     self.won(meta, !state.booked);
                     // The others lose: their costs stay out.
@@ -304,10 +329,12 @@ where
                     flights.cancel();
                     return out;
                 };
+                // Events may follow: they carry the id the attempt's body drew, if it did.
+                self.frame.adopt_id(id);
                 if self.plugs.hint(err).is_some() {
                     // A server's hint or pushback stops hedging (gRFC A6).
                     state.stopped = true;
-                    state.at = None;
+                    state.due = None;
                 }
                 if flights.count == 0 {
                     // The last attempt in flight failed: the sequential loop's decision.
@@ -367,7 +394,7 @@ where
                         trigger,
                         a,
                     ) {
-                        state.at = Some(at);
+                        state.due = Some(Due::At(at));
                     }
                 }
             }
@@ -379,7 +406,7 @@ where
     fn launch<F, Fut>(
         &mut self,
         attempt: &mut F,
-        now: Instant,
+        started: Option<Instant>,
         cost: u32,
         pass: Pass,
     ) -> Flight<'a, K::Attempt<Fut>>
@@ -394,7 +421,7 @@ where
             frame: self.frame.fork(n, until),
             meta: Meta {
                 kind: limit.map(|(_, kind)| kind),
-                started: now,
+                started,
                 cost,
                 pass,
             },
@@ -520,7 +547,7 @@ where
             hedge: true,
         });
         observe::hedged(&self.frame, a, in_flight, trigger.map(|(c, _)| c), delay);
-        flights.start(self.launch(attempt, now, cost, pass));
+        flights.start(self.launch(attempt, Some(now), cost, pass));
         self.next_hedge(h, state, flights.count, now)
     }
 
