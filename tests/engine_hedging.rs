@@ -351,3 +351,77 @@ async fn hedges_and_retries_share_max_attempts() {
     assert_eq!(s.starts_ms(), [0, 10]);
     assert_eq!(HOOKED.load(Ordering::Relaxed), 1, "one hedge, no retry");
 }
+
+// --- With a budget, a breaker, adaptive mode -----------------------------------------------
+
+/// A budget without a floor has no room before its window has seen requests: no hedge.
+static NO_ROOM: retry_runtime::RetryBudget =
+    retry_runtime::RetryBudget::ratio(0.1).with_floor_per_sec(0);
+
+#[retry(hedge_after = "10ms", budget = NO_ROOM)]
+async fn budgeted(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_budget_without_room_stops_hedges() {
+    let s = Script::new([LateOk(MS(50), 1)]);
+    let (out, record) = recorded(budgeted(&s)).await;
+    assert_eq!(out, Ok(1));
+    assert_eq!(s.starts_ms(), [0], "no room in the budget: no hedge");
+    assert!(record.hedges().is_empty());
+}
+
+static CB: retry_runtime::CircuitBreaker = retry_runtime::CircuitBreaker::new()
+    .with_min_calls(2)
+    .with_failure_ratio(0.5)
+    .with_break(Duration::from_secs(5));
+
+#[retry(hedge_after = "10ms", max_attempts = 2, breaker = CB, bucket = "none")]
+async fn guarded(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_breaker_counts_hedges_and_once_open_refuses_the_call() {
+    // The attempt and its hedge both fail: two failed attempts open the breaker.
+    let s = Script::new([
+        LateFail(MS(20), ErrorClass::Transient),
+        LateFail(MS(5), ErrorClass::Transient),
+    ]);
+    let out = guarded(&s).await;
+    assert_eq!(out, Err(TestError::fault(ErrorClass::Transient)));
+    assert_eq!(s.starts_ms(), [0, 10]);
+    assert_eq!(CB.state(), retry_runtime::BreakerState::Open);
+    let s = Script::new([Succeed(1)]);
+    let out = guarded(&s).await;
+    assert!(matches!(out, Err(TestError::CircuitOpen(_))), "{out:?}");
+    assert_eq!(
+        s.attempts(),
+        0,
+        "the open breaker kept the body from running"
+    );
+}
+
+static LIMITED: TokenBucket = TokenBucket::standard();
+
+#[retry(mode = "adaptive", hedge_after = "10ms", bucket = LIMITED)]
+async fn adaptive(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn in_adaptive_mode_a_hedge_waits_for_nothing_before_the_first_throttle() {
+    // The limiter is off until a throttling response: the hedge starts on time and pays the
+    // bucket's cost only.
+    let s = Script::new([Hang, LateOk(MS(5), 2)]);
+    let (out, record) = recorded(adaptive(&s)).await;
+    assert_eq!(out, Ok(2));
+    assert_eq!(s.starts_ms(), [0, 10]);
+    assert_eq!(record.hedges().len(), 1);
+    assert_eq!(
+        LIMITED.available(),
+        500,
+        "the hedge won: its cost came back"
+    );
+}
