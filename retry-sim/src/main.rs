@@ -1,24 +1,26 @@
-//! `retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|all]... [--quick] [--out DIR]`
+//! `retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|all]... [--quick]
+//! [--out DIR]`
 //!
 //! Runs the scenarios, prints their figures as Markdown tables, and writes CSV files and SVG
 //! plots into DIR (default `retry-sim/results`). `--quick` runs the small sizes of the tests.
 
 use retry_sim::fleet::Run;
-use retry_sim::report::{self, Line, TIMESERIES_HEADER};
-use retry_sim::scenario::{brooker, metastable, normal, outage, throttling};
+use retry_sim::report::{self, Line, Scale, TIMESERIES_HEADER};
+use retry_sim::scenario::{brooker, hedging, metastable, normal, outage, throttling};
 use retry_sim::sim::{Bin, Strategy};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
-const SCENARIOS: [&str; 6] = [
+const SCENARIOS: [&str; 7] = [
     "brooker",
     "outage",
     "throttling",
     "metastable",
     "normal",
     "side-by-side",
+    "hedging",
 ];
 
 fn main() -> ExitCode {
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
             "throttling" => run_throttling(quick, &out),
             "metastable" => run_metastable(quick, &out),
             "normal" => run_normal(quick, &out),
+            "hedging" => run_hedging(quick, &out),
             _ => run_side_by_side(quick, &out),
         };
         if let Err(e) = done {
@@ -72,7 +75,7 @@ fn usage(problem: &str) -> ExitCode {
         eprintln!("{problem}");
     }
     eprintln!(
-        "usage: retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|all]... \
+        "usage: retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|all]... \
          [--quick] [--out DIR]"
     );
     if problem.is_empty() {
@@ -570,5 +573,373 @@ fn run_side_by_side(quick: bool, out: &Path) -> Result<()> {
     for line in table {
         println!("{line}");
     }
+    Ok(())
+}
+
+fn run_hedging(quick: bool, out: &Path) -> Result<()> {
+    use hedging::Summary;
+    let config = if quick {
+        hedging::Config::quick()
+    } else {
+        hedging::Config::full()
+    };
+    let results = hedging::run(&config);
+    let base = &results[0];
+    let ms = |s: f64| 1000.0 * s;
+    let bounded = |s: &Summary| s.variant.bucket != Strategy::NoBucket;
+    let rows: Vec<String> = results
+        .iter()
+        .map(|s| {
+            let mut r = format!("{},{},{}", s.variant.csv_name(), s.user_requests, s.leaves);
+            for q in [&s.fan_out, &s.leaf] {
+                for v in [q.p50, q.p90, q.p95, q.p99, q.p999, q.max] {
+                    r.push_str(&format!(",{:.1}", ms(v)));
+                }
+            }
+            r.push_str(&format!(
+                ",{:.5},{:.6},{},{},{},{:.3},{:.3},{:.4},{},{},{}",
+                hedging::share_above(&s.fan_out_sorted, 0.1),
+                hedging::share_above(&s.leaf_sorted, 0.1),
+                s.hedges,
+                s.hedges_won,
+                s.cancelled,
+                100.0 * s.extra_requests(),
+                100.0 * s.work_added(base),
+                ms(s.mean_queue),
+                if bounded(s) {
+                    format!("{:.4}", s.tokens_lost as f64 / s.leaves as f64)
+                } else {
+                    String::new()
+                },
+                if bounded(s) {
+                    s.bucket_low.to_string()
+                } else {
+                    String::new()
+                },
+                s.faults.none(),
+            ));
+            r
+        })
+        .collect();
+    report::write_csv(
+        &out.join("hedging.csv"),
+        "policy,user_requests,leaves,fan_out_p50_ms,fan_out_p90_ms,fan_out_p95_ms,\
+         fan_out_p99_ms,fan_out_p999_ms,fan_out_max_ms,leaf_p50_ms,leaf_p90_ms,leaf_p95_ms,\
+         leaf_p99_ms,leaf_p999_ms,leaf_max_ms,fan_out_over_100ms,leaf_over_100ms,hedges,\
+         hedges_won,attempts_dropped,extra_requests_pct,server_work_added_pct,mean_queue_ms,\
+         tokens_kept_by_lost_hedges_per_leaf,bucket_lowest,engine_checks_held",
+        &rows,
+    )?;
+    // Latency by nines: x = 1 is the 90th percentile, 2 the 99th, 3 the 99.9th; up to where
+    // at least 10 samples lie above the percentile, and at most 4 (p99.99).
+    let nines = |sorted: &[f64]| -> Vec<(f64, f64)> {
+        let top = ((sorted.len() as f64).log10() - 1.0).clamp(0.0, 4.0);
+        (0..=(top * 20.0).floor() as usize)
+            .map(|i| {
+                let x = i as f64 / 20.0;
+                (x, ms(hedging::quantile(sorted, 1.0 - 10f64.powf(-x))))
+            })
+            .collect()
+    };
+    let mut quantile_rows = Vec::new();
+    for s in &results {
+        for (kind, sorted) in [("fan-out", &s.fan_out_sorted), ("leaf", &s.leaf_sorted)] {
+            for (x, y) in nines(sorted) {
+                quantile_rows.push(format!("{},{kind},{x:.2},{y:.1}", s.variant.csv_name()));
+            }
+        }
+    }
+    report::write_csv(
+        &out.join("hedging_quantiles.csv"),
+        "policy,latency_of,nines,ms",
+        &quantile_rows,
+    )?;
+    hedging_series(out, "hedging_series.csv", &results, &config)?;
+    let curves = |f: fn(&Summary) -> &[f64]| -> Vec<Line> {
+        results
+            .iter()
+            .map(|s| (s.variant.name(), nines(f(s))))
+            .collect()
+    };
+    report::plot(
+        &out.join("hedging_fan_out.svg"),
+        &format!(
+            "User requests (fan-out {}): latency by percentile",
+            config.fan_out
+        ),
+        "nines (1 = p90, 2 = p99, 3 = p99.9)",
+        "milliseconds (log scale)",
+        &curves(|s| &s.fan_out_sorted),
+        Scale::Log,
+        &[],
+    )?;
+    report::plot(
+        &out.join("hedging_leaf.svg"),
+        "Leaf requests: latency by percentile",
+        "nines (1 = p90, 2 = p99, 3 = p99.9, 4 = p99.99)",
+        "milliseconds (log scale)",
+        &curves(|s| &s.leaf_sorted),
+        Scale::Log,
+        &[],
+    )?;
+    hedging_per_second_plots(out, "hedging", &results, &config, "")?;
+    let s = &config.service;
+    println!(
+        "\n### Hedging ({} frontends, {} user requests/s, fan-out {} over {} servers of {} \
+         workers, {:.0}% busy without hedging; service log-normal, median {} ms, sigma {}, {}% \
+         of requests {}x longer; {} s)\n",
+        config.frontends,
+        config.rate,
+        config.fan_out,
+        config.servers,
+        config.workers,
+        100.0 * config.utilization(),
+        ms(s.median),
+        s.sigma,
+        100.0 * s.slow_fraction,
+        s.slow_factor,
+        config.horizon
+    );
+    println!(
+        "| policy | fan-out p50 | p99 | p99.9 | over 100 ms | leaf p50 | p99 | p99.9 | extra \
+         requests (hedges / leaves) | hedges that won | mean queue wait | tokens kept by lost \
+         hedges, per leaf | bucket's lowest level |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &results {
+        let (lost, low) = if bounded(r) {
+            (
+                format!("{:.3}", r.tokens_lost as f64 / r.leaves as f64),
+                format!("{} / 500", r.bucket_low),
+            )
+        } else {
+            ("no bucket".to_string(), "no bucket".to_string())
+        };
+        println!(
+            "| {} | {:.0} ms | {:.0} ms | {:.0} ms | {:.2}% | {:.0} ms | {:.0} ms | {:.0} ms | \
+             {:.2}% | {:.2}% | {:.2} ms | {} | {} |",
+            r.variant.name(),
+            ms(r.fan_out.p50),
+            ms(r.fan_out.p99),
+            ms(r.fan_out.p999),
+            100.0 * hedging::share_above(&r.fan_out_sorted, 0.1),
+            ms(r.leaf.p50),
+            ms(r.leaf.p99),
+            ms(r.leaf.p999),
+            100.0 * r.extra_requests(),
+            100.0 * retry_sim::sim::ratio(r.hedges_won, r.leaves),
+            ms(r.mean_queue),
+            lost,
+            low
+        );
+    }
+    let faulty: Vec<String> = results
+        .iter()
+        .filter(|r| !r.faults.none())
+        .map(|r| format!("{}: {:?}", r.variant.name(), r.faults))
+        .collect();
+    if !faulty.is_empty() {
+        return Err(format!("the engine's hedging failed a check: {}", faulty.join("; ")).into());
+    }
+    println!(
+        "\nEvery check of the engine held in every run: no attempt alive once its call returned, \
+         one winner per leaf, no hedge before its delay or beyond max_in_flight, the hedges the \
+         engine recorded equal to the extra attempts sent, every bucket at its replayed level \
+         after every hedge and leaf."
+    );
+    run_hedging_shift(quick, out)
+}
+
+/// The servers slow down halfway through: a fixed delay against a percentile.
+fn run_hedging_shift(quick: bool, out: &Path) -> Result<()> {
+    use hedging::Summary;
+    let config = if quick {
+        hedging::Config::shifted_quick()
+    } else {
+        hedging::Config::shifted()
+    };
+    let shift = config.shift.ok_or("the shifted scenario has a shift")?;
+    let results = hedging::run(&config);
+    hedging_series(out, "hedging_shift_series.csv", &results, &config)?;
+    let title = format!(", service x{} from {} s", shift.factor, shift.at);
+    hedging_per_second_plots(out, "hedging_shift", &results, &config, &title)?;
+    // Before the shift (after the warm-up), its first 2 s, and the rest.
+    let settle = (config.horizon - shift.at).min(2.0);
+    let phases = [
+        ("before", config.warmup, shift.at),
+        ("first 2 s after", shift.at, shift.at + settle),
+        ("after that", shift.at + settle, config.horizon),
+    ];
+    let mut rows = Vec::new();
+    let mut table = Vec::new();
+    for r in &results {
+        for (phase, from, to) in phases {
+            let sorted = r.fan_out_between(from, to);
+            let q = |p: f64| 1000.0 * hedging::quantile(&sorted, p);
+            let delays: Vec<f64> = r
+                .seconds
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| (*i as f64) >= from && (*i as f64) < to)
+                .map(|(_, b)| 1000.0 * b.delay)
+                .collect();
+            let delay = delays.iter().sum::<f64>() / delays.len().max(1) as f64;
+            let low = match r.bucket_low_between(from, to) {
+                u32::MAX => "none".to_string(),
+                l => format!("{l} / 500"),
+            };
+            let extra = 100.0 * r.extra_between(from, to);
+            let over = 100.0 * hedging::share_above(&sorted, 0.1);
+            rows.push(format!(
+                "{},{phase},{from},{to},{},{:.1},{:.1},{:.1},{over:.3},{extra:.3},{delay:.2},{}",
+                r.variant.csv_name(),
+                sorted.len(),
+                q(0.5),
+                q(0.99),
+                q(0.999),
+                low.trim_end_matches(" / 500"),
+            ));
+            table.push(format!(
+                "| {} | {phase} ({from:.0} to {to:.0} s) | {:.0} ms | {:.0} ms | {:.0} ms | \
+                 {over:.2}% | {extra:.2}% | {} | {low} |",
+                r.variant.name(),
+                q(0.5),
+                q(0.99),
+                q(0.999),
+                if r.variant.hedge == hedging::Hedge::Never {
+                    "-".to_string()
+                } else {
+                    format!("{delay:.1} ms")
+                },
+            ));
+        }
+    }
+    report::write_csv(
+        &out.join("hedging_shift.csv"),
+        "policy,phase,from_s,to_s,user_requests,fan_out_p50_ms,fan_out_p99_ms,\
+         fan_out_p999_ms,fan_out_over_100ms_pct,extra_requests_pct,mean_hedge_delay_ms,\
+         bucket_lowest",
+        &rows,
+    )?;
+    println!(
+        "\n### Hedging when the servers slow down (the same world; every quick-mode service \
+         time x{} from {} s of {} s)\n",
+        shift.factor, shift.at, config.horizon
+    );
+    println!(
+        "| policy | phase | fan-out p50 | p99 | p99.9 | over 100 ms | extra requests | hedge \
+         delay (mean) | bucket's lowest level |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    for line in table {
+        println!("{line}");
+    }
+    let faulty: Vec<String> = results
+        .iter()
+        .filter(|r: &&Summary| !r.faults.none())
+        .map(|r| format!("{}: {:?}", r.variant.name(), r.faults))
+        .collect();
+    if !faulty.is_empty() {
+        return Err(format!("the engine's hedging failed a check: {}", faulty.join("; ")).into());
+    }
+    Ok(())
+}
+
+/// The per-second counters of a hedging run's policies as CSV.
+fn hedging_series(
+    out: &Path,
+    name: &str,
+    results: &[hedging::Summary],
+    config: &hedging::Config,
+) -> Result<()> {
+    let mut rows = Vec::new();
+    for s in results {
+        for (i, b) in s.seconds.iter().enumerate() {
+            if (i as f64) < config.horizon {
+                let low = match b.bucket_low {
+                    u32::MAX => String::new(),
+                    l => l.to_string(),
+                };
+                rows.push(format!(
+                    "{},{i},{},{},{:.2},{low}",
+                    s.variant.csv_name(),
+                    b.leaves,
+                    b.hedges,
+                    1000.0 * b.delay
+                ));
+            }
+        }
+    }
+    report::write_csv(
+        &out.join(name),
+        "policy,second,leaves,hedges,hedge_delay_ms_at_its_end,bucket_lowest",
+        &rows,
+    )?;
+    Ok(())
+}
+
+/// `{prefix}_extra.svg` (hedges per leaf, each second) and `{prefix}_delay.svg` (the delay
+/// in effect) of the hedged policies; each policy keeps the color of the latency plots.
+fn hedging_per_second_plots(
+    out: &Path,
+    prefix: &str,
+    results: &[hedging::Summary],
+    config: &hedging::Config,
+    title_suffix: &str,
+) -> Result<()> {
+    use hedging::{Hedge, Summary};
+    // `offset`: where in its second a bin's figure belongs (0 for a count over the second, 1
+    // for a sample taken at its end).
+    let per_second = |keep: fn(&Summary) -> bool,
+                      f: fn(&hedging::Second) -> Option<f64>,
+                      offset: f64|
+     -> (Vec<Line>, Vec<usize>) {
+        results
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| keep(s))
+            .map(|(i, s)| {
+                let pts = s
+                    .seconds
+                    .iter()
+                    .enumerate()
+                    .take_while(|(i, _)| (*i as f64) < config.horizon)
+                    .filter_map(|(i, b)| f(b).map(|y| (i as f64 + offset, y)))
+                    .collect();
+                ((s.variant.name(), pts), i)
+            })
+            .unzip()
+    };
+    let (lines, colors) = per_second(
+        |s| s.variant.hedge != Hedge::Never,
+        |b| (b.leaves > 0).then(|| 100.0 * b.hedges as f64 / b.leaves as f64),
+        0.0,
+    );
+    report::plot(
+        &out.join(format!("{prefix}_extra.svg")),
+        &format!("Hedges sent per leaf request, each second{title_suffix}"),
+        "second",
+        "hedges / leaves, % (log scale)",
+        &lines,
+        Scale::Log,
+        &colors,
+    )?;
+    let (lines, colors) = per_second(
+        |s| {
+            matches!(s.variant.hedge, Hedge::Percentile(_))
+                || s.variant == hedging::Variant::fixed(hedging::FIXED_MS)
+        },
+        |b| Some(1000.0 * b.delay),
+        1.0,
+    );
+    report::plot(
+        &out.join(format!("{prefix}_delay.svg")),
+        &format!("The hedge delay in effect, mean over the frontends{title_suffix}"),
+        "second",
+        "milliseconds",
+        &lines,
+        Scale::Linear,
+        &colors,
+    )?;
     Ok(())
 }

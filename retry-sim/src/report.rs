@@ -87,35 +87,112 @@ pub fn line_plot(
     y_label: &str,
     lines: &[Line],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0_f64);
+    plot(path, title, x_label, y_label, lines, Scale::Linear, &[])
+}
+
+/// The y axis of a plot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// From 0.
+    Linear,
+    /// Logarithmic (for latencies spanning milliseconds to seconds); points at or below 0 are
+    /// left out.
+    Log,
+}
+
+/// Draws `lines` as an SVG line plot at `path`, line `i` in color `colors[i]` of the palette
+/// (or `i` if `colors` has no entry for it), so that plots of different subsets of the same
+/// policies give each policy the same color.
+pub fn plot(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    lines: &[Line],
+    scale: Scale,
+    colors: &[usize],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let lines: Vec<(Line, RGBColor)> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, (name, pts))| {
+            let pts = pts
+                .iter()
+                .copied()
+                .filter(|&(_, y)| scale == Scale::Linear || y > 0.0)
+                .collect();
+            let color = COLORS[colors.get(i).copied().unwrap_or(i) % COLORS.len()];
+            ((name.clone(), pts), color)
+        })
+        .collect();
+    let (x0, x1, y0, y1) = bounds(lines.iter().map(|(l, _)| l));
+    let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut builder = ChartBuilder::on(&root);
+    builder
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(70);
+    match scale {
+        Scale::Linear => {
+            let y1 = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
+            let chart = builder.build_cartesian_2d(x0..x1, 0.0..y1)?;
+            draw_lines(chart, x_label, y_label, &lines)?;
+        }
+        Scale::Log => {
+            let (y0, y1) = if y1 > 0.0 && y0.is_finite() {
+                (y0 / 1.5, y1 * 1.5)
+            } else {
+                (1.0, 10.0)
+            };
+            let chart = builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?;
+            draw_lines(chart, x_label, y_label, &lines)?;
+        }
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// The smallest and largest x, and the smallest positive and the largest y, of `lines`.
+fn bounds<'l>(lines: impl Iterator<Item = &'l Line>) -> (f64, f64, f64, f64) {
+    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut y0, mut y1) = (f64::INFINITY, 0.0_f64);
     for (_, pts) in lines {
         for &(x, y) in pts {
             x0 = x0.min(x);
             x1 = x1.max(x);
             y1 = y1.max(y);
+            if y > 0.0 {
+                y0 = y0.min(y);
+            }
         }
     }
     if !x0.is_finite() || x1 <= x0 {
         (x0, x1) = (0.0, 1.0);
     }
-    let y1 = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
+    (x0, x1, y0, y1)
+}
 
-    let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(45)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, 0.0..y1)?;
+/// The mesh, the lines and their legend, on `chart`.
+fn draw_lines<'a, DB, Y>(
+    mut chart: ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    x_label: &str,
+    y_label: &str,
+    lines: &[(Line, RGBColor)],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend + 'a,
+    Y: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
+{
     chart
         .configure_mesh()
         .x_desc(x_label)
         .y_desc(y_label)
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
-    for (i, (name, pts)) in lines.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
+    for ((name, pts), color) in lines {
+        let color = *color;
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?
             .label(name.as_str())
@@ -129,7 +206,6 @@ pub fn line_plot(
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()?;
-    root.present()?;
     Ok(())
 }
 

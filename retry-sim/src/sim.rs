@@ -5,8 +5,8 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 pub use retry_runtime::__private::Policy;
-use retry_runtime::__private::{BreakerRef, BudgetRef, Call, Fns, Mode, Site, Timed};
-use retry_runtime::testing::{self, Overrides};
+use retry_runtime::__private::{BreakerRef, BudgetRef, Call, Fns, Hedging, Mode, Site, Timed};
+use retry_runtime::testing::{self, Overrides, Record};
 use retry_runtime::{
     CircuitBreaker, CircuitOpen, Classify, ErrorClass, RateLimiter, RetryBudget, TimedOut,
     TokenBucket,
@@ -152,6 +152,26 @@ impl Client {
     /// A client running `policy` (mode and max_attempts are set here, so the environment of
     /// the machine running the simulation cannot change them) under `strategy`.
     pub fn new(name: &'static str, policy: Policy, strategy: Strategy) -> Client {
+        Client::build(name, policy, strategy, None)
+    }
+
+    /// A client as [`Client::new`] builds it whose calls made with [`Client::call_hedged`]
+    /// hedge (`hedge_after = ...` on a `#[retry]` function).
+    pub fn hedged(
+        name: &'static str,
+        policy: Policy,
+        strategy: Strategy,
+        hedging: Hedging,
+    ) -> Client {
+        Client::build(name, policy, strategy, Some(hedging))
+    }
+
+    fn build(
+        name: &'static str,
+        policy: Policy,
+        strategy: Strategy,
+        hedging: Option<Hedging>,
+    ) -> Client {
         let mode = if strategy == Strategy::Adaptive {
             Mode::Adaptive
         } else {
@@ -185,6 +205,10 @@ impl Client {
             Some(b) => site.breaker(b),
             None => site,
         };
+        let site = match hedging {
+            Some(h) => site.hedge(h),
+            None => site,
+        };
         // One site per client, for the life of the simulation (a `#[retry]` function's is a
         // `static`).
         Client {
@@ -213,7 +237,27 @@ impl Client {
         testing::scope(Overrides::new().seed(seed), self.drive(attempt)).await
     }
 
+    /// One call of a hedged client, run by the engine's hedged loop (what a `#[retry]`
+    /// function with `hedge_after` expands to): attempts of the call run side by side, the
+    /// first `Ok` wins and the others are dropped. Returns, with the call's result, what the
+    /// engine recorded of it (its hedges). Jitter draws from a generator seeded with `seed`.
+    pub async fn call_hedged<Fut, A>(&self, seed: u64, attempt: A) -> (Result<(), SimError>, Record)
+    where
+        A: FnMut() -> Fut,
+        Fut: Future<Output = Result<(), SimError>>,
+    {
+        testing::record(Overrides::new().seed(seed), self.drive_with(attempt, true)).await
+    }
+
     async fn drive<Fut, A>(&self, attempt: A) -> Result<(), SimError>
+    where
+        A: FnMut() -> Fut,
+        Fut: Future<Output = Result<(), SimError>>,
+    {
+        self.drive_with(attempt, false).await
+    }
+
+    async fn drive_with<Fut, A>(&self, attempt: A, hedged: bool) -> Result<(), SimError>
     where
         A: FnMut() -> Fut,
         Fut: Future<Output = Result<(), SimError>>,
@@ -228,13 +272,21 @@ impl Client {
             |_: &retry_runtime::RetryEvent<'_, SimError>| {},
         );
         // The same steps the expansion of `#[retry]` takes (`breaker = ...` adds the
-        // conversion of a refused call into the error type).
-        if self.breaker {
-            call.with_breaker(|open| Err(SimError::CircuitOpen(open)))
-                .run(attempt)
-                .await
-        } else {
-            call.run(attempt).await
+        // conversion of a refused call into the error type, `hedge_after = ...` the hedged
+        // loop).
+        match (self.breaker, hedged) {
+            (true, false) => {
+                call.with_breaker(|open| Err(SimError::CircuitOpen(open)))
+                    .run(attempt)
+                    .await
+            }
+            (true, true) => {
+                call.with_breaker(|open| Err(SimError::CircuitOpen(open)))
+                    .run_hedged(attempt)
+                    .await
+            }
+            (false, false) => call.run(attempt).await,
+            (false, true) => call.run_hedged(attempt).await,
         }
     }
 }
@@ -279,6 +331,20 @@ impl Rng {
         let u2 = self.uniform();
         let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
         (mean + sd * z).abs()
+    }
+
+    /// A draw from the log-normal distribution of median `median` whose logarithm has
+    /// standard deviation `sigma` (Box-Muller).
+    pub fn log_normal(&mut self, median: f64, sigma: f64) -> f64 {
+        let u1 = 1.0 - self.uniform();
+        let u2 = self.uniform();
+        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+        median * (sigma * z).exp()
+    }
+
+    /// A uniform draw from `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.uniform() * n as f64) as usize).min(n - 1)
     }
 
     /// An exponential inter-arrival time for `rate` events per second.

@@ -217,3 +217,103 @@ fn outage_full_size_the_budgets_excess_over_20_percent_is_the_variation_of_poiss
         even.amplification_outage
     );
 }
+
+#[test]
+fn hedging_cuts_the_fan_out_tail_for_a_few_percent_more_requests() {
+    use retry_sim::scenario::hedging::{self, Hedge, Variant};
+    let config = hedging::Config::quick();
+    let results = hedging::run(&config);
+    let get = |v: Variant| results.iter().find(|s| s.variant == v).unwrap();
+    let never = get(Variant::NEVER);
+    let fixed = get(Variant::fixed(hedging::FIXED_MS));
+    let p95 = get(Variant::percentile(95));
+    let two_hedges = get(Variant::percentile(95).in_flight(3));
+    let slow = |s: &hedging::Summary| hedging::share_above(&s.fan_out_sorted, 0.1);
+    for s in &results {
+        // The simulation's own bookkeeping of the engine: every losing attempt dropped when
+        // its call returns, one winner per leaf, no hedge early or beyond max_in_flight, the
+        // engine's record of hedges equal to what the servers saw, every bucket balanced.
+        assert!(s.faults.none(), "{}: {:?}", s.variant.name(), s.faults);
+        assert_eq!(s.user_requests * config.fan_out as u64, s.leaves);
+        if s.variant.hedge != Hedge::Never {
+            assert_eq!(s.hedges_recorded, s.hedges, "{}", s.variant.name());
+            assert_eq!(s.cancelled, s.hedges, "{}", s.variant.name());
+        }
+    }
+    // Without hedging, most user requests meet a slow leaf (1 - 0.99^100 = 63%, and more
+    // with the queues behind slow requests).
+    assert!(slow(never) > 0.5, "{}", slow(never));
+    assert!(never.fan_out.p50 > 0.5, "{:?}", never.fan_out);
+    assert!(never.fan_out.p99 > 1.0, "{:?}", never.fan_out);
+    assert!(never.leaf.p99 > 0.1, "{:?}", never.leaf);
+    for s in [fixed, p95, two_hedges] {
+        let name = s.variant.name();
+        // With a hedge near the leaves' p95, a leaf is slow only when both copies are: the
+        // leaves' p99 and the user requests' median and p90 come down to tens of
+        // milliseconds, and a few percent of user requests are still slow.
+        assert!(s.leaf.p99 < 0.05, "{name}: {:?}", s.leaf);
+        assert!(s.fan_out.p50 < 0.05, "{name}: {:?}", s.fan_out);
+        assert!(s.fan_out.p90 < 0.05, "{name}: {:?}", s.fan_out);
+        assert!(slow(s) < 0.05, "{name}: {}", slow(s));
+        // For a few percent more requests, and the bucket never runs out.
+        assert!(
+            s.extra_requests() > 0.02 && s.extra_requests() < 0.10,
+            "{name}: {}",
+            s.extra_requests()
+        );
+        assert!(s.bucket_low > 0, "{name}: the bucket ran out");
+    }
+    // One user request in a hundred still meets a leaf whose two copies were both slow
+    // (100 leaves x 1% x 1%), so one hedge leaves the fan-out's p99 near that edge; a second
+    // hedge cuts it far below no hedging's, for hardly more requests.
+    assert!(
+        two_hedges.fan_out.p99 < 0.1 && two_hedges.fan_out.p99 < never.fan_out.p99 / 10.0,
+        "{:?}",
+        two_hedges.fan_out
+    );
+    assert!(two_hedges.extra_requests() < p95.extra_requests() + 0.01);
+}
+
+#[test]
+fn hedging_runs_are_deterministic_for_a_seed() {
+    use retry_sim::scenario::hedging::{self, Variant};
+    let mut config = hedging::Config::quick();
+    config.horizon = 3.0;
+    let a = hedging::run_one(&config, Variant::percentile(95));
+    let b = hedging::run_one(&config, Variant::percentile(95));
+    assert_eq!(a.fan_out_sorted, b.fan_out_sorted);
+    assert_eq!(a.leaf_sorted, b.leaf_sorted);
+    assert_eq!((a.hedges, a.bucket_low), (b.hedges, b.bucket_low));
+    assert_eq!(a.seconds, b.seconds);
+}
+
+#[test]
+fn hedging_a_percentile_follows_a_slowdown_that_a_fixed_delay_does_not() {
+    use retry_sim::scenario::hedging::{self, Variant};
+    let config = hedging::Config::shifted_quick();
+    let shift = config.shift.unwrap();
+    let fixed = hedging::run_one(&config, Variant::fixed(hedging::FIXED_MS));
+    let p95 = hedging::run_one(&config, Variant::percentile(95));
+    assert!(fixed.faults.none() && p95.faults.none());
+    let (before, after) = ((config.warmup, shift.at), (shift.at + 2.0, config.horizon));
+    // Before the slowdown, both hedge about 5% of the leaves.
+    for s in [&fixed, &p95] {
+        assert!(s.extra_between(before.0, before.1) < 0.08);
+    }
+    // After it, the fixed delay is below most leaves' latency: it hedges a fifth or more of
+    // them, its bucket runs out, and the slow leaves go unhedged. The percentile's delay
+    // follows the leaves' latency: fewer hedges, tokens left, and the tail stays cut.
+    let slow =
+        |s: &hedging::Summary| hedging::share_above(&s.fan_out_between(after.0, after.1), 0.1);
+    assert!(fixed.extra_between(after.0, after.1) > 0.15);
+    assert_eq!(fixed.bucket_low_between(after.0, after.1), 0);
+    assert!(p95.extra_between(after.0, after.1) < 0.5 * fixed.extra_between(after.0, after.1));
+    assert!(p95.bucket_low_between(after.0, after.1) > 0);
+    assert!(
+        slow(&p95) < 0.2 && slow(&fixed) > 0.5,
+        "{} {}",
+        slow(&p95),
+        slow(&fixed)
+    );
+    assert!(p95.seconds[after.0 as usize].delay > 0.025);
+}

@@ -1,6 +1,7 @@
 //! The scenarios.
 
 pub mod brooker;
+pub mod hedging;
 pub mod metastable;
 pub mod normal;
 pub mod outage;
