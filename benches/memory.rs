@@ -37,6 +37,14 @@ async fn ours_buffer(x: u64) -> Result<u64, Error> {
     Ok(u64::from(buf[black_box(7)]))
 }
 
+/// Hedged: two attempts' futures live in the call's, each holding the 1 KiB buffer.
+#[retry(max_attempts = 3, hedge_after = "50ms")]
+async fn hedged_buffer(x: u64) -> Result<u64, Error> {
+    let buf = [black_box(x as u8); 1024];
+    tokio::task::yield_now().await;
+    Ok(u64::from(buf[black_box(7)]))
+}
+
 fn main() {
     let rows = [
         ("plain", size_of_val(&plain(1))),
@@ -44,6 +52,8 @@ fn main() {
         ("retry, timed", size_of_val(&ours_timed(1))),
         ("retry, adaptive", size_of_val(&ours_adaptive(1))),
         ("retry, blocking fn", size_of_val(&ours_blocking(1))),
+        ("retry, hedged", size_of_val(&ours_hedged(1))),
+        ("retry, hedged p95", size_of_val(&ours_hedged_p95(1))),
         ("Policy closure", size_of_val(&with_policy(1))),
         ("tower RetryLayer call", size_of_val(&with_tower(1))),
         ("backon", size_of_val(&with_backon(1))),
@@ -62,6 +72,7 @@ fn main() {
         ),
         ("1 KiB body: plain", size_of_val(&plain_buffer(1))),
         ("1 KiB body: retry", size_of_val(&ours_buffer(1))),
+        ("1 KiB body: retry, hedged", size_of_val(&hedged_buffer(1))),
         ("tokio::time::Sleep", size_of::<tokio::time::Sleep>()),
     ];
     println!("{:<28} {:>6}", "future", "bytes");

@@ -425,3 +425,42 @@ async fn in_adaptive_mode_a_hedge_waits_for_nothing_before_the_first_throttle() 
         "the hedge won: its cost came back"
     );
 }
+
+// --- Send, and without the attribute ---------------------------------------------------------
+
+#[test]
+fn a_hedged_call_is_send_when_its_arguments_are() {
+    fn send<T: Send>(_: &T) {}
+    let s = Script::new([Succeed(1)]);
+    send(&fast(&s));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_hedges_a_closure() {
+    let policy = retry_runtime::Policy::new()
+        .hedge_after(MS(10))
+        .max_in_flight(3)
+        .max_attempts(3)
+        .bucket(&POLICY_BUCKET)
+        .build()
+        .unwrap();
+    let s = Script::new([Hang, Hang, LateOk(MS(5), 3)]);
+    let (out, record) = recorded(policy.retry(|| s.attempt())).await;
+    assert_eq!(out, Ok(3));
+    assert_eq!(s.starts_ms(), [0, 10, 20]);
+    assert_eq!(s.running(), 0);
+    assert_eq!(record.hedges().len(), 2);
+    // Two hedges took 5 each; the winner's came back, the other's (cancelled) stays out.
+    assert_eq!(POLICY_BUCKET.available(), 495);
+
+    // Not idempotent: hedging is refused when the policy is built.
+    let err = retry_runtime::Policy::new()
+        .hedge_after(MS(10))
+        .idempotent(false)
+        .build()
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("idempotent"), "{err}");
+}
+
+static POLICY_BUCKET: TokenBucket = TokenBucket::standard();

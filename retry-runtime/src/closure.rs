@@ -11,6 +11,7 @@ use crate::engine::{
     Timed,
 };
 use crate::event::RetryEvent;
+use crate::hedge::{HedgeAfter, Hedging};
 use crate::limiter::RateLimiter;
 use crate::partition::{BreakerRef, Partition, Site};
 use crate::policy::{Jitter, Keys, Mode};
@@ -74,6 +75,8 @@ use std::time::Duration;
 pub struct Policy<C = ByTrait, P = NoRepeat, O = NoHook, B = NoBreaker> {
     site: Site,
     idempotent: bool,
+    /// `max_in_flight`, kept for a `hedge_after` set after it.
+    max_in_flight: u32,
     classify: C,
     repeat: P,
     on_retry: O,
@@ -88,6 +91,7 @@ impl Policy {
         Policy {
             site: Site::new("policy", Keys::new()),
             idempotent: true,
+            max_in_flight: crate::hedge::DEFAULT_MAX_IN_FLIGHT,
             classify: ByTrait,
             repeat: NoRepeat,
             on_retry: NoHook,
@@ -184,6 +188,32 @@ impl<C, P, O, B> Policy<C, P, O, B> {
         self
     }
 
+    /// Hedges the calls, as `hedge_after = "..."` with a duration: an attempt that has not
+    /// answered within `delay` gets a copy beside it (idempotent calls only: a policy with
+    /// `idempotent(false)`, a tower layer's POST, or a policy that polls with `retry_if_ok`
+    /// runs its attempts one at a time). The closure is called once per attempt, and its
+    /// futures may run side by side. A hedged policy call allocates its loop once (a
+    /// `#[retry(hedge_after = ...)]` function does not).
+    #[must_use]
+    pub const fn hedge_after(mut self, delay: Duration) -> Self {
+        let hedging = match self.site.hedge {
+            Some(h) => h.after(HedgeAfter::Fixed(delay)),
+            None => Hedging::new(HedgeAfter::Fixed(delay)),
+        };
+        self.site.hedge = Some(hedging);
+        self
+    }
+
+    /// At most `n` attempts of a hedged call at once, as `max_in_flight` (2 unless set).
+    #[must_use]
+    pub const fn max_in_flight(mut self, n: u32) -> Self {
+        self.max_in_flight = n;
+        if let Some(h) = self.site.hedge {
+            self.site.hedge = Some(h.max_in_flight(n));
+        }
+        self
+    }
+
     /// Bounds retries by a `static` budget too.
     #[must_use]
     pub const fn budget(mut self, budget: &'static RetryBudget) -> Self {
@@ -238,6 +268,7 @@ impl<C, P, O, B> Policy<C, P, O, B> {
         Policy {
             site: self.site,
             idempotent: self.idempotent,
+            max_in_flight: self.max_in_flight,
             classify,
             repeat,
             on_retry,
@@ -262,7 +293,22 @@ impl<C, P, O, B> Policy<C, P, O, B> {
     /// );
     /// ```
     pub fn build(self) -> Result<Self, PolicyError> {
-        let problems = self.site.policy.problems();
+        let mut problems = self.site.policy.problems();
+        if self.site.hedge.is_some() {
+            if self.max_in_flight < 2 {
+                problems.push(format!(
+                    "max_in_flight ({}) must be at least 2 to hedge",
+                    self.max_in_flight
+                ));
+            }
+            if !self.idempotent {
+                problems.push(
+                    "hedge_after needs an idempotent policy: a hedge sends another copy of a \
+                     request while the first may still reach the server"
+                        .to_owned(),
+                );
+            }
+        }
         if problems.is_empty() {
             Ok(self)
         } else {
@@ -310,7 +356,12 @@ impl<C, P, O, B> Policy<C, P, O, B> {
             |event: &RetryEvent<'_, E>| self.on_retry.on_retry(event),
         )
         .with_refusal(B::refusal());
-        call.run(attempt).await
+        if self.site.hedge.is_some() && self.idempotent && idempotent && !P::POLLS {
+            // Boxed: the hedged loop's slots would double the future of every policy call.
+            Box::pin(call.run_hedged(attempt)).await
+        } else {
+            call.run(attempt).await
+        }
     }
 }
 
@@ -428,11 +479,15 @@ pub struct NoRepeat;
 
 /// Whether a success is polled again (`Policy::retry_if_ok`).
 pub trait Repeat<T> {
+    /// Whether a success may be repeated (a hedged policy that polls runs its attempts one
+    /// at a time).
+    const POLLS: bool = true;
     /// `true`: make another attempt.
     fn repeat(&self, value: &T) -> bool;
 }
 
 impl<T> Repeat<T> for NoRepeat {
+    const POLLS: bool = false;
     #[inline]
     fn repeat(&self, _: &T) -> bool {
         false

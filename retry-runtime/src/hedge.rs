@@ -49,6 +49,13 @@ impl Hedging {
         }
     }
 
+    /// The same settings with another delay.
+    #[must_use]
+    pub const fn after(mut self, after: HedgeAfter) -> Hedging {
+        self.after = after;
+        self
+    }
+
     /// At most `n` attempts of one call at once (the first included).
     #[must_use]
     pub const fn max_in_flight(mut self, n: u32) -> Hedging {

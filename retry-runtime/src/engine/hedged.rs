@@ -252,7 +252,12 @@ where
             state.due = hedging.map(|_| Due::After(started));
 
             loop {
-                let event = poll_fn(|cx| {
+                // The closure holds unique borrows (moved in), so that the call's future is
+                // `Send` whenever the call's parts are, without asking them to be `Sync`.
+                let (call, flights_, state_, timer_) =
+                    (&mut self, &mut flights, &mut state, &mut timer);
+                let event = poll_fn(move |cx| {
+                    let (flights, state, timer) = (&mut *flights_, &mut *state_, &mut *timer_);
                     if let Poll::Ready(ended) = flights.poll_end(cx) {
                         return Poll::Ready(Event::Ended(ended));
                     }
@@ -260,8 +265,8 @@ where
                         (Some(Due::At(at)), _) => at,
                         (Some(Due::After(start)), Some(h)) => {
                             let start = start.unwrap_or_else(Instant::now);
-                            state.due = self
-                                .next_hedge(&h, &state, flights.count, start)
+                            state.due = call
+                                .next_hedge(&h, state, flights.count, start)
                                 .map(Due::At);
                             match state.due {
                                 Some(Due::At(at)) => at,
