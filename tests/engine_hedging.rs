@@ -464,3 +464,30 @@ async fn a_policy_hedges_a_closure() {
 }
 
 static POLICY_BUCKET: TokenBucket = TokenBucket::standard();
+
+static COUNTED: retry_runtime::RetryBudget = retry_runtime::RetryBudget::ratio(1.0);
+
+#[retry(
+    hedge_after = "50ms",
+    budget = COUNTED,
+    initial_backoff = "10ms",
+    jitter = "none",
+    bucket = "none"
+)]
+async fn counted(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_budget_counts_one_request_per_call_however_its_attempts_ran() {
+    // A failure before the hedge delay, a retry after the backoff that is hedged, and the
+    // hedge wins: one request, two retries (the retry and the hedge).
+    let s = Script::new([
+        LateFail(MS(5), ErrorClass::Transient),
+        Hang,
+        LateOk(MS(5), 3),
+    ]);
+    assert_eq!(counted(&s).await, Ok(3));
+    assert_eq!(s.starts_ms(), [0, 15, 65]);
+    assert_eq!(COUNTED.window_counts(), (1, 2));
+}

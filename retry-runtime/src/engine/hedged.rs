@@ -342,8 +342,10 @@ where
                     state.due = None;
                 }
                 if flights.count == 0 {
-                    // The last attempt in flight failed: the sequential loop's decision.
+                    // The last attempt in flight failed: the sequential loop's decision, which
+                    // books the attempt's end.
                     self.gate.pass = meta.pass;
+                    state.booked = true;
                     self.cutoff.arm(meta.kind);
                     if timed_out {
                         self.cutoff.fire();
