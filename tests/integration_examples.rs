@@ -129,3 +129,22 @@ fn policy() {
         ],
     );
 }
+
+#[test]
+fn hedging() {
+    let out = run_example("hedging");
+    // Which calls meet the slow replica depends on how many requests came before (a loaded
+    // machine may hedge a request that was merely late), so the checks are what always holds.
+    for call in 1..=6 {
+        assert_lines(&out, &[&format!("client: call {call}: item from request")]);
+    }
+    assert_lines(
+        &out,
+        &[
+            "server: request 3 (slow replica: 2 s)",
+            "client:   attempt 1 has not answered: hedging with attempt 2",
+            "client: 6 calls, ",
+        ],
+    );
+    assert!(out.contains("(attempt 2) in "), "a hedge answered a call:\n{out}");
+}
