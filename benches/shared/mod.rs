@@ -59,11 +59,13 @@ pub async fn ours(x: u64) -> Result<u64, Error> {
 
 /// `#[retry]` with hedging (a fixed delay, and a percentile of the function's own latency),
 /// answering at once: the cost of being ready to hedge.
+#[allow(dead_code)] // measured by the instructions and memory benchmarks only
 #[retry(max_attempts = 3, hedge_after = "50ms")]
 pub async fn ours_hedged(x: u64) -> Result<u64, Error> {
     Ok(black_box(x).wrapping_add(1))
 }
 
+#[allow(dead_code)] // measured by the instructions and memory benchmarks only
 #[retry(max_attempts = 3, hedge_after = "p95")]
 pub async fn ours_hedged_p95(x: u64) -> Result<u64, Error> {
     Ok(black_box(x).wrapping_add(1))
