@@ -75,6 +75,13 @@ async fn slow_b() -> Result<(), std::io::Error> {
     Ok(())
 }
 
+// A hedged function: the hedging keys from outside apply to it alone.
+
+#[retry(profile = "billing-eu", hedge_after = "50ms")]
+async fn hedged() -> Result<(), std::io::Error> {
+    Ok(())
+}
+
 /// The child process of the other tests of this file, which run it with `--ignored --exact`
 /// and the case's environment: calls each function (twice round), prints what it resolved to.
 /// Run any other way it fails, so that it never passes without having checked anything.
@@ -125,6 +132,7 @@ fn child() {
         }
         slow_a().await.unwrap();
         slow_b().await.unwrap();
+        hedged().await.unwrap();
     });
     for explained in retry_runtime::config::explain() {
         for e in &explained.entries {
@@ -419,8 +427,8 @@ fn with_a_tracing_subscriber_warnings_are_events() {
     );
 }
 
-/// Every key, for the profile of `billing`, `fixed`, `slow_a` and `slow_b`.
-const EVERY_KEY: [(&str, &str); 10] = [
+/// Every key, for the profile of `billing`, `fixed`, `slow_a`, `slow_b` and `hedged`.
+const EVERY_KEY: [(&str, &str); 14] = [
     ("mode", "adaptive"),
     ("max_attempts", "4"),
     ("initial_backoff", "2ms"),
@@ -431,6 +439,10 @@ const EVERY_KEY: [(&str, &str); 10] = [
     ("attempt_timeout_multiplier", "1.5"),
     ("max_attempt_timeout", "4s"),
     ("deadline", "30s"),
+    ("hedge_after", "p95"),
+    ("max_in_flight", "3"),
+    ("min_hedge_after", "2ms"),
+    ("max_hedge_after", "300ms"),
 ];
 
 /// What the functions resolve to under `EVERY_KEY` from `source` (a variable's or the file's
@@ -469,14 +481,30 @@ fn check_every_key(o: &Outcome, source: &dyn Fn(&str) -> String) {
     let slow_b = explained(o, "slow_b");
     assert_eq!(slow_b["attempt_timeout"], "1s (attribute)");
     assert_eq!(slow_b["deadline"], from("deadline", "30s"));
-    // One warning per untimed function of the profile and timer key: billing and fixed.
+    // `hedged` writes hedge_after, which stays the attribute's; its bounds and max_in_flight
+    // come from outside.
+    let hedged = explained(o, "hedged");
+    assert_eq!(hedged["hedge_after"], "50ms (attribute)");
+    assert_eq!(hedged["max_in_flight"], from("max_in_flight", "3"));
+    assert_eq!(hedged["min_hedge_after"], from("min_hedge_after", "2ms"));
+    assert_eq!(hedged["max_hedge_after"], from("max_hedge_after", "300ms"));
+    assert_eq!(billing["hedge_after"], "none (default)");
+    assert_eq!(billing["max_in_flight"], "2 (default)");
+    // One warning per untimed function of the profile and timer key (billing, fixed, hedged),
+    // and per function that does not hedge and hedging key (billing, fixed, slow_a, slow_b).
     let untimed: Vec<&String> = o
         .warnings
         .iter()
         .filter(|w| w.contains("its attribute sets neither attempt_timeout nor deadline"))
         .collect();
-    assert_eq!(untimed.len(), 8, "{:?}", o.warnings);
-    assert_eq!(o.warnings.len(), 8, "{:?}", o.warnings);
+    assert_eq!(untimed.len(), 12, "{:?}", o.warnings);
+    let unhedged = o
+        .warnings
+        .iter()
+        .filter(|w| w.contains("its attribute does not set hedge_after"))
+        .count();
+    assert_eq!(unhedged, 16, "{:?}", o.warnings);
+    assert_eq!(o.warnings.len(), 28, "{:?}", o.warnings);
 }
 
 #[test]
@@ -499,7 +527,9 @@ fn every_key_from_the_file() {
     let mut file = String::from("[default]\nmax_attempts = 5\n\n[profile.billing-eu]\n");
     for (k, v) in EVERY_KEY {
         let value = match k {
-            "max_attempts" | "multiplier" | "attempt_timeout_multiplier" => v.to_string(),
+            "max_attempts" | "multiplier" | "attempt_timeout_multiplier" | "max_in_flight" => {
+                v.to_string()
+            }
             _ => format!("\"{v}\""),
         };
         file.push_str(&format!("{k} = {value}\n"));

@@ -491,3 +491,21 @@ async fn a_budget_counts_one_request_per_call_however_its_attempts_ran() {
     assert_eq!(s.starts_ms(), [0, 15, 65]);
     assert_eq!(COUNTED.window_counts(), (1, 2));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_read_from_configuration_hedges_by_a_percentile() {
+    let policy: retry_runtime::Policy = toml::from_str(
+        r#"
+        hedge_after = "p90"
+        max_hedge_after = "30ms"
+        max_in_flight = 2
+        "#,
+    )
+    .unwrap();
+    // No samples yet: the delay is max_hedge_after.
+    let s = Script::new([Hang, LateOk(MS(5), 2)]);
+    let (out, record) = recorded(policy.retry(|| s.attempt())).await;
+    assert_eq!(out, Ok(2));
+    assert_eq!(s.starts_ms(), [0, 30]);
+    assert_eq!(record.hedges()[0].delay, MS(30));
+}

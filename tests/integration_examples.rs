@@ -146,5 +146,8 @@ fn hedging() {
             "client: 6 calls, ",
         ],
     );
-    assert!(out.contains("(attempt 2) in "), "a hedge answered a call:\n{out}");
+    assert!(
+        out.contains("(attempt 2) in "),
+        "a hedge answered a call:\n{out}"
+    );
 }

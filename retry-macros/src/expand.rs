@@ -158,36 +158,39 @@ impl Emit for Breaker {
     }
 }
 
-/// `.hedge(...)`: the hedge delay (a percentile gets a latency estimate of its own, in a
-/// `static`), and the bounds the attribute wrote.
-fn hedging(args: &Args, after: HedgeAfter, p: &TokenStream) -> TokenStream {
+/// The hedging keys, as calls of the runtime's `Policy` builder, and for a percentile the
+/// `Site` builder's `.latency(...)`: an estimate of the function's own, in a `static`.
+fn hedging(args: &Args, after: HedgeAfter, p: &TokenStream) -> (TokenStream, TokenStream) {
     let latency = format_ident!("__RETRY_LATENCY", span = Span::mixed_site());
-    let after = match after {
+    let (spec, site) = match after {
         HedgeAfter::Fixed(d) => {
             let d = d.tokens(p);
-            quote!(#p::HedgeAfter::Fixed(#d))
+            (quote!(#p::HedgeSpec::Fixed(#d)), quote!())
         }
-        HedgeAfter::Percentile(q) => quote! {
-            #p::HedgeAfter::Percentile(#q, {
-                static #latency: #p::Latency = #p::Latency::new();
-                &#latency
-            })
-        },
+        HedgeAfter::Percentile(q) => (
+            quote!(#p::HedgeSpec::Percentile(#q)),
+            quote! {
+                .latency({
+                    static #latency: #p::Latency = #p::Latency::new();
+                    &#latency
+                })
+            },
+        ),
     };
-    let mut out = quote!(#p::Hedging::new(#after));
+    let mut policy = quote!(.hedge_after(#spec));
     if let Some(n) = &args.max_in_flight {
         let n = n.value.0;
-        out.extend(quote!(.max_in_flight(#n)));
+        policy.extend(quote!(.max_in_flight(#n)));
     }
     if let Some(d) = &args.min_hedge_after {
         let d = d.value.tokens(p);
-        out.extend(quote!(.min_hedge_after(#d)));
+        policy.extend(quote!(.min_hedge_after(#d)));
     }
     if let Some(d) = &args.max_hedge_after {
         let d = d.value.tokens(p);
-        out.extend(quote!(.max_hedge_after(#d)));
+        policy.extend(quote!(.max_hedge_after(#d)));
     }
-    quote!(.hedge(#out))
+    (policy, site)
 }
 
 /// `.key(value)` for each value, in order.
@@ -220,12 +223,14 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     let cond_name = format_ident!("__retry_idempotent", span = Span::mixed_site());
 
     // Only what the attribute writes: the defaults are the runtime's.
-    let policy = builder_calls(args.policy(), &p);
-    let policy = quote!(#p::Policy::new() #policy);
+    let mut policy = builder_calls(args.policy(), &p);
     let mut site_options = builder_calls(args.site(), &p);
     if let Some(hedge) = &args.hedge_after {
-        site_options.extend(hedging(args, hedge.value, &p));
+        let (keys, site) = hedging(args, hedge.value, &p);
+        policy.extend(keys);
+        site_options.extend(site);
     }
+    let policy = quote!(#p::Policy::new() #policy);
 
     let idempotent = match (&args.idempotent_if, &args.idempotent) {
         (Some(cond), _) => {

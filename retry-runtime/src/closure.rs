@@ -11,9 +11,9 @@ use crate::engine::{
     Timed,
 };
 use crate::event::RetryEvent;
-use crate::hedge::{HedgeAfter, Hedging};
 use crate::limiter::RateLimiter;
 use crate::partition::{BreakerRef, Partition, Site};
+use crate::policy::HedgeSpec;
 use crate::policy::{Jitter, Keys, Mode};
 use core::future::Future;
 use std::fmt;
@@ -75,8 +75,6 @@ use std::time::Duration;
 pub struct Policy<C = ByTrait, P = NoRepeat, O = NoHook, B = NoBreaker> {
     site: Site,
     idempotent: bool,
-    /// `max_in_flight`, kept for a `hedge_after` set after it.
-    max_in_flight: u32,
     classify: C,
     repeat: P,
     on_retry: O,
@@ -91,7 +89,6 @@ impl Policy {
         Policy {
             site: Site::new("policy", Keys::new()),
             idempotent: true,
-            max_in_flight: crate::hedge::DEFAULT_MAX_IN_FLIGHT,
             classify: ByTrait,
             repeat: NoRepeat,
             on_retry: NoHook,
@@ -196,21 +193,14 @@ impl<C, P, O, B> Policy<C, P, O, B> {
     /// `#[retry(hedge_after = ...)]` function does not).
     #[must_use]
     pub const fn hedge_after(mut self, delay: Duration) -> Self {
-        let hedging = match self.site.hedge {
-            Some(h) => h.after(HedgeAfter::Fixed(delay)),
-            None => Hedging::new(HedgeAfter::Fixed(delay)),
-        };
-        self.site.hedge = Some(hedging);
+        self.site.policy = self.site.policy.hedge_after(HedgeSpec::Fixed(delay));
         self
     }
 
     /// At most `n` attempts of a hedged call at once, as `max_in_flight` (2 unless set).
     #[must_use]
     pub const fn max_in_flight(mut self, n: u32) -> Self {
-        self.max_in_flight = n;
-        if let Some(h) = self.site.hedge {
-            self.site.hedge = Some(h.max_in_flight(n));
-        }
+        self.site.policy = self.site.policy.max_in_flight(n);
         self
     }
 
@@ -268,7 +258,6 @@ impl<C, P, O, B> Policy<C, P, O, B> {
         Policy {
             site: self.site,
             idempotent: self.idempotent,
-            max_in_flight: self.max_in_flight,
             classify,
             repeat,
             on_retry,
@@ -294,20 +283,12 @@ impl<C, P, O, B> Policy<C, P, O, B> {
     /// ```
     pub fn build(self) -> Result<Self, PolicyError> {
         let mut problems = self.site.policy.problems();
-        if self.site.hedge.is_some() {
-            if self.max_in_flight < 2 {
-                problems.push(format!(
-                    "max_in_flight ({}) must be at least 2 to hedge",
-                    self.max_in_flight
-                ));
-            }
-            if !self.idempotent {
-                problems.push(
-                    "hedge_after needs an idempotent policy: a hedge sends another copy of a \
-                     request while the first may still reach the server"
-                        .to_owned(),
-                );
-            }
+        if self.site.hedged() && !self.idempotent {
+            problems.push(
+                "hedge_after needs an idempotent policy: a hedge sends another copy of a \
+                 request while the first may still reach the server"
+                    .to_owned(),
+            );
         }
         if problems.is_empty() {
             Ok(self)
@@ -356,7 +337,7 @@ impl<C, P, O, B> Policy<C, P, O, B> {
             |event: &RetryEvent<'_, E>| self.on_retry.on_retry(event),
         )
         .with_refusal(B::refusal());
-        if self.site.hedge.is_some() && self.idempotent && idempotent && !P::POLLS {
+        if resolved.hedge.is_some() && self.idempotent && idempotent && !P::POLLS {
             // Boxed: the hedged loop's slots would double the future of every policy call.
             Box::pin(call.run_hedged(attempt)).await
         } else {

@@ -6,67 +6,57 @@
 //! `[min_hedge_after, max_hedge_after]`. Until the estimate has enough samples the delay is
 //! `max_hedge_after`: a function hedges late until it knows its tail ("The Tail at Scale",
 //! Dean and Barroso, CACM 2013, defers the hedge to the 95th-percentile expected latency).
+//!
+//! The keys are resolved with the others (the environment and the config file may set them
+//! for a function whose attribute writes `hedge_after`); [`Hedging`] is what a call reads.
 
 pub use crate::latency::Latency;
+use crate::policy::{HedgeSpec, Keys};
 use std::time::Duration;
 
-/// The default of `max_in_flight`: the attempt and one hedge.
-pub const DEFAULT_MAX_IN_FLIGHT: u32 = 2;
-/// The default of `min_hedge_after` (a percentile's lower bound).
-pub const DEFAULT_MIN_HEDGE_AFTER: Duration = Duration::from_millis(1);
-/// The default of `max_hedge_after` (a percentile's upper bound, and its delay until the
-/// estimate has enough samples).
-pub const DEFAULT_MAX_HEDGE_AFTER: Duration = Duration::from_secs(1);
-
-/// When a hedge starts after the attempt before it.
+/// When a hedge starts after the attempt before it, as a site is built with it (the
+/// expansion writes the keys; this form keeps a `Latency` of the caller's).
 #[derive(Clone, Copy, Debug)]
 pub enum HedgeAfter {
     /// A fixed delay.
     Fixed(Duration),
-    /// The function's own latency at this percentile (50, 90, 95 or 99), estimated by the
-    /// `Latency` the function keeps.
+    /// The function's own latency at this percentile (50, 90, 95 or 99), estimated by this
+    /// `Latency`.
     Percentile(u8, &'static Latency),
 }
 
-/// A hedged function's settings.
+/// A hedged function's settings, as a site is built with them (`Site::hedge`).
 #[derive(Clone, Copy, Debug)]
 pub struct Hedging {
     pub(crate) after: HedgeAfter,
-    pub(crate) max_in_flight: u32,
-    pub(crate) min: Duration,
-    pub(crate) max: Duration,
+    pub(crate) max_in_flight: Option<u32>,
+    pub(crate) min: Option<Duration>,
+    pub(crate) max: Option<Duration>,
 }
 
 impl Hedging {
-    /// Hedges after `after`, with at most [`DEFAULT_MAX_IN_FLIGHT`] attempts at once.
+    /// Hedges after `after`, with at most 2 attempts at once unless `max_in_flight` says.
     #[must_use]
     pub const fn new(after: HedgeAfter) -> Hedging {
         Hedging {
             after,
-            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
-            min: DEFAULT_MIN_HEDGE_AFTER,
-            max: DEFAULT_MAX_HEDGE_AFTER,
+            max_in_flight: None,
+            min: None,
+            max: None,
         }
-    }
-
-    /// The same settings with another delay.
-    #[must_use]
-    pub const fn after(mut self, after: HedgeAfter) -> Hedging {
-        self.after = after;
-        self
     }
 
     /// At most `n` attempts of one call at once (the first included).
     #[must_use]
     pub const fn max_in_flight(mut self, n: u32) -> Hedging {
-        self.max_in_flight = n;
+        self.max_in_flight = Some(n);
         self
     }
 
     /// A percentile's delay is never shorter than `d`.
     #[must_use]
     pub const fn min_hedge_after(mut self, d: Duration) -> Hedging {
-        self.min = d;
+        self.min = Some(d);
         self
     }
 
@@ -74,28 +64,77 @@ impl Hedging {
     /// enough samples.
     #[must_use]
     pub const fn max_hedge_after(mut self, d: Duration) -> Hedging {
-        self.max = d;
+        self.max = Some(d);
         self
+    }
+
+    /// `keys` with these settings written in, and the estimate a percentile uses.
+    pub(crate) const fn write(self, mut keys: Keys) -> (Keys, Option<&'static Latency>) {
+        let latency = match self.after {
+            HedgeAfter::Fixed(d) => {
+                keys = keys.hedge_after(HedgeSpec::Fixed(d));
+                None
+            }
+            HedgeAfter::Percentile(p, latency) => {
+                keys = keys.hedge_after(HedgeSpec::Percentile(p));
+                Some(latency)
+            }
+        };
+        if let Some(n) = self.max_in_flight {
+            keys = keys.max_in_flight(n);
+        }
+        if let Some(d) = self.min {
+            keys = keys.min_hedge_after(d);
+        }
+        if let Some(d) = self.max {
+            keys = keys.max_hedge_after(d);
+        }
+        (keys, latency)
+    }
+}
+
+/// What a hedged call reads: its resolved keys, and for a percentile the estimate.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hedge<'a> {
+    pub(crate) spec: HedgeSpec,
+    pub(crate) max_in_flight: u32,
+    pub(crate) min: Duration,
+    pub(crate) max: Duration,
+    pub(crate) latency: Option<&'a Latency>,
+}
+
+impl<'a> Hedge<'a> {
+    /// The hedging of `keys`, if they hedge; a percentile estimates with `latency`.
+    pub(crate) fn of(keys: &Keys, latency: Option<&'a Latency>) -> Option<Hedge<'a>> {
+        let spec = keys.hedge_after?;
+        Some(Hedge {
+            spec,
+            max_in_flight: keys.max_in_flight,
+            min: keys.min_hedge_after,
+            max: keys.max_hedge_after,
+            latency: match spec {
+                HedgeSpec::Fixed(_) => None,
+                HedgeSpec::Percentile(_) => latency,
+            },
+        })
     }
 
     /// How long after an attempt starts the next hedge starts.
     #[inline]
     pub(crate) fn delay(&self) -> Duration {
-        match self.after {
-            HedgeAfter::Fixed(d) => d,
-            HedgeAfter::Percentile(p, latency) => match latency.quantile_cached(p) {
+        match (self.spec, self.latency) {
+            (HedgeSpec::Fixed(d), _) => d,
+            (HedgeSpec::Percentile(p), Some(latency)) => match latency.quantile_cached(p) {
                 Some(d) => d.clamp(self.min, self.max.max(self.min)),
                 None => self.max,
             },
+            (HedgeSpec::Percentile(_), None) => self.max,
         }
     }
 
     /// The estimate a successful attempt's latency goes into, for a percentile.
     #[inline]
-    pub(crate) fn latency(&self) -> Option<&'static Latency> {
-        match self.after {
-            HedgeAfter::Fixed(_) => None,
-            HedgeAfter::Percentile(_, latency) => Some(latency),
-        }
+    pub(crate) fn latency(&self) -> Option<&'a Latency> {
+        self.latency
     }
 }

@@ -5,7 +5,7 @@ use crate::breaker::CircuitBreaker;
 use crate::bucket::TokenBucket;
 use crate::budget::RetryBudget;
 use crate::config::{self, Settings};
-use crate::hedge::Hedging;
+use crate::hedge::{Hedge, Hedging, Latency};
 use crate::limiter::RateLimiter;
 use crate::policy::Keys;
 use std::sync::atomic::AtomicBool;
@@ -117,8 +117,8 @@ pub struct Site {
     /// `budget = "N%"`: that share, the partition's budget or one of the function's own.
     budget_share: Option<f64>,
     pub(crate) breaker: Option<BreakerRef>,
-    /// `hedge_after = ...`: the function's attempts may run side by side.
-    pub(crate) hedge: Option<Hedging>,
+    /// `hedge_after = "pNN"`: the function's latency estimate.
+    latency: Option<&'static Latency>,
     own_bucket: TokenBucket,
     own_limiter: RateLimiter,
     shared: OnceLock<&'static Partition>,
@@ -142,7 +142,7 @@ impl Site {
             budget: None,
             budget_share: None,
             breaker: None,
-            hedge: None,
+            latency: None,
             own_bucket: TokenBucket::standard(),
             own_limiter: RateLimiter::adaptive(),
             shared: OnceLock::new(),
@@ -196,8 +196,25 @@ impl Site {
     /// answered within the delay starts another beside it.
     #[must_use]
     pub const fn hedge(mut self, hedging: Hedging) -> Site {
-        self.hedge = Some(hedging);
+        let (policy, latency) = hedging.write(self.policy);
+        self.policy = policy;
+        if latency.is_some() {
+            self.latency = latency;
+        }
         self
+    }
+
+    /// The latency estimate of a function hedged by a percentile (`hedge_after = "pNN"`).
+    #[must_use]
+    pub const fn latency(mut self, latency: &'static Latency) -> Site {
+        self.latency = Some(latency);
+        self
+    }
+
+    /// Whether the function's attempts may run side by side (its attribute or policy sets
+    /// `hedge_after`).
+    pub(crate) fn hedged(&self) -> bool {
+        self.policy.hedge_after.is_some()
     }
 
     /// Names the profile under which the environment and config file may set mode and
@@ -287,6 +304,7 @@ impl Site {
             breaker: c.breaker,
             gated: adaptive || c.breaker.is_some(),
             extras: adaptive || c.budget.is_some() || c.breaker.is_some(),
+            hedge: Hedge::of(&c.policy, self.latency.or(c.latency.as_deref())),
         }
     }
 
@@ -316,6 +334,14 @@ impl Site {
                     }
                 }
             });
+            // A percentile chosen from outside for a function whose attribute wrote a fixed
+            // delay: an estimate of its own, made once.
+            let latency = (self.latency.is_none()
+                && matches!(
+                    policy.hedge_after,
+                    Some(crate::policy::HedgeSpec::Percentile(_))
+                ))
+            .then(|| Box::new(Latency::new()));
             Config {
                 settings,
                 policy,
@@ -323,6 +349,7 @@ impl Site {
                 meters: crate::meters::Meters::new(self),
                 budget,
                 breaker,
+                latency,
             }
         })
     }
@@ -337,6 +364,8 @@ struct Config {
     meters: crate::meters::Meters,
     budget: Option<&'static RetryBudget>,
     breaker: Option<&'static CircuitBreaker>,
+    /// The latency estimate of a percentile chosen from outside, when the attribute gave none.
+    latency: Option<Box<Latency>>,
 }
 
 /// What `budget = ...` names: a user's `static`, or a share of the requests.
@@ -380,6 +409,8 @@ pub(crate) struct Resolved<'a> {
     /// Adaptive mode, a budget or a breaker: an attempt's end has more to book than the
     /// bucket's reward (one test on the success path for all).
     pub(crate) extras: bool,
+    /// `hedge_after`: the function's attempts may run side by side.
+    pub(crate) hedge: Option<Hedge<'a>>,
 }
 
 impl std::fmt::Debug for Resolved<'_> {

@@ -39,6 +39,23 @@ impl Mode {
     }
 }
 
+/// When a hedge starts: a fixed delay, or a percentile (50, 90, 95 or 99) of the function's
+/// own latency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HedgeSpec {
+    /// A fixed delay.
+    Fixed(Duration),
+    /// A percentile of the latency of the function's recent successful attempts.
+    Percentile(u8),
+}
+
+/// The default of `max_in_flight`: the attempt and one hedge.
+pub(crate) const DEFAULT_MAX_IN_FLIGHT: u32 = 2;
+/// The default of `min_hedge_after`.
+pub(crate) const DEFAULT_MIN_HEDGE_AFTER: Duration = Duration::from_millis(1);
+/// The default of `max_hedge_after`.
+pub(crate) const DEFAULT_MAX_HEDGE_AFTER: Duration = Duration::from_secs(1);
+
 /// The settings of one `#[retry]` function. Every field has the mode default until a builder
 /// method sets it; `mode` and `max_attempts` remember whether the attribute wrote them, because
 /// the environment and the config file may set them only when it did not.
@@ -58,6 +75,10 @@ pub struct Keys {
     pub(crate) attempt_timeout_multiplier: f64,
     pub(crate) max_attempt_timeout: Option<Duration>,
     pub(crate) deadline: Option<Duration>,
+    pub(crate) hedge_after: Option<HedgeSpec>,
+    pub(crate) max_in_flight: u32,
+    pub(crate) min_hedge_after: Duration,
+    pub(crate) max_hedge_after: Duration,
 }
 
 /// The keys of a policy, as the attribute, the environment and the config file name them.
@@ -73,11 +94,18 @@ pub(crate) enum Key {
     AttemptTimeoutMultiplier,
     MaxAttemptTimeout,
     Deadline,
+    HedgeAfter,
+    MaxInFlight,
+    MinHedgeAfter,
+    MaxHedgeAfter,
 }
+
+/// How many keys there are.
+pub(crate) const KEYS: usize = 14;
 
 impl Key {
     /// Every key, in the order the README's table lists them.
-    pub(crate) const ALL: [Key; 10] = [
+    pub(crate) const ALL: [Key; KEYS] = [
         Key::Mode,
         Key::MaxAttempts,
         Key::InitialBackoff,
@@ -88,6 +116,10 @@ impl Key {
         Key::AttemptTimeoutMultiplier,
         Key::MaxAttemptTimeout,
         Key::Deadline,
+        Key::HedgeAfter,
+        Key::MaxInFlight,
+        Key::MinHedgeAfter,
+        Key::MaxHedgeAfter,
     ];
 
     /// The key as the attribute and the config file write it.
@@ -103,6 +135,10 @@ impl Key {
             Key::AttemptTimeoutMultiplier => "attempt_timeout_multiplier",
             Key::MaxAttemptTimeout => "max_attempt_timeout",
             Key::Deadline => "deadline",
+            Key::HedgeAfter => "hedge_after",
+            Key::MaxInFlight => "max_in_flight",
+            Key::MinHedgeAfter => "min_hedge_after",
+            Key::MaxHedgeAfter => "max_hedge_after",
         }
     }
 
@@ -133,6 +169,10 @@ impl Keys {
             attempt_timeout_multiplier: 1.0,
             max_attempt_timeout: None,
             deadline: None,
+            hedge_after: None,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            min_hedge_after: DEFAULT_MIN_HEDGE_AFTER,
+            max_hedge_after: DEFAULT_MAX_HEDGE_AFTER,
         }
     }
 
@@ -232,6 +272,40 @@ impl Keys {
         self
     }
 
+    /// Hedges the function's calls: another attempt starts beside one that has not answered
+    /// after `when`.
+    #[must_use]
+    pub const fn hedge_after(mut self, when: HedgeSpec) -> Keys {
+        self.hedge_after = Some(when);
+        self.written |= Key::HedgeAfter.bit();
+        self
+    }
+
+    /// At most `n` attempts of a hedged call at once (2 unless set).
+    #[must_use]
+    pub const fn max_in_flight(mut self, n: u32) -> Keys {
+        self.max_in_flight = n;
+        self.written |= Key::MaxInFlight.bit();
+        self
+    }
+
+    /// A percentile's hedge delay is never shorter than `d` (1 ms unless set).
+    #[must_use]
+    pub const fn min_hedge_after(mut self, d: Duration) -> Keys {
+        self.min_hedge_after = d;
+        self.written |= Key::MinHedgeAfter.bit();
+        self
+    }
+
+    /// A percentile's hedge delay is never longer than `d`, and is `d` until the estimate has
+    /// enough samples (1 s unless set).
+    #[must_use]
+    pub const fn max_hedge_after(mut self, d: Duration) -> Keys {
+        self.max_hedge_after = d;
+        self.written |= Key::MaxHedgeAfter.bit();
+        self
+    }
+
     /// Whether the builder set `key`.
     pub(crate) const fn wrote(&self, key: Key) -> bool {
         self.written & key.bit() != 0
@@ -251,6 +325,10 @@ impl Keys {
             Key::AttemptTimeoutMultiplier => Value::Factor(self.attempt_timeout_multiplier),
             Key::MaxAttemptTimeout => Value::Duration(self.max_attempt_timeout?),
             Key::Deadline => Value::Duration(self.deadline?),
+            Key::HedgeAfter => Value::Hedge(self.hedge_after?),
+            Key::MaxInFlight => Value::Attempts(self.max_in_flight),
+            Key::MinHedgeAfter => Value::Duration(self.min_hedge_after),
+            Key::MaxHedgeAfter => Value::Duration(self.max_hedge_after),
         })
     }
 
@@ -267,6 +345,10 @@ impl Keys {
             (Key::AttemptTimeoutMultiplier, Value::Factor(f)) => self.attempt_timeout_multiplier(f),
             (Key::MaxAttemptTimeout, Value::Duration(d)) => self.max_attempt_timeout(d),
             (Key::Deadline, Value::Duration(d)) => self.deadline(d),
+            (Key::HedgeAfter, Value::Hedge(h)) => self.hedge_after(h),
+            (Key::MaxInFlight, Value::Attempts(n)) => self.max_in_flight(n),
+            (Key::MinHedgeAfter, Value::Duration(d)) => self.min_hedge_after(d),
+            (Key::MaxHedgeAfter, Value::Duration(d)) => self.max_hedge_after(d),
             _ => self,
         }
     }
@@ -330,6 +412,43 @@ impl Keys {
                 ));
             }
         }
+        out.extend(self.hedge_problems());
+        out
+    }
+
+    /// How the hedging keys do not hold together.
+    pub(crate) fn hedge_problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        match self.hedge_after {
+            None => {
+                for key in [Key::MaxInFlight, Key::MinHedgeAfter, Key::MaxHedgeAfter] {
+                    if self.wrote(key) {
+                        out.push(format!("{} needs hedge_after", key.name()));
+                    }
+                }
+            }
+            Some(HedgeSpec::Fixed(d)) if d.is_zero() => {
+                out.push("hedge_after must be above zero".to_owned());
+            }
+            Some(HedgeSpec::Percentile(p)) if !matches!(p, 50 | 90 | 95 | 99) => {
+                out.push(format!(
+                    "hedge_after's percentile (p{p}) is one of p50, p90, p95, p99"
+                ));
+            }
+            Some(_) => {}
+        }
+        if self.hedge_after.is_some() && self.max_in_flight < 2 {
+            out.push(format!(
+                "max_in_flight ({}) must be at least 2 to hedge",
+                self.max_in_flight
+            ));
+        }
+        if self.max_hedge_after < self.min_hedge_after {
+            out.push(format!(
+                "max_hedge_after ({:?}) is below min_hedge_after ({:?})",
+                self.max_hedge_after, self.min_hedge_after
+            ));
+        }
         out
     }
 
@@ -379,6 +498,7 @@ pub(crate) enum Value {
     Duration(Duration),
     Factor(f64),
     Jitter(Jitter),
+    Hedge(HedgeSpec),
 }
 
 impl std::fmt::Display for Value {
@@ -395,6 +515,8 @@ impl std::fmt::Display for Value {
                 Jitter::Decorrelated => f.write_str("decorrelated"),
                 Jitter::Fraction(x) => write!(f, "{x}"),
             },
+            Value::Hedge(HedgeSpec::Fixed(d)) => write!(f, "{d:?}"),
+            Value::Hedge(HedgeSpec::Percentile(p)) => write!(f, "p{p}"),
         }
     }
 }

@@ -234,7 +234,7 @@ max_attempts = 2
                  \"10s\"; ignored",
                 "retry.toml:6: unknown key `timeout` (the keys: mode, max_attempts, \
                  initial_backoff, multiplier, max_backoff, jitter, attempt_timeout, \
-                 attempt_timeout_multiplier, max_attempt_timeout, deadline); ignored",
+                 attempt_timeout_multiplier, max_attempt_timeout, deadline, hedge_after, max_in_flight, min_hedge_after, max_hedge_after); ignored",
                 "retry.toml:7: jitter = true: jitter is \"full\", \"equal\", \"none\", \
                  \"decorrelated\" or a number in [0, 1]; ignored",
                 "retry.toml:9: `retries` is not a setting of the file, which has a `[default]` \

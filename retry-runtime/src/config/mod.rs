@@ -36,7 +36,7 @@
 //!
 //! [`explain`] lists, for every function that has run, each setting and where it came from.
 
-use crate::policy::{DEFAULT_MAX_ATTEMPTS, Key, Keys, Mode, Value};
+use crate::policy::{DEFAULT_MAX_ATTEMPTS, KEYS, Key, Keys, Mode, Value};
 use std::ffi::OsString;
 use std::fmt;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -103,7 +103,7 @@ impl Source {
 /// What one source says of each key, if anything.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Layer {
-    values: [Option<(Value, Source)>; 10],
+    values: [Option<(Value, Source)>; KEYS],
 }
 
 impl Layer {
@@ -136,7 +136,9 @@ pub(crate) struct Resolution {
 }
 
 /// Resolves the settings of `function` written with `policy` and `profile`; `timed`: whether
-/// its attempts run under a timer (the attribute sets `attempt_timeout` or `deadline`).
+/// its attempts run under a timer (the attribute sets `attempt_timeout` or `deadline`). The
+/// hedging keys apply only to a function whose attribute sets `hedge_after` (whose attempts can
+/// run side by side).
 pub(crate) fn resolve(
     function: &'static str,
     policy: &Keys,
@@ -161,13 +163,27 @@ fn resolution(
     timed: bool,
     warn: &mut dyn FnMut(String),
 ) -> Resolution {
-    let mut chosen: [Option<(Value, Source)>; 10] = Key::ALL.map(|key| {
+    let mut chosen: [Option<(Value, Source)>; KEYS] = Key::ALL.map(|key| {
         if policy.wrote(key) {
             policy.value(key).map(|v| (v, Source::Attribute))
         } else {
             layers.iter().find_map(|l| l.get(key).cloned())
         }
     });
+    if !policy.wrote(Key::HedgeAfter) {
+        for key in HEDGE_KEYS {
+            if let Some((value, source)) = chosen[key as usize].take() {
+                warn(format!(
+                    "ignoring {} ({} = {value}) for `{function}`: its attribute does not set \
+                     hedge_after, so its attempts may not run side by side (it may not be \
+                     idempotent, or borrow its arguments mutably); write hedge_after in the \
+                     attribute to make hedging configurable",
+                    source.describe(key),
+                    key.name(),
+                ));
+            }
+        }
+    }
     if !timed {
         for key in TIMER_KEYS {
             if let Some((value, source)) = chosen[key as usize].take() {
@@ -236,6 +252,14 @@ fn resolution(
     }
 }
 
+/// The keys that shape hedging.
+const HEDGE_KEYS: [Key; 4] = [
+    Key::HedgeAfter,
+    Key::MaxInFlight,
+    Key::MinHedgeAfter,
+    Key::MaxHedgeAfter,
+];
+
 /// The keys that shape an attempt's timer.
 const TIMER_KEYS: [Key; 4] = [
     Key::AttemptTimeout,
@@ -246,7 +270,7 @@ const TIMER_KEYS: [Key; 4] = [
 
 /// The policy of the chosen values, each set by its builder (so that a backoff bound set alone
 /// moves the other's default, as in the attribute).
-fn build(chosen: &[Option<(Value, Source)>; 10]) -> Keys {
+fn build(chosen: &[Option<(Value, Source)>; KEYS]) -> Keys {
     Key::ALL
         .iter()
         .zip(chosen)
@@ -259,7 +283,7 @@ fn build(chosen: &[Option<(Value, Source)>; 10]) -> Keys {
 /// The first coherence rule `policy` breaks: the keys involved and why.
 fn incoherence(
     policy: &Keys,
-    chosen: &[Option<(Value, Source)>; 10],
+    chosen: &[Option<(Value, Source)>; KEYS],
 ) -> Option<(Vec<Key>, &'static str)> {
     let set = |key: Key| chosen[key as usize].is_some();
     if !set(Key::AttemptTimeout) {
@@ -292,6 +316,12 @@ fn incoherence(
         return Some((
             vec![Key::MaxBackoff, Key::InitialBackoff],
             "max_backoff would be below initial_backoff",
+        ));
+    }
+    if policy.max_hedge_after < policy.min_hedge_after {
+        return Some((
+            vec![Key::MaxHedgeAfter, Key::MinHedgeAfter],
+            "max_hedge_after would be below min_hedge_after",
         ));
     }
     None

@@ -1,7 +1,7 @@
 //! A setting's value written as text (an environment variable, a TOML string) or as a TOML
 //! number, read as the attribute reads it.
 
-use crate::policy::{Jitter, Key, Mode, Value};
+use crate::policy::{HedgeSpec, Jitter, Key, Mode, Value};
 use std::time::Duration;
 
 /// `raw` as the value of `key`, or what the value should look like.
@@ -18,11 +18,26 @@ pub(crate) fn parse(key: Key, raw: &str) -> Result<Value, String> {
         | Key::MaxBackoff
         | Key::AttemptTimeout
         | Key::MaxAttemptTimeout
-        | Key::Deadline => duration(s)
+        | Key::Deadline
+        | Key::MinHedgeAfter
+        | Key::MaxHedgeAfter => duration(s)
             .filter(|d| !d.is_zero() || !above_zero(key))
             .map(Value::Duration),
+        Key::HedgeAfter => hedge(s).map(Value::Hedge),
+        Key::MaxInFlight => attempts(s).filter(|n| *n >= 2).map(Value::Attempts),
     };
     value.ok_or_else(|| expected(key))
+}
+
+/// `"p95"` (p50, p90, p95, p99) or a duration above zero.
+fn hedge(s: &str) -> Option<HedgeSpec> {
+    if let Some(p) = s.strip_prefix(['p', 'P']) {
+        return match p.parse::<u8>().ok()? {
+            p @ (50 | 90 | 95 | 99) => Some(HedgeSpec::Percentile(p)),
+            _ => None,
+        };
+    }
+    duration(s).filter(|d| !d.is_zero()).map(HedgeSpec::Fixed)
 }
 
 /// A TOML number as the value of `key` (`integer`: it was written without a fraction).
@@ -32,13 +47,19 @@ pub(crate) fn number(key: Key, x: f64, integer: bool) -> Result<Value, String> {
         Key::MaxAttempts if integer && x >= 1.0 && x <= f64::from(u32::MAX) => {
             Some(Value::Attempts(x as u32))
         }
+        Key::MaxInFlight if integer && x >= 2.0 && x <= f64::from(u32::MAX) => {
+            Some(Value::Attempts(x as u32))
+        }
         Key::Multiplier | Key::AttemptTimeoutMultiplier => factor(x).map(Value::Factor),
         Key::Jitter => fraction(x).map(|f| Value::Jitter(Jitter::Fraction(f))),
         Key::InitialBackoff
         | Key::MaxBackoff
         | Key::AttemptTimeout
         | Key::MaxAttemptTimeout
-        | Key::Deadline => {
+        | Key::Deadline
+        | Key::HedgeAfter
+        | Key::MinHedgeAfter
+        | Key::MaxHedgeAfter => {
             return Err(format!(
                 "{} needs a unit: write it as a string, such as \"{x}s\"",
                 key.name()
@@ -68,13 +89,26 @@ pub(crate) fn expected(key: Key) -> String {
             "{name} is a duration above zero with a unit, such as \"10s\" (units: ns, us, ms, \
              s, m, h)"
         ),
+        Key::HedgeAfter => format!(
+            "{name} is a duration above zero with a unit, such as \"50ms\", or a percentile of \
+             the function's latency: \"p50\", \"p90\", \"p95\" or \"p99\""
+        ),
+        Key::MaxInFlight => format!("{name} is a whole number from 2 to {}", u32::MAX),
+        Key::MinHedgeAfter | Key::MaxHedgeAfter => format!(
+            "{name} is a duration above zero with a unit, such as \"500ms\" (units: ns, us, \
+             ms, s, m, h)"
+        ),
     }
 }
 
 fn above_zero(key: Key) -> bool {
     matches!(
         key,
-        Key::AttemptTimeout | Key::MaxAttemptTimeout | Key::Deadline
+        Key::AttemptTimeout
+            | Key::MaxAttemptTimeout
+            | Key::Deadline
+            | Key::MinHedgeAfter
+            | Key::MaxHedgeAfter
     )
 }
 
@@ -194,6 +228,22 @@ mod tests {
             Ok(Value::Jitter(Jitter::Equal))
         );
         assert_eq!(number(Key::MaxAttempts, 4.0, true), Ok(Value::Attempts(4)));
+        assert_eq!(
+            parse(Key::HedgeAfter, "P95"),
+            Ok(Value::Hedge(HedgeSpec::Percentile(95)))
+        );
+        assert_eq!(
+            parse(Key::HedgeAfter, "20ms"),
+            Ok(Value::Hedge(HedgeSpec::Fixed(Duration::from_millis(20))))
+        );
+        for bad in ["p42", "0ms", "fast"] {
+            assert_eq!(parse(Key::HedgeAfter, bad), Err(expected(Key::HedgeAfter)));
+        }
+        assert_eq!(
+            parse(Key::MaxInFlight, "1"),
+            Err(expected(Key::MaxInFlight))
+        );
+        assert_eq!(number(Key::MaxInFlight, 3.0, true), Ok(Value::Attempts(3)));
         assert!(number(Key::MaxAttempts, 4.5, false).is_err());
         assert!(
             number(Key::Deadline, 5.0, true)

@@ -28,7 +28,7 @@ use crate::bucket::TokenBucket;
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
 use crate::context::Frame;
 use crate::event::RetryEvent;
-use crate::hedge::Hedging;
+use crate::hedge::Hedge;
 use crate::limiter::send_cost;
 use crate::observe;
 use core::future::{Future, poll_fn};
@@ -211,7 +211,7 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = R>,
     {
-        let hedging = self.frame.r.site.hedge;
+        let hedging = self.frame.r.hedge;
         let mut flights = Flights {
             first: pin!(None),
             second: pin!(None),
@@ -439,7 +439,7 @@ where
     /// When the next hedge starts after an attempt started `now`, if one can.
     fn next_hedge(
         &self,
-        h: &Hedging,
+        h: &Hedge<'_>,
         state: &State,
         in_flight: u32,
         now: Instant,
@@ -460,7 +460,7 @@ where
     #[allow(clippy::too_many_arguments)]
     fn hedge<F, Fut>(
         &mut self,
-        h: &Hedging,
+        h: &Hedge<'_>,
         state: &mut State,
         flights: &mut Flights<'_, 'a, K::Attempt<Fut>>,
         ledger: &mut Ledger<'_>,
