@@ -143,6 +143,17 @@ impl<F: Copy, A: Clone, K: Eq + Hash> Ledger<F, A, K> {
         *self.executed.lock().unwrap().entry(key).or_default() += 1;
     }
 
+    /// The requests seen since the last drain, forgotten here: a long run drains the ledger
+    /// so that it does not grow.
+    pub fn drain_arrivals(&self) -> Vec<A> {
+        std::mem::take(&mut *self.arrivals.lock().unwrap())
+    }
+
+    /// How many times each request was executed since the last drain, forgotten here.
+    pub fn drain_executed(&self) -> HashMap<K, u32> {
+        std::mem::take(&mut *self.executed.lock().unwrap())
+    }
+
     /// How many times the request of `key` was executed.
     pub fn executed<Q: Eq + Hash + ?Sized>(&self, key: &Q) -> u32
     where
