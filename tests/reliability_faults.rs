@@ -330,7 +330,6 @@ fn examples(outcomes: &[Outcome]) -> BTreeMap<(bool, String), String> {
 /// idempotent call is not retried after a connection that broke off. The same cut on
 /// HTTP/1.1 (`IncompleteMessage`) is `Transient`.
 #[tokio::test]
-#[ignore = "the runtime classifies a gRPC connection cut mid-frame as Permanent"]
 async fn a_grpc_connection_cut_mid_frame_is_transient() {
     let grpc = grpc_server::Server::start().await;
     let mut seen = 0;
@@ -359,7 +358,6 @@ async fn a_grpc_connection_cut_mid_frame_is_transient() {
 /// retried. The same connection cut before the head arrives (`IncompleteMessage`) is
 /// `Transient`.
 #[tokio::test]
-#[ignore = "the runtime classifies an HTTP body cut short by the connection as Permanent"]
 async fn an_http_body_cut_short_is_transient() {
     let http = http_server::Server::start().await;
     let mut seen = 0;

@@ -19,7 +19,8 @@
 //! | `is_connect()`: DNS, TCP connect, TLS handshake or proxy failed, so the request never left | `NotSent` (`Permanent` for a TLS failure: an `InvalidData` I/O error among its causes) |
 //! | `is_timeout()` (reqwest's own timeouts) | `Timeout` |
 //! | `status()` is set (from `error_for_status`) | the status's class |
-//! | `is_builder()`, `is_redirect()`, `is_decode()`, `is_upgrade()` | `Permanent` |
+//! | `is_decode()` with a transport error among its causes (`hyper::Error`, `io::Error`: a body cut short by the connection) | that error's class |
+//! | `is_builder()`, `is_redirect()`, `is_decode()` otherwise (a body that does not parse), `is_upgrade()` | `Permanent` |
 //! | `is_request()`, `is_body()`: a known error among its causes (`hyper::Error`, `io::Error`) | that error's class |
 //! | `is_request()`, `is_body()` otherwise (the exchange broke off) | `Transient` |
 //!
@@ -46,7 +47,15 @@ impl Classify for ::reqwest::Error {
         if let Some(status) = self.status() {
             return status_class(status.as_u16());
         }
-        if self.is_builder() || self.is_redirect() || self.is_decode() || self.is_upgrade() {
+        if self.is_decode() {
+            // A body the connection cut short surfaces as a decode error caused by hyper's
+            // `IncompleteBody`; a body that arrived whole and does not parse has no such cause.
+            return self
+                .source()
+                .and_then(known_cause)
+                .map_or(ErrorClass::Permanent, |c| c.classify());
+        }
+        if self.is_builder() || self.is_redirect() || self.is_upgrade() {
             return ErrorClass::Permanent;
         }
         if self.is_request() || self.is_body() {

@@ -44,6 +44,7 @@ impl From<crate::CircuitOpen> for Status {
 /// | `DEADLINE_EXCEEDED` | `Timeout` |
 /// | `RESOURCE_EXHAUSTED` | `Throttling` |
 /// | `UNKNOWN` with an I/O error among its causes | that error's class |
+/// | `UNKNOWN` from the transport otherwise (a `hyper::Error` among its causes: the connection broke off mid-call, a frame cut short) | `Transient` |
 /// | every other code (`CANCELLED`, `UNKNOWN`, `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`, `FAILED_PRECONDITION`, `OUT_OF_RANGE`, `UNIMPLEMENTED`, `DATA_LOSS`, `UNAUTHENTICATED`, `OK`) | `Permanent` |
 impl Classify for Status {
     fn classify(&self) -> ErrorClass {
@@ -60,10 +61,13 @@ impl Classify for Status {
             Code::Unavailable | Code::Aborted | Code::Internal => ErrorClass::Transient,
             Code::DeadlineExceeded => ErrorClass::Timeout,
             Code::ResourceExhausted => ErrorClass::Throttling,
-            Code::Unknown => self
-                .source()
-                .and_then(known_cause)
-                .map_or(ErrorClass::Permanent, |c| c.classify()),
+            Code::Unknown => match self.source().and_then(known_cause).map(|c| c.classify()) {
+                Some(class) if class != ErrorClass::Permanent => class,
+                // The transport broke off mid-call (an I/O error of another kind, such as a
+                // frame cut short: "bytes remaining on stream").
+                _ if self.source().is_some_and(transport) => ErrorClass::Transient,
+                class => class.unwrap_or(ErrorClass::Permanent),
+            },
             _ => ErrorClass::Permanent,
         }
     }
@@ -93,6 +97,21 @@ impl Classify for TimeoutExpired {
 fn pushback(status: &Status) -> Option<Pushback> {
     let value = status.metadata().get(hint::GRPC_RETRY_PUSHBACK_MS)?;
     hint::grpc_pushback(value.to_str().ok()?)
+}
+
+/// Whether the transport (hyper, under tonic's channel) raised the error: the connection failed
+/// during the call, not the call's own content.
+fn transport(cause: &(dyn Error + 'static)) -> bool {
+    let mut next = Some(cause);
+    while let Some(e) = next {
+        if e.downcast_ref::<::hyper::Error>()
+            .is_some_and(|h| !h.is_parse() && !h.is_user())
+        {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 /// What the chain of causes of a client-made status proves, if anything.
