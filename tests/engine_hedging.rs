@@ -509,3 +509,43 @@ async fn a_policy_read_from_configuration_hedges_by_a_percentile() {
     assert_eq!(s.starts_ms(), [0, 30]);
     assert_eq!(record.hedges()[0].delay, MS(30));
 }
+
+/// A slow limiter (at least 2 send tokens a second), so that a hedge after a throttle must
+/// wait for its send token.
+static SLOW_LIMITER: retry_runtime::RateLimiter =
+    retry_runtime::RateLimiter::adaptive().with_min_fill_rate(2.0);
+
+#[retry(
+    mode = "adaptive",
+    rate_limiter = SLOW_LIMITER,
+    hedge_after = "10ms",
+    max_attempts = 3,
+    initial_backoff = "1ms",
+    jitter = "none",
+    bucket = "none"
+)]
+async fn paced(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn once_throttled_a_hedge_waits_for_its_send_token() {
+    // A throttle turns the limiter on; the retry then waits for its send token, and the
+    // hedge of that retry, due 10 ms after it, starts only when the limiter has a token for it.
+    let s = Script::new([
+        LateFail(MS(1), ErrorClass::Throttling),
+        Hang,
+        LateOk(MS(5), 3),
+    ]);
+    let (out, record) = recorded(paced(&s)).await;
+    assert_eq!(out, Ok(3));
+    assert!(SLOW_LIMITER.is_enabled());
+    let starts = s.starts_ms();
+    assert_eq!(starts.len(), 3, "{starts:?}");
+    assert!(
+        starts[2] > starts[1] + 10,
+        "the hedge waited for a send token beyond its 10 ms delay: {starts:?}"
+    );
+    assert_eq!(record.hedges().len(), 1);
+    assert_eq!(s.running(), 0);
+}
