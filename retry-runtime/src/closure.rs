@@ -337,7 +337,7 @@ impl<C, P, O, B> Policy<C, P, O, B> {
             |event: &RetryEvent<'_, E>| self.on_retry.on_retry(event),
         )
         .with_refusal(B::refusal());
-        if resolved.hedge.is_some() && self.idempotent && idempotent && !P::POLLS {
+        if resolved.policy.hedge_after.is_some() && self.idempotent && idempotent && !P::POLLS {
             // Boxed: the hedged loop's slots would double the future of every policy call.
             Box::pin(call.run_hedged(attempt)).await
         } else {

@@ -93,48 +93,53 @@ impl Hedging {
     }
 }
 
-/// What a hedged call reads: its resolved keys, and for a percentile the estimate.
+/// What a hedged call reads: its resolved keys (borrowed, so that finding out whether a call
+/// hedges costs a look at one field), and for a percentile the estimate.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Hedge<'a> {
-    pub(crate) spec: HedgeSpec,
-    pub(crate) max_in_flight: u32,
-    pub(crate) min: Duration,
-    pub(crate) max: Duration,
-    pub(crate) latency: Option<&'a Latency>,
+    keys: &'a Keys,
+    spec: HedgeSpec,
+    latency: Option<&'a Latency>,
 }
 
 impl<'a> Hedge<'a> {
     /// The hedging of `keys`, if they hedge; a percentile estimates with `latency`.
-    pub(crate) fn of(keys: &Keys, latency: Option<&'a Latency>) -> Option<Hedge<'a>> {
+    #[inline]
+    pub(crate) fn of(keys: &'a Keys, latency: Option<&'a Latency>) -> Option<Hedge<'a>> {
         let spec = keys.hedge_after?;
         Some(Hedge {
+            keys,
             spec,
-            max_in_flight: keys.max_in_flight,
-            min: keys.min_hedge_after,
-            max: keys.max_hedge_after,
-            latency: match spec {
-                HedgeSpec::Fixed(_) => None,
-                HedgeSpec::Percentile(_) => latency,
-            },
+            latency,
         })
+    }
+
+    /// At most this many attempts of a call at once.
+    #[inline]
+    pub(crate) fn max_in_flight(&self) -> u32 {
+        self.keys.max_in_flight
     }
 
     /// How long after an attempt starts the next hedge starts.
     #[inline]
     pub(crate) fn delay(&self) -> Duration {
+        let (min, max) = (self.keys.min_hedge_after, self.keys.max_hedge_after);
         match (self.spec, self.latency) {
             (HedgeSpec::Fixed(d), _) => d,
             (HedgeSpec::Percentile(p), Some(latency)) => match latency.quantile_cached(p) {
-                Some(d) => d.clamp(self.min, self.max.max(self.min)),
-                None => self.max,
+                Some(d) => d.clamp(min, max.max(min)),
+                None => max,
             },
-            (HedgeSpec::Percentile(_), None) => self.max,
+            (HedgeSpec::Percentile(_), None) => max,
         }
     }
 
     /// The estimate a successful attempt's latency goes into, for a percentile.
     #[inline]
     pub(crate) fn latency(&self) -> Option<&'a Latency> {
-        self.latency
+        match self.spec {
+            HedgeSpec::Fixed(_) => None,
+            HedgeSpec::Percentile(_) => self.latency,
+        }
     }
 }

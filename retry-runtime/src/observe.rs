@@ -25,8 +25,22 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// A retry is about to sleep: the frame's attempt failed with `class` (`Transient` for a
-/// polling repeat) and the call waits `delay`.
+/// polling repeat) and the call waits `delay`. Inline, so that with nobody listening (no test
+/// scope, no tracing subscriber for the level, no metrics) a retry pays two tests.
+#[inline]
 pub(crate) fn retrying(frame: &Frame<'_>, env: &Env, class: ErrorClass, delay: Duration) {
+    #[cfg(feature = "tracing")]
+    let traced = tracing::enabled!(target: "retry", tracing::Level::DEBUG);
+    #[cfg(not(feature = "tracing"))]
+    let traced = false;
+    if cfg!(feature = "metrics") || env.is_scoped() || traced {
+        report_retry(frame, env, class, delay, traced);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn report_retry(frame: &Frame<'_>, env: &Env, class: ErrorClass, delay: Duration, traced: bool) {
     let (site, attempt) = (frame.site(), frame.number);
     #[cfg(feature = "metrics")]
     {
@@ -46,7 +60,7 @@ pub(crate) fn retrying(frame: &Frame<'_>, env: &Env, class: ErrorClass, delay: D
         });
     }
     #[cfg(feature = "tracing")]
-    if tracing::enabled!(target: "retry", tracing::Level::DEBUG) {
+    if traced {
         let function = site.name;
         let invocation_id = tracing::field::display(frame.invocation_id());
         let (partition, tokens, fill_rate) = levels(frame.r);
@@ -59,7 +73,7 @@ pub(crate) fn retrying(frame: &Frame<'_>, env: &Env, class: ErrorClass, delay: D
         );
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = (site, attempt, class, delay);
+    let _ = (site, attempt, class, delay, traced);
 }
 
 /// A hedged call started attempt `frame.number` while others were in flight.

@@ -304,7 +304,7 @@ impl Site {
             breaker: c.breaker,
             gated: adaptive || c.breaker.is_some(),
             extras: adaptive || c.budget.is_some() || c.breaker.is_some(),
-            hedge: Hedge::of(&c.policy, self.latency.or(c.latency.as_deref())),
+            latency: self.latency.or(c.latency.as_deref()),
         }
     }
 
@@ -409,8 +409,16 @@ pub(crate) struct Resolved<'a> {
     /// Adaptive mode, a budget or a breaker: an attempt's end has more to book than the
     /// bucket's reward (one test on the success path for all).
     pub(crate) extras: bool,
-    /// `hedge_after`: the function's attempts may run side by side.
-    pub(crate) hedge: Option<Hedge<'a>>,
+    /// The latency estimate of a function hedged by a percentile.
+    pub(crate) latency: Option<&'a Latency>,
+}
+
+impl<'a> Resolved<'a> {
+    /// How the function hedges, if its settings say it does (`hedge_after`).
+    #[inline]
+    pub(crate) fn hedge(&self) -> Option<Hedge<'a>> {
+        Hedge::of(self.policy, self.latency)
+    }
 }
 
 impl std::fmt::Debug for Resolved<'_> {

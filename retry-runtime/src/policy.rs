@@ -485,6 +485,7 @@ impl Keys {
     /// The backoff after attempt `n` (1-based) before jitter:
     /// `min(initial_backoff * multiplier^(n-1), max_backoff)`.
     #[must_use]
+    #[inline]
     pub fn backoff_for(&self, n: u32) -> Duration {
         grow(self.initial_backoff, self.multiplier, n, self.max_backoff)
     }

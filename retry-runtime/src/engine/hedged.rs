@@ -211,7 +211,7 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = R>,
     {
-        let hedging = self.frame.r.hedge;
+        let hedging = self.frame.r.hedge();
         let mut flights = Flights {
             first: pin!(None),
             second: pin!(None),
@@ -445,7 +445,7 @@ where
         now: Instant,
     ) -> Option<Instant> {
         let max = ambient::current().max_attempts(self.frame.r.settings.max_attempts);
-        if state.stopped || self.frame.number >= max || in_flight >= h.max_in_flight {
+        if state.stopped || self.frame.number >= max || in_flight >= h.max_in_flight() {
             return None;
         }
         let at = now.checked_add(h.delay())?;
@@ -473,7 +473,7 @@ where
         Fut: Future<Output = R>,
     {
         let max = a.max_attempts(self.frame.r.settings.max_attempts);
-        if state.stopped || self.frame.number >= max || flights.count >= h.max_in_flight {
+        if state.stopped || self.frame.number >= max || flights.count >= h.max_in_flight() {
             return None;
         }
         let now = Instant::now();
