@@ -15,7 +15,7 @@ mod util;
 
 use proptest::prelude::*;
 use retry_runtime::__private::{
-    Call, Fns, HedgeAfter, Hedging, Jitter, Policy, RetryEvent, Site, Timed, never_repeat,
+    Call, Fns, HedgeSpec, Jitter, Policy, RetryEvent, Site, Timed, never_repeat,
 };
 use retry_runtime::{Classify, ErrorClass, TimedOut, TokenBucket};
 use std::cell::RefCell;
@@ -241,11 +241,10 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             .with_capacity(case.capacity)
             .with_success_reward(0),
     ));
-    let hedging = Hedging::new(HedgeAfter::Fixed(Duration::from_millis(case.hedge_ms)))
+    let policy = policy
+        .hedge_after(HedgeSpec::Fixed(Duration::from_millis(case.hedge_ms)))
         .max_in_flight(case.max_in_flight);
-    let site: &'static Site = Box::leak(Box::new(
-        Site::new("hedged", policy).bucket(bucket).hedge(hedging),
-    ));
+    let site: &'static Site = Box::leak(Box::new(Site::new("hedged", policy).bucket(bucket)));
     let log = Log::default();
     let rt = paused_runtime();
     let (elapsed, ended) = rt.block_on(async {

@@ -12,7 +12,7 @@ pub use crate::engine::{
     TimerKind, Untimed,
 };
 pub use crate::event::RetryEvent;
-pub use crate::hedge::{HedgeAfter, Hedging, Latency};
+pub use crate::hedge::Latency;
 pub use crate::partition::{BreakerRef, BudgetRef, Site};
 pub use crate::policy::{HedgeSpec, Jitter, Keys as Policy, Mode};
 pub use core::ops::ControlFlow;

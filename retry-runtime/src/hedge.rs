@@ -8,90 +8,11 @@
 //! Dean and Barroso, CACM 2013, defers the hedge to the 95th-percentile expected latency).
 //!
 //! The keys are resolved with the others (the environment and the config file may set them
-//! for a function whose attribute writes `hedge_after`); [`Hedging`] is what a call reads.
+//! for a function whose attribute writes `hedge_after`); `Hedge` is what a call reads.
 
 pub use crate::latency::Latency;
 use crate::policy::{HedgeSpec, Keys};
 use std::time::Duration;
-
-/// When a hedge starts after the attempt before it, as a site is built with it (the
-/// expansion writes the keys; this form keeps a `Latency` of the caller's).
-#[derive(Clone, Copy, Debug)]
-pub enum HedgeAfter {
-    /// A fixed delay.
-    Fixed(Duration),
-    /// The function's own latency at this percentile (50, 90, 95 or 99), estimated by this
-    /// `Latency`.
-    Percentile(u8, &'static Latency),
-}
-
-/// A hedged function's settings, as a site is built with them (`Site::hedge`).
-#[derive(Clone, Copy, Debug)]
-pub struct Hedging {
-    pub(crate) after: HedgeAfter,
-    pub(crate) max_in_flight: Option<u32>,
-    pub(crate) min: Option<Duration>,
-    pub(crate) max: Option<Duration>,
-}
-
-impl Hedging {
-    /// Hedges after `after`, with at most 2 attempts at once unless `max_in_flight` says.
-    #[must_use]
-    pub const fn new(after: HedgeAfter) -> Hedging {
-        Hedging {
-            after,
-            max_in_flight: None,
-            min: None,
-            max: None,
-        }
-    }
-
-    /// At most `n` attempts of one call at once (the first included).
-    #[must_use]
-    pub const fn max_in_flight(mut self, n: u32) -> Hedging {
-        self.max_in_flight = Some(n);
-        self
-    }
-
-    /// A percentile's delay is never shorter than `d`.
-    #[must_use]
-    pub const fn min_hedge_after(mut self, d: Duration) -> Hedging {
-        self.min = Some(d);
-        self
-    }
-
-    /// A percentile's delay is never longer than `d`, and is `d` until the estimate has
-    /// enough samples.
-    #[must_use]
-    pub const fn max_hedge_after(mut self, d: Duration) -> Hedging {
-        self.max = Some(d);
-        self
-    }
-
-    /// `keys` with these settings written in, and the estimate a percentile uses.
-    pub(crate) const fn write(self, mut keys: Keys) -> (Keys, Option<&'static Latency>) {
-        let latency = match self.after {
-            HedgeAfter::Fixed(d) => {
-                keys = keys.hedge_after(HedgeSpec::Fixed(d));
-                None
-            }
-            HedgeAfter::Percentile(p, latency) => {
-                keys = keys.hedge_after(HedgeSpec::Percentile(p));
-                Some(latency)
-            }
-        };
-        if let Some(n) = self.max_in_flight {
-            keys = keys.max_in_flight(n);
-        }
-        if let Some(d) = self.min {
-            keys = keys.min_hedge_after(d);
-        }
-        if let Some(d) = self.max {
-            keys = keys.max_hedge_after(d);
-        }
-        (keys, latency)
-    }
-}
 
 /// What a hedged call reads: its resolved keys (borrowed, so that finding out whether a call
 /// hedges costs a look at one field), and for a percentile the estimate.

@@ -5,7 +5,7 @@ use crate::breaker::CircuitBreaker;
 use crate::bucket::TokenBucket;
 use crate::budget::RetryBudget;
 use crate::config::{self, Settings};
-use crate::hedge::{Hedge, Hedging, Latency};
+use crate::hedge::{Hedge, Latency};
 use crate::limiter::RateLimiter;
 use crate::policy::Keys;
 use std::sync::atomic::AtomicBool;
@@ -189,18 +189,6 @@ impl Site {
     #[must_use]
     pub const fn breaker(mut self, breaker: BreakerRef) -> Site {
         self.breaker = Some(breaker);
-        self
-    }
-
-    /// Hedges the function's calls (`hedge_after = ...`): a call whose attempt has not
-    /// answered within the delay starts another beside it.
-    #[must_use]
-    pub const fn hedge(mut self, hedging: Hedging) -> Site {
-        let (policy, latency) = hedging.write(self.policy);
-        self.policy = policy;
-        if latency.is_some() {
-            self.latency = latency;
-        }
         self
     }
 

@@ -5,7 +5,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 pub use retry_runtime::__private::Policy;
-use retry_runtime::__private::{BreakerRef, BudgetRef, Call, Fns, Hedging, Mode, Site, Timed};
+use retry_runtime::__private::{BreakerRef, BudgetRef, Call, Fns, Latency, Mode, Site, Timed};
 use retry_runtime::testing::{self, Overrides, Record};
 use retry_runtime::{
     CircuitBreaker, CircuitOpen, Classify, ErrorClass, RateLimiter, RetryBudget, TimedOut,
@@ -156,21 +156,22 @@ impl Client {
     }
 
     /// A client as [`Client::new`] builds it whose calls made with [`Client::call_hedged`]
-    /// hedge (`hedge_after = ...` on a `#[retry]` function).
+    /// hedge as `policy`'s hedging keys say (`hedge_after = ...` on a `#[retry]` function),
+    /// a percentile with `latency`.
     pub fn hedged(
         name: &'static str,
         policy: Policy,
         strategy: Strategy,
-        hedging: Hedging,
+        latency: Option<&'static Latency>,
     ) -> Client {
-        Client::build(name, policy, strategy, Some(hedging))
+        Client::build(name, policy, strategy, latency)
     }
 
     fn build(
         name: &'static str,
         policy: Policy,
         strategy: Strategy,
-        hedging: Option<Hedging>,
+        latency: Option<&'static Latency>,
     ) -> Client {
         let mode = if strategy == Strategy::Adaptive {
             Mode::Adaptive
@@ -205,8 +206,8 @@ impl Client {
             Some(b) => site.breaker(b),
             None => site,
         };
-        let site = match hedging {
-            Some(h) => site.hedge(h),
+        let site = match latency {
+            Some(l) => site.latency(l),
             None => site,
         };
         // One site per client, for the life of the simulation (a `#[retry]` function's is a

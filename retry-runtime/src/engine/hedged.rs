@@ -19,23 +19,19 @@
 //! `max_in_flight`), more boxed. A call whose first attempt answers before the hedge delay
 //! allocates nothing, and one that answers on its first poll registers no timer.
 
-use super::{
-    Call, Cutoff, Judge, Refuse, RetryResult, SendToken, Settled, Timer, book_extras, decide,
-};
+use super::{Call, Cutoff, Judge, Refuse, RetryResult, SendToken, Settled, Timer, admit, decide};
 use crate::ambient::{self, Env};
 use crate::breaker::{Admit, Pass};
 use crate::bucket::TokenBucket;
-use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
+use crate::classify::{ErrorClass, TimeoutKind};
 use crate::context::Frame;
 use crate::event::RetryEvent;
 use crate::hedge::Hedge;
-use crate::limiter::send_cost;
 use crate::observe;
 use core::future::{Future, poll_fn};
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll, ready};
 use decide::AfterError;
-use rand::RngExt;
 use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
@@ -74,12 +70,35 @@ struct Ended<O> {
     out: O,
 }
 
-/// The attempts in flight: two in place, more boxed.
+/// The attempts in flight: two in place, more boxed. Dropped with the call (its caller
+/// dropped it, or it panicked), it gives back the tokens its attempts held.
 struct Flights<'s, 'a, A> {
     first: Pin<&'s mut Option<Flight<'a, A>>>,
     second: Pin<&'s mut Option<Flight<'a, A>>>,
     more: Vec<Pin<Box<Option<Flight<'a, A>>>>>,
     count: u32,
+    bucket: &'a TokenBucket,
+}
+
+impl<A> Drop for Flights<'_, '_, A> {
+    fn drop(&mut self) {
+        if self.count == 0 {
+            // Ended (or cancelled): nothing is held.
+            return;
+        }
+        let more = self.more.iter().map(|s| s.as_ref().get_ref());
+        let held: u32 = [
+            self.first.as_ref().get_ref(),
+            self.second.as_ref().get_ref(),
+        ]
+        .into_iter()
+        .chain(more)
+        .filter_map(|f| f.as_ref().map(|f| f.meta.cost))
+        .sum();
+        if held > 0 {
+            self.bucket.deposit(held);
+        }
+    }
 }
 
 impl<'a, A: Future> Flights<'_, 'a, A> {
@@ -128,7 +147,7 @@ impl<'a, A: Future> Flights<'_, 'a, A> {
         .filter_map(|f| f.as_ref().map(|f| &f.frame))
     }
 
-    /// Drops every attempt in flight.
+    /// Drops every attempt in flight: they lost, and their costs stay out.
     fn cancel(&mut self) {
         self.first.set(None);
         self.second.set(None);
@@ -156,20 +175,6 @@ fn poll_slot<A: Future>(
     };
     slot.set(None);
     Poll::Ready(ended)
-}
-
-/// The tokens the attempts in flight hold, given back if the call is dropped (or panics).
-struct Ledger<'b> {
-    bucket: &'b TokenBucket,
-    held: u32,
-}
-
-impl Drop for Ledger<'_> {
-    fn drop(&mut self) {
-        if self.held > 0 {
-            self.bucket.deposit(self.held);
-        }
-    }
 }
 
 /// What the call knows about hedging so far.
@@ -217,12 +222,9 @@ where
             second: pin!(None),
             more: Vec::new(),
             count: 0,
+            bucket: self.frame.r.bucket,
         };
         let mut timer: Pin<&mut Option<Sleep>> = pin!(None);
-        let mut ledger = Ledger {
-            bucket: self.frame.r.bucket,
-            held: 0,
-        };
         let mut state = State {
             stopped: hedging.is_none(),
             booked: false,
@@ -247,7 +249,6 @@ where
             let pass = std::mem::take(&mut self.gate.pass);
             self.count_attempt();
             let started = latency.map(|_| Instant::now());
-            ledger.held += cost;
             flights.start(self.launch(&mut attempt, started, cost, pass));
             state.due = hedging.map(|_| Due::After(started));
 
@@ -292,15 +293,7 @@ where
                         if let Some(h) = hedging {
                             let a = &ambient::current();
                             state.due = self
-                                .hedge(
-                                    &h,
-                                    &mut state,
-                                    &mut flights,
-                                    &mut ledger,
-                                    &mut attempt,
-                                    None,
-                                    a,
-                                )
+                                .hedge(&h, &mut state, &mut flights, &mut attempt, None, a)
                                 .map(Due::At);
                         }
                         continue;
@@ -317,20 +310,24 @@ where
                 if nested {
                     self.frame.mark_nested_retried();
                 }
-                // The attempt's cost leaves the ledger: given back below if it wins, spent if
-                // it failed.
-                ledger.held -= meta.cost;
                 let (out, timed_out) = match K::outcome(out) {
                     Some(out) => (out, false),
-                    None => (self.flight_timed_out(number, meta.kind), true),
+                    None => {
+                        let kind = meta.kind.unwrap_or(TimeoutKind::Deadline);
+                        (self.cut_off(number, kind), true)
+                    }
                 };
                 let Err(err) = out.as_result() else {
                     if let (Some(latency), Some(started)) = (latency, meta.started) {
                         latency.record(started.elapsed());
                     }
-                    self.won(meta, !state.booked);
-                    // The others lose: their costs stay out.
-                    ledger.held = 0;
+                    // Its cost goes back (or, for an attempt that cost nothing, the bucket's
+                    // reward); the others lose, and theirs stay out.
+                    if meta.cost > 0 {
+                        self.retrying().held = meta.cost;
+                    }
+                    self.gate.pass = meta.pass;
+                    self.book_success_as(!state.booked);
                     flights.cancel();
                     return out;
                 };
@@ -371,20 +368,19 @@ where
                     self.plugs.class(err)
                 };
                 if self.frame.r.extras {
-                    book_extras(self.frame.r, !state.booked, Some(class), meta.pass);
+                    self.gate.pass = meta.pass;
+                    self.book_end_as(!state.booked, Some(class));
                 }
                 state.booked = true;
                 self.retrying().after_throttle = class == ErrorClass::Throttling;
                 match decide::after_error(class, false, self.idempotent) {
                     AfterError::Retry => {}
                     AfterError::Return => {
-                        ledger.held = 0;
                         flights.cancel();
                         return out;
                     }
                     AfterError::EndEarly(why) => {
                         self.ended_early(a, number, Some(class), why);
-                        ledger.held = 0;
                         flights.cancel();
                         return out;
                     }
@@ -392,15 +388,9 @@ where
                 if let Some(h) = hedging {
                     // A failure lets the next hedge start at once.
                     let trigger = Some((class, &out));
-                    if let Some(at) = self.hedge(
-                        &h,
-                        &mut state,
-                        &mut flights,
-                        &mut ledger,
-                        &mut attempt,
-                        trigger,
-                        a,
-                    ) {
+                    if let Some(at) =
+                        self.hedge(&h, &mut state, &mut flights, &mut attempt, trigger, a)
+                    {
                         state.due = Some(Due::At(at));
                     }
                 }
@@ -444,8 +434,7 @@ where
         in_flight: u32,
         now: Instant,
     ) -> Option<Instant> {
-        let max = ambient::current().max_attempts(self.frame.r.settings.max_attempts);
-        if state.stopped || self.frame.number >= max || in_flight >= h.max_in_flight() {
+        if !self.may_hedge(h, state, in_flight, &ambient::current()) {
             return None;
         }
         let at = now.checked_add(h.delay())?;
@@ -455,15 +444,20 @@ where
         }
     }
 
+    /// Whether another attempt may start beside `in_flight` others: hedging not stopped,
+    /// attempts left, room in flight.
+    fn may_hedge(&self, h: &Hedge<'_>, state: &State, in_flight: u32, a: &Env) -> bool {
+        let max = a.max_attempts(self.frame.r.settings.max_attempts);
+        !state.stopped && self.frame.number < max && in_flight < h.max_in_flight()
+    }
+
     /// Starts a hedge now if the call may (`trigger`: the failure that starts it at once, or
     /// `None` after the hedge delay), paying its cost. Returns when the next one starts.
-    #[allow(clippy::too_many_arguments)]
     fn hedge<F, Fut>(
         &mut self,
         h: &Hedge<'_>,
         state: &mut State,
         flights: &mut Flights<'_, 'a, K::Attempt<Fut>>,
-        ledger: &mut Ledger<'_>,
         attempt: &mut F,
         trigger: Option<(ErrorClass, &R)>,
         a: &Env,
@@ -472,12 +466,11 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = R>,
     {
-        let max = a.max_attempts(self.frame.r.settings.max_attempts);
-        if state.stopped || self.frame.number >= max || flights.count >= h.max_in_flight() {
+        if !self.may_hedge(h, state, flights.count, a) {
             return None;
         }
         let now = Instant::now();
-        if self.reaches_deadline(Duration::ZERO) {
+        if self.frame.deadline.is_some_and(|d| now >= d) {
             return None;
         }
         let r = self.frame.r;
@@ -491,13 +484,7 @@ where
         }
         // In adaptive mode, a send token: a hedge waits for none, it starts later.
         if r.settings.mode == crate::policy::Mode::Adaptive && r.limiter.is_enabled() {
-            let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
-            let cost = send_cost(self.frame.number + 1, after_throttle);
-            let draw = || a.draw(|rng| rng.random::<f64>());
-            match r
-                .limiter
-                .try_send(cost, now, self.frame.deadline, false, draw)
-            {
+            match self.look_at_limiter(a, now, self.frame.deadline, false) {
                 Ok(None) => {}
                 Ok(Some(wait)) => return now.checked_add(wait),
                 Err(()) => {
@@ -515,11 +502,7 @@ where
         // The breaker's leave.
         let mut pass = Pass::None;
         if let Some(breaker) = r.breaker {
-            let (admit, change) = breaker.admit(now);
-            if let Some(change) = change {
-                observe::breaker_changed(r, change);
-            }
-            match admit {
+            match admit(r, breaker, now) {
                 Admit::Go(p) => pass = p,
                 Admit::Refused(_) => {
                     r.bucket.deposit(cost);
@@ -531,7 +514,6 @@ where
         if let Some(budget) = r.budget {
             budget.count_retry(now);
         }
-        ledger.held += cost;
         self.count_attempt();
 
         // Every attempt of the call shares one invocation id.
@@ -556,35 +538,5 @@ where
         observe::hedged(&self.frame, a, in_flight, trigger.map(|(c, _)| c), delay);
         flights.start(self.launch(attempt, Some(now), cost, pass));
         self.next_hedge(h, state, flights.count, now)
-    }
-
-    /// A success ends the call: its cost goes back (or, for an attempt that cost nothing, the
-    /// bucket's reward), and adaptive mode, a budget and a breaker book it.
-    fn won(&mut self, meta: Meta, first: bool) {
-        if meta.cost > 0 || self.retrying.is_some() {
-            self.retrying().held = meta.cost;
-            self.book_retry_success();
-        } else {
-            self.frame.r.bucket.reward();
-        }
-        if self.frame.r.extras {
-            book_extras(self.frame.r, first, None, meta.pass);
-        }
-    }
-
-    /// The error of attempt `n`, which `kind` cut off.
-    #[cold]
-    fn flight_timed_out(&self, n: u32, kind: Option<TimeoutKind>) -> R {
-        let kind = kind.unwrap_or(TimeoutKind::Deadline);
-        let limit = match kind {
-            TimeoutKind::Attempt => self
-                .frame
-                .r
-                .policy
-                .attempt_timeout_for(n)
-                .unwrap_or_default(),
-            TimeoutKind::Deadline => self.deadline_limit(),
-        };
-        self.timer.timed_out(TimedOut::new(kind, limit, n))
     }
 }

@@ -344,20 +344,11 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             return SendToken::Go;
         }
         let n = self.frame.number + 1;
-        let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
-        let cost = send_cost(n, after_throttle);
-        let now = Instant::now();
         let a = &ambient::current();
-        if a.skips_waits() {
-            // Instant retries wait for nothing, send tokens included.
-            limiter.take_without_waiting(cost, now);
-            return SendToken::Go;
-        }
-        let draw = || a.draw(|rng| rng.random::<f64>());
         // Only a function with timers can end with the deadline's error; an untimed call
         // inside an outer attempt is cut off by that attempt's timer.
         let deadline = if K::TIMED { self.frame.deadline } else { None };
-        match limiter.try_send(cost, now, deadline, self.gate.lost, draw) {
+        match self.look_at_limiter(a, Instant::now(), deadline, self.gate.lost) {
             Ok(None) => {
                 self.gate.lost = false;
                 SendToken::Go
@@ -382,6 +373,28 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         }
     }
 
+    /// One look at the rate limiter (enabled) for the next attempt's send token at `now`, as
+    /// [`RateLimiter::try_send`](crate::limiter::RateLimiter) answers (`lost`: this call looked
+    /// before and lost its tokens to another). Instant retries wait for nothing, send tokens
+    /// included.
+    fn look_at_limiter(
+        &self,
+        a: &Env,
+        now: Instant,
+        deadline: Option<Instant>,
+        lost: bool,
+    ) -> Result<Option<Duration>, ()> {
+        let limiter = self.frame.r.limiter;
+        let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
+        let cost = send_cost(self.frame.number + 1, after_throttle);
+        if a.skips_waits() {
+            limiter.take_without_waiting(cost, now);
+            return Ok(None);
+        }
+        let draw = || a.draw(|rng| rng.random::<f64>());
+        limiter.try_send(cost, now, deadline, lost, draw)
+    }
+
     /// The breaker's leave for the next attempt: `Some` is the call's outcome when it is
     /// refused.
     #[inline]
@@ -389,11 +402,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     where
         J: Refuse<R>,
     {
-        let (admit, change) = breaker.admit(Instant::now());
-        if let Some(change) = change {
-            observe::breaker_changed(self.frame.r, change);
-        }
-        match admit {
+        match admit(self.frame.r, breaker, Instant::now()) {
             Admit::Go(pass) => {
                 self.gate.pass = pass;
                 None
@@ -518,11 +527,23 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     where
         K: Timer<R>,
     {
-        let n = self.frame.number;
-        let policy = &self.frame.r.policy;
         let kind = self.cutoff.fire();
+        self.cut_off(self.frame.number, kind)
+    }
+
+    /// The error of attempt `n`, which the limit `kind` cut off.
+    #[cold]
+    fn cut_off(&self, n: u32, kind: TimeoutKind) -> R
+    where
+        K: Timer<R>,
+    {
         let limit = match kind {
-            TimeoutKind::Attempt => policy.attempt_timeout_for(n).unwrap_or_default(),
+            TimeoutKind::Attempt => self
+                .frame
+                .r
+                .policy
+                .attempt_timeout_for(n)
+                .unwrap_or_default(),
             TimeoutKind::Deadline => self.deadline_limit(),
         };
         self.timer.timed_out(TimedOut::new(kind, limit, n))
@@ -532,21 +553,43 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// in adaptive mode, tell the limiter; with a budget, count it.
     #[inline]
     fn book_success(&mut self) {
+        self.reward_or_refund();
+        if self.frame.r.extras {
+            self.book_end(None);
+        }
+    }
+
+    /// [`book_success`](Self::book_success), `first`: the call's first attempt to end (a
+    /// hedged call's first to end need not be its attempt 1).
+    fn book_success_as(&mut self, first: bool) {
+        self.reward_or_refund();
+        if self.frame.r.extras {
+            self.book_end_as(first, None);
+        }
+    }
+
+    /// A success gives back the cost of the retry it was, or rewards an attempt that cost
+    /// nothing.
+    #[inline]
+    fn reward_or_refund(&mut self) {
         if self.retrying.is_none() {
             self.frame.r.bucket.reward();
         } else {
             self.book_retry_success();
-        }
-        if self.frame.r.extras {
-            self.book_end(None);
         }
     }
 
     /// What adaptive mode, a budget and a breaker book for the attempt that ended (see
     /// [`book_extras`]); the attempt's pass through the breaker is used up.
     fn book_end(&mut self, failure: Option<ErrorClass>) {
+        self.book_end_as(self.frame.number == 1, failure);
+    }
+
+    /// [`book_end`](Self::book_end), `first`: the call's first attempt to end.
+    #[inline]
+    fn book_end_as(&mut self, first: bool, failure: Option<ErrorClass>) {
         let pass = std::mem::take(&mut self.gate.pass);
-        book_extras(self.frame.r, self.frame.number == 1, failure, pass);
+        book_extras(self.frame.r, first, failure, pass);
     }
 
     #[cold]
@@ -630,6 +673,17 @@ fn book_extras(r: &Resolved<'_>, first: bool, failure: Option<ErrorClass>, pass:
             observe::breaker_changed(r, change);
         }
     }
+}
+
+/// `breaker`'s leave for an attempt of `r`'s function at `now`; a change of state it makes is
+/// reported.
+#[inline]
+fn admit(r: &Resolved<'_>, breaker: &CircuitBreaker, now: Instant) -> Admit {
+    let (admit, change) = breaker.admit(now);
+    if let Some(change) = change {
+        observe::breaker_changed(r, change);
+    }
+    admit
 }
 
 /// What [`Call::send_token`] found.

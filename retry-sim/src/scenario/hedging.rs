@@ -30,7 +30,7 @@
 //! leaf ([`Faults`]).
 
 use crate::sim::{self, Client, Rng, SimError, Strategy};
-use retry_runtime::__private::{HedgeAfter, Hedging, Latency};
+use retry_runtime::__private::{HedgeSpec, Latency, Policy};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
@@ -129,23 +129,24 @@ impl Variant {
         format!("\"{}\"", self.name())
     }
 
-    fn hedging(&self) -> Option<(Hedging, Option<&'static Latency>)> {
-        let h = match self.hedge {
+    /// `policy` with this variant's hedging keys, and for a percentile the frontend's latency
+    /// estimate; `None` for no hedging.
+    fn hedging(&self, policy: Policy) -> Option<(Policy, Option<&'static Latency>)> {
+        let (policy, latency) = match self.hedge {
             Hedge::Never => return None,
-            Hedge::Fixed(d) => (Hedging::new(HedgeAfter::Fixed(d)), None),
+            Hedge::Fixed(d) => (policy.hedge_after(HedgeSpec::Fixed(d)), None),
             Hedge::Percentile(p) => {
                 // One estimate per frontend, for the life of the simulation (a `#[retry]`
                 // function's is a `static`).
                 let latency: &'static Latency = Box::leak(Box::new(Latency::new()));
-                (
-                    Hedging::new(HedgeAfter::Percentile(p, latency))
-                        .min_hedge_after(MIN_HEDGE_AFTER)
-                        .max_hedge_after(MAX_HEDGE_AFTER),
-                    Some(latency),
-                )
+                let policy = policy
+                    .hedge_after(HedgeSpec::Percentile(p))
+                    .min_hedge_after(MIN_HEDGE_AFTER)
+                    .max_hedge_after(MAX_HEDGE_AFTER);
+                (policy, Some(latency))
             }
         };
-        Some((h.0.max_in_flight(self.max_in_flight), h.1))
+        Some((policy.max_in_flight(self.max_in_flight), latency))
     }
 }
 
@@ -768,9 +769,12 @@ async fn simulate(config: Config, variant: Variant) -> Summary {
     let frontends: Vec<Rc<Frontend>> = (0..config.frontends)
         .map(|_| {
             let policy = sim::aws_standard();
-            let (client, latency) = match variant.hedging() {
+            let (client, latency) = match variant.hedging(policy) {
                 None => (Client::new("leaf", policy, variant.bucket), None),
-                Some((h, latency)) => (Client::hedged("leaf", policy, variant.bucket, h), latency),
+                Some((policy, latency)) => (
+                    Client::hedged("leaf", policy, variant.bucket, latency),
+                    latency,
+                ),
             };
             let full = client.bucket().available();
             Rc::new(Frontend {
