@@ -1,5 +1,5 @@
 //! What the retry loop tells a tracing subscriber and a metrics exporter, on tokio's paused
-//! clock: one DEBUG event per retry, one WARN event for each way of giving up early, one event
+//! clock: one DEBUG event per retry (and per hedge), one WARN event for each way of giving up early, one event
 //! per circuit breaker transition, and the levels of the buckets, limiters and breakers.
 
 mod capture;
@@ -266,4 +266,28 @@ async fn one_event_per_breaker_transition() {
     );
     // A refused call is not a WARN of its own: the transition to open was.
     assert_eq!(capture.of("retry", Level::WARN).len(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_debug_event_per_hedge() {
+    #[retry(hedge_after = "10ms", max_attempts = 3, partition = "observe-hedged")]
+    async fn slow_read(script: &util::Script) -> Result<u32, TestError> {
+        script.attempt().await
+    }
+
+    let (capture, _guard) = capture();
+    let s = util::Script::new([util::Hang, util::LateOk(Duration::from_millis(5), 2)]);
+    assert_eq!(slow_read(&s).await, Ok(2));
+    let events = capture.of("retry", Level::DEBUG);
+    assert_eq!(events.len(), 1, "one hedge, no retry");
+    let e = &events[0];
+    assert_eq!(e.field("message"), "hedging: another attempt in flight");
+    assert_eq!(e.field("function"), "slow_read");
+    assert_eq!(e.field("partition"), "observe-hedged");
+    assert_eq!(e.field("attempt"), "2");
+    assert_eq!(e.field("in_flight"), "2");
+    assert_eq!(e.field("class"), "none");
+    assert_eq!(e.field("delay_ms"), "10.0");
+    // The partition's bucket after the hedge's cost.
+    assert_eq!(e.field("tokens"), "495");
 }
