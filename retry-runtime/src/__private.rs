@@ -14,7 +14,7 @@ pub use crate::engine::{
 pub use crate::event::RetryEvent;
 pub use crate::hedge::Latency;
 pub use crate::partition::{BreakerRef, BudgetRef, Site};
-pub use crate::policy::{HedgeSpec, Jitter, Keys as Policy, Mode};
+pub use crate::policy::{HedgeSpec, Jitter, Keys, Keys as Policy, Mode};
 pub use core::ops::ControlFlow;
 pub use std::thread::sleep as thread_sleep;
 pub use std::time::Duration;
