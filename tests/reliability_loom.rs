@@ -1,5 +1,5 @@
 //! The loom models of the retry bucket, the rate limiter, the budget's counters and the circuit
-//! breaker (`retry-runtime/src/loom/models.rs`)
+//! breaker (each in its module's `loom` tests under `retry-runtime/src/protect/`)
 //! need the whole runtime built against loom's primitives, which is a build of its own
 //! (`--cfg retry_loom`, in `target/loom`). This test runs that build, so `cargo test` runs the
 //! models too, and checks that every model ran and passed:
@@ -14,17 +14,17 @@ use std::process::Command;
 
 /// The models, by the name of their test function.
 const MODELS: [&str; 11] = [
-    "breaker::loom_racing_failures_open_it_once",
-    "breaker::loom_a_half_open_breaker_lets_out_at_most_its_probes",
-    "breaker::loom_a_failed_probe_wins_over_a_racing_success",
-    "budget::loom_a_late_add_never_turns_a_slot_back",
-    "bucket::loom_concurrent_takes_and_refunds_conserve_tokens",
-    "bucket::loom_two_takes_on_a_short_bucket_never_overdraw",
-    "bucket::loom_rewards_racing_a_refund_clip_at_capacity",
-    "bucket::loom_a_take_racing_a_refill_sees_its_tokens",
-    "limiter::loom_two_senders_never_take_the_same_token",
-    "limiter::loom_a_throttle_racing_a_send_leaves_the_limiter_enabled_at_the_throttled_rate",
-    "limiter::loom_concurrent_updates_and_a_send_are_each_atomic",
+    "protect::breaker::loom::loom_racing_failures_open_it_once",
+    "protect::breaker::loom::loom_a_half_open_breaker_lets_out_at_most_its_probes",
+    "protect::breaker::loom::loom_a_failed_probe_wins_over_a_racing_success",
+    "protect::window::loom::loom_a_late_add_never_turns_a_slot_back",
+    "protect::bucket::loom::loom_concurrent_takes_and_refunds_conserve_tokens",
+    "protect::bucket::loom::loom_two_takes_on_a_short_bucket_never_overdraw",
+    "protect::bucket::loom::loom_rewards_racing_a_refund_clip_at_capacity",
+    "protect::bucket::loom::loom_a_take_racing_a_refill_sees_its_tokens",
+    "protect::limiter::loom::loom_two_senders_never_take_the_same_token",
+    "protect::limiter::loom::loom_a_throttle_racing_a_send_leaves_the_limiter_enabled_at_the_throttled_rate",
+    "protect::limiter::loom::loom_concurrent_updates_and_a_send_are_each_atomic",
 ];
 
 #[test]
@@ -45,7 +45,7 @@ fn every_loom_model_passes() {
         "the loom models failed:\n{stdout}\n{stderr}"
     );
     for model in MODELS {
-        let line = format!("loom::models::{model} ... ok");
+        let line = format!("{model} ... ok");
         assert!(stdout.contains(&line), "{model} did not pass:\n{stdout}");
     }
     assert!(

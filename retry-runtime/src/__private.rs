@@ -2,19 +2,19 @@
 
 pub use crate::__retry_loop as retry_loop;
 pub use crate::__retry_loop_blocking as retry_loop_blocking;
-pub use crate::breaker::{CircuitBreaker, CircuitOpen};
-pub use crate::bucket::TokenBucket;
-pub use crate::budget::RetryBudget;
 pub use crate::classify::{Classify, ErrorClass, TimedOut};
 pub use crate::engine::{
     ByTrait, Call, Classifier, Fns, FromCircuitOpen, FromTimedOut, IntoErrorClass, Judge,
     NoBreaker, Plugs, Refuse, RetryResult, ReturnsResult, SendToken, Settled, Timed, Timer,
     TimerKind, Untimed,
 };
-pub use crate::event::RetryEvent;
 pub use crate::hedge::Latency;
-pub use crate::partition::{BreakerRef, BudgetRef, Site};
-pub use crate::policy::{HedgeSpec, Jitter, Keys, Keys as Policy, Mode};
+pub use crate::observe::event::RetryEvent;
+pub use crate::protect::breaker::{CircuitBreaker, CircuitOpen};
+pub use crate::protect::bucket::TokenBucket;
+pub use crate::protect::budget::RetryBudget;
+pub use crate::spec::site::{BreakerRef, BudgetRef, Site};
+pub use crate::spec::{HedgeSpec, Jitter, Keys, Keys as Policy, Mode};
 pub use core::ops::ControlFlow;
 pub use std::thread::sleep as thread_sleep;
 pub use std::time::Duration;
@@ -201,8 +201,8 @@ pub fn repeat(again: bool) -> bool {
 
 /// The shared state's own steps, for the workspace's benchmarks of the bucket and the limiter.
 pub mod shared {
-    use crate::bucket::TokenBucket;
-    use crate::limiter::RateLimiter;
+    use crate::protect::bucket::TokenBucket;
+    use crate::protect::limiter::RateLimiter;
     use tokio::time::Instant;
 
     /// Takes a retry's `cost` from `bucket` at `now`, as the engine does; `false` if short.

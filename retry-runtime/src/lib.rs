@@ -192,56 +192,48 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod ambient;
-mod backoff;
-mod breaker;
-mod bucket;
-mod budget;
+mod attempt;
 mod classify;
-mod closure;
 pub mod config;
-mod context;
 mod engine;
-mod event;
 mod hedge;
-mod id;
-mod latency;
-mod limiter;
-mod loom;
-#[cfg(feature = "metrics")]
-pub mod meters;
+mod integrations;
 mod observe;
-mod partition;
 mod policy;
-mod report;
+mod protect;
+mod spec;
+pub mod testing;
+
 /// The plug types of a [`Policy`]: how it classifies, polls and reports, named in its type.
 pub mod plug {
-    pub use crate::closure::{
-        BreakerPlug, ClassifyFn, HintFn, Hook, NoHint, NoHook, NoRepeat, Repeat, WithBreaker,
-    };
     pub use crate::engine::{
         ByTrait, Classifier, FromCircuitOpen, FromTimedOut, IntoErrorClass, NoBreaker, Refuse,
     };
+    pub use crate::policy::{
+        BreakerPlug, ClassifyFn, HintFn, Hook, NoHint, NoHook, NoRepeat, Repeat, WithBreaker,
+    };
 }
-pub mod testing;
-#[cfg(feature = "tower")]
-pub mod tower;
-pub mod wire;
 
 #[doc(hidden)]
 pub mod __private;
 
-pub use breaker::{BreakerState, CircuitBreaker, CircuitOpen};
-pub use bucket::TokenBucket;
-pub use budget::RetryBudget;
-#[cfg(feature = "reqwest")]
-pub use classify::reqwest;
+pub use attempt::{Attempt, InvocationId};
 pub use classify::{Classify, ErrorClass, TimedOut, TimeoutKind};
 pub use classify::{aws, hint};
-pub use closure::{Policy, PolicyError};
-pub use context::{Attempt, InvocationId, attempt};
-pub use event::RetryEvent;
-pub use limiter::RateLimiter;
-pub use partition::Partition;
-pub use policy::{Jitter, Mode};
+pub use engine::frame::attempt;
+#[cfg(feature = "reqwest")]
+pub use integrations::reqwest;
+#[cfg(feature = "tower")]
+pub use integrations::tower;
+pub use integrations::wire;
+pub use observe::event::RetryEvent;
+#[cfg(feature = "metrics")]
+pub use observe::meters;
+pub use policy::{Policy, PolicyError};
+pub use protect::breaker::{BreakerState, CircuitBreaker, CircuitOpen};
+pub use protect::bucket::TokenBucket;
+pub use protect::budget::RetryBudget;
+pub use protect::limiter::RateLimiter;
+pub use protect::partition::Partition;
 pub use retry_macros::retry;
+pub use spec::{Jitter, Mode};

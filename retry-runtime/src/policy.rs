@@ -1,617 +1,632 @@
-//! One function's retry settings, built by `const fn` so the expansion of `#[retry]` can keep
-//! them in a `static`.
+//! The engine without the attribute: a [`Policy`] value whose [`retry`](Policy::retry) runs a
+//! closure's attempts with the same loop, the same shared state and the same semantics as a
+//! `#[retry]` function.
 
-pub use crate::backoff::Jitter;
-use crate::backoff::grow;
+use crate::classify::{ErrorClass, TimedOut};
+use crate::engine::{
+    ByTrait, Call, Classifier, FromCircuitOpen, FromTimedOut, IntoErrorClass, NoBreaker, Refuse,
+    Timed,
+};
+use crate::observe::event::RetryEvent;
+use crate::protect::breaker::{CircuitBreaker, CircuitOpen};
+use crate::protect::bucket::TokenBucket;
+use crate::protect::budget::RetryBudget;
+use crate::protect::limiter::RateLimiter;
+use crate::protect::partition::Partition;
+use crate::spec::HedgeSpec;
+use crate::spec::site::{BreakerRef, Site};
+use crate::spec::{Jitter, Keys, Mode};
+use core::future::Future;
+use std::fmt;
 use std::time::Duration;
 
-/// The retry mode: AWS "standard" (token bucket) or "adaptive" (token bucket plus a client-side
-/// rate limiter).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// Exponential backoff with jitter, bounded by the partition's retry token bucket.
-    Standard,
-    /// Standard, plus a CUBIC rate limiter that may delay any attempt, first ones included.
-    Adaptive,
+/// A retry policy as a value: the attribute's keys as `const fn` builders, with the same
+/// defaults, and [`retry`](Self::retry) to run a closure under it.
+///
+/// ```
+/// use retry_runtime::{ErrorClass, Policy};
+/// use std::time::Duration;
+///
+/// // Built once (a `static`, or from configuration), shared by every call: its retry bucket
+/// // is shared too, as a `#[retry]` function's is.
+/// static FETCH: Policy = Policy::new()
+///     .max_attempts(4)
+///     .initial_backoff(Duration::from_millis(100))
+///     .deadline(Duration::from_secs(5));
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let mut calls = 0;
+/// let out: Result<u32, std::io::Error> = FETCH
+///     .retry(|| {
+///         calls += 1;
+///         let n = calls;
+///         async move {
+///             if n < 3 {
+///                 Err(std::io::ErrorKind::ConnectionReset.into())
+///             } else {
+///                 Ok(n)
+///             }
+///         }
+///     })
+///     .await;
+/// assert_eq!(out.unwrap(), 3);
+///
+/// // Built where it is used, with a classifier of its own.
+/// let polled = Policy::new()
+///     .max_attempts(2)
+///     .classify(|e: &String| if e == "busy" { ErrorClass::Throttling } else { ErrorClass::Permanent })
+///     .retry(|| async { Err::<(), _>("busy".to_string()) })
+///     .await;
+/// assert!(polled.is_err());
+/// # }
+/// ```
+///
+/// The closure makes one attempt's future each time it is called; inside it,
+/// [`attempt()`](crate::attempt) tells which attempt it is. The closure's error type `E` is
+/// classified by its [`Classify`](crate::Classify) impl, or by [`classify`](Self::classify);
+/// and since a policy may carry timeouts (from the environment or a config file too), `E` must
+/// be able to represent one: `From<TimedOut>`, which `std::io::Error`, `anyhow::Error`,
+/// `Box<dyn Error + Send + Sync>`, `String` and `tonic::Status` have.
+///
+/// A policy without a partition or a bucket of its own has its own retry bucket and rate
+/// limiter, shared by the calls made through that value: build it once and keep it (a
+/// `static`, a field, an `Arc`) for the bucket to bound a fleet's retries; a policy built for
+/// each call starts each call with a full bucket.
+pub struct Policy<C = ByTrait, P = NoRepeat, O = NoHook, B = NoBreaker> {
+    site: Site,
+    idempotent: bool,
+    classify: C,
+    repeat: P,
+    on_retry: O,
+    breaker: B,
 }
 
-impl Mode {
-    /// The mode's name as the attribute, the environment and the config file write it.
+impl Policy {
+    /// The attribute's defaults: 3 attempts, backoff from 1 s doubling to 20 s with full
+    /// jitter, no timeouts, standard mode, idempotent, classified by `Classify`.
     #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Mode::Standard => "standard",
-            Mode::Adaptive => "adaptive",
-        }
-    }
-
-    /// Parses `"standard"` or `"adaptive"` (ASCII case-insensitive, surrounding spaces ignored).
-    #[must_use]
-    pub fn parse(s: &str) -> Option<Mode> {
-        let s = s.trim();
-        if s.eq_ignore_ascii_case("standard") {
-            Some(Mode::Standard)
-        } else if s.eq_ignore_ascii_case("adaptive") {
-            Some(Mode::Adaptive)
-        } else {
-            None
-        }
-    }
-}
-
-/// When a hedge starts: a fixed delay, or a percentile (50, 90, 95 or 99) of the function's
-/// own latency.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HedgeSpec {
-    /// A fixed delay.
-    Fixed(Duration),
-    /// A percentile of the latency of the function's recent successful attempts.
-    Percentile(u8),
-}
-
-/// The default of `max_in_flight`: the attempt and one hedge.
-pub(crate) const DEFAULT_MAX_IN_FLIGHT: u32 = 2;
-/// The default of `min_hedge_after`.
-pub(crate) const DEFAULT_MIN_HEDGE_AFTER: Duration = Duration::from_millis(1);
-/// The default of `max_hedge_after`.
-pub(crate) const DEFAULT_MAX_HEDGE_AFTER: Duration = Duration::from_secs(1);
-
-/// The settings of one `#[retry]` function. Every field has the mode default until a builder
-/// method sets it; `mode` and `max_attempts` remember whether the attribute wrote them, because
-/// the environment and the config file may set them only when it did not.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Keys {
-    pub(crate) mode: Option<Mode>,
-    pub(crate) max_attempts: Option<u32>,
-    /// The backoff bounds in effect (a default yields to the other bound written alone).
-    initial_backoff: Duration,
-    pub(crate) multiplier: f64,
-    max_backoff: Duration,
-    /// Which keys the builder set (bit `Key as u16`): the environment and the config file may
-    /// set the others.
-    written: u16,
-    pub(crate) jitter: Jitter,
-    pub(crate) attempt_timeout: Option<Duration>,
-    pub(crate) attempt_timeout_multiplier: f64,
-    pub(crate) max_attempt_timeout: Option<Duration>,
-    pub(crate) deadline: Option<Duration>,
-    pub(crate) hedge_after: Option<HedgeSpec>,
-    pub(crate) max_in_flight: u32,
-    pub(crate) min_hedge_after: Duration,
-    pub(crate) max_hedge_after: Duration,
-}
-
-/// The keys of a policy, as the attribute, the environment and the config file name them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Key {
-    Mode,
-    MaxAttempts,
-    InitialBackoff,
-    Multiplier,
-    MaxBackoff,
-    Jitter,
-    AttemptTimeout,
-    AttemptTimeoutMultiplier,
-    MaxAttemptTimeout,
-    Deadline,
-    HedgeAfter,
-    MaxInFlight,
-    MinHedgeAfter,
-    MaxHedgeAfter,
-}
-
-/// How many keys there are.
-pub(crate) const KEYS: usize = 14;
-
-impl Key {
-    /// Every key, in the order the README's table lists them.
-    pub(crate) const ALL: [Key; KEYS] = [
-        Key::Mode,
-        Key::MaxAttempts,
-        Key::InitialBackoff,
-        Key::Multiplier,
-        Key::MaxBackoff,
-        Key::Jitter,
-        Key::AttemptTimeout,
-        Key::AttemptTimeoutMultiplier,
-        Key::MaxAttemptTimeout,
-        Key::Deadline,
-        Key::HedgeAfter,
-        Key::MaxInFlight,
-        Key::MinHedgeAfter,
-        Key::MaxHedgeAfter,
-    ];
-
-    /// The key as the attribute and the config file write it.
-    pub(crate) const fn name(self) -> &'static str {
-        match self {
-            Key::Mode => "mode",
-            Key::MaxAttempts => "max_attempts",
-            Key::InitialBackoff => "initial_backoff",
-            Key::Multiplier => "multiplier",
-            Key::MaxBackoff => "max_backoff",
-            Key::Jitter => "jitter",
-            Key::AttemptTimeout => "attempt_timeout",
-            Key::AttemptTimeoutMultiplier => "attempt_timeout_multiplier",
-            Key::MaxAttemptTimeout => "max_attempt_timeout",
-            Key::Deadline => "deadline",
-            Key::HedgeAfter => "hedge_after",
-            Key::MaxInFlight => "max_in_flight",
-            Key::MinHedgeAfter => "min_hedge_after",
-            Key::MaxHedgeAfter => "max_hedge_after",
-        }
-    }
-
-    const fn bit(self) -> u16 {
-        1 << self as u16
-    }
-}
-
-/// The defaults of `mode = "standard"` (and of adaptive mode, which differs only in its limiter).
-pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 3;
-const DEFAULT_INITIAL_BACKOFF: Duration = Duration::from_secs(1);
-const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(20);
-
-impl Keys {
-    /// The AWS SDKs' standard-mode defaults: 3 attempts, 1 s initial backoff doubling up to
-    /// 20 s, full jitter, no timeouts.
-    #[must_use]
-    pub const fn new() -> Keys {
-        Keys {
-            mode: None,
-            max_attempts: None,
-            initial_backoff: DEFAULT_INITIAL_BACKOFF,
-            multiplier: 2.0,
-            max_backoff: DEFAULT_MAX_BACKOFF,
-            written: 0,
-            jitter: Jitter::Full,
-            attempt_timeout: None,
-            attempt_timeout_multiplier: 1.0,
-            max_attempt_timeout: None,
-            deadline: None,
-            hedge_after: None,
-            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
-            min_hedge_after: DEFAULT_MIN_HEDGE_AFTER,
-            max_hedge_after: DEFAULT_MAX_HEDGE_AFTER,
-        }
-    }
-
-    /// Sets the mode explicitly (the environment can no longer change it).
-    #[must_use]
-    pub const fn mode(mut self, mode: Mode) -> Keys {
-        self.mode = Some(mode);
-        self.written |= Key::Mode.bit();
-        self
-    }
-
-    /// Sets the number of attempts, the first included (the environment can no longer change it).
-    #[must_use]
-    pub const fn max_attempts(mut self, n: u32) -> Keys {
-        self.max_attempts = Some(n);
-        self.written |= Key::MaxAttempts.bit();
-        self
-    }
-
-    /// Sets the first backoff. Set alone above the default `max_backoff` (20 s), it raises
-    /// `max_backoff` to itself.
-    #[must_use]
-    pub const fn initial_backoff(mut self, d: Duration) -> Keys {
-        self.initial_backoff = d;
-        self.written |= Key::InitialBackoff.bit();
-        if !self.wrote(Key::MaxBackoff) {
-            self.max_backoff = if d.as_nanos() > DEFAULT_MAX_BACKOFF.as_nanos() {
-                d
-            } else {
-                DEFAULT_MAX_BACKOFF
-            };
-        }
-        self
-    }
-
-    /// Sets the growth factor of the backoff.
-    #[must_use]
-    pub const fn multiplier(mut self, m: f64) -> Keys {
-        self.multiplier = m;
-        self.written |= Key::Multiplier.bit();
-        self
-    }
-
-    /// Sets the cap of the backoff (before jitter), and the longest server hint obeyed. Set
-    /// alone below the default `initial_backoff` (1 s), it lowers `initial_backoff` to itself.
-    #[must_use]
-    pub const fn max_backoff(mut self, d: Duration) -> Keys {
-        self.max_backoff = d;
-        self.written |= Key::MaxBackoff.bit();
-        if !self.wrote(Key::InitialBackoff) {
-            self.initial_backoff = if d.as_nanos() < DEFAULT_INITIAL_BACKOFF.as_nanos() {
-                d
-            } else {
-                DEFAULT_INITIAL_BACKOFF
-            };
-        }
-        self
-    }
-
-    /// Sets the jitter.
-    #[must_use]
-    pub const fn jitter(mut self, j: Jitter) -> Keys {
-        self.jitter = j;
-        self.written |= Key::Jitter.bit();
-        self
-    }
-
-    /// Sets the timeout of the first attempt.
-    #[must_use]
-    pub const fn attempt_timeout(mut self, d: Duration) -> Keys {
-        self.attempt_timeout = Some(d);
-        self.written |= Key::AttemptTimeout.bit();
-        self
-    }
-
-    /// Sets the growth factor of the attempt timeout.
-    #[must_use]
-    pub const fn attempt_timeout_multiplier(mut self, m: f64) -> Keys {
-        self.attempt_timeout_multiplier = m;
-        self.written |= Key::AttemptTimeoutMultiplier.bit();
-        self
-    }
-
-    /// Sets the cap of the attempt timeout (default: the attempt timeout itself).
-    #[must_use]
-    pub const fn max_attempt_timeout(mut self, d: Duration) -> Keys {
-        self.max_attempt_timeout = Some(d);
-        self.written |= Key::MaxAttemptTimeout.bit();
-        self
-    }
-
-    /// Sets the total time for all attempts and sleeps.
-    #[must_use]
-    pub const fn deadline(mut self, d: Duration) -> Keys {
-        self.deadline = Some(d);
-        self.written |= Key::Deadline.bit();
-        self
-    }
-
-    /// Hedges the function's calls: another attempt starts beside one that has not answered
-    /// after `when`.
-    #[must_use]
-    pub const fn hedge_after(mut self, when: HedgeSpec) -> Keys {
-        self.hedge_after = Some(when);
-        self.written |= Key::HedgeAfter.bit();
-        self
-    }
-
-    /// At most `n` attempts of a hedged call at once (2 unless set).
-    #[must_use]
-    pub const fn max_in_flight(mut self, n: u32) -> Keys {
-        self.max_in_flight = n;
-        self.written |= Key::MaxInFlight.bit();
-        self
-    }
-
-    /// A percentile's hedge delay is never shorter than `d` (1 ms unless set).
-    #[must_use]
-    pub const fn min_hedge_after(mut self, d: Duration) -> Keys {
-        self.min_hedge_after = d;
-        self.written |= Key::MinHedgeAfter.bit();
-        self
-    }
-
-    /// A percentile's hedge delay is never longer than `d`, and is `d` until the estimate has
-    /// enough samples (1 s unless set).
-    #[must_use]
-    pub const fn max_hedge_after(mut self, d: Duration) -> Keys {
-        self.max_hedge_after = d;
-        self.written |= Key::MaxHedgeAfter.bit();
-        self
-    }
-
-    /// Whether the builder set `key`.
-    pub(crate) const fn wrote(&self, key: Key) -> bool {
-        self.written & key.bit() != 0
-    }
-
-    /// The value of `key` in this policy (its default where the builder did not set it; `None`
-    /// for a mode, attempt count or timeout that is not set).
-    pub(crate) fn value(&self, key: Key) -> Option<Value> {
-        Some(match key {
-            Key::Mode => Value::Mode(self.mode?),
-            Key::MaxAttempts => Value::Attempts(self.max_attempts?),
-            Key::InitialBackoff => Value::Duration(self.initial_backoff),
-            Key::Multiplier => Value::Factor(self.multiplier),
-            Key::MaxBackoff => Value::Duration(self.max_backoff),
-            Key::Jitter => Value::Jitter(self.jitter),
-            Key::AttemptTimeout => Value::Duration(self.attempt_timeout?),
-            Key::AttemptTimeoutMultiplier => Value::Factor(self.attempt_timeout_multiplier),
-            Key::MaxAttemptTimeout => Value::Duration(self.max_attempt_timeout?),
-            Key::Deadline => Value::Duration(self.deadline?),
-            Key::HedgeAfter => Value::Hedge(self.hedge_after?),
-            Key::MaxInFlight => Value::Attempts(self.max_in_flight),
-            Key::MinHedgeAfter => Value::Duration(self.min_hedge_after),
-            Key::MaxHedgeAfter => Value::Duration(self.max_hedge_after),
-        })
-    }
-
-    /// Sets `key` to `value` as its builder would (a value of another kind is ignored).
-    pub(crate) fn with(self, key: Key, value: Value) -> Keys {
-        match (key, value) {
-            (Key::Mode, Value::Mode(m)) => self.mode(m),
-            (Key::MaxAttempts, Value::Attempts(n)) => self.max_attempts(n),
-            (Key::InitialBackoff, Value::Duration(d)) => self.initial_backoff(d),
-            (Key::Multiplier, Value::Factor(f)) => self.multiplier(f),
-            (Key::MaxBackoff, Value::Duration(d)) => self.max_backoff(d),
-            (Key::Jitter, Value::Jitter(j)) => self.jitter(j),
-            (Key::AttemptTimeout, Value::Duration(d)) => self.attempt_timeout(d),
-            (Key::AttemptTimeoutMultiplier, Value::Factor(f)) => self.attempt_timeout_multiplier(f),
-            (Key::MaxAttemptTimeout, Value::Duration(d)) => self.max_attempt_timeout(d),
-            (Key::Deadline, Value::Duration(d)) => self.deadline(d),
-            (Key::HedgeAfter, Value::Hedge(h)) => self.hedge_after(h),
-            (Key::MaxInFlight, Value::Attempts(n)) => self.max_in_flight(n),
-            (Key::MinHedgeAfter, Value::Duration(d)) => self.min_hedge_after(d),
-            (Key::MaxHedgeAfter, Value::Duration(d)) => self.max_hedge_after(d),
-            _ => self,
-        }
-    }
-
-    /// Every way the values do not hold together, as the attribute's compile-time checks
-    /// would report them (empty: coherent).
-    pub(crate) fn problems(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if self.max_attempts == Some(0) {
-            out.push("max_attempts must be at least 1".to_owned());
-        }
-        for (key, m) in [
-            (Key::Multiplier, self.multiplier),
-            (
-                Key::AttemptTimeoutMultiplier,
-                self.attempt_timeout_multiplier,
-            ),
-        ] {
-            if !(m.is_finite() && m >= 1.0) {
-                out.push(format!("{} ({m}) must be a number >= 1", key.name()));
-            }
-        }
-        if let Jitter::Fraction(j) = self.jitter {
-            if !(0.0..=1.0).contains(&j) {
-                out.push(format!("the jitter fraction ({j}) must be in [0, 1]"));
-            }
-        }
-        let (initial, max) = self.backoff_bounds();
-        if max < initial {
-            out.push(format!(
-                "max_backoff ({max:?}) is below initial_backoff ({initial:?})"
-            ));
-        }
-        for (key, d) in [
-            (Key::AttemptTimeout, self.attempt_timeout),
-            (Key::MaxAttemptTimeout, self.max_attempt_timeout),
-            (Key::Deadline, self.deadline),
-        ] {
-            if d == Some(Duration::ZERO) {
-                out.push(format!("{} must be above zero", key.name()));
-            }
-        }
-        if self.attempt_timeout.is_none() {
-            for key in [Key::AttemptTimeoutMultiplier, Key::MaxAttemptTimeout] {
-                if self.wrote(key) {
-                    out.push(format!("{} needs attempt_timeout", key.name()));
-                }
-            }
-        }
-        if let (Some(t), Some(max)) = (self.attempt_timeout, self.max_attempt_timeout) {
-            if max < t {
-                out.push(format!(
-                    "max_attempt_timeout ({max:?}) is below attempt_timeout ({t:?})"
-                ));
-            }
-        }
-        if let (Some(t), Some(d)) = (self.attempt_timeout, self.deadline) {
-            if t > d {
-                out.push(format!(
-                    "attempt_timeout ({t:?}) is longer than deadline ({d:?})"
-                ));
-            }
-        }
-        out.extend(self.hedge_problems());
-        out
-    }
-
-    /// How the hedging keys do not hold together.
-    pub(crate) fn hedge_problems(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        match self.hedge_after {
-            None => {
-                for key in [Key::MaxInFlight, Key::MinHedgeAfter, Key::MaxHedgeAfter] {
-                    if self.wrote(key) {
-                        out.push(format!("{} needs hedge_after", key.name()));
-                    }
-                }
-            }
-            Some(HedgeSpec::Fixed(d)) if d.is_zero() => {
-                out.push("hedge_after must be above zero".to_owned());
-            }
-            Some(HedgeSpec::Percentile(p)) if !matches!(p, 50 | 90 | 95 | 99) => {
-                out.push(format!(
-                    "hedge_after's percentile (p{p}) is one of p50, p90, p95, p99"
-                ));
-            }
-            Some(_) => {}
-        }
-        if self.hedge_after.is_some() && self.max_in_flight < 2 {
-            out.push(format!(
-                "max_in_flight ({}) must be at least 2 to hedge",
-                self.max_in_flight
-            ));
-        }
-        if self.max_hedge_after < self.min_hedge_after {
-            out.push(format!(
-                "max_hedge_after ({:?}) is below min_hedge_after ({:?})",
-                self.max_hedge_after, self.min_hedge_after
-            ));
-        }
-        out
-    }
-
-    /// The mode written in the attribute, if any.
-    #[must_use]
-    pub const fn written_mode(&self) -> Option<Mode> {
-        self.mode
-    }
-
-    /// The attempt count written in the attribute, if any.
-    #[must_use]
-    pub const fn written_max_attempts(&self) -> Option<u32> {
-        self.max_attempts
-    }
-
-    /// The backoff bounds in effect, `(initial_backoff, max_backoff)`: where only one is set,
-    /// the other's default yields to it, so `initial_backoff` alone at 30 s also caps at 30 s.
-    #[must_use]
-    #[inline]
-    pub const fn backoff_bounds(&self) -> (Duration, Duration) {
-        (self.initial_backoff, self.max_backoff)
-    }
-
-    /// The timeout of attempt `n` (1-based) before the deadline clamps it:
-    /// `min(attempt_timeout * attempt_timeout_multiplier^(n-1), max_attempt_timeout)`.
-    #[must_use]
-    #[inline]
-    pub fn attempt_timeout_for(&self, n: u32) -> Option<Duration> {
-        let base = self.attempt_timeout?;
-        let cap = self.max_attempt_timeout.unwrap_or(base);
-        Some(grow(base, self.attempt_timeout_multiplier, n, cap))
-    }
-
-    /// The backoff after attempt `n` (1-based) before jitter:
-    /// `min(initial_backoff * multiplier^(n-1), max_backoff)`.
-    #[must_use]
-    #[inline]
-    pub fn backoff_for(&self, n: u32) -> Duration {
-        grow(self.initial_backoff, self.multiplier, n, self.max_backoff)
-    }
-}
-
-/// A value of one key.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Value {
-    Mode(Mode),
-    Attempts(u32),
-    Duration(Duration),
-    Factor(f64),
-    Jitter(Jitter),
-    Hedge(HedgeSpec),
-}
-
-impl std::fmt::Display for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Value::Mode(m) => f.write_str(m.as_str()),
-            Value::Attempts(n) => write!(f, "{n}"),
-            Value::Duration(d) => write!(f, "{d:?}"),
-            Value::Factor(x) => write!(f, "{x}"),
-            Value::Jitter(j) => match j {
-                Jitter::Full => f.write_str("full"),
-                Jitter::Equal => f.write_str("equal"),
-                Jitter::None => f.write_str("none"),
-                Jitter::Decorrelated => f.write_str("decorrelated"),
-                Jitter::Fraction(x) => write!(f, "{x}"),
-            },
-            Value::Hedge(HedgeSpec::Fixed(d)) => write!(f, "{d:?}"),
-            Value::Hedge(HedgeSpec::Percentile(p)) => write!(f, "p{p}"),
+    pub const fn new() -> Policy {
+        Policy {
+            site: Site::new("policy", Keys::new()),
+            idempotent: true,
+            classify: ByTrait,
+            repeat: NoRepeat,
+            on_retry: NoHook,
+            breaker: NoBreaker,
         }
     }
 }
 
-impl Default for Keys {
+impl Default for Policy {
     fn default() -> Self {
-        Keys::new()
+        Policy::new()
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+macro_rules! key_builders {
+    ($($(#[$doc:meta])* $key:ident: $ty:ty;)*) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            pub const fn $key(mut self, value: $ty) -> Self {
+                self.site.policy = self.site.policy.$key(value);
+                self
+            }
+        )*
+    };
+}
 
-    const MS: fn(u64) -> Duration = Duration::from_millis;
-
-    #[test]
-    fn backoff_doubles_to_the_cap() {
-        let p = Keys::new()
-            .initial_backoff(MS(100))
-            .multiplier(2.0)
-            .max_backoff(MS(500));
-        let got: Vec<_> = (1..=6).map(|n| p.backoff_for(n)).collect();
-        assert_eq!(got, [MS(100), MS(200), MS(400), MS(500), MS(500), MS(500)]);
+impl<C, P, O, B> Policy<C, P, O, B> {
+    key_builders! {
+        /// `"standard"` (the token bucket) or `"adaptive"` (plus the rate limiter).
+        mode: Mode;
+        /// Attempts, the first included (3 unless set).
+        max_attempts: u32;
+        /// The first backoff (1 s unless set; set alone above 20 s, it raises `max_backoff`).
+        initial_backoff: Duration;
+        /// The backoff's growth per attempt (2.0 unless set).
+        multiplier: f64;
+        /// The cap of the backoff and the longest server hint obeyed (20 s unless set).
+        max_backoff: Duration;
+        /// How the backoff is randomised (full jitter unless set).
+        jitter: Jitter;
+        /// The first attempt's timeout.
+        attempt_timeout: Duration;
+        /// The attempt timeout's growth per attempt (1.0 unless set).
+        attempt_timeout_multiplier: f64;
+        /// The cap of the attempt timeout (the attempt timeout itself unless set).
+        max_attempt_timeout: Duration;
+        /// The time for all attempts and sleeps.
+        deadline: Duration;
     }
 
-    #[test]
-    fn fractional_multiplier_rounds_to_the_nanosecond() {
-        let p = Keys::new()
-            .initial_backoff(MS(100))
-            .multiplier(1.3)
-            .max_backoff(Duration::from_secs(60));
-        assert_eq!(p.backoff_for(2), MS(130));
-        assert_eq!(p.backoff_for(3), MS(169));
-        assert_eq!(p.backoff_for(4), Duration::from_nanos(219_700_000));
+    /// The name events, metrics and [`attempt()`](crate::attempt) report (`"policy"` unless
+    /// set).
+    #[must_use]
+    pub const fn name(mut self, name: &'static str) -> Self {
+        self.site.name = name;
+        self
     }
 
-    #[test]
-    fn huge_attempt_numbers_saturate_at_the_cap() {
-        let p = Keys::new();
-        assert_eq!(p.backoff_for(u32::MAX), Duration::from_secs(20));
-        let p = p.multiplier(1.5);
-        assert_eq!(p.backoff_for(u32::MAX), Duration::from_secs(20));
+    /// Whether an attempt may be repeated after its request may have reached the server
+    /// (`true` unless set; `false` retries only `NotSent` and `Throttling` failures).
+    #[must_use]
+    pub const fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = idempotent;
+        self
     }
 
-    #[test]
-    fn attempt_timeout_grows_to_its_own_cap() {
-        let p = Keys::new()
-            .attempt_timeout(MS(1500))
-            .attempt_timeout_multiplier(2.0)
-            .max_attempt_timeout(MS(3000));
-        assert_eq!(p.attempt_timeout_for(1), Some(MS(1500)));
-        assert_eq!(p.attempt_timeout_for(2), Some(MS(3000)));
-        assert_eq!(p.attempt_timeout_for(3), Some(MS(3000)));
-        // Without max_attempt_timeout the cap is the attempt timeout itself.
-        let q = Keys::new()
-            .attempt_timeout(MS(500))
-            .attempt_timeout_multiplier(2.0);
-        assert_eq!(q.attempt_timeout_for(3), Some(MS(500)));
-        assert_eq!(Keys::new().attempt_timeout_for(1), None);
+    /// Shares the bucket and rate limiter of the named partition with every function and
+    /// policy that names it.
+    #[must_use]
+    pub const fn partition(mut self, name: &'static str) -> Self {
+        self.site.partition = Some(name);
+        self
     }
 
-    #[test]
-    fn a_backoff_bound_set_alone_moves_the_other_default() {
-        let s = Duration::from_secs;
-        assert_eq!(Keys::new().backoff_bounds(), (s(1), s(20)));
-        assert_eq!(
-            Keys::new().initial_backoff(s(30)).backoff_bounds(),
-            (s(30), s(30))
-        );
-        assert_eq!(
-            Keys::new().initial_backoff(s(5)).backoff_bounds(),
-            (s(5), s(20))
-        );
-        assert_eq!(
-            Keys::new().max_backoff(MS(300)).backoff_bounds(),
-            (MS(300), MS(300))
-        );
-        assert_eq!(
-            Keys::new().max_backoff(s(60)).backoff_bounds(),
-            (s(1), s(60))
-        );
-        let both = Keys::new().initial_backoff(MS(10)).max_backoff(MS(50));
-        assert_eq!(both.backoff_bounds(), (MS(10), MS(50)));
-        let other_order = Keys::new().max_backoff(MS(50)).initial_backoff(MS(10));
-        assert_eq!(other_order.backoff_bounds(), (MS(10), MS(50)));
-        let raised_then_set = Keys::new().initial_backoff(s(30)).max_backoff(s(40));
-        assert_eq!(raised_then_set.backoff_bounds(), (s(30), s(40)));
+    /// Shares the partition called `name` (a name read at run time, from configuration).
+    #[must_use]
+    pub fn partition_named(mut self, name: &str) -> Self {
+        self.site.partition = Some(Partition::named(name).name());
+        self
     }
 
-    #[test]
-    fn modes_parse_loosely() {
-        assert_eq!(Mode::parse(" Adaptive "), Some(Mode::Adaptive));
-        assert_eq!(Mode::parse("STANDARD"), Some(Mode::Standard));
-        assert_eq!(Mode::parse("legacy"), None);
+    /// Draws retries from a `static` bucket (instead of the partition's or its own).
+    #[must_use]
+    pub const fn bucket(mut self, bucket: &'static TokenBucket) -> Self {
+        self.site.bucket = Some(bucket);
+        self
+    }
+
+    /// Paces sends with a `static` rate limiter in adaptive mode.
+    #[must_use]
+    pub const fn rate_limiter(mut self, limiter: &'static RateLimiter) -> Self {
+        self.site.limiter = Some(limiter);
+        self
+    }
+
+    /// Hedges the calls, as `hedge_after = "..."` with a duration: an attempt that has not
+    /// answered within `delay` gets a copy beside it (idempotent calls only: a policy with
+    /// `idempotent(false)`, a tower layer's POST, or a policy that polls with `retry_if_ok`
+    /// runs its attempts one at a time). The closure is called once per attempt, and its
+    /// futures may run side by side. A hedged policy call allocates its loop once (a
+    /// `#[retry(hedge_after = ...)]` function does not).
+    #[must_use]
+    pub const fn hedge_after(mut self, delay: Duration) -> Self {
+        self.site.policy = self.site.policy.hedge_after(HedgeSpec::Fixed(delay));
+        self
+    }
+
+    /// At most `n` attempts of a hedged call at once, as `max_in_flight` (2 unless set).
+    #[must_use]
+    pub const fn max_in_flight(mut self, n: u32) -> Self {
+        self.site.policy = self.site.policy.max_in_flight(n);
+        self
+    }
+
+    /// Bounds retries by a `static` budget too.
+    #[must_use]
+    pub const fn budget(mut self, budget: &'static RetryBudget) -> Self {
+        self.site.budget = Some(budget);
+        self
+    }
+
+    /// The profile under which the environment and the config file may set what the policy
+    /// leaves out, as for a `#[retry(profile = "...")]` function.
+    #[must_use]
+    pub const fn profile(mut self, profile: &'static str) -> Self {
+        self.site.profile = Some(profile);
+        self
+    }
+
+    /// Classifies errors with `f` (returning [`ErrorClass`] or `bool`, as `retry_on`) instead
+    /// of their `Classify` impl.
+    #[must_use]
+    pub fn classify<F>(self, f: F) -> Policy<ClassifyFn<F>, P, O, B> {
+        self.replug(|_, p, o, b| (ClassifyFn(f, NoHint), p, o, b))
+    }
+
+    /// Repeats a successful attempt while `f` returns `true` (polling), as `retry_if_ok`.
+    #[must_use]
+    pub fn retry_if_ok<F>(self, f: F) -> Policy<C, F, O, B> {
+        self.replug(|c, _, o, b| (c, f, o, b))
+    }
+
+    /// Calls `f` before each sleep, as `on_retry`.
+    #[must_use]
+    pub fn on_retry<F>(self, f: F) -> Policy<C, P, F, B> {
+        self.replug(|c, p, _, b| (c, p, f, b))
+    }
+
+    /// Puts the calls' attempts behind a `static` circuit breaker, as `breaker = STATIC`: an
+    /// open breaker refuses a call at once with `E::from(CircuitOpen)`, so the closure's error
+    /// type needs `From<CircuitOpen>` (which `std::io::Error`, `String` and `tonic::Status`
+    /// have).
+    #[must_use]
+    pub fn breaker(mut self, breaker: &'static CircuitBreaker) -> Policy<C, P, O, WithBreaker> {
+        self.site.breaker = Some(BreakerRef::Static(breaker));
+        self.replug(|c, p, o, _| (c, p, o, WithBreaker))
+    }
+
+    /// The same policy with its plugs mapped by `f`.
+    fn replug<C2, P2, O2, B2>(
+        self,
+        f: impl FnOnce(C, P, O, B) -> (C2, P2, O2, B2),
+    ) -> Policy<C2, P2, O2, B2> {
+        let (classify, repeat, on_retry, breaker) =
+            f(self.classify, self.repeat, self.on_retry, self.breaker);
+        Policy {
+            site: self.site,
+            idempotent: self.idempotent,
+            classify,
+            repeat,
+            on_retry,
+            breaker,
+        }
+    }
+
+    /// The policy if its values hold together (the checks the attribute makes at compile
+    /// time), or every way they do not.
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// let bad = Policy::new()
+    ///     .attempt_timeout(Duration::from_secs(10))
+    ///     .deadline(Duration::from_secs(5))
+    ///     .build();
+    /// assert_eq!(
+    ///     bad.err().unwrap().to_string(),
+    ///     "attempt_timeout (10s) is longer than deadline (5s)"
+    /// );
+    /// ```
+    pub fn build(self) -> Result<Self, PolicyError> {
+        let mut problems = self.site.policy.problems();
+        if self.site.hedged() && !self.idempotent {
+            problems.push(
+                "hedge_after needs an idempotent policy: a hedge sends another copy of a \
+                 request while the first may still reach the server"
+                    .to_owned(),
+            );
+        }
+        if problems.is_empty() {
+            Ok(self)
+        } else {
+            Err(PolicyError { problems })
+        }
+    }
+
+    /// Runs `attempt`'s futures, one per attempt, under this policy; the caller gets the last
+    /// attempt's own `Result`. The same loop, timelines and shared state as a `#[retry]`
+    /// function with the same keys.
+    pub fn retry<F, Fut, T, E>(&self, attempt: F) -> impl Future<Output = Result<T, E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: FromTimedOut,
+        C: Classifier<E>,
+        P: Repeat<T>,
+        O: Hook<E>,
+        B: BreakerPlug<Result<T, E>>,
+    {
+        self.retry_as(true, attempt)
+    }
+
+    /// [`retry`](Self::retry) for one call that may not be repeated after its request may
+    /// have reached the server (`idempotent` false), whatever the policy says: a tower
+    /// layer's POST.
+    pub(crate) async fn retry_as<F, Fut, T, E>(&self, idempotent: bool, attempt: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: FromTimedOut,
+        C: Classifier<E>,
+        P: Repeat<T>,
+        O: Hook<E>,
+        B: BreakerPlug<Result<T, E>>,
+    {
+        let resolved = self.site.resolved_in(true);
+        let conversion: fn(TimedOut) -> E = E::from_timed_out;
+        let call = Call::with_resolved(
+            &resolved,
+            self.idempotent && idempotent,
+            Timed(conversion),
+            &self.classify,
+            |value: &T| self.repeat.repeat(value),
+            |event: &RetryEvent<'_, E>| self.on_retry.on_retry(event),
+        )
+        .with_refusal(B::refusal());
+        if resolved.policy.hedge_after.is_some() && self.idempotent && idempotent && !P::POLLS {
+            // Boxed: the hedged loop's slots would double the future of every policy call.
+            Box::pin(call.run_hedged(attempt)).await
+        } else {
+            call.run(attempt).await
+        }
+    }
+}
+
+/// A policy with a breaker ([`Policy::breaker`]).
+#[derive(Clone, Copy, Debug)]
+pub struct WithBreaker;
+
+/// What a call refused by a policy's breaker returns.
+pub trait BreakerPlug<R> {
+    /// The engine's conversion.
+    type Refusal: Refuse<R>;
+    /// It.
+    fn refusal() -> Self::Refusal;
+}
+
+impl<R> BreakerPlug<R> for NoBreaker {
+    type Refusal = NoBreaker;
+    fn refusal() -> NoBreaker {
+        NoBreaker
+    }
+}
+
+impl<T, E: FromCircuitOpen> BreakerPlug<Result<T, E>> for WithBreaker {
+    type Refusal = fn(CircuitOpen) -> Result<T, E>;
+    fn refusal() -> Self::Refusal {
+        |open| Err(E::from_circuit_open(open))
+    }
+}
+
+impl<F, P, O, B> Policy<ClassifyFn<F>, P, O, B> {
+    /// Reads the server's hint from an error with `f`, as `retry_after`.
+    #[must_use]
+    pub fn retry_after<H>(self, f: H) -> Policy<ClassifyFn<F, H>, P, O, B> {
+        self.replug(|c, p, o, b| (ClassifyFn(c.0, f), p, o, b))
+    }
+}
+
+impl<C, P, O, B> fmt::Debug for Policy<C, P, O, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Policy")
+            .field("name", &self.site.name)
+            .field("keys", &self.site.policy)
+            .field("partition", &self.site.partition)
+            .field("idempotent", &self.idempotent)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`Policy::build`] found wrong, every problem at once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyError {
+    problems: Vec<String>,
+}
+
+impl PolicyError {
+    /// Each problem, as a sentence.
+    #[must_use]
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.problems.join("; "))
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+/// Classification by a function (`Policy::classify`), with an optional hint reader.
+#[derive(Clone, Copy, Debug)]
+pub struct ClassifyFn<F, H = NoHint>(F, H);
+
+/// No hint reader.
+#[derive(Clone, Copy, Debug)]
+pub struct NoHint;
+
+/// Reads a server hint from an error.
+pub trait HintFn<E> {
+    /// The hint in `err`.
+    fn hint(&self, err: &E) -> Option<Duration>;
+}
+
+impl<E> HintFn<E> for NoHint {
+    fn hint(&self, _: &E) -> Option<Duration> {
+        None
+    }
+}
+
+impl<E, H: Fn(&E) -> Option<Duration>> HintFn<E> for H {
+    fn hint(&self, err: &E) -> Option<Duration> {
+        self(err)
+    }
+}
+
+impl<E, F, T, H> Classifier<E> for ClassifyFn<F, H>
+where
+    F: Fn(&E) -> T,
+    T: IntoErrorClass,
+    H: HintFn<E>,
+{
+    fn class(&self, err: &E) -> ErrorClass {
+        (self.0)(err).into_error_class()
+    }
+
+    fn hint(&self, err: &E) -> Option<Duration> {
+        self.1.hint(err)
+    }
+}
+
+/// No polling: a success ends the call.
+#[derive(Clone, Copy, Debug)]
+pub struct NoRepeat;
+
+/// Whether a success is polled again (`Policy::retry_if_ok`).
+pub trait Repeat<T> {
+    /// Whether a success may be repeated (a hedged policy that polls runs its attempts one
+    /// at a time).
+    const POLLS: bool = true;
+    /// `true`: make another attempt.
+    fn repeat(&self, value: &T) -> bool;
+}
+
+impl<T> Repeat<T> for NoRepeat {
+    const POLLS: bool = false;
+    #[inline]
+    fn repeat(&self, _: &T) -> bool {
+        false
+    }
+}
+
+impl<T, F: Fn(&T) -> bool> Repeat<T> for F {
+    #[inline]
+    fn repeat(&self, value: &T) -> bool {
+        self(value)
+    }
+}
+
+/// No hook.
+#[derive(Clone, Copy, Debug)]
+pub struct NoHook;
+
+/// The hook called before each sleep (`Policy::on_retry`).
+pub trait Hook<E> {
+    /// A retry is about to sleep.
+    fn on_retry(&self, event: &RetryEvent<'_, E>);
+}
+
+impl<E> Hook<E> for NoHook {
+    #[inline]
+    fn on_retry(&self, _: &RetryEvent<'_, E>) {}
+}
+
+impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
+    #[inline]
+    fn on_retry(&self, event: &RetryEvent<'_, E>) {
+        self(event);
+    }
+}
+
+/// A policy from configuration (feature `serde`): a map of the attribute's keys, with values
+/// written as the attribute, the environment and the config file write them (durations as
+/// strings with a unit), plus `idempotent` (a bool) and `partition` (a name). Unknown keys and
+/// values that do not hold together are errors that name them.
+///
+/// ```
+/// # #[cfg(feature = "config-file")] {
+/// use retry_runtime::Policy;
+///
+/// let policy: Policy = toml::from_str(
+///     r#"
+///     max_attempts = 5
+///     initial_backoff = "200ms"
+///     deadline = "10s"
+///     partition = "billing"
+///     "#,
+/// )
+/// .unwrap();
+/// # let _ = policy;
+/// # }
+/// ```
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Policy {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(PolicyVisitor)
+    }
+}
+
+#[cfg(feature = "serde")]
+struct PolicyVisitor;
+
+#[cfg(feature = "serde")]
+const FIELDS: &[&str] = &[
+    "mode",
+    "max_attempts",
+    "initial_backoff",
+    "multiplier",
+    "max_backoff",
+    "jitter",
+    "attempt_timeout",
+    "attempt_timeout_multiplier",
+    "max_attempt_timeout",
+    "deadline",
+    "idempotent",
+    "partition",
+];
+
+#[cfg(feature = "serde")]
+impl<'de> serde::de::Visitor<'de> for PolicyVisitor {
+    type Value = Policy;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a retry policy: a map of the attribute's keys")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Policy, A::Error> {
+        use crate::config::text;
+        use crate::spec::Key;
+        use serde::de::Error;
+        let mut policy = Policy::new();
+        while let Some(name) = map.next_key::<String>()? {
+            if let Some(key) = Key::ALL.into_iter().find(|k| k.name() == name) {
+                let value = match map.next_value::<Raw>()? {
+                    Raw::Str(s) => text::parse(key, &s),
+                    #[allow(clippy::cast_precision_loss)] // counts and factors, far below 2^53
+                    Raw::Int(i) => text::number(key, i as f64, true),
+                    Raw::Float(x) => text::number(key, x, false),
+                    Raw::Bool => Err(text::expected(key)),
+                };
+                let value = value.map_err(A::Error::custom)?;
+                policy.site.policy = policy.site.policy.with(key, value);
+                continue;
+            }
+            match name.as_str() {
+                "idempotent" => policy.idempotent = map.next_value()?,
+                "partition" => {
+                    let partition: String = map.next_value()?;
+                    policy = policy.partition_named(&partition);
+                }
+                other => return Err(A::Error::unknown_field(other, FIELDS)),
+            }
+        }
+        policy.build().map_err(A::Error::custom)
+    }
+}
+
+/// A value as configuration formats write it.
+#[cfg(feature = "serde")]
+enum Raw {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool,
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Raw {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RawVisitor;
+        impl serde::de::Visitor<'_> for RawVisitor {
+            type Value = Raw;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, a number or a bool")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Raw, E> {
+                Ok(Raw::Str(v.to_owned()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Raw, E> {
+                Ok(Raw::Int(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Raw, E> {
+                i64::try_from(v)
+                    .map(Raw::Int)
+                    .map_err(|_| E::custom("a number too large"))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
+                Ok(Raw::Float(v))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Raw, E> {
+                Ok(Raw::Bool)
+            }
+        }
+        deserializer.deserialize_any(RawVisitor)
     }
 }

@@ -48,9 +48,9 @@
 //! # }
 //! ```
 
-pub use crate::report::{EarlyEnd, EndedEarly, Hedged, Retried};
+pub use crate::observe::report::{EarlyEnd, EndedEarly, Hedged, Retried};
 
-use crate::ambient::{self, Ambient};
+use crate::engine::scope::{self, Scope};
 use rand::Rng;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -101,16 +101,16 @@ impl Overrides {
     }
 }
 
-/// A test scope, as the engine's [`Ambient`] seam sees it.
-struct Scope {
+/// A test scope, as the engine's [`Scope`] seam sees it.
+struct TestScope {
     overrides: Overrides,
     rng: Option<Mutex<StdRng>>,
     record: Option<Mutex<Record>>,
 }
 
-impl Scope {
-    fn new(overrides: Overrides, record: bool) -> Arc<Scope> {
-        Arc::new(Scope {
+impl TestScope {
+    fn new(overrides: Overrides, record: bool) -> Arc<TestScope> {
+        Arc::new(TestScope {
             overrides,
             rng: overrides.seed.map(|s| Mutex::new(StdRng::seed_from_u64(s))),
             record: record.then(Mutex::default),
@@ -124,7 +124,7 @@ impl Scope {
     }
 }
 
-impl Ambient for Scope {
+impl Scope for TestScope {
     fn max_attempts(&self, configured: u32) -> u32 {
         self.overrides
             .max_attempts
@@ -159,14 +159,14 @@ impl Ambient for Scope {
 /// Runs `fut` with `overrides` applied to every `#[retry]` call it polls. Tasks it spawns are
 /// not affected: wrap their futures in a scope of their own.
 pub async fn scope<F: Future>(overrides: Overrides, fut: F) -> F::Output {
-    ambient::scope(Scope::new(overrides, false), fut).await
+    scope::enter(TestScope::new(overrides, false), fut).await
 }
 
 /// Runs `fut` as [`scope`] does and returns, with its output, what the retry loop of every
 /// `#[retry]` call it polled decided: each retry with its delay, each early end.
 pub async fn record<F: Future>(overrides: Overrides, fut: F) -> (F::Output, Record) {
-    let scope = Scope::new(overrides, true);
-    let out = ambient::scope(scope.clone(), fut).await;
+    let scope = TestScope::new(overrides, true);
+    let out = scope::enter(scope.clone(), fut).await;
     let record = scope
         .record
         .as_ref()
@@ -177,15 +177,15 @@ pub async fn record<F: Future>(overrides: Overrides, fut: F) -> (F::Output, Reco
 /// Runs the closure `f` with `overrides` applied to the `#[retry]` calls it polls (for a
 /// closure that drives futures itself, such as `Runtime::block_on`).
 pub fn sync_scope<R>(overrides: Overrides, f: impl FnOnce() -> R) -> R {
-    ambient::sync_scope(Scope::new(overrides, false), f)
+    scope::enter_sync(TestScope::new(overrides, false), f)
 }
 
 /// Runs the closure `f` as [`sync_scope`] does (for a blocking `#[retry]` function, or a
 /// closure that drives futures itself) and returns, with its output, what the retry loop of
 /// every `#[retry]` call it made decided.
 pub fn record_sync<R>(overrides: Overrides, f: impl FnOnce() -> R) -> (R, Record) {
-    let scope = Scope::new(overrides, true);
-    let out = ambient::sync_scope(scope.clone(), f);
+    let scope = TestScope::new(overrides, true);
+    let out = scope::enter_sync(scope.clone(), f);
     let record = scope
         .record
         .as_ref()

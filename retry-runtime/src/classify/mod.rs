@@ -6,19 +6,9 @@ use core::fmt;
 use std::error::Error;
 use std::time::Duration;
 
-#[cfg(feature = "anyhow")]
-mod anyhow;
 pub mod aws;
 pub mod hint;
-#[cfg(feature = "http")]
-mod http;
-#[cfg(feature = "hyper")]
-mod hyper;
-mod io;
-#[cfg(feature = "reqwest")]
-pub mod reqwest;
-#[cfg(feature = "tonic")]
-mod tonic;
+pub(crate) mod io;
 
 /// How the retry loop treats a failed attempt.
 ///
@@ -368,7 +358,7 @@ fn known<'a>(err: &'a (dyn Error + 'static)) -> Option<&'a dyn Classify> {
     }
     #[cfg(feature = "reqwest")]
     {
-        if let Some(e) = err.downcast_ref::<reqwest::Error>() {
+        if let Some(e) = err.downcast_ref::<crate::integrations::reqwest::Error>() {
             return Some(e);
         }
         if let Some(e) = err.downcast_ref::<::reqwest::Error>() {

@@ -3,7 +3,7 @@
 //! cannot use, is one warning with its line; the rest of the file is kept.
 
 use super::{FileConfig, Layer, Source, text};
-use crate::policy::Key;
+use crate::spec::Key;
 use std::ops::Range;
 use toml::de::{DeTable, DeValue};
 
@@ -127,7 +127,7 @@ fn layer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{Jitter, Mode, Value};
+    use crate::spec::{Jitter, Mode, Value};
     use std::time::Duration;
 
     fn parse_text(text: &str) -> (FileConfig, Vec<String>) {

@@ -36,7 +36,7 @@
 //!
 //! [`explain`] lists, for every function that has run, each setting and where it came from.
 
-use crate::policy::{DEFAULT_MAX_ATTEMPTS, KEYS, Key, Keys, Mode, Value};
+use crate::spec::{DEFAULT_MAX_ATTEMPTS, KEYS, Key, Keys, Mode, Value};
 use std::ffi::OsString;
 use std::fmt;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -335,10 +335,10 @@ struct Sources {
     profile_env: Mutex<Vec<(Box<str>, Layer)>>,
 }
 
-type Env<'a> = &'a dyn Fn(&str) -> Option<OsString>;
+type Around<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
 impl Sources {
-    fn load(env: Env<'_>, warn: &mut dyn FnMut(String)) -> Sources {
+    fn load(env: Around<'_>, warn: &mut dyn FnMut(String)) -> Sources {
         let layer = env_layer("RETRY_", env, warn);
         let file = match env_value("RETRY_CONFIG_FILE", env, warn) {
             Some(path) => read_file(&path, warn),
@@ -355,7 +355,7 @@ impl Sources {
     fn layers(
         &self,
         profile: Option<&str>,
-        env: Env<'_>,
+        env: Around<'_>,
         warn: &mut dyn FnMut(String),
     ) -> [Layer; 4] {
         let Some(profile) = profile else {
@@ -435,7 +435,7 @@ fn env_stem(profile: &str) -> String {
 }
 
 /// A variable's value; unset, empty and all-blank values are absent.
-fn env_value(name: &str, env: Env<'_>, warn: &mut dyn FnMut(String)) -> Option<String> {
+fn env_value(name: &str, env: Around<'_>, warn: &mut dyn FnMut(String)) -> Option<String> {
     let raw = env(name)?;
     match raw.into_string() {
         Ok(s) if s.trim().is_empty() => None,
@@ -448,7 +448,7 @@ fn env_value(name: &str, env: Env<'_>, warn: &mut dyn FnMut(String)) -> Option<S
 }
 
 /// Every key's variable under `prefix` (`RETRY_`, `RETRY_BILLING_`).
-fn env_layer(prefix: &str, env: Env<'_>, warn: &mut dyn FnMut(String)) -> Layer {
+fn env_layer(prefix: &str, env: Around<'_>, warn: &mut dyn FnMut(String)) -> Layer {
     let mut layer = Layer::default();
     for key in Key::ALL {
         let variable = format!("{prefix}{}", key.name().to_ascii_uppercase());
@@ -523,7 +523,7 @@ mod tests {
             Value::Duration(MS(50)),
             Value::Factor(1.5),
             Value::Duration(MS(2000)),
-            Value::Jitter(crate::policy::Jitter::Fraction(0.25)),
+            Value::Jitter(crate::spec::Jitter::Fraction(0.25)),
             Value::Duration(MS(1500)),
             Value::Factor(2.0),
             Value::Duration(MS(3000)),

@@ -1,7 +1,7 @@
 //! A setting's value written as text (an environment variable, a TOML string) or as a TOML
 //! number, read as the attribute reads it.
 
-use crate::policy::{HedgeSpec, Jitter, Key, Mode, Value};
+use crate::spec::{HedgeSpec, Jitter, Key, Mode, Value};
 use std::time::Duration;
 
 /// `raw` as the value of `key`, or what the value should look like.

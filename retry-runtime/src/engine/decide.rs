@@ -3,7 +3,7 @@
 //! ([`Call`](super::Call)) applies them to the call's state and the shared bucket.
 
 use crate::classify::ErrorClass;
-use crate::report::EarlyEnd;
+use crate::observe::report::EarlyEnd;
 use std::time::Duration;
 use tokio::time::Instant;
 

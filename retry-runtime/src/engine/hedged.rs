@@ -20,14 +20,14 @@
 //! allocates nothing, and one that answers on its first poll registers no timer.
 
 use super::{Call, Cutoff, Judge, Refuse, RetryResult, SendToken, Settled, Timer, admit, decide};
-use crate::ambient::{self, Env};
-use crate::breaker::{Admit, Pass};
-use crate::bucket::TokenBucket;
 use crate::classify::{ErrorClass, TimeoutKind};
-use crate::context::Frame;
-use crate::event::RetryEvent;
+use crate::engine::frame::Frame;
+use crate::engine::scope::{self, Around};
 use crate::hedge::Hedge;
 use crate::observe;
+use crate::observe::event::RetryEvent;
+use crate::protect::breaker::{Admit, Pass};
+use crate::protect::bucket::TokenBucket;
 use core::future::{Future, poll_fn};
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll, ready};
@@ -291,7 +291,7 @@ where
                     Event::Hedge => {
                         state.due = None;
                         if let Some(h) = hedging {
-                            let a = &ambient::current();
+                            let a = &scope::around();
                             state.due = self
                                 .hedge(&h, &mut state, &mut flights, &mut attempt, None, a)
                                 .map(Due::At);
@@ -361,7 +361,7 @@ where
                     }
                 }
                 // Others are still in flight.
-                let a = &ambient::current();
+                let a = &scope::around();
                 let class = if timed_out {
                     ErrorClass::Timeout
                 } else {
@@ -434,7 +434,7 @@ where
         in_flight: u32,
         now: Instant,
     ) -> Option<Instant> {
-        if !self.may_hedge(h, state, in_flight, &ambient::current()) {
+        if !self.may_hedge(h, state, in_flight, &scope::around()) {
             return None;
         }
         let at = now.checked_add(h.delay())?;
@@ -446,7 +446,7 @@ where
 
     /// Whether another attempt may start beside `in_flight` others: hedging not stopped,
     /// attempts left, room in flight.
-    fn may_hedge(&self, h: &Hedge<'_>, state: &State, in_flight: u32, a: &Env) -> bool {
+    fn may_hedge(&self, h: &Hedge<'_>, state: &State, in_flight: u32, a: &Around) -> bool {
         let max = a.max_attempts(self.frame.r.settings.max_attempts);
         !state.stopped && self.frame.number < max && in_flight < h.max_in_flight()
     }
@@ -460,7 +460,7 @@ where
         flights: &mut Flights<'_, 'a, K::Attempt<Fut>>,
         attempt: &mut F,
         trigger: Option<(ErrorClass, &R)>,
-        a: &Env,
+        a: &Around,
     ) -> Option<Instant>
     where
         F: FnMut() -> Fut,
@@ -483,7 +483,7 @@ where
             }
         }
         // In adaptive mode, a send token: a hedge waits for none, it starts later.
-        if r.settings.mode == crate::policy::Mode::Adaptive && r.limiter.is_enabled() {
+        if r.settings.mode == crate::spec::Mode::Adaptive && r.limiter.is_enabled() {
             match self.look_at_limiter(a, now, self.frame.deadline, false) {
                 Ok(None) => {}
                 Ok(Some(wait)) => return now.checked_add(wait),

@@ -17,31 +17,33 @@
 //! [`Retrying`], set up when the first retry is decided.
 
 mod decide;
+pub(crate) mod frame;
 mod hedged;
 mod outcome;
 mod plugs;
+pub(crate) mod scope;
 mod timer;
 
 pub use outcome::{FromCircuitOpen, FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult};
 pub use plugs::{ByTrait, Classifier, Fns, Judge, NoBreaker, Plugs, Refuse};
 pub use timer::{Cutoff, Timed, Timer, TimerKind, Untimed};
 
-use crate::ambient::{self, Env};
-use crate::backoff;
-use crate::breaker::{self, Admit, CircuitBreaker, CircuitOpen, Pass};
-use crate::bucket::TokenBucket;
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
-use crate::context::{self, Frame, InFrame};
-use crate::event::RetryEvent;
-use crate::limiter::send_cost;
 use crate::observe;
-use crate::partition::{Resolved, Site};
-use crate::policy::{Jitter, Mode};
-use crate::report::EarlyEnd;
+use crate::observe::event::RetryEvent;
+use crate::observe::report::EarlyEnd;
+use crate::protect::breaker::{self, Admit, CircuitBreaker, CircuitOpen, Pass};
+use crate::protect::bucket::TokenBucket;
+use crate::protect::limiter::send_cost;
+use crate::spec::backoff;
+use crate::spec::site::{Resolved, Site};
+use crate::spec::{Jitter, Mode};
 use core::future::Future;
 use core::ops::ControlFlow;
 use decide::AfterError;
+use frame::{Frame, InFrame};
 use rand::RngExt;
+use scope::Around;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -161,7 +163,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Plugs<C, O>> {
     ) -> Self {
         // A function with timers reads the attempt it runs inside now, before its first timer
         // is armed; one without looks when its attempt is first polled.
-        let outer = if K::TIMED { context::outer() } else { None };
+        let outer = if K::TIMED { frame::outer() } else { None };
         // Only a call that something cuts off (its own limits, or an outer attempt's cutoff)
         // reads the clock at its start.
         let cut = K::TIMED && (resolved.timers || outer.is_some_and(|o| o.cutoff.is_some()));
@@ -314,7 +316,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             .is_some_and(|d| decide::reaches(d, Instant::now(), wait))
     }
 
-    fn ended_early(&self, a: &Env, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
+    fn ended_early(&self, a: &Around, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
         observe::ended_early(&self.frame, a, attempt, class, reason);
     }
 }
@@ -344,7 +346,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             return SendToken::Go;
         }
         let n = self.frame.number + 1;
-        let a = &ambient::current();
+        let a = &scope::around();
         // Only a function with timers can end with the deadline's error; an untimed call
         // inside an outer attempt is cut off by that attempt's timer.
         let deadline = if K::TIMED { self.frame.deadline } else { None };
@@ -374,12 +376,12 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// One look at the rate limiter (enabled) for the next attempt's send token at `now`, as
-    /// [`RateLimiter::try_send`](crate::limiter::RateLimiter) answers (`lost`: this call looked
+    /// [`RateLimiter::try_send`](crate::protect::limiter::RateLimiter) answers (`lost`: this call looked
     /// before and lost its tokens to another). Instant retries wait for nothing, send tokens
     /// included.
     fn look_at_limiter(
         &self,
-        a: &Env,
+        a: &Around,
         now: Instant,
         deadline: Option<Instant>,
         lost: bool,
@@ -419,7 +421,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         J: Refuse<R>,
     {
         self.release();
-        let a = &ambient::current();
+        let a = &scope::around();
         let n = self.frame.number;
         if let Some(last) = self.retrying.as_mut().and_then(|r| r.last.take()) {
             self.ended_early(a, n, None, EarlyEnd::CircuitOpen);
@@ -617,7 +619,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         K: Timer<R>,
         J: Judge<R>,
     {
-        let a = &ambient::current();
+        let a = &scope::around();
         let judged = match out {
             Some(out) => self.judge(out, a),
             None => match self.retrying.as_mut().and_then(|r| r.pending.take()) {
@@ -644,7 +646,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         R: RetryResult,
     {
         if self.frame.depth() > 1 && self.frame.number > 1 && out.as_result().is_err() {
-            context::nested_call_retried();
+            frame::nested_call_retried();
         }
     }
 }
@@ -719,7 +721,7 @@ enum Next<R> {
 impl<R> Next<R> {
     /// Instant retries sleep nothing; a zero delay (`Retry-After: 0`, a zero backoff) retries
     /// now, where tokio's timer would wait for its next millisecond tick.
-    fn settled(self, a: &Env) -> Settled<R> {
+    fn settled(self, a: &Around) -> Settled<R> {
         match self {
             Next::Return(out) => Settled::Return(out),
             Next::Sleep(delay) if delay.is_zero() || a.skips_waits() => Settled::Retry,
@@ -743,7 +745,7 @@ where
     J: Judge<R>,
 {
     /// Step 4 again after a `Wait`: the bucket may cover the retry now.
-    fn after_refill(&mut self, short: Short<R>, a: &Env) -> Result<Next<R>, Short<R>> {
+    fn after_refill(&mut self, short: Short<R>, a: &Around) -> Result<Next<R>, Short<R>> {
         if self.frame.r.bucket.try_take_now(short.cost) {
             let now = self.frame.r.budget.map(|_| Instant::now());
             self.took_retry(short.cost, now);
@@ -755,7 +757,7 @@ where
 
     /// Steps 3 to 5 for the last attempt's outcome, without waiting: `Err` when the retry must
     /// first wait for the bucket's refill.
-    fn judge(&mut self, out: R, a: &Env) -> Result<Next<R>, Short<R>> {
+    fn judge(&mut self, out: R, a: &Around) -> Result<Next<R>, Short<R>> {
         let n = self.frame.number;
         let last = n >= a.max_attempts(self.frame.r.settings.max_attempts);
         let nested_retried = self.frame.take_nested_retried();
@@ -838,7 +840,7 @@ where
     }
 
     /// A polling repeat: no retry cost, the backoff, the same limits.
-    fn poll_again(&mut self, out: R, last: bool, a: &Env) -> Next<R> {
+    fn poll_again(&mut self, out: R, last: bool, a: &Around) -> Next<R> {
         if last {
             Next::Return(out)
         } else {
@@ -853,7 +855,7 @@ where
         out: R,
         class: Option<ErrorClass>,
         hint: Option<Duration>,
-        a: &Env,
+        a: &Around,
     ) -> Next<R> {
         let n = self.frame.number;
         let max_backoff = self.frame.r.policy.backoff_bounds().1;
@@ -896,7 +898,7 @@ where
     /// Step 5's backoff after the current attempt, jittered with the ambient's randomness.
     /// Without jitter there is nothing to draw.
     #[inline]
-    fn backoff(&mut self, a: &Env) -> Duration {
+    fn backoff(&mut self, a: &Around) -> Duration {
         let n = self.frame.number;
         let policy = &self.frame.r.policy;
         match policy.jitter {
@@ -915,7 +917,7 @@ where
 
     /// Step 4 for a bucket that waits for its refill: how long until it covers the retry's
     /// cost, no later than the deadline (the retry waits in `Retrying::pending`).
-    fn refill_wait(&mut self, short: Short<R>, a: &Env) -> Settled<R> {
+    fn refill_wait(&mut self, short: Short<R>, a: &Around) -> Settled<R> {
         let n = self.frame.number;
         let bucket = self.frame.r.bucket;
         match bucket.time_until(short.cost, Instant::now()) {
@@ -955,8 +957,8 @@ mod tests {
     use super::timer::Armed;
     use super::*;
     use crate::__private::{never_repeat, no_hook};
-    use crate::bucket::TokenBucket;
-    use crate::policy::Keys;
+    use crate::protect::bucket::TokenBucket;
+    use crate::spec::Keys;
     use tokio::time::advance;
 
     type Out = Result<(), ErrorClass>;

@@ -1,8 +1,8 @@
 //! The function's return type and error type as the engine sees them. These traits are where
 //! a function that does not fit `#[retry]` is told so, each with its own message.
 
-use crate::breaker::CircuitOpen;
 use crate::classify::{ErrorClass, TimedOut};
+use crate::protect::breaker::CircuitOpen;
 
 /// The return type of a `#[retry]` function, seen as `Result<Ok, Err>` whatever alias wrote it.
 #[diagnostic::on_unimplemented(

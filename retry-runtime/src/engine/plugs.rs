@@ -3,9 +3,9 @@
 //! which every success consults, is the call's own `P`.)
 
 use super::outcome::RetryResult;
-use crate::breaker::CircuitOpen;
 use crate::classify::{Classify, ErrorClass};
-use crate::event::RetryEvent;
+use crate::observe::event::RetryEvent;
+use crate::protect::breaker::CircuitOpen;
 use std::time::Duration;
 
 /// The three functions a call consults when an attempt fails, as [`Plugs`] holds them.

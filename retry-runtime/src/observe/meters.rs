@@ -20,10 +20,10 @@
 //! A function takes its handles from the recorder on its first call and keeps them, so a
 //! call allocates nothing: install the recorder before the first call.
 
-use crate::breaker::{BreakerState, Change};
 use crate::classify::ErrorClass;
-use crate::partition::Site;
-use crate::report::EarlyEnd;
+use crate::observe::report::EarlyEnd;
+use crate::protect::breaker::{BreakerState, Change};
+use crate::spec::site::Site;
 use metrics::{Counter, Gauge, counter, gauge};
 
 /// Attempts sent.

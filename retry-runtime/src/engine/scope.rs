@@ -3,11 +3,11 @@
 //!
 //! Outside any scope the answers are the real ones (the function's own `max_attempts`, real
 //! sleeps, the thread's generator, nobody listening beyond tracing). A scope installs another
-//! [`Ambient`] for one task, the way governor takes a `Clock` and backon a `Sleeper`: the
+//! [`Scope`] for one task, the way governor takes a `Clock` and backon a `Sleeper`: the
 //! public `testing` module is one user of this seam, and the engine knows nothing of it. Time itself is not here: the engine reads tokio's clock (which tests pause) once per
 //! step and passes the instant to the shared state, which never reads a clock of its own.
 
-use crate::report::{EndedEarly, Hedged, Retried};
+use crate::observe::report::{EndedEarly, Hedged, Retried};
 use rand::Rng;
 use std::future::Future;
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a scope may change about the retry loops it polls. Every method has the real world's
 /// answer as its default.
-pub(crate) trait Ambient: Send + Sync {
+pub(crate) trait Scope: Send + Sync {
     /// The attempts a call may make, given the function's own `max_attempts`.
     fn max_attempts(&self, configured: u32) -> u32 {
         configured
@@ -52,16 +52,16 @@ pub(crate) trait Ambient: Send + Sync {
 
 /// The current task's ambient as the engine reads it: the scope's, or the real world's
 /// answers (without a call through the trait) outside any scope.
-pub(crate) struct Env(Option<Arc<dyn Ambient>>);
+pub(crate) struct Around(Option<Arc<dyn Scope>>);
 
-impl Env {
+impl Around {
     /// Whether a scope is in effect.
     #[inline]
     pub(crate) fn is_scoped(&self) -> bool {
         self.0.is_some()
     }
 
-    /// See [`Ambient::max_attempts`].
+    /// See [`Scope::max_attempts`].
     #[inline]
     pub(crate) fn max_attempts(&self, configured: u32) -> u32 {
         match &self.0 {
@@ -70,7 +70,7 @@ impl Env {
         }
     }
 
-    /// See [`Ambient::skips_waits`].
+    /// See [`Scope::skips_waits`].
     #[inline]
     pub(crate) fn skips_waits(&self) -> bool {
         self.0.as_ref().is_some_and(|a| a.skips_waits())
@@ -90,7 +90,7 @@ impl Env {
         out.expect("drawn above")
     }
 
-    /// See [`Ambient::retried`].
+    /// See [`Scope::retried`].
     #[inline]
     pub(crate) fn retried(&self, retry: &Retried) {
         if let Some(a) = &self.0 {
@@ -98,7 +98,7 @@ impl Env {
         }
     }
 
-    /// See [`Ambient::ended_early`].
+    /// See [`Scope::ended_early`].
     #[inline]
     pub(crate) fn ended_early(&self, end: &EndedEarly) {
         if let Some(a) = &self.0 {
@@ -106,7 +106,7 @@ impl Env {
         }
     }
 
-    /// See [`Ambient::hedged`].
+    /// See [`Scope::hedged`].
     #[inline]
     pub(crate) fn hedged(&self, hedge: &Hedged) {
         if let Some(a) = &self.0 {
@@ -116,7 +116,7 @@ impl Env {
 }
 
 tokio::task_local! {
-    static SCOPE: Arc<dyn Ambient>;
+    static CURRENT: Arc<dyn Scope>;
 }
 
 /// Whether any scope was ever entered in this process: until one is, nothing is looked up.
@@ -124,22 +124,22 @@ static EVER_SCOPED: AtomicBool = AtomicBool::new(false);
 
 /// The current task's ambient.
 #[inline]
-pub(crate) fn current() -> Env {
+pub(crate) fn around() -> Around {
     if !EVER_SCOPED.load(Ordering::Acquire) {
-        return Env(None);
+        return Around(None);
     }
-    Env(SCOPE.try_with(Arc::clone).ok())
+    Around(CURRENT.try_with(Arc::clone).ok())
 }
 
 /// Runs `fut` with `ambient` for every retry loop it polls.
-pub(crate) async fn scope<F: Future>(ambient: Arc<dyn Ambient>, fut: F) -> F::Output {
+pub(crate) async fn enter<F: Future>(ambient: Arc<dyn Scope>, fut: F) -> F::Output {
     EVER_SCOPED.store(true, Ordering::Release);
-    SCOPE.scope(ambient, fut).await
+    CURRENT.scope(ambient, fut).await
 }
 
 /// Runs `f` with `ambient` for every retry loop it polls (for a closure that drives futures
 /// itself, such as `Runtime::block_on`).
-pub(crate) fn sync_scope<T>(ambient: Arc<dyn Ambient>, f: impl FnOnce() -> T) -> T {
+pub(crate) fn enter_sync<T>(ambient: Arc<dyn Scope>, f: impl FnOnce() -> T) -> T {
     EVER_SCOPED.store(true, Ordering::Release);
-    SCOPE.sync_scope(ambient, f)
+    CURRENT.sync_scope(ambient, f)
 }

@@ -1,9 +1,9 @@
 //! tonic (feature `tonic`): `Classify`, `From<TimedOut>` and `From<CircuitOpen>` for
 //! `tonic::Status`.
 
-use super::hint::{self, Pushback};
-use super::io::connect_failure;
-use super::{Classify, ErrorClass, TimedOut, known_cause};
+use crate::classify::hint::{self, Pushback};
+use crate::classify::io::connect_failure;
+use crate::classify::{Classify, ErrorClass, TimedOut, known_cause};
 use ::tonic::{Code, ConnectError, Status, TimeoutExpired};
 use std::error::Error;
 use std::time::Duration;

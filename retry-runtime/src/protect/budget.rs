@@ -5,13 +5,11 @@
 //! grows with traffic.
 
 use crate::classify::ErrorClass;
-use crate::loom::atomic::{AtomicU64, Ordering};
+use crate::protect::sync::atomic::{AtomicU64, Ordering};
+use crate::protect::window::{SLOTS, add, shortest_window, slot, sum};
 use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::time::Instant;
-
-/// The slots of a ratio budget's window: the window slides by one slot at a time.
-pub(crate) const SLOTS: usize = 10;
 
 /// Fixed point: a thousandth of a request or a token.
 const MILLI: u64 = 1000;
@@ -218,23 +216,6 @@ impl RetryBudget {
     }
 }
 
-/// A window of at least 10 ms: its slots are a tenth of it.
-pub(crate) const fn shortest_window(window: Duration) -> Duration {
-    if window.as_millis() < 10 {
-        Duration::from_millis(10)
-    } else {
-        window
-    }
-}
-
-/// The number of the slot of `window` that `now` falls in, counted from `epoch` (set by the
-/// first look at the clock).
-pub(crate) fn slot(epoch: &OnceLock<Instant>, window: Duration, now: Instant) -> u64 {
-    let epoch = *epoch.get_or_init(|| now);
-    let slot_ns = (window.as_nanos() / SLOTS as u128).max(1);
-    u64::try_from(now.saturating_duration_since(epoch).as_nanos() / slot_ns).unwrap_or(u64::MAX)
-}
-
 /// `x` in thousandths, clamped to [0, 1000] (0 for NaN).
 const fn thousandths(x: f64) -> u64 {
     if x.is_nan() || x <= 0.0 {
@@ -249,59 +230,6 @@ const fn thousandths(x: f64) -> u64 {
 /// `floor x window` is counted in thousandths of a retry: the window in milliseconds.
 fn window_millis(window: Duration) -> u64 {
     u64::try_from(window.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// The tag of slot `slot` (its number, 32 bits: slots a multiple of 2^32 apart share a tag,
-/// centuries apart for any window of 10 ms or more).
-fn tag(slot: u64) -> u64 {
-    slot & 0xffff_ffff
-}
-
-/// Adds 1 to the counter of `slot`, restarting it if it still counts an older slot. A caller
-/// that read the clock before another restarted the counter for a newer slot counts there
-/// (a moment late), and never turns the counter back to its own, older slot: that would drop
-/// the newer slot's counts.
-pub(crate) fn add(counters: &[AtomicU64; SLOTS], slot: u64) {
-    let c = &counters[(slot % SLOTS as u64) as usize];
-    let want = tag(slot);
-    let mut cur = c.load(Ordering::Relaxed);
-    loop {
-        let seen = cur >> 32;
-        // Tags compare by their wrapping distance: a positive one is a newer slot.
-        let newer = (seen.wrapping_sub(want) as u32 as i32) > 0;
-        let next = if seen == want || newer {
-            // Saturating: the count never carries into the tag.
-            if cur & 0xffff_ffff == 0xffff_ffff {
-                return;
-            }
-            cur + 1
-        } else {
-            (want << 32) | 1
-        };
-        match c.compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed) {
-            Ok(_) => return,
-            Err(seen) => cur = seen,
-        }
-    }
-}
-
-/// The counts of the window ending with `slot`: the counters tagged with one of its slots.
-pub(crate) fn sum(counters: &[AtomicU64; SLOTS], slot: u64) -> u64 {
-    sum_from(counters, slot.saturating_sub(SLOTS as u64 - 1), slot)
-}
-
-/// The counts of slots `first` to `last` (at most the window's ten).
-pub(crate) fn sum_from(counters: &[AtomicU64; SLOTS], first: u64, last: u64) -> u64 {
-    (first.max(last.saturating_sub(SLOTS as u64 - 1))..=last)
-        .map(|s| {
-            let v = counters[(s % SLOTS as u64) as usize].load(Ordering::Acquire);
-            if v >> 32 == tag(s) {
-                v & 0xffff_ffff
-            } else {
-                0
-            }
-        })
-        .sum()
 }
 
 /// Applies `f` to `word` atomically.

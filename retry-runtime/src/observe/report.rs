@@ -2,8 +2,8 @@
 //! `max_attempts`. The loop hands them to the call's ambient (a `testing::record` scope keeps
 //! them); tracing events carry the same fields.
 
+use crate::attempt::InvocationId;
 use crate::classify::ErrorClass;
-use crate::id::InvocationId;
 use std::time::Duration;
 
 /// Why a call stopped retrying before its error class or `max_attempts` said so.

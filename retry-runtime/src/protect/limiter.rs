@@ -1,8 +1,8 @@
 //! The client-side rate limiter of AWS "adaptive" mode: a token bucket whose fill rate follows
 //! CUBIC congestion control, driven by throttling responses.
 
-use crate::loom::atomic::{AtomicBool, Ordering};
-use crate::loom::{Mutex, MutexGuard, PoisonError};
+use crate::protect::sync::atomic::{AtomicBool, Ordering};
+use crate::protect::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -924,5 +924,156 @@ mod tests {
             l.acquire(1, None).await.expect("no deadline");
             assert_eq!(start.elapsed(), Duration::from_secs(2));
         }
+    }
+}
+
+#[cfg(all(test, retry_loom))]
+mod loom {
+    //! Loom models (see `protect::sync::check`).
+    use super::*;
+    use crate::protect::sync::check::{concurrently, model, report};
+    use std::sync::Arc;
+    use std::time::Duration;
+    use tokio::time::Instant;
+
+    type Sent = Result<Option<Duration>, ()>;
+
+    /// A fresh limiter whose flag and mutex the model's main thread has made.
+    fn fresh() -> Arc<RateLimiter> {
+        let l = Arc::new(RateLimiter::adaptive());
+        let _ = (l.is_enabled(), l.snapshot());
+        l
+    }
+
+    /// After a throttle at `t0` (fill rate 0.5 tokens/s, at most 1 token, the bucket empty),
+    /// 2 s of refill make exactly one send token at `t0 + 2 s`.
+    fn one_token(t0: Instant) -> Arc<RateLimiter> {
+        let l = fresh();
+        l.record(t0, true);
+        l
+    }
+
+    #[test]
+    fn loom_two_senders_never_take_the_same_token() {
+        let runs = model(|| {
+            let t0 = Instant::now();
+            let l = one_token(t0);
+            let t = t0 + Duration::from_secs(2);
+            let send = || -> Box<dyn FnOnce() -> Sent + Send> {
+                let l = l.clone();
+                Box::new(move || l.try_send(1, t, None, false, || 0.0))
+            };
+            let outcomes = concurrently(vec![send(), send()]);
+            let sent = outcomes.iter().filter(|o| **o == Ok(None)).count();
+            assert_eq!(
+                sent, 1,
+                "exactly one caller gets the one token: {outcomes:?}"
+            );
+            // The other is told to wait the time one token takes at 0.5 per second.
+            assert!(
+                outcomes.contains(&Ok(Some(Duration::from_secs(2)))),
+                "{outcomes:?}"
+            );
+            assert_eq!(l.snapshot().capacity, 0.0);
+        });
+        report("two senders, one token", runs);
+    }
+
+    #[test]
+    fn loom_a_throttle_racing_a_send_leaves_the_limiter_enabled_at_the_throttled_rate() {
+        let runs = model(|| {
+            let t0 = Instant::now();
+            let l = fresh();
+            let (throttler, sender) = (l.clone(), l.clone());
+            let mut out = concurrently::<Option<Sent>>(vec![
+                Box::new(move || {
+                    throttler.record(t0, true);
+                    None
+                }),
+                Box::new(move || Some(sender.try_send(1, t0, None, false, || 0.0))),
+            ]);
+            let sent = out.pop().flatten().expect("the sender's outcome");
+            // Before the throttle the limiter lets everything through; after it the bucket is
+            // empty, so a send that saw it enabled is told to wait.
+            assert!(
+                sent == Ok(None) || sent == Ok(Some(Duration::from_secs(2))),
+                "{sent:?}"
+            );
+            let s = l.snapshot();
+            assert!(l.is_enabled() && s.enabled);
+            assert_eq!((s.fill_rate, s.max_capacity), (0.5, 1.0));
+            assert_eq!(s.capacity, 0.0, "no token was taken from the empty bucket");
+        });
+        report("throttle racing a send", runs);
+    }
+
+    /// What each of the three operations of the next model does, applied to `l`.
+    fn op(l: &RateLimiter, which: usize, t: Instant) -> Option<Sent> {
+        match which {
+            0 => {
+                l.record(t, false);
+                None
+            }
+            1 => {
+                l.record(t, true);
+                None
+            }
+            _ => Some(l.try_send(1, t, None, false, || 0.0)),
+        }
+    }
+
+    /// Every end state (and send outcome) the three operations can reach one after another.
+    fn serial_outcomes(t0: Instant, t: Instant) -> Vec<(State, Sent)> {
+        const ORDERS: [[usize; 3]; 6] = [
+            [0, 1, 2],
+            [0, 2, 1],
+            [1, 0, 2],
+            [1, 2, 0],
+            [2, 0, 1],
+            [2, 1, 0],
+        ];
+        ORDERS
+            .iter()
+            .map(|order| {
+                let l = one_token(t0);
+                let sent = order
+                    .iter()
+                    .filter_map(|&which| op(&l, which, t))
+                    .next()
+                    .expect("one send");
+                (l.snapshot(), sent)
+            })
+            .collect()
+    }
+
+    /// A success, a throttle and a send at the same instant, on three threads: whatever the
+    /// interleaving, the limiter ends exactly as one of the six serial orders leaves it (every
+    /// number of its state), and the send gets what it got in that order. An update that read
+    /// the state, let the lock go and wrote it back would lose the other update and fail here.
+    #[test]
+    fn loom_concurrent_updates_and_a_send_are_each_atomic() {
+        let runs = model(|| {
+            let t0 = Instant::now();
+            let t = t0 + Duration::from_secs(2);
+            let l = one_token(t0);
+            let ops = (0..3)
+                .map(|which| -> Box<dyn FnOnce() -> Option<Sent> + Send> {
+                    let l = l.clone();
+                    Box::new(move || op(&l, which, t))
+                })
+                .collect();
+            let sent = concurrently(ops)
+                .into_iter()
+                .flatten()
+                .next()
+                .expect("the sender's outcome");
+            let got = (l.snapshot(), sent);
+            let serial = serial_outcomes(t0, t);
+            assert!(
+                serial.contains(&got),
+                "{got:?} is no serial order's outcome: {serial:?}"
+            );
+        });
+        report("concurrent updates and a send", runs);
     }
 }

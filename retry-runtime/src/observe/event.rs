@@ -1,7 +1,8 @@
 //! What `on_retry` hooks see before each sleep.
 
+use crate::attempt::InvocationId;
 use crate::classify::ErrorClass;
-use crate::context::{Frame, InvocationId};
+use crate::engine::frame::Frame;
 use core::fmt;
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! HTTP status codes and responses (feature `http`).
 
-use super::{Classify, ErrorClass, hint};
+use crate::classify::{Classify, ErrorClass, hint};
 use ::http::{Response, StatusCode};
 use std::time::Duration;
 

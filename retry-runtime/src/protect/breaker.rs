@@ -2,9 +2,9 @@
 //! attempts included, then probe it before letting traffic through again (the pattern of
 //! Nygard's "Release It!", as Polly, resilience4j and failsafe-go build it).
 
-use crate::budget::{self, SLOTS, add, sum_from};
 use crate::classify::{Classify, ErrorClass};
-use crate::loom::atomic::{AtomicU64, Ordering};
+use crate::protect::sync::atomic::{AtomicU64, Ordering};
+use crate::protect::window::{self, SLOTS, add, sum_from};
 use std::fmt;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -301,7 +301,7 @@ impl CircuitBreaker {
     /// slides by a tenth of its length.
     #[must_use]
     pub const fn with_window(mut self, window: Duration) -> CircuitBreaker {
-        self.window = budget::shortest_window(window);
+        self.window = window::shortest_window(window);
         self
     }
 
@@ -560,7 +560,7 @@ impl CircuitBreaker {
 
     /// The slot `now` falls in.
     fn slot(&self, now: Instant) -> u64 {
-        budget::slot(&self.epoch, self.window, now) & PAYLOAD
+        window::slot(&self.epoch, self.window, now) & PAYLOAD
     }
 }
 
@@ -807,5 +807,104 @@ mod tests {
             "circuit open: get_object was not called (a probe in 1.5s)"
         );
         assert_eq!(open.classify(), ErrorClass::Permanent);
+    }
+}
+
+#[cfg(all(test, retry_loom))]
+mod loom {
+    //! Loom models (see `protect::sync::check`).
+    use super::*;
+    use crate::protect::sync::check::{concurrently, model, report};
+    use std::sync::Arc;
+    use std::time::Duration;
+    use tokio::time::Instant;
+
+    const S: fn(u64) -> Duration = Duration::from_secs;
+
+    /// A breaker, its atomics of slot 0 and its state word made by the model's main thread.
+    fn breaker(b: CircuitBreaker, now: Instant) -> Arc<CircuitBreaker> {
+        let b = Arc::new(b);
+        assert_eq!(b.state_at(now), BreakerState::Closed);
+        let _ = b.record(now, Pass::Closed, false);
+        b
+    }
+
+    /// An open breaker: one failure of one attempt (min_calls 1) at `now`.
+    fn opened(b: CircuitBreaker, now: Instant) -> Arc<CircuitBreaker> {
+        let b = breaker(b.with_failure_ratio(0.5).with_min_calls(1), now);
+        let opened = b.record(now, Pass::Closed, true);
+        assert_eq!(opened.map(|c| c.to), Some(BreakerState::Open));
+        b
+    }
+
+    fn to(changes: &[Option<Change>], state: BreakerState) -> usize {
+        changes.iter().flatten().filter(|c| c.to == state).count()
+    }
+
+    /// Two attempts fail at once on a closed breaker that each failure alone would not open
+    /// (min_calls 3, one success counted): whichever order their counts land in, it opens,
+    /// and exactly one of them reports the transition.
+    #[test]
+    fn loom_racing_failures_open_it_once() {
+        let runs = model(|| {
+            let now = Instant::now();
+            let b = breaker(CircuitBreaker::new().with_min_calls(3), now);
+            let fail = || -> Box<dyn FnOnce() -> Option<Change> + Send> {
+                let b = b.clone();
+                Box::new(move || b.record(now, Pass::Closed, true))
+            };
+            let changes = concurrently(vec![fail(), fail()]);
+            assert_eq!(to(&changes, BreakerState::Open), 1, "{changes:?}");
+            assert_eq!(b.state_at(now), BreakerState::Open);
+        });
+        report("racing failures", runs);
+    }
+
+    /// After the break, two attempts look at once with one probe allowed: exactly one goes
+    /// through as the probe, and the transition to half-open is reported once.
+    #[test]
+    fn loom_a_half_open_breaker_lets_out_at_most_its_probes() {
+        let runs = model(|| {
+            let now = Instant::now();
+            let b = opened(CircuitBreaker::new().with_break(S(5)).with_probes(1), now);
+            let later = now + S(5);
+            let admit = || -> Box<dyn FnOnce() -> (Admit, Option<Change>) + Send> {
+                let b = b.clone();
+                Box::new(move || b.admit(later))
+            };
+            let seen = concurrently(vec![admit(), admit()]);
+            let probes = seen
+                .iter()
+                .filter(|(a, _)| *a == Admit::Go(Pass::Probe))
+                .count();
+            assert_eq!(probes, 1, "{seen:?}");
+            let changes: Vec<_> = seen.iter().map(|(_, c)| *c).collect();
+            assert_eq!(to(&changes, BreakerState::HalfOpen), 1, "{seen:?}");
+            assert_eq!(b.state_at(later), BreakerState::HalfOpen);
+        });
+        report("half-open probes", runs);
+    }
+
+    /// Two probes out (probes 2); one succeeds as the other fails. In either order the
+    /// breaker ends open (a failed probe wins over a success that is not yet enough), and it
+    /// never closes.
+    #[test]
+    fn loom_a_failed_probe_wins_over_a_racing_success() {
+        let runs = model(|| {
+            let now = Instant::now();
+            let b = opened(CircuitBreaker::new().with_break(S(5)).with_probes(2), now);
+            let later = now + S(5);
+            assert_eq!(b.admit(later).0, Admit::Go(Pass::Probe));
+            assert_eq!(b.admit(later).0, Admit::Go(Pass::Probe));
+            let probe = |failed: bool| -> Box<dyn FnOnce() -> Option<Change> + Send> {
+                let b = b.clone();
+                Box::new(move || b.record(later, Pass::Probe, failed))
+            };
+            let changes = concurrently(vec![probe(false), probe(true)]);
+            assert_eq!(to(&changes, BreakerState::Open), 1, "{changes:?}");
+            assert_eq!(to(&changes, BreakerState::Closed), 0, "{changes:?}");
+            assert_eq!(b.state_at(later), BreakerState::Open);
+        });
+        report("probe outcomes", runs);
     }
 }

@@ -115,7 +115,7 @@
 //! `tower::retry` does. The first attempt is made when the response future is first polled
 //! (after a send token of adaptive mode), inside the attempt: a layer below this one can
 //! read [`attempt()`](crate::attempt) in its own `call` (to write
-//! [`wire::insert_attempt_headers`](crate::wire::insert_attempt_headers), say).
+//! [`wire::insert_attempt_headers`](crate::integrations::wire::insert_attempt_headers), say).
 //!
 //! The policy is kept in an `Arc`: every clone of the service, and every
 //! service the layer wraps, shares its retry token bucket and rate limiter, as the calls of one
@@ -157,7 +157,7 @@ mod exchange;
 pub use body::ReplayBody;
 pub use exchange::{Cloning, Exchange, Http, IDEMPOTENCY_KEY};
 
-use crate::ambient::{self, Ambient, Env};
+use crate::engine::scope::{self, Around, Scope};
 use crate::plug::{BreakerPlug, ByTrait, Hook, NoBreaker, NoHook, NoRepeat, Repeat};
 use crate::testing::{EndedEarly, Retried};
 use crate::{CircuitOpen, Classify, ErrorClass, Policy, TimedOut};
@@ -568,19 +568,19 @@ where
             })
             .await
     } else {
-        let last = Arc::new(Last::new(ambient::current()));
-        let around: Arc<dyn Ambient> = Arc::new(Last::new(ambient::current()));
+        let last = Arc::new(Last::new(scope::around()));
+        let around: Arc<dyn Scope> = Arc::new(Last::new(scope::around()));
         let mut n = 0u32;
         let attempts = policy.retry(|| {
             n = n.saturating_add(1);
             last.cap.store(n, Ordering::Relaxed);
             let (request, fresh) = next();
-            ambient::scope(
+            scope::enter(
                 around.clone(),
                 session.attempt(request, fresh, Some(&last.cap)),
             )
         });
-        ambient::scope(last.clone(), attempts).await
+        scope::enter(last.clone(), attempts).await
     };
     out.or_else(Failure::into_result)
 }
@@ -588,12 +588,12 @@ where
 /// The scope of a call whose request may not be sent again after most failures: the scope
 /// the call was made in (a test's, or none), with the attempts capped at `cap`.
 struct Last {
-    outer: Env,
+    outer: Around,
     cap: AtomicU32,
 }
 
 impl Last {
-    fn new(outer: Env) -> Last {
+    fn new(outer: Around) -> Last {
         Last {
             outer,
             cap: AtomicU32::new(u32::MAX),
@@ -601,7 +601,7 @@ impl Last {
     }
 }
 
-impl Ambient for Last {
+impl Scope for Last {
     fn max_attempts(&self, configured: u32) -> u32 {
         self.outer
             .max_attempts(configured)
@@ -743,7 +743,7 @@ mod tests {
 
     #[test]
     fn the_scope_of_a_request_that_may_not_be_repeated_caps_its_attempts() {
-        let last = Last::new(ambient::current());
+        let last = Last::new(scope::around());
         assert_eq!(last.max_attempts(5), 5);
         last.cap.store(2, Ordering::Relaxed);
         assert_eq!(last.max_attempts(5), 2);

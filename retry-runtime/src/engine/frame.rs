@@ -11,16 +11,14 @@
 //! start: its depth is one more, and its deadline is clamped to the outer attempt's cutoff
 //! (deadline propagation inside the process).
 
-use crate::ambient;
-pub use crate::id::InvocationId;
-use crate::partition::{Resolved, Site};
-use core::fmt;
+use crate::attempt::{Attempt, InvocationId};
+use crate::engine::scope;
+use crate::spec::site::{Resolved, Site};
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use rand::RngExt;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
 /// The frame of the attempt being polled on this thread: the one place the crate uses
@@ -269,7 +267,7 @@ impl<'a> Frame<'a> {
             function: site.name,
             partition: site.partition_name(),
             number: self.number,
-            max_attempts: ambient::current().max_attempts(configured),
+            max_attempts: scope::around().max_attempts(configured),
             depth: self.depth(),
             cutoff: self.cutoff_or_deadline(),
             deadline: self.deadline,
@@ -350,170 +348,10 @@ pub fn attempt() -> Option<Attempt> {
     slot::with(|f| f.snapshot())
 }
 
-/// One attempt of a `#[retry]` call, as [`attempt`] saw it.
-#[derive(Clone, Copy)]
-pub struct Attempt {
-    function: &'static str,
-    partition: Option<&'static str>,
-    number: u32,
-    max_attempts: u32,
-    depth: u32,
-    cutoff: Option<Instant>,
-    deadline: Option<Instant>,
-    id: InvocationId,
-}
-
-impl Attempt {
-    /// This attempt's number, 1 for the first.
-    #[must_use]
-    pub fn number(&self) -> u32 {
-        self.number
-    }
-
-    /// The attempts this call may make, as resolved for it (the attribute, then the
-    /// environment and the config file, then a test scope's cap).
-    #[must_use]
-    pub fn max_attempts(&self) -> u32 {
-        self.max_attempts
-    }
-
-    /// When this attempt is cut off: its attempt timeout or the call's deadline, whichever
-    /// comes first; `None` if nothing cuts it.
-    #[must_use]
-    pub fn cutoff(&self) -> Option<Instant> {
-        self.cutoff
-    }
-
-    /// The time this attempt has left before it is cut off (zero once passed), or `None` if
-    /// nothing cuts it. This is what a request made now should carry as its own timeout:
-    /// `min(attempt timeout, deadline left)`, never a stale figure.
-    #[must_use]
-    pub fn time_left(&self) -> Option<Duration> {
-        self.cutoff
-            .map(|c| c.saturating_duration_since(Instant::now()))
-    }
-
-    /// The call's deadline: its own `deadline`, clamped to the cutoff of an outer `#[retry]`
-    /// attempt it runs inside; `None` if it has neither.
-    #[must_use]
-    pub fn deadline(&self) -> Option<Instant> {
-        self.deadline
-    }
-
-    /// The call's invocation id: random, the same for every attempt of one call.
-    #[must_use]
-    pub fn invocation_id(&self) -> InvocationId {
-        self.id
-    }
-
-    /// The `#[retry]` function's name.
-    #[must_use]
-    pub fn function(&self) -> &'static str {
-        self.function
-    }
-
-    /// The function's named partition, if any.
-    #[must_use]
-    pub fn partition(&self) -> Option<&'static str> {
-        self.partition
-    }
-
-    /// 1 for an outermost call; 2 for a `#[retry]` call made inside another's attempt, and so
-    /// on.
-    #[must_use]
-    pub fn depth(&self) -> u32 {
-        self.depth
-    }
-
-    /// Whether this is a retry (not the first attempt).
-    #[must_use]
-    pub fn is_retry(&self) -> bool {
-        self.number > 1
-    }
-
-    /// The value of the AWS SDKs' `amz-sdk-request` header for this attempt:
-    /// `ttl=20250101T120000Z; attempt=2; max=3`, the `ttl` (when the client gives up on this
-    /// attempt, in UTC, to the second) only when something cuts the attempt off.
-    #[must_use]
-    pub fn amz_sdk_request(&self) -> String {
-        let (attempt, max) = (self.number, self.max_attempts);
-        match self.time_left() {
-            Some(left) => {
-                let ttl = SystemTime::now() + left;
-                format!("ttl={}; attempt={attempt}; max={max}", BasicUtc(ttl))
-            }
-            None => format!("attempt={attempt}; max={max}"),
-        }
-    }
-}
-
-impl fmt::Debug for Attempt {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Attempt")
-            .field("function", &self.function())
-            .field("partition", &self.partition())
-            .field("number", &self.number)
-            .field("max_attempts", &self.max_attempts)
-            .field("depth", &self.depth)
-            .field("cutoff", &self.cutoff)
-            .field("deadline", &self.deadline)
-            .field("invocation_id", &self.id)
-            .finish()
-    }
-}
-
-/// A wall-clock time in UTC, written `YYYYMMDDTHHMMSSZ` (ISO 8601's basic format, to the
-/// second): the AWS SDKs' `ttl`.
-struct BasicUtc(SystemTime);
-
-impl fmt::Display for BasicUtc {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let secs = self
-            .0
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let (days, rem) = (secs / 86_400, secs % 86_400);
-        let (y, m, d) = civil_from_days(days);
-        write!(
-            f,
-            "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
-            rem / 3600,
-            rem % 3600 / 60,
-            rem % 60
-        )
-    }
-}
-
-/// The proleptic Gregorian date of `days` since 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`, for days on or after the epoch).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ttl_is_written_in_basic_utc() {
-        let at = |secs| BasicUtc(SystemTime::UNIX_EPOCH + Duration::from_secs(secs)).to_string();
-        assert_eq!(at(0), "19700101T000000Z");
-        // 2000-02-29 (a leap day of a century leap year) 23:59:59.
-        assert_eq!(at(951_868_799), "20000229T235959Z");
-        // 2024-12-31 12:34:56.
-        assert_eq!(at(1_735_648_496), "20241231T123456Z");
-        // 2100-03-01 (2100 is not a leap year).
-        assert_eq!(at(4_107_542_400), "21000301T000000Z");
-    }
+    use std::time::Duration;
 
     #[test]
     fn nesting_clamps_the_deadline_to_the_outer_cutoff() {

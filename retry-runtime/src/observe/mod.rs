@@ -13,14 +13,19 @@
 //! | DEBUG | a hedged call started another attempt while one was in flight | `function`, `partition`, `invocation_id`, `attempt` (the hedge's), `in_flight`, `class` (of the failure that started it at once, or `none` after the hedge delay), `delay_ms` (the hedge delay), `tokens` |
 //! | WARN | once per function: it retries a failure that a `#[retry]` call nested in its attempt already retried | `function`, `partition`, `attempt`, `depth`, `class` |
 
-use crate::ambient::Env;
-use crate::breaker::{BreakerState, Change};
+pub(crate) mod event;
+#[cfg(feature = "metrics")]
+pub mod meters;
+pub(crate) mod report;
+
 use crate::classify::ErrorClass;
-use crate::context::Frame;
-use crate::partition::{Resolved, Site};
+use crate::engine::frame::Frame;
+use crate::engine::scope::Around;
+use crate::observe::report::{EarlyEnd, EndedEarly, Hedged, Retried};
+use crate::protect::breaker::{BreakerState, Change};
 #[cfg(feature = "tracing")]
-use crate::policy::Mode;
-use crate::report::{EarlyEnd, EndedEarly, Hedged, Retried};
+use crate::spec::Mode;
+use crate::spec::site::{Resolved, Site};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -28,7 +33,7 @@ use std::time::Duration;
 /// polling repeat) and the call waits `delay`. Inline, so that with nobody listening (no test
 /// scope, no tracing subscriber for the level, no metrics) a retry pays two tests.
 #[inline]
-pub(crate) fn retrying(frame: &Frame<'_>, env: &Env, class: ErrorClass, delay: Duration) {
+pub(crate) fn retrying(frame: &Frame<'_>, env: &Around, class: ErrorClass, delay: Duration) {
     #[cfg(feature = "tracing")]
     let traced = tracing::enabled!(target: "retry", tracing::Level::DEBUG);
     #[cfg(not(feature = "tracing"))]
@@ -40,13 +45,13 @@ pub(crate) fn retrying(frame: &Frame<'_>, env: &Env, class: ErrorClass, delay: D
 
 #[cold]
 #[inline(never)]
-fn report_retry(frame: &Frame<'_>, env: &Env, class: ErrorClass, delay: Duration, traced: bool) {
+fn report_retry(frame: &Frame<'_>, env: &Around, class: ErrorClass, delay: Duration, traced: bool) {
     let (site, attempt) = (frame.site(), frame.number);
     #[cfg(feature = "metrics")]
     {
         let r = frame.r;
         let fill_rate =
-            (r.settings.mode == crate::policy::Mode::Adaptive).then(|| r.limiter.fill_rate());
+            (r.settings.mode == crate::spec::Mode::Adaptive).then(|| r.limiter.fill_rate());
         r.meters.retry(class, r.bucket.available(), fill_rate);
     }
     if env.is_scoped() {
@@ -79,7 +84,7 @@ fn report_retry(frame: &Frame<'_>, env: &Env, class: ErrorClass, delay: Duration
 /// A hedged call started attempt `frame.number` while others were in flight.
 pub(crate) fn hedged(
     frame: &Frame<'_>,
-    env: &Env,
+    env: &Around,
     in_flight: u32,
     class: Option<ErrorClass>,
     delay: Duration,
@@ -118,7 +123,7 @@ pub(crate) fn hedged(
 /// Retries ended early, after attempt `attempt`; the caller gets the last result.
 pub(crate) fn ended_early(
     frame: &Frame<'_>,
-    env: &Env,
+    env: &Around,
     attempt: u32,
     class: Option<ErrorClass>,
     reason: EarlyEnd,
@@ -145,7 +150,7 @@ pub(crate) fn ended_early(
 /// An early end as the metrics and a test scope's record count it.
 fn count_end(
     frame: &Frame<'_>,
-    env: &Env,
+    env: &Around,
     attempt: u32,
     class: Option<ErrorClass>,
     reason: EarlyEnd,
@@ -169,7 +174,7 @@ fn count_end(
 /// an early end after attempt 0; tracing gets a DEBUG event (the transition to open was the
 /// WARN).
 #[cold]
-pub(crate) fn refused(frame: &Frame<'_>, env: &Env) {
+pub(crate) fn refused(frame: &Frame<'_>, env: &Around) {
     count_end(frame, env, 0, None, EarlyEnd::CircuitOpen);
     #[cfg(feature = "tracing")]
     {

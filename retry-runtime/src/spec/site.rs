@@ -1,105 +1,16 @@
-//! Shared state: the retry token bucket and rate limiter of each partition, and the per-function
-//! `Site` that the expansion of `#[retry]` keeps in a `static`.
+//! One function's site: what the expansion of `#[retry]` keeps in a `static` (and a `Policy`
+//! value holds), and what its calls read once it is resolved.
 
-use crate::breaker::CircuitBreaker;
-use crate::bucket::TokenBucket;
-use crate::budget::RetryBudget;
 use crate::config::{self, Settings};
 use crate::hedge::{Hedge, Latency};
-use crate::limiter::RateLimiter;
-use crate::policy::Keys;
+use crate::protect::breaker::CircuitBreaker;
+use crate::protect::bucket::TokenBucket;
+use crate::protect::budget::RetryBudget;
+use crate::protect::limiter::RateLimiter;
+use crate::protect::partition::Partition;
+use crate::spec::Keys;
+use std::sync::OnceLock;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Mutex, OnceLock, PoisonError};
-
-/// The shared state of a named partition: every function written with the same
-/// `partition = "..."` uses the same bucket and (in adaptive mode) the same rate limiter.
-///
-/// ```
-/// use retry_runtime::Partition;
-///
-/// let billing = Partition::named("billing");
-/// assert_eq!(billing.name(), "billing");
-/// assert_eq!(billing.bucket().available(), 500);
-/// assert!(std::ptr::eq(billing, Partition::named("billing")));
-/// ```
-#[derive(Debug)]
-pub struct Partition {
-    name: &'static str,
-    bucket: TokenBucket,
-    limiter: RateLimiter,
-    /// The budget its functions share when they write `budget = "N%"`: the first to resolve
-    /// sets the share.
-    budget: OnceLock<RetryBudget>,
-    /// The breaker its functions share when they write `breaker = "N%"`: the first to
-    /// resolve sets the ratio.
-    breaker: OnceLock<CircuitBreaker>,
-}
-
-static PARTITIONS: Mutex<Vec<&'static Partition>> = Mutex::new(Vec::new());
-
-impl Partition {
-    /// The partition called `name`, created (with a standard bucket and an adaptive limiter)
-    /// the first time any function or caller names it. It lives for the rest of the process.
-    #[must_use]
-    pub fn named(name: &str) -> &'static Partition {
-        // The list is only pushed to under the lock and never left half-written, so a panic
-        // elsewhere while it was held cannot make it inconsistent.
-        let mut all = PARTITIONS.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(p) = all.iter().find(|p| p.name == name) {
-            return p;
-        }
-        let p: &'static Partition = Box::leak(Box::new(Partition {
-            name: Box::leak(name.into()),
-            bucket: TokenBucket::standard(),
-            limiter: RateLimiter::adaptive(),
-            budget: OnceLock::new(),
-            breaker: OnceLock::new(),
-        }));
-        all.push(p);
-        p
-    }
-
-    /// Every named partition created so far, for metrics.
-    #[must_use]
-    pub fn all() -> Vec<&'static Partition> {
-        PARTITIONS
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// The retry budget the partition's functions share (`budget = "N%"`), once one of them
-    /// has run.
-    #[must_use]
-    pub fn retry_budget(&self) -> Option<&RetryBudget> {
-        self.budget.get()
-    }
-
-    /// The circuit breaker the partition's functions share (`breaker = "N%"`), once one of
-    /// them has run.
-    #[must_use]
-    pub fn circuit_breaker(&self) -> Option<&CircuitBreaker> {
-        self.breaker.get()
-    }
-
-    /// The partition's name.
-    #[must_use]
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// The partition's retry token bucket.
-    #[must_use]
-    pub fn bucket(&self) -> &TokenBucket {
-        &self.bucket
-    }
-
-    /// The partition's client rate limiter (used by functions in adaptive mode).
-    #[must_use]
-    pub fn rate_limiter(&self) -> &RateLimiter {
-        &self.limiter
-    }
-}
 
 /// One `#[retry]` function: its settings and where its shared state lives. The expansion keeps
 /// it in a `static`, so every call of the function (every instantiation of a generic one)
@@ -278,7 +189,7 @@ impl Site {
     /// keeps it ([`resolved`](Self::resolved)), a `Policy` value makes it for each call.
     pub(crate) fn resolved_in(&self, timed: bool) -> Resolved<'_> {
         let c = self.config(timed);
-        let adaptive = c.settings.mode == crate::policy::Mode::Adaptive;
+        let adaptive = c.settings.mode == crate::spec::Mode::Adaptive;
         Resolved {
             site: self,
             settings: c.settings,
@@ -327,14 +238,14 @@ impl Site {
             let latency = (self.latency.is_none()
                 && matches!(
                     policy.hedge_after,
-                    Some(crate::policy::HedgeSpec::Percentile(_))
+                    Some(crate::spec::HedgeSpec::Percentile(_))
                 ))
             .then(|| Box::new(Latency::new()));
             Config {
                 settings,
                 policy,
                 #[cfg(feature = "metrics")]
-                meters: crate::meters::Meters::new(self),
+                meters: crate::observe::meters::Meters::new(self),
                 budget,
                 breaker,
                 latency,
@@ -349,7 +260,7 @@ struct Config {
     settings: Settings,
     policy: Keys,
     #[cfg(feature = "metrics")]
-    meters: crate::meters::Meters,
+    meters: crate::observe::meters::Meters,
     budget: Option<&'static RetryBudget>,
     breaker: Option<&'static CircuitBreaker>,
     /// The latency estimate of a percentile chosen from outside, when the attribute gave none.
@@ -386,7 +297,7 @@ pub(crate) struct Resolved<'a> {
     pub(crate) timers: bool,
     /// The function's metric handles (feature `metrics`).
     #[cfg(feature = "metrics")]
-    pub(crate) meters: &'a crate::meters::Meters,
+    pub(crate) meters: &'a crate::observe::meters::Meters,
     pub(crate) bucket: &'a TokenBucket,
     pub(crate) limiter: &'a RateLimiter,
     pub(crate) budget: Option<&'a RetryBudget>,

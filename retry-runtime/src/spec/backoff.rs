@@ -106,7 +106,7 @@ pub(crate) fn nanos(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Keys;
+    use crate::spec::Keys;
 
     /// The jittered delay after attempt `n`, as the engine draws it.
     fn delay<R: Rng + ?Sized>(policy: &Keys, n: u32, previous: Duration, rng: &mut R) -> Duration {

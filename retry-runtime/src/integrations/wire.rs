@@ -42,9 +42,9 @@
 //! ```
 
 #[cfg(feature = "http")]
-use crate::context::Attempt;
+use crate::attempt::Attempt;
 #[cfg(any(feature = "http", feature = "tonic"))]
-use crate::context::attempt;
+use crate::engine::frame::attempt;
 
 /// The AWS SDKs' header with the call's invocation id, the same on every attempt.
 pub const AMZ_SDK_INVOCATION_ID: &str = "amz-sdk-invocation-id";

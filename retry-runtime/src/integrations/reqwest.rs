@@ -29,8 +29,8 @@
 //! `Retry-After` as the hint.
 
 use super::http::status_class;
-use super::io::connect_failure;
-use super::{Classify, ErrorClass, TimedOut, hint, known_cause};
+use crate::classify::io::connect_failure;
+use crate::classify::{Classify, ErrorClass, TimedOut, hint, known_cause};
 use ::http::{HeaderMap, StatusCode};
 use std::error::Error as StdError;
 use std::fmt;

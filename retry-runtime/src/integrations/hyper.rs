@@ -1,7 +1,7 @@
 //! hyper's errors and the hyper-util legacy client's (feature `hyper`).
 
-use super::io::connect_failure;
-use super::{Classify, ErrorClass, known_cause};
+use crate::classify::io::connect_failure;
+use crate::classify::{Classify, ErrorClass, known_cause};
 use std::error::Error;
 use std::time::Duration;
 

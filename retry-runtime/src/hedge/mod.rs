@@ -10,8 +10,10 @@
 //! The keys are resolved with the others (the environment and the config file may set them
 //! for a function whose attribute writes `hedge_after`); `Hedge` is what a call reads.
 
-pub use crate::latency::Latency;
-use crate::policy::{HedgeSpec, Keys};
+pub(crate) mod latency;
+
+use crate::spec::{HedgeSpec, Keys};
+pub use latency::Latency;
 use std::time::Duration;
 
 /// What a hedged call reads: its resolved keys (borrowed, so that finding out whether a call
