@@ -4,7 +4,7 @@
 
 use crate::classify::{ErrorClass, TimedOut};
 use crate::engine::{
-    ByTrait, Call, Classifier, FromCircuitOpen, FromTimedOut, IntoErrorClass, NoBreaker, Refuse,
+    ByTrait, Call, Classifier, FromCircuitOpen, FromTimedOut, IntoErrorClass, NoBreaker, OnRefusal,
     Timed,
 };
 use crate::observe::event::RetryEvent;
@@ -354,7 +354,7 @@ pub struct WithBreaker;
 /// What a call refused by a policy's breaker returns.
 pub trait BreakerPlug<R> {
     /// The engine's conversion.
-    type Refusal: Refuse<R>;
+    type Refusal: OnRefusal<R>;
     /// It.
     fn refusal() -> Self::Refusal;
 }

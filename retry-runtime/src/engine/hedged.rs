@@ -19,7 +19,9 @@
 //! `max_in_flight`), more boxed. A call whose first attempt answers before the hedge delay
 //! allocates nothing, and one that answers on its first poll registers no timer.
 
-use super::{Call, Cutoff, Judge, Refuse, RetryResult, SendToken, Settled, Timer, admit, decide};
+use super::{
+    Call, Cutoff, OnFailure, OnRefusal, RetryResult, SendToken, Settled, Timer, admit, decide,
+};
 use crate::classify::{ErrorClass, TimeoutKind};
 use crate::engine::frame::Frame;
 use crate::engine::scope::{self, Around};
@@ -206,7 +208,7 @@ where
     R: RetryResult,
     K: Timer<R>,
     P: Fn(&R::Ok) -> bool,
-    J: Judge<R> + Refuse<R>,
+    J: OnFailure<R> + OnRefusal<R>,
 {
     /// The loop of a hedged function: [`run`](Self::run)'s steps, with a copy of an attempt
     /// that has not answered within the function's hedge delay started beside it. A function
@@ -333,7 +335,7 @@ where
                 };
                 // Events may follow: they carry the id the attempt's body drew, if it did.
                 self.frame.adopt_id(id);
-                if self.plugs.hint(err).is_some() {
+                if self.hooks.hint(err).is_some() {
                     // A server's hint or pushback stops hedging (gRFC A6).
                     state.stopped = true;
                     state.due = None;
@@ -365,7 +367,7 @@ where
                 let class = if timed_out {
                     ErrorClass::Timeout
                 } else {
-                    self.plugs.class(err)
+                    self.hooks.class(err)
                 };
                 if self.frame.r.extras {
                     self.gate.pass = meta.pass;
@@ -527,7 +529,7 @@ where
 
         let in_flight = flights.count + 1;
         let delay = h.delay();
-        self.plugs.on_retry(&RetryEvent {
+        self.hooks.on_retry(&RetryEvent {
             frame: &self.frame,
             attempt: self.frame.number - 1,
             delay: Duration::ZERO,

@@ -19,13 +19,18 @@
 mod decide;
 pub(crate) mod frame;
 mod hedged;
+mod hooks;
 mod outcome;
-mod plugs;
+mod run;
 pub(crate) mod scope;
 mod timer;
 
+pub use hooks::{
+    ByTrait, Classifier, Fns, Hooks, NoBreaker, OnFailure, OnRefusal, into_class, never_repeat,
+    no_hint, no_hook,
+};
+pub use hooks::{hint, repeat};
 pub use outcome::{FromCircuitOpen, FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult};
-pub use plugs::{ByTrait, Classifier, Fns, Judge, NoBreaker, Plugs, Refuse};
 pub use timer::{Cutoff, Timed, Timer, TimerKind, Untimed};
 
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
@@ -60,7 +65,7 @@ pub struct Call<'a, R, K: TimerKind, P, J> {
     frame: Frame<'a>,
     timer: K,
     repeat: P,
-    plugs: J,
+    hooks: J,
     idempotent: bool,
     /// The timer of the current attempt, whether it fired, and when the call started (nothing
     /// without timers).
@@ -127,7 +132,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 }
 
-impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Plugs<C, O>> {
+impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     /// Starts a call. The deadline clock starts now, at the first poll of the function.
     /// `classify` tells an error's class and hint ([`ByTrait`] or [`Fns`]), `repeat` whether a
     /// success is polled again, `on_retry` is the hook.
@@ -176,7 +181,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Plugs<C, O>> {
             frame: Frame::new(resolved, deadline, outer),
             timer,
             repeat,
-            plugs: Plugs {
+            hooks: Hooks {
                 classify,
                 on_retry,
                 open: NoBreaker,
@@ -199,18 +204,18 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Plugs<C, O>> {
     pub fn with_breaker(
         self,
         open: fn(CircuitOpen) -> R,
-    ) -> Call<'a, R, K, P, Plugs<C, O, fn(CircuitOpen) -> R>> {
+    ) -> Call<'a, R, K, P, Hooks<C, O, fn(CircuitOpen) -> R>> {
         self.with_refusal(open)
     }
 
     /// Gives the call `open`, what a refused call returns ([`NoBreaker`]: it runs).
     #[inline]
-    pub(crate) fn with_refusal<X>(self, open: X) -> Call<'a, R, K, P, Plugs<C, O, X>> {
+    pub(crate) fn with_refusal<X>(self, open: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
         let Call {
             frame,
             timer,
             repeat,
-            plugs,
+            hooks,
             idempotent,
             cutoff,
             gate,
@@ -220,9 +225,9 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Plugs<C, O>> {
             frame,
             timer,
             repeat,
-            plugs: Plugs {
-                classify: plugs.classify,
-                on_retry: plugs.on_retry,
+            hooks: Hooks {
+                classify: hooks.classify,
+                on_retry: hooks.on_retry,
                 open,
             },
             idempotent,
@@ -332,7 +337,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     pub fn send_token(&mut self) -> SendToken<R>
     where
         K: Timer<R>,
-        J: Refuse<R>,
+        J: OnRefusal<R>,
     {
         if let (Some(breaker), Pass::None) = (self.frame.r.breaker, self.gate.pass) {
             if let Some(out) = self.through_breaker(breaker) {
@@ -402,7 +407,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     #[inline]
     fn through_breaker(&mut self, breaker: &CircuitBreaker) -> Option<R>
     where
-        J: Refuse<R>,
+        J: OnRefusal<R>,
     {
         match admit(self.frame.r, breaker, Instant::now()) {
             Admit::Go(pass) => {
@@ -418,7 +423,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     #[cold]
     fn refused(&mut self, retry_in: Duration) -> Option<R>
     where
-        J: Refuse<R>,
+        J: OnRefusal<R>,
     {
         self.release();
         let a = &scope::around();
@@ -428,7 +433,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             return Some(last);
         }
         let site = self.frame.site();
-        let out = self.plugs.refuse(CircuitOpen::new(site.name, retry_in))?;
+        let out = self.hooks.refuse(CircuitOpen::new(site.name, retry_in))?;
         observe::refused(&self.frame, a);
         Some(out)
     }
@@ -617,7 +622,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     where
         R: RetryResult,
         K: Timer<R>,
-        J: Judge<R>,
+        J: OnFailure<R>,
     {
         let a = &scope::around();
         let judged = match out {
@@ -742,7 +747,7 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J>
 where
     R: RetryResult,
     K: Timer<R>,
-    J: Judge<R>,
+    J: OnFailure<R>,
 {
     /// Step 4 again after a `Wait`: the bucket may cover the retry now.
     fn after_refill(&mut self, short: Short<R>, a: &Around) -> Result<Next<R>, Short<R>> {
@@ -771,7 +776,7 @@ where
         let class = if expired.is_some() {
             ErrorClass::Timeout
         } else {
-            self.plugs.class(err)
+            self.hooks.class(err)
         };
         if let Some(previous) = self.polling_cut_by_deadline(expired) {
             self.ended_early(a, n, Some(ErrorClass::Timeout), EarlyEnd::Deadline);
@@ -794,7 +799,7 @@ where
             }
             AfterError::Retry => {}
         }
-        let hint = self.plugs.hint(err);
+        let hint = self.hooks.hint(err);
 
         // 4. An open breaker refuses the retry; then the retry's cost: the budget's room first
         // (it takes nothing when it refuses), then the bucket's tokens.
@@ -882,7 +887,7 @@ where
 
         // 6. Hook and event; the caller sleeps.
         let class = class.unwrap_or(ErrorClass::Transient);
-        self.plugs.on_retry(&RetryEvent {
+        self.hooks.on_retry(&RetryEvent {
             frame: &self.frame,
             attempt: n,
             delay,
@@ -954,9 +959,9 @@ where
 mod tests {
     //! The call's own steps, on tokio's paused clock. The loop as a whole is tested through
     //! the attribute and `Call::run` by the workspace's tests.
+    use super::hooks::{never_repeat, no_hook};
     use super::timer::Armed;
     use super::*;
-    use crate::__private::{never_repeat, no_hook};
     use crate::protect::bucket::TokenBucket;
     use crate::spec::Keys;
     use tokio::time::advance;
@@ -967,13 +972,13 @@ mod tests {
 
     fn call(
         site: &'static Site,
-    ) -> Call<'static, Out, Untimed, impl Fn(&()) -> bool, impl Judge<Out>> {
+    ) -> Call<'static, Out, Untimed, impl Fn(&()) -> bool, impl OnFailure<Out>> {
         Call::new(site, true, Untimed, ByTrait, never_repeat::<()>, no_hook)
     }
 
     fn timed_call(
         site: &'static Site,
-    ) -> Call<'static, Out, Timed<ErrorClass>, impl Fn(&()) -> bool, impl Judge<Out>> {
+    ) -> Call<'static, Out, Timed<ErrorClass>, impl Fn(&()) -> bool, impl OnFailure<Out>> {
         let conversion: fn(TimedOut) -> ErrorClass = |_| ErrorClass::Timeout;
         Call::new(
             site,

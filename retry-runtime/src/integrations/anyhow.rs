@@ -1,6 +1,7 @@
 //! anyhow (feature `anyhow`): `Classify` for `anyhow::Error`.
 
-use crate::classify::{Classify, ErrorClass, known_cause};
+use super::chain::known_cause;
+use crate::classify::{Classify, ErrorClass};
 use std::time::Duration;
 
 /// By the error's chain of causes, outermost first: the first error of a type the runtime

@@ -1,7 +1,8 @@
 //! hyper's errors and the hyper-util legacy client's (feature `hyper`).
 
-use crate::classify::io::connect_failure;
-use crate::classify::{Classify, ErrorClass, known_cause};
+use super::chain::known_cause;
+use super::io::connect_failure;
+use crate::classify::{Classify, ErrorClass};
 use std::error::Error;
 use std::time::Duration;
 

@@ -1,14 +1,16 @@
-//! What the runtime knows of the libraries users call: each integration, behind its cargo
-//! feature, classifies that library's errors and responses ([`Classify`](crate::Classify)),
+//! What the runtime knows of the libraries users call: `std::io` always, and each other
+//! integration behind its cargo feature, classifies that library's errors and responses ([`Classify`](crate::Classify)),
 //! reads the server's hints, and writes the current attempt into its requests
 //! ([`wire::WithAttempt`]).
 
 #[cfg(feature = "anyhow")]
 mod anyhow;
+pub(crate) mod chain;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "hyper")]
 mod hyper;
+pub(crate) mod io;
 #[cfg(feature = "reqwest")]
 pub mod reqwest;
 #[cfg(feature = "tonic")]

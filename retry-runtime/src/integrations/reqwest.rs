@@ -28,9 +28,10 @@
 //! [`Classify for http::StatusCode`](crate::Classify)), with `x-amz-retry-after` or
 //! `Retry-After` as the hint.
 
+use super::chain::known_cause;
 use super::http::status_class;
-use crate::classify::io::connect_failure;
-use crate::classify::{Classify, ErrorClass, TimedOut, hint, known_cause};
+use super::io::connect_failure;
+use crate::classify::{Classify, ErrorClass, TimedOut, hint};
 use ::http::{HeaderMap, StatusCode};
 use std::error::Error as StdError;
 use std::fmt;
@@ -140,8 +141,8 @@ impl From<::reqwest::Error> for Error {
     }
 }
 
-impl From<crate::CircuitOpen> for Error {
-    fn from(open: crate::CircuitOpen) -> Self {
+impl From<crate::protect::breaker::CircuitOpen> for Error {
+    fn from(open: crate::protect::breaker::CircuitOpen) -> Self {
         Error::CircuitOpen(open)
     }
 }

@@ -1,9 +1,10 @@
 //! tonic (feature `tonic`): `Classify`, `From<TimedOut>` and `From<CircuitOpen>` for
 //! `tonic::Status`.
 
+use super::chain::known_cause;
+use super::io::connect_failure;
 use crate::classify::hint::{self, Pushback};
-use crate::classify::io::connect_failure;
-use crate::classify::{Classify, ErrorClass, TimedOut, known_cause};
+use crate::classify::{Classify, ErrorClass, TimedOut};
 use ::tonic::{Code, ConnectError, Status, TimeoutExpired};
 use std::error::Error;
 use std::time::Duration;
@@ -19,8 +20,8 @@ impl From<TimedOut> for Status {
 /// A call refused by an open circuit breaker becomes `UNAVAILABLE` (as gRPC reports a
 /// channel that will not send), with the [`CircuitOpen`](crate::CircuitOpen) as its source: it
 /// classifies as `Permanent`, so an outer retry loop does not spin on it.
-impl From<crate::CircuitOpen> for Status {
-    fn from(open: crate::CircuitOpen) -> Self {
+impl From<crate::protect::breaker::CircuitOpen> for Status {
+    fn from(open: crate::protect::breaker::CircuitOpen) -> Self {
         let mut status = Status::unavailable(open.to_string());
         status.set_source(std::sync::Arc::new(open));
         status
@@ -48,7 +49,10 @@ impl From<crate::CircuitOpen> for Status {
 /// | every other code (`CANCELLED`, `UNKNOWN`, `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`, `FAILED_PRECONDITION`, `OUT_OF_RANGE`, `UNIMPLEMENTED`, `DATA_LOSS`, `UNAUTHENTICATED`, `OK`) | `Permanent` |
 impl Classify for Status {
     fn classify(&self) -> ErrorClass {
-        if self.source().is_some_and(|s| s.is::<crate::CircuitOpen>()) {
+        if self
+            .source()
+            .is_some_and(|s| s.is::<crate::protect::breaker::CircuitOpen>())
+        {
             return ErrorClass::Permanent;
         }
         if pushback(self) == Some(Pushback::Stop) {

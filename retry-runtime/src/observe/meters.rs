@@ -23,7 +23,6 @@
 use crate::classify::ErrorClass;
 use crate::observe::report::EarlyEnd;
 use crate::protect::breaker::{BreakerState, Change};
-use crate::spec::site::Site;
 use metrics::{Counter, Gauge, counter, gauge};
 
 /// Attempts sent.
@@ -86,9 +85,8 @@ impl std::fmt::Debug for Meters {
 }
 
 impl Meters {
-    pub(crate) fn new(site: &Site) -> Meters {
-        let function = site.name();
-        let partition = site.partition_name().unwrap_or("");
+    pub(crate) fn new(function: &'static str, partition: Option<&'static str>) -> Meters {
+        let partition = partition.unwrap_or("");
         Meters {
             attempts: counter!(ATTEMPTS, "function" => function, "partition" => partition),
             retries: CLASSES.map(|c| {

@@ -574,6 +574,13 @@ pub(crate) fn counts_as_failure(class: Option<ErrorClass>) -> bool {
     )
 }
 
+/// For a closure or function whose error is a message: the refusal's description.
+impl From<CircuitOpen> for String {
+    fn from(open: CircuitOpen) -> Self {
+        open.to_string()
+    }
+}
+
 #[cfg(all(test, not(retry_loom)))]
 mod tests {
     use super::*;

@@ -245,7 +245,7 @@ impl Site {
                 settings,
                 policy,
                 #[cfg(feature = "metrics")]
-                meters: crate::observe::meters::Meters::new(self),
+                meters: crate::observe::meters::Meters::new(self.name, self.partition),
                 budget,
                 breaker,
                 latency,

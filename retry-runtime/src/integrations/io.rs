@@ -1,6 +1,7 @@
 //! `std::io::Error`, and what transport errors share: a failed connection never sent the request.
 
-use super::{Classify, ErrorClass, TimedOut, known_cause};
+use super::chain::known_cause;
+use crate::classify::{Classify, ErrorClass, TimedOut};
 use std::error::Error;
 use std::io;
 use std::time::Duration;
@@ -8,8 +9,8 @@ use std::time::Duration;
 /// A call refused by an open circuit breaker: kind `Other`, wrapping the
 /// [`CircuitOpen`](crate::CircuitOpen)
 /// (which classifies as `Permanent`).
-impl From<crate::CircuitOpen> for io::Error {
-    fn from(open: crate::CircuitOpen) -> Self {
+impl From<crate::protect::breaker::CircuitOpen> for io::Error {
+    fn from(open: crate::protect::breaker::CircuitOpen) -> Self {
         io::Error::other(open)
     }
 }
@@ -80,7 +81,7 @@ pub(crate) fn connect_failure(err: &(dyn Error + 'static)) -> ErrorClass {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::TimeoutKind;
+    use crate::classify::TimeoutKind;
 
     #[test]
     fn kinds() {

@@ -1,15 +1,15 @@
-//! What the attribute plugs into the loop's retry decisions: the classifier and server-hint
-//! reader, and the `on_retry` hook, with their bounds stated once. (The polling predicate,
-//! which every success consults, is the call's own `P`.)
+//! What a call consults beside its settings: the classifier and server-hint reader, the
+//! `on_retry` hook, and what a call its breaker refused returns, with their bounds stated once.
+//! (The polling predicate, which every success consults, is the call's own `P`.)
 
-use super::outcome::RetryResult;
+use super::outcome::{IntoErrorClass, RetryResult};
 use crate::classify::{Classify, ErrorClass};
 use crate::observe::event::RetryEvent;
 use crate::protect::breaker::CircuitOpen;
 use std::time::Duration;
 
-/// The three functions a call consults when an attempt fails, as [`Plugs`] holds them.
-pub trait Judge<R: RetryResult> {
+/// The three functions a call consults when an attempt fails, as [`Hooks`] holds them.
+pub trait OnFailure<R: RetryResult> {
     /// The class of an error.
     fn class(&self, err: &R::Err) -> ErrorClass;
     /// The server's retry hint in an error.
@@ -79,7 +79,7 @@ where
 
 /// The classifier and hint reader `C`, the hook `O` and, with a breaker, the conversion `X`
 /// of [`CircuitOpen`] into the error type, of one call.
-pub struct Plugs<C, O, X = NoBreaker> {
+pub struct Hooks<C, O, X = NoBreaker> {
     pub(crate) classify: C,
     pub(crate) on_retry: O,
     pub(crate) open: X,
@@ -91,33 +91,33 @@ pub struct NoBreaker;
 
 /// How a call refused by a breaker makes its outcome. No bound on `R`: a function without a
 /// breaker is not asked anything more of its return type.
-pub trait Refuse<R> {
+pub trait OnRefusal<R> {
     /// The outcome, if the call has a conversion (`None`: it runs).
     fn refuse(&self, open: CircuitOpen) -> Option<R>;
 }
 
-impl<R> Refuse<R> for NoBreaker {
+impl<R> OnRefusal<R> for NoBreaker {
     #[inline]
     fn refuse(&self, _: CircuitOpen) -> Option<R> {
         None
     }
 }
 
-impl<R> Refuse<R> for fn(CircuitOpen) -> R {
+impl<R> OnRefusal<R> for fn(CircuitOpen) -> R {
     #[inline]
     fn refuse(&self, open: CircuitOpen) -> Option<R> {
         Some(self(open))
     }
 }
 
-impl<R, C, O, X: Refuse<R>> Refuse<R> for Plugs<C, O, X> {
+impl<R, C, O, X: OnRefusal<R>> OnRefusal<R> for Hooks<C, O, X> {
     #[inline]
     fn refuse(&self, open: CircuitOpen) -> Option<R> {
         self.open.refuse(open)
     }
 }
 
-impl<R, C, O, X> Judge<R> for Plugs<C, O, X>
+impl<R, C, O, X> OnFailure<R> for Hooks<C, O, X>
 where
     R: RetryResult,
     C: Classifier<R::Err>,
@@ -137,4 +137,38 @@ where
     fn on_retry(&self, event: &RetryEvent<'_, R::Err>) {
         (self.on_retry)(event);
     }
+}
+
+/// No server hint (a `retry_on` predicate without `retry_after`).
+#[inline]
+pub fn no_hint<E: ?Sized>(_: &E) -> Option<Duration> {
+    None
+}
+
+/// Never repeat a success (no `retry_if_ok`).
+#[inline]
+pub fn never_repeat<T: ?Sized>(_: &T) -> bool {
+    false
+}
+
+/// No `on_retry` hook.
+#[inline]
+pub fn no_hook<E>(_: &RetryEvent<'_, E>) {}
+
+/// Converts what a `retry_on` predicate returned.
+#[inline]
+pub fn into_class<T: IntoErrorClass>(class: T) -> ErrorClass {
+    class.into_error_class()
+}
+
+/// Pins a `retry_after` function's result type.
+#[inline]
+pub fn hint(hint: Option<Duration>) -> Option<Duration> {
+    hint
+}
+
+/// Pins a `retry_if_ok` function's result type.
+#[inline]
+pub fn repeat(again: bool) -> bool {
+    again
 }
