@@ -3,6 +3,7 @@
 pub use crate::__retry_loop as retry_loop;
 pub use crate::__retry_loop_blocking as retry_loop_blocking;
 pub use crate::classify::{Classify, ErrorClass, TimedOut};
+pub use crate::engine::site::{BreakerRef, BudgetRef, Site};
 pub use crate::engine::{
     ByTrait, Call, Classifier, Fns, FromCircuitOpen, FromTimedOut, Hooks, IntoErrorClass,
     NoBreaker, OnFailure, OnRefusal, RetryResult, ReturnsResult, SendToken, Settled, Timed, Timer,
@@ -13,7 +14,6 @@ pub use crate::observe::event::RetryEvent;
 pub use crate::protect::breaker::{CircuitBreaker, CircuitOpen};
 pub use crate::protect::bucket::TokenBucket;
 pub use crate::protect::budget::RetryBudget;
-pub use crate::spec::site::{BreakerRef, BudgetRef, Site};
 pub use crate::spec::{HedgeSpec, Jitter, Keys, Keys as Policy, Mode};
 pub use core::ops::ControlFlow;
 pub use std::thread::sleep as thread_sleep;

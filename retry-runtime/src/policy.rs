@@ -3,6 +3,7 @@
 //! `#[retry]` function.
 
 use crate::classify::{ErrorClass, TimedOut};
+use crate::engine::site::{BreakerRef, Site};
 use crate::engine::{
     ByTrait, Call, Classifier, FromCircuitOpen, FromTimedOut, IntoErrorClass, NoBreaker, OnRefusal,
     Timed,
@@ -14,7 +15,6 @@ use crate::protect::budget::RetryBudget;
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
 use crate::spec::HedgeSpec;
-use crate::spec::site::{BreakerRef, Site};
 use crate::spec::{Jitter, Keys, Mode};
 use core::future::Future;
 use std::fmt;
@@ -110,7 +110,7 @@ macro_rules! key_builders {
             $(#[$doc])*
             #[must_use]
             pub const fn $key(mut self, value: $ty) -> Self {
-                self.site.policy = self.site.policy.$key(value);
+                self.site.keys = self.site.keys.$key(value);
                 self
             }
         )*
@@ -194,14 +194,14 @@ impl<C, P, O, B> Policy<C, P, O, B> {
     /// `#[retry(hedge_after = ...)]` function does not).
     #[must_use]
     pub const fn hedge_after(mut self, delay: Duration) -> Self {
-        self.site.policy = self.site.policy.hedge_after(HedgeSpec::Fixed(delay));
+        self.site.keys = self.site.keys.hedge_after(HedgeSpec::Fixed(delay));
         self
     }
 
     /// At most `n` attempts of a hedged call at once, as `max_in_flight` (2 unless set).
     #[must_use]
     pub const fn max_in_flight(mut self, n: u32) -> Self {
-        self.site.policy = self.site.policy.max_in_flight(n);
+        self.site.keys = self.site.keys.max_in_flight(n);
         self
     }
 
@@ -283,7 +283,7 @@ impl<C, P, O, B> Policy<C, P, O, B> {
     /// );
     /// ```
     pub fn build(self) -> Result<Self, PolicyError> {
-        let mut problems = self.site.policy.problems();
+        let mut problems = self.site.keys.problems();
         if self.site.hedged() && !self.idempotent {
             problems.push(
                 "hedge_after needs an idempotent policy: a hedge sends another copy of a \
@@ -327,10 +327,9 @@ impl<C, P, O, B> Policy<C, P, O, B> {
         O: Hook<E>,
         B: BreakerPlug<Result<T, E>>,
     {
-        let resolved = self.site.resolved_in(true);
         let conversion: fn(TimedOut) -> E = E::from_timed_out;
-        let call = Call::with_resolved(
-            &resolved,
+        let call = Call::of(
+            &self.site,
             self.idempotent && idempotent,
             Timed(conversion),
             &self.classify,
@@ -338,7 +337,7 @@ impl<C, P, O, B> Policy<C, P, O, B> {
             |event: &RetryEvent<'_, E>| self.on_retry.on_retry(event),
         )
         .with_refusal(B::refusal());
-        if resolved.policy.hedge_after.is_some() && self.idempotent && idempotent && !P::POLLS {
+        if self.site.hedged() && self.idempotent && idempotent && !P::POLLS {
             // Boxed: the hedged loop's slots would double the future of every policy call.
             Box::pin(call.run_hedged(attempt)).await
         } else {
@@ -385,7 +384,7 @@ impl<C, P, O, B> fmt::Debug for Policy<C, P, O, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Policy")
             .field("name", &self.site.name)
-            .field("keys", &self.site.policy)
+            .field("keys", &self.site.keys)
             .field("partition", &self.site.partition)
             .field("idempotent", &self.idempotent)
             .finish_non_exhaustive()
@@ -575,7 +574,7 @@ impl<'de> serde::de::Visitor<'de> for PolicyVisitor {
                     Raw::Bool => Err(text::expected(key)),
                 };
                 let value = value.map_err(A::Error::custom)?;
-                policy.site.policy = policy.site.policy.with(key, value);
+                policy.site.keys = policy.site.keys.with(key, value);
                 continue;
             }
             match name.as_str() {

@@ -36,7 +36,7 @@
 //!
 //! [`explain`] lists, for every function that has run, each setting and where it came from.
 
-use crate::spec::{DEFAULT_MAX_ATTEMPTS, KEYS, Key, Keys, Mode, Value};
+use crate::spec::{KEYS, Key, Keys, Settings, Value};
 use std::ffi::OsString;
 use std::fmt;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -47,13 +47,6 @@ mod file;
 pub(crate) mod text;
 
 pub use explain::{Entry, Explained, explain};
-
-/// The settings the engine reads on every call, resolved once per function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Settings {
-    pub(crate) mode: Mode,
-    pub(crate) max_attempts: u32,
-}
 
 /// Where a setting's value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,11 +120,10 @@ fn warn(message: &str) {
     eprintln!("warning: retry: {message}");
 }
 
-/// A function's resolved settings: what the engine reads on every call, the policy in effect,
-/// and where each value came from.
+/// A function's resolved settings: what the engine reads on every call, and where each value
+/// came from.
 pub(crate) struct Resolution {
     pub(crate) settings: Settings,
-    pub(crate) policy: Keys,
     pub(crate) explained: Explained,
 }
 
@@ -221,10 +213,7 @@ fn resolution(
             break policy;
         }
     };
-    let settings = Settings {
-        mode: policy.mode.unwrap_or(Mode::Standard),
-        max_attempts: policy.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
-    };
+    let settings = Settings::of(&policy);
     let entries = Key::ALL
         .iter()
         .map(|&key| Entry {
@@ -243,7 +232,6 @@ fn resolution(
         .collect();
     Resolution {
         settings,
-        policy,
         explained: Explained {
             function,
             profile,
@@ -466,6 +454,7 @@ fn env_layer(prefix: &str, env: Around<'_>, warn: &mut dyn FnMut(String)) -> Lay
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::Mode;
     use std::collections::HashMap;
     use std::time::Duration;
 
@@ -626,13 +615,10 @@ mod tests {
         let (r, warnings) = resolve_with(&Keys::new().multiplier(1.5), &layers, false);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(
-            r.settings,
-            Settings {
-                mode: Mode::Standard,
-                max_attempts: 4
-            }
+            (r.settings.mode, r.settings.max_attempts),
+            (Mode::Standard, 4)
         );
-        assert_eq!(r.policy.multiplier, 1.5, "the attribute wins");
+        assert_eq!(r.settings.multiplier, 1.5, "the attribute wins");
         let sources: Vec<String> = r
             .explained
             .entries
@@ -666,7 +652,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            r.policy.backoff_bounds(),
+            (r.settings.initial_backoff, r.settings.max_backoff),
             (MS(500), Duration::from_secs(20))
         );
 
@@ -677,7 +663,10 @@ mod tests {
         );
         let (r, warnings) = resolve_with(&Keys::new(), &[general], false);
         assert!(warnings.is_empty());
-        assert_eq!(r.policy.backoff_bounds(), (MS(100), MS(100)));
+        assert_eq!(
+            (r.settings.initial_backoff, r.settings.max_backoff),
+            (MS(100), MS(100))
+        );
     }
 
     #[test]
@@ -695,9 +684,9 @@ mod tests {
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings[0].contains("attempt_timeout would be longer than deadline"));
         assert!(warnings[1].contains("it shapes attempt_timeout, which is not set"));
-        assert_eq!(r.policy.attempt_timeout, None);
-        assert_eq!(r.policy.max_attempt_timeout, None);
-        assert_eq!(r.policy.deadline, Some(MS(2000)));
+        assert_eq!(r.settings.attempt_timeout, None);
+        assert_eq!(r.settings.max_attempt_timeout, None);
+        assert_eq!(r.settings.deadline, Some(MS(2000)));
     }
 
     #[test]
@@ -707,7 +696,7 @@ mod tests {
             &env_source("RETRY_DEADLINE"),
         );
         let (r, warnings) = resolve_with(&Keys::new(), std::slice::from_ref(&general), false);
-        assert_eq!(r.policy.deadline, None);
+        assert_eq!(r.settings.deadline, None);
         assert_eq!(warnings.len(), 1);
         assert!(
             warnings[0].starts_with(
@@ -718,6 +707,6 @@ mod tests {
         );
         let (r, warnings) = resolve_with(&Keys::new().attempt_timeout(MS(100)), &[general], true);
         assert!(warnings.is_empty());
-        assert_eq!(r.policy.deadline, Some(MS(5000)));
+        assert_eq!(r.settings.deadline, Some(MS(5000)));
     }
 }

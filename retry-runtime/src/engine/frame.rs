@@ -13,7 +13,7 @@
 
 use crate::attempt::{Attempt, InvocationId};
 use crate::engine::scope;
-use crate::spec::site::{Resolved, Site};
+use crate::engine::site::Resolved;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
@@ -83,7 +83,7 @@ mod slot {
 /// What a call publishes about its current attempt.
 pub(crate) struct Frame<'a> {
     /// The function's site, as its calls use it.
-    pub(crate) r: &'a Resolved<'a>,
+    pub(crate) r: &'a Resolved,
     /// The attempt being made (1-based; 0 before the first).
     pub(crate) number: u32,
     /// The depth (1 for an outermost call, one more for each `#[retry]` attempt it runs
@@ -118,11 +118,7 @@ pub(crate) fn outer() -> Option<Outer> {
 impl<'a> Frame<'a> {
     /// The frame of a call of `site` whose own deadline is `deadline`, started inside `outer`.
     #[inline]
-    pub(crate) fn new(
-        r: &'a Resolved<'a>,
-        deadline: Option<Instant>,
-        outer: Option<Outer>,
-    ) -> Self {
+    pub(crate) fn new(r: &'a Resolved, deadline: Option<Instant>, outer: Option<Outer>) -> Self {
         let (depth, deadline) = match outer {
             None => (1, deadline),
             Some(outer) => nested(deadline, outer),
@@ -135,12 +131,6 @@ impl<'a> Frame<'a> {
             deadline,
             id: [AtomicU64::new(0), AtomicU64::new(0)],
         }
-    }
-
-    /// The function's site.
-    #[inline]
-    pub(crate) fn site(&self) -> &'a Site {
-        self.r.site
     }
 
     /// What a call started inside this frame's attempt takes from it.
@@ -262,10 +252,9 @@ impl<'a> Frame<'a> {
 
     fn snapshot(&self) -> Attempt {
         let configured = self.r.settings.max_attempts;
-        let site = self.site();
         Attempt {
-            function: site.name,
-            partition: site.partition_name(),
+            function: self.r.function,
+            partition: self.r.partition,
             number: self.number,
             max_attempts: scope::around().max_attempts(configured),
             depth: self.depth(),

@@ -9,27 +9,30 @@
 //! the call decides what follows exactly as the sequential loop does ([`Call::settle`]):
 //! the retry's cost, its backoff or the server's hint, the deadline.
 //!
-//! Hedges are paid for: each takes the retry cost from the bucket (and in adaptive mode a send
-//! token), given back if the hedge wins; a hedge that loses or fails keeps it out, so an empty
-//! bucket stops hedging and a slow dependency cannot double the load. Running out stops only
-//! further hedges, never one in flight. A server's hint, a refused breaker or budget stop them
-//! too. Dropping the call drops every attempt and gives back every cost they held.
+//! Hedges are paid for: each is admitted as a retry is, through the same steps in the same
+//! order (`Protections::admit_another`: an open breaker or a budget without room refuses it,
+//! then the bucket's retry cost, given back if the hedge wins), then passes the same gate (the
+//! breaker's leave, and in adaptive mode a send token: a hedge waits for none, it starts later
+//! holding its ticket). A hedge that loses or fails keeps its cost out, so an empty bucket
+//! stops hedging and a slow dependency cannot double the load. Running out stops only further
+//! hedges, never one in flight. A server's hint stops them too. Dropping the call drops every
+//! attempt and gives back every cost they held, and a waiting hedge's.
 //!
 //! Attempts live in the caller's future: two in place (the attempt and one hedge, the default
 //! `max_in_flight`), more boxed. A call whose first attempt answers before the hedge delay
 //! allocates nothing, and one that answers on its first poll registers no timer.
 
-use super::{
-    Call, Cutoff, OnFailure, OnRefusal, RetryResult, SendToken, Settled, Timer, admit, decide,
-};
+use super::{Call, OnFailure, OnRefusal, RetryResult, SendToken, Settled, Timer, Timing, decide};
 use crate::classify::{ErrorClass, TimeoutKind};
 use crate::engine::frame::Frame;
 use crate::engine::scope::{self, Around};
-use crate::hedge::Hedge;
+use crate::hedge::Latency;
 use crate::observe;
 use crate::observe::event::RetryEvent;
-use crate::protect::breaker::{Admit, Pass};
+use crate::protect::breaker::Pass;
 use crate::protect::bucket::TokenBucket;
+use crate::protect::{Admission, Ticket};
+use crate::spec::{HedgeSpec, Hedging, Settings};
 use core::future::{Future, poll_fn};
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll, ready};
@@ -55,10 +58,8 @@ struct Meta {
     kind: Option<TimeoutKind>,
     /// When it started, for `hedge_after = "pNN"` (its latency) and for a hedge.
     started: Option<Instant>,
-    /// The tokens it holds: a hedge's or a retry's cost.
-    cost: u32,
-    /// How it went through the breaker.
-    pass: Pass,
+    /// What it holds: a hedge's or a retry's cost, and its breaker pass.
+    ticket: Ticket,
 }
 
 /// An attempt that ended.
@@ -73,17 +74,21 @@ struct Ended<O> {
 }
 
 /// The attempts in flight: two in place, more boxed. Dropped with the call (its caller
-/// dropped it, or it panicked), it gives back the tokens its attempts held.
+/// dropped it, or it panicked), it gives back the tokens its attempts held, and those of a
+/// hedge admitted but waiting for its send token.
 struct Flights<'s, 'a, A> {
     first: Pin<&'s mut Option<Flight<'a, A>>>,
     second: Pin<&'s mut Option<Flight<'a, A>>>,
     more: Vec<Pin<Box<Option<Flight<'a, A>>>>>,
     count: u32,
+    /// A hedge the protections admitted, waiting at the gate.
+    waiting: Option<Ticket>,
     bucket: &'a TokenBucket,
 }
 
 impl<A> Drop for Flights<'_, '_, A> {
     fn drop(&mut self) {
+        self.release_waiting();
         if self.count == 0 {
             // Ended (or cancelled): nothing is held.
             return;
@@ -95,10 +100,21 @@ impl<A> Drop for Flights<'_, '_, A> {
         ]
         .into_iter()
         .chain(more)
-        .filter_map(|f| f.as_ref().map(|f| f.meta.cost))
+        .filter_map(|f| f.as_ref().map(|f| f.meta.ticket.cost))
         .sum();
         if held > 0 {
             self.bucket.deposit(held);
+        }
+    }
+}
+
+impl<A> Flights<'_, '_, A> {
+    /// Gives back the cost of a hedge that was admitted but will not start.
+    fn release_waiting(&mut self) {
+        if let Some(ticket) = self.waiting.take() {
+            if ticket.cost > 0 {
+                self.bucket.deposit(ticket.cost);
+            }
         }
     }
 }
@@ -203,6 +219,53 @@ enum Event<O> {
     Hedge,
 }
 
+/// What a hedged call reads: its hedging settings, and for a percentile the estimate.
+#[derive(Clone, Copy, Debug)]
+struct Hedge<'a> {
+    settings: Hedging,
+    latency: Option<&'a Latency>,
+}
+
+impl<'a> Hedge<'a> {
+    /// The hedging of `settings`, if they hedge; a percentile estimates with `latency`.
+    #[inline]
+    fn of(settings: &Settings, latency: Option<&'a Latency>) -> Option<Hedge<'a>> {
+        Some(Hedge {
+            settings: settings.hedge?,
+            latency,
+        })
+    }
+
+    /// At most this many attempts of a call at once.
+    #[inline]
+    fn max_in_flight(&self) -> u32 {
+        self.settings.max_in_flight
+    }
+
+    /// How long after an attempt starts the next hedge starts.
+    #[inline]
+    fn delay(&self) -> Duration {
+        let (min, max) = (self.settings.min_after, self.settings.max_after);
+        match (self.settings.after, self.latency) {
+            (HedgeSpec::Fixed(d), _) => d,
+            (HedgeSpec::Percentile(p), Some(latency)) => match latency.quantile_cached(p) {
+                Some(d) => d.clamp(min, max.max(min)),
+                None => max,
+            },
+            (HedgeSpec::Percentile(_), None) => max,
+        }
+    }
+
+    /// The estimate a successful attempt's latency goes into, for a percentile.
+    #[inline]
+    fn latency(&self) -> Option<&'a Latency> {
+        match self.settings.after {
+            HedgeSpec::Fixed(_) => None,
+            HedgeSpec::Percentile(_) => self.latency,
+        }
+    }
+}
+
 impl<'a, R, K, P, J> Call<'a, R, K, P, J>
 where
     R: RetryResult,
@@ -218,13 +281,14 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = R>,
     {
-        let hedging = self.frame.r.hedge();
+        let hedging = Hedge::of(&self.r.settings, self.r.latency);
         let mut flights = Flights {
             first: pin!(None),
             second: pin!(None),
             more: Vec::new(),
             count: 0,
-            bucket: self.frame.r.bucket,
+            waiting: None,
+            bucket: self.held.bucket,
         };
         let mut timer: Pin<&mut Option<Sleep>> = pin!(None);
         let mut state = State {
@@ -244,14 +308,10 @@ where
                     }
                 }
             }
-            let cost = self
-                .retrying
-                .as_mut()
-                .map_or(0, |r| std::mem::take(&mut r.held));
-            let pass = std::mem::take(&mut self.gate.pass);
+            let ticket = std::mem::take(&mut self.held.ticket);
             self.count_attempt();
             let started = latency.map(|_| Instant::now());
-            flights.start(self.launch(&mut attempt, started, cost, pass));
+            flights.start(self.launch(&mut attempt, started, ticket));
             state.due = hedging.map(|_| Due::After(started));
 
             loop {
@@ -325,11 +385,9 @@ where
                     }
                     // Its cost goes back (or, for an attempt that cost nothing, the bucket's
                     // reward); the others lose, and theirs stay out.
-                    if meta.cost > 0 {
-                        self.retrying().held = meta.cost;
-                    }
-                    self.gate.pass = meta.pass;
+                    self.held.ticket = meta.ticket;
                     self.book_success_as(!state.booked);
+                    self.recovered();
                     flights.cancel();
                     return out;
                 };
@@ -342,12 +400,13 @@ where
                 }
                 if flights.count == 0 {
                     // The last attempt in flight failed: the sequential loop's decision, which
-                    // books the attempt's end.
-                    self.gate.pass = meta.pass;
+                    // books the attempt's end. A hedge waiting at the gate will not start.
+                    flights.release_waiting();
+                    self.held.ticket = meta.ticket;
                     state.booked = true;
-                    self.cutoff.arm(meta.kind);
+                    self.timing.arm(meta.kind);
                     if timed_out {
-                        self.cutoff.fire();
+                        self.timing.fire();
                     }
                     let mut out = Some(out);
                     loop {
@@ -369,12 +428,14 @@ where
                 } else {
                     self.hooks.class(err)
                 };
-                if self.frame.r.extras {
-                    self.gate.pass = meta.pass;
-                    self.book_end_as(!state.booked, Some(class));
+                // Its cost stays out.
+                if self.r.extras {
+                    self.book_end(meta.ticket, !state.booked, Some(class));
                 }
                 state.booked = true;
-                self.retrying().after_throttle = class == ErrorClass::Throttling;
+                let r = self.retrying();
+                r.after_throttle = class == ErrorClass::Throttling;
+                r.failed = true;
                 match decide::after_error(class, false, self.idempotent) {
                     AfterError::Retry => {}
                     AfterError::Return => {
@@ -400,14 +461,13 @@ where
         }
     }
 
-    /// Attempt `self.frame.number` (counted), starting `now` and holding `cost`, under its
+    /// Attempt `self.frame.number` (counted), starting `now` and holding `ticket`, under its
     /// timer and with a frame of its own.
     fn launch<F, Fut>(
         &mut self,
         attempt: &mut F,
         started: Option<Instant>,
-        cost: u32,
-        pass: Pass,
+        ticket: Ticket,
     ) -> Flight<'a, K::Attempt<Fut>>
     where
         F: FnMut() -> Fut,
@@ -421,8 +481,7 @@ where
             meta: Meta {
                 kind: limit.map(|(_, kind)| kind),
                 started,
-                cost,
-                pass,
+                ticket,
             },
             attempt: K::arm(attempt(), until),
         }
@@ -449,8 +508,7 @@ where
     /// Whether another attempt may start beside `in_flight` others: hedging not stopped,
     /// attempts left, room in flight.
     fn may_hedge(&self, h: &Hedge<'_>, state: &State, in_flight: u32, a: &Around) -> bool {
-        let max = a.max_attempts(self.frame.r.settings.max_attempts);
-        !state.stopped && self.frame.number < max && in_flight < h.max_in_flight()
+        !state.stopped && self.frame.number < self.max_attempts(a) && in_flight < h.max_in_flight()
     }
 
     /// Starts a hedge now if the call may (`trigger`: the failure that starts it at once, or
@@ -475,46 +533,47 @@ where
         if self.frame.deadline.is_some_and(|d| now >= d) {
             return None;
         }
-        let r = self.frame.r;
-        let class = trigger.map_or(ErrorClass::Transient, |(class, _)| class);
-        // The budget's room (it takes nothing when it refuses).
-        if let Some(budget) = r.budget {
-            if !budget.room(now) {
+        // 4. The protections admit the hedge as they admit a retry, in the same order, and
+        // the bucket takes its cost (once: a hedge postponed at the gate keeps its ticket).
+        let mut ticket = match flights.waiting.take() {
+            Some(ticket) => ticket,
+            None => {
+                let class = trigger.map_or(ErrorClass::Transient, |(class, _)| class);
+                match self.protections().admit_another(class) {
+                    Admission::Granted(ticket) => ticket,
+                    Admission::Refused(_) | Admission::Short(_) => {
+                        state.stopped = true;
+                        return None;
+                    }
+                }
+            }
+        };
+        // 1. The gate: the breaker's leave, then in adaptive mode a send token. A hedge waits
+        // for none: it starts later, holding its ticket.
+        let r = self.r;
+        if ticket.pass == Pass::None {
+            let leave = self.protections().leave(now, &mut ticket, |change| {
+                observe::breaker_changed(r, change);
+            });
+            if leave.is_err() {
+                self.protections().release(ticket);
                 state.stopped = true;
                 return None;
             }
         }
-        // In adaptive mode, a send token: a hedge waits for none, it starts later.
-        if r.settings.mode == crate::spec::Mode::Adaptive && r.limiter.is_enabled() {
+        if self.adaptive() && self.limiter().is_enabled() {
             match self.look_at_limiter(a, now, self.frame.deadline, false) {
                 Ok(None) => {}
-                Ok(Some(wait)) => return now.checked_add(wait),
+                Ok(Some(wait)) => {
+                    flights.waiting = Some(ticket);
+                    return now.checked_add(wait);
+                }
                 Err(()) => {
+                    self.protections().release(ticket);
                     state.stopped = true;
                     return None;
                 }
             }
-        }
-        // The retry's cost from the bucket.
-        let cost = r.bucket.cost(class);
-        if !r.bucket.try_take_now(cost) {
-            state.stopped = true;
-            return None;
-        }
-        // The breaker's leave.
-        let mut pass = Pass::None;
-        if let Some(breaker) = r.breaker {
-            match admit(r, breaker, now) {
-                Admit::Go(p) => pass = p,
-                Admit::Refused(_) => {
-                    r.bucket.deposit(cost);
-                    state.stopped = true;
-                    return None;
-                }
-            }
-        }
-        if let Some(budget) = r.budget {
-            budget.count_retry(now);
         }
         self.count_attempt();
 
@@ -537,8 +596,15 @@ where
             class: trigger.map_or(ErrorClass::Timeout, |(class, _)| class),
             hedge: true,
         });
-        observe::hedged(&self.frame, a, in_flight, trigger.map(|(c, _)| c), delay);
-        flights.start(self.launch(attempt, Some(now), cost, pass));
+        observe::hedged(
+            &self.frame,
+            &self.protections(),
+            a,
+            in_flight,
+            trigger.map(|(c, _)| c),
+            delay,
+        );
+        flights.start(self.launch(attempt, Some(now), ticket));
         self.next_hedge(h, state, flights.count, now)
     }
 }

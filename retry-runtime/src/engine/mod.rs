@@ -15,6 +15,11 @@
 //! (under a timer only if the function has one: that is known at compile time), and on
 //! success adds 1 to a bucket that is not full. Everything a retry needs lives in
 //! [`Retrying`], set up when the first retry is decided.
+//!
+//! What the protections allow is decided in `crate::protect`, in one order for a retry and
+//! for a hedge: the call holds the current attempt's [`Ticket`] (its retry cost and breaker
+//! pass), books its end through [`Protections`], and gives its cost back when it drops a
+//! ticket whose attempt never ran.
 
 mod decide;
 pub(crate) mod frame;
@@ -23,6 +28,7 @@ mod hooks;
 mod outcome;
 mod run;
 pub(crate) mod scope;
+pub(crate) mod site;
 mod timer;
 
 pub use hooks::{
@@ -31,17 +37,17 @@ pub use hooks::{
 };
 pub use hooks::{hint, repeat};
 pub use outcome::{FromCircuitOpen, FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult};
-pub use timer::{Cutoff, Timed, Timer, TimerKind, Untimed};
+pub use timer::{Timed, Timer, TimerKind, Timing, Untimed};
 
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
 use crate::observe;
 use crate::observe::event::RetryEvent;
 use crate::observe::report::EarlyEnd;
-use crate::protect::breaker::{self, Admit, CircuitBreaker, CircuitOpen, Pass};
+use crate::protect::breaker::{CircuitOpen, Pass};
 use crate::protect::bucket::TokenBucket;
-use crate::protect::limiter::send_cost;
+use crate::protect::limiter::{RateLimiter, send_cost};
+use crate::protect::{Admission, Protections, Refusal, Ticket};
 use crate::spec::backoff;
-use crate::spec::site::{Resolved, Site};
 use crate::spec::{Jitter, Mode};
 use core::future::Future;
 use core::ops::ControlFlow;
@@ -49,6 +55,7 @@ use decide::AfterError;
 use frame::{Frame, InFrame};
 use rand::RngExt;
 use scope::Around;
+use site::{Resolved, Site};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -61,40 +68,48 @@ use tokio::time::Instant;
 /// The type and `new` carry no bounds but `K`'s kind; each entry point asks only for what it
 /// uses, so a mistake in the user's types is reported once, where the expansion names it.
 pub struct Call<'a, R, K: TimerKind, P, J> {
-    /// The function, the attempt, its cutoff and the deadline, as the body sees them.
+    /// The function's site (its own bucket and limiter live there) and its settings in effect.
+    site: &'a Site,
+    r: &'a Resolved,
+    /// The attempt as the body sees it: its number and cutoff, the call's deadline and id.
     frame: Frame<'a>,
     timer: K,
     repeat: P,
     hooks: J,
     idempotent: bool,
-    /// The timer of the current attempt, whether it fired, and when the call started (nothing
-    /// without timers).
-    cutoff: K::Cutoff,
-    /// The current attempt at the gate.
-    gate: Gate,
-    retrying: Option<Retrying<'a, R>>,
-}
-
-/// Where the current attempt stands at the loop's gate (one field, set up by one store).
-#[derive(Clone, Copy)]
-struct Gate {
+    /// When the call started, and the current attempt's timer: which limit cuts it off and
+    /// whether it did (nothing without timers).
+    timing: K::Timing,
+    /// The ticket of the current attempt, or of the retry about to start.
+    held: Held<'a>,
     /// The last look at the rate limiter found the send tokens taken by another caller.
     lost: bool,
-    /// How the attempt went through the breaker (reset when its end is booked).
-    pass: Pass,
+    retrying: Option<Retrying<R>>,
+}
+
+/// The ticket a call holds, and the bucket it gives the ticket's cost back to if the call is
+/// dropped (or panics) before that attempt ends: a retry that never runs costs nothing.
+struct Held<'a> {
+    bucket: &'a TokenBucket,
+    ticket: Ticket,
+}
+
+impl Drop for Held<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.ticket.cost > 0 {
+            self.bucket.deposit(self.ticket.cost);
+        }
+    }
 }
 
 /// The state of a call that has retried.
-struct Retrying<'a, R> {
-    /// The bucket the call draws from.
-    bucket: &'a TokenBucket,
-    /// Tokens this call took for the retry it is about to run or running. They go back when
-    /// that retry succeeds, never starts, or the call is dropped (or panics) while holding
-    /// them; they stay out when the retry fails.
-    held: u32,
+struct Retrying<R> {
     /// The last delay slept (decorrelated jitter grows from it).
     previous_delay: Duration,
     after_throttle: bool,
+    /// An attempt failed: a success that ends the call recovers it.
+    failed: bool,
     /// A retry waiting for a bucket's refill (between `Settled::Wait` and `settle(None)`).
     pending: Option<Short<R>>,
     /// The outcome of the last attempt, kept across the sleep in case the next attempt cannot
@@ -103,31 +118,13 @@ struct Retrying<'a, R> {
     last: Option<R>,
 }
 
-impl<R> Drop for Retrying<'_, R> {
-    #[inline]
-    fn drop(&mut self) {
-        // Only a call that has retried can hold tokens (between taking a retry's cost and
-        // that retry's end): the call's own drop is the test that it has not.
-        self.release();
-    }
-}
-
-impl<R> Retrying<'_, R> {
-    /// Gives back the tokens held for a retry that will not run (or not finish).
-    fn release(&mut self) {
-        let held = std::mem::take(&mut self.held);
-        if held > 0 {
-            self.bucket.deposit(held);
-        }
-    }
-}
-
-impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
-    /// Gives back the tokens held for a retry that will not run (or not finish).
+impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
+    /// Gives back the cost held for a retry that will not run (or not finish).
     #[cold]
     fn release(&mut self) {
-        if let Some(r) = &mut self.retrying {
-            r.release();
+        let cost = std::mem::take(&mut self.held.ticket.cost);
+        if cost > 0 {
+            self.held.bucket.deposit(cost);
         }
     }
 }
@@ -145,21 +142,14 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
         repeat: P,
         on_retry: O,
     ) -> Self {
-        Self::with_resolved(
-            site.resolved(K::TIMED),
-            idempotent,
-            timer,
-            classify,
-            repeat,
-            on_retry,
-        )
+        Self::of(site, idempotent, timer, classify, repeat, on_retry)
     }
 
-    /// Starts a call of what `resolved` describes (a `Policy` value's, for the time of one
-    /// call; a `#[retry]` function's, for the process).
+    /// Starts a call of `site` (a `Policy` value's, for the time of one call; a `#[retry]`
+    /// function's, for the process).
     #[inline]
-    pub(crate) fn with_resolved(
-        resolved: &'a Resolved<'a>,
+    pub(crate) fn of(
+        site: &'a Site,
         idempotent: bool,
         timer: K,
         classify: C,
@@ -168,16 +158,20 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     ) -> Self {
         // A function with timers reads the attempt it runs inside now, before its first timer
         // is armed; one without looks when its attempt is first polled.
+        let resolved = site.resolved(K::TIMED);
         let outer = if K::TIMED { frame::outer() } else { None };
         // Only a call that something cuts off (its own limits, or an outer attempt's cutoff)
         // reads the clock at its start.
-        let cut = K::TIMED && (resolved.timers || outer.is_some_and(|o| o.cutoff.is_some()));
+        let cut =
+            K::TIMED && (resolved.settings.timers() || outer.is_some_and(|o| o.cutoff.is_some()));
         let start = cut.then(Instant::now);
-        let deadline = match (start, resolved.policy.deadline) {
+        let deadline = match (start, resolved.settings.deadline) {
             (Some(now), Some(d)) => now.checked_add(d),
             _ => None,
         };
         Call {
+            site,
+            r: resolved,
             frame: Frame::new(resolved, deadline, outer),
             timer,
             repeat,
@@ -187,11 +181,12 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
                 open: NoBreaker,
             },
             idempotent,
-            cutoff: K::Cutoff::begin(start),
-            gate: Gate {
-                lost: false,
-                pass: Pass::None,
+            timing: K::Timing::begin(start),
+            held: Held {
+                bucket: resolved.bucket(site),
+                ticket: Ticket::default(),
             },
+            lost: false,
             retrying: None,
         }
     }
@@ -212,16 +207,21 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     #[inline]
     pub(crate) fn with_refusal<X>(self, open: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
         let Call {
+            site,
+            r,
             frame,
             timer,
             repeat,
             hooks,
             idempotent,
-            cutoff,
-            gate,
+            timing,
+            held,
+            lost,
             retrying,
         } = self;
         Call {
+            site,
+            r,
             frame,
             timer,
             repeat,
@@ -231,8 +231,9 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
                 open,
             },
             idempotent,
-            cutoff,
-            gate,
+            timing,
+            held,
+            lost,
             retrying,
         }
     }
@@ -243,26 +244,45 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// environment may choose at run time).
     #[inline]
     fn adaptive(&self) -> bool {
-        self.frame.r.settings.mode == Mode::Adaptive
+        self.r.settings.mode == Mode::Adaptive
     }
 
     /// Whether each attempt passes the loop's gate, [`send_token`](Self::send_token): a
     /// circuit breaker's leave, and in adaptive mode the rate limiter's send token.
     #[inline]
     pub fn gated(&self) -> bool {
-        self.frame.r.gated
+        self.r.gated
+    }
+
+    /// The rate limiter the call paces its sends with in adaptive mode.
+    fn limiter(&self) -> &'a RateLimiter {
+        self.r.limiter(self.site)
+    }
+
+    /// The protections the call passes through.
+    fn protections(&self) -> Protections<'a> {
+        Protections {
+            bucket: self.held.bucket,
+            breaker: self.r.breaker,
+            budget: self.r.budget,
+            limiter: self.adaptive().then(|| self.limiter()),
+        }
+    }
+
+    /// The attempts the call may make: the function's, or fewer in a test scope.
+    #[inline]
+    fn max_attempts(&self, a: &Around) -> u32 {
+        a.max_attempts(self.r.settings.max_attempts)
     }
 
     /// The retry state, set up at the first retry.
-    fn retrying(&mut self) -> &mut Retrying<'a, R> {
-        let policy = &self.frame.r.policy;
-        let bucket = self.frame.r.bucket;
+    fn retrying(&mut self) -> &mut Retrying<R> {
+        let initial = self.r.settings.initial_backoff;
         self.retrying.get_or_insert_with(|| Retrying {
-            bucket,
-            held: 0,
             pending: None,
-            previous_delay: policy.backoff_bounds().0,
+            previous_delay: initial,
             after_throttle: false,
+            failed: false,
             last: None,
         })
     }
@@ -272,7 +292,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     #[inline]
     fn arm(&mut self, n: u32) -> Option<Instant> {
         let at = self.limit(n);
-        self.cutoff.arm(at.map(|(_, kind)| kind));
+        self.timing.arm(at.map(|(_, kind)| kind));
         let at = at.map(|(at, _)| at);
         self.frame.cutoff = at;
         at
@@ -281,8 +301,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// When attempt `n`, starting now, is cut off, and by which limit.
     #[inline]
     fn limit(&self, n: u32) -> Option<(Instant, TimeoutKind)> {
-        let policy = self.frame.r.policy;
-        match policy.attempt_timeout_for(n) {
+        match self.r.settings.attempt_timeout_for(n) {
             // The first attempt starts with the call, unless adaptive mode waited for a send
             // token.
             Some(limit) => match self.attempt_start(n).checked_add(limit) {
@@ -299,7 +318,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// for a send token; now otherwise.
     #[inline]
     fn attempt_start(&self, n: u32) -> Instant {
-        match self.cutoff.start() {
+        match self.timing.start() {
             Some(start) if n == 1 && !self.adaptive() => start,
             _ => Instant::now(),
         }
@@ -308,9 +327,9 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// The limit a deadline timeout reports: the function's `deadline`, or the time the call
     /// had when an outer attempt's cutoff clamped its deadline.
     fn deadline_limit(&self) -> Duration {
-        match (self.frame.deadline, self.cutoff.start()) {
+        match (self.frame.deadline, self.timing.start()) {
             (Some(deadline), Some(start)) => deadline.saturating_duration_since(start),
-            _ => self.frame.r.policy.deadline.unwrap_or_default(),
+            _ => self.r.settings.deadline.unwrap_or_default(),
         }
     }
 
@@ -322,7 +341,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     fn ended_early(&self, a: &Around, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
-        observe::ended_early(&self.frame, a, attempt, class, reason);
+        observe::ended_early(&self.frame, &self.protections(), a, attempt, class, reason);
     }
 }
 
@@ -339,15 +358,14 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         K: Timer<R>,
         J: OnRefusal<R>,
     {
-        if let (Some(breaker), Pass::None) = (self.frame.r.breaker, self.gate.pass) {
-            if let Some(out) = self.through_breaker(breaker) {
+        if self.r.breaker.is_some() && self.held.ticket.pass == Pass::None {
+            if let Some(out) = self.through_breaker() {
                 return SendToken::Return(out);
             }
         }
-        let limiter = self.frame.r.limiter;
-        if !self.adaptive() || !limiter.is_enabled() {
+        if !self.adaptive() || !self.limiter().is_enabled() {
             // Before the first throttling response: no token to take, no clock to read.
-            self.gate.lost = false;
+            self.lost = false;
             return SendToken::Go;
         }
         let n = self.frame.number + 1;
@@ -355,17 +373,17 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         // Only a function with timers can end with the deadline's error; an untimed call
         // inside an outer attempt is cut off by that attempt's timer.
         let deadline = if K::TIMED { self.frame.deadline } else { None };
-        match self.look_at_limiter(a, Instant::now(), deadline, self.gate.lost) {
+        match self.look_at_limiter(a, Instant::now(), deadline, self.lost) {
             Ok(None) => {
-                self.gate.lost = false;
+                self.lost = false;
                 SendToken::Go
             }
             Ok(Some(wait)) => {
-                self.gate.lost = true;
+                self.lost = true;
                 SendToken::Wait(wait)
             }
             Err(()) => {
-                self.gate.lost = false;
+                self.lost = false;
                 self.release();
                 let last = self.retrying.as_mut().and_then(|r| r.last.take());
                 match last.or_else(|| self.deadline_error(n)) {
@@ -391,7 +409,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         deadline: Option<Instant>,
         lost: bool,
     ) -> Result<Option<Duration>, ()> {
-        let limiter = self.frame.r.limiter;
+        let limiter = self.limiter();
         let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
         let cost = send_cost(self.frame.number + 1, after_throttle);
         if a.skips_waits() {
@@ -402,19 +420,24 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         limiter.try_send(cost, now, deadline, lost, draw)
     }
 
-    /// The breaker's leave for the next attempt: `Some` is the call's outcome when it is
-    /// refused.
+    /// The breaker's leave for the next attempt, kept in its ticket: `Some` is the call's
+    /// outcome when it is refused.
     #[inline]
-    fn through_breaker(&mut self, breaker: &CircuitBreaker) -> Option<R>
+    fn through_breaker(&mut self) -> Option<R>
     where
         J: OnRefusal<R>,
     {
-        match admit(self.frame.r, breaker, Instant::now()) {
-            Admit::Go(pass) => {
-                self.gate.pass = pass;
-                None
-            }
-            Admit::Refused(retry_in) => self.refused(retry_in),
+        let r = self.r;
+        let mut ticket = self.held.ticket;
+        let leave = self
+            .protections()
+            .leave(Instant::now(), &mut ticket, |change| {
+                observe::breaker_changed(r, change);
+            });
+        self.held.ticket = ticket;
+        match leave {
+            Ok(()) => None,
+            Err(retry_in) => self.refused(retry_in),
         }
     }
 
@@ -432,8 +455,9 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             self.ended_early(a, n, None, EarlyEnd::CircuitOpen);
             return Some(last);
         }
-        let site = self.frame.site();
-        let out = self.hooks.refuse(CircuitOpen::new(site.name, retry_in))?;
+        let out = self
+            .hooks
+            .refuse(CircuitOpen::new(self.r.function, retry_in))?;
         observe::refused(&self.frame, a);
         Some(out)
     }
@@ -461,7 +485,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     fn count_attempt(&mut self) {
         self.frame.number += 1;
         #[cfg(feature = "metrics")]
-        self.frame.r.meters.attempt();
+        self.r.meters.attempt();
     }
 
     /// The error of a call whose first attempt could not start before the deadline.
@@ -503,7 +527,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     pub fn attempt_blocking<F: FnMut() -> R>(&mut self, attempt: &mut F) -> R {
         self.count_attempt();
         if K::TIMED {
-            self.cutoff.arm(None);
+            self.timing.arm(None);
             self.frame.cutoff = self.frame.deadline;
         }
         self.frame.enter(attempt)
@@ -520,6 +544,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         if let Ok(value) = out.as_result() {
             self.book_success();
             if !(self.repeat)(value) {
+                self.recovered();
                 return ControlFlow::Break(out);
             }
         }
@@ -534,7 +559,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     where
         K: Timer<R>,
     {
-        let kind = self.cutoff.fire();
+        let kind = self.timing.fire();
         self.cut_off(self.frame.number, kind)
     }
 
@@ -545,12 +570,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         K: Timer<R>,
     {
         let limit = match kind {
-            TimeoutKind::Attempt => self
-                .frame
-                .r
-                .policy
-                .attempt_timeout_for(n)
-                .unwrap_or_default(),
+            TimeoutKind::Attempt => self.r.settings.attempt_timeout_for(n).unwrap_or_default(),
             TimeoutKind::Deadline => self.deadline_limit(),
         };
         self.timer.timed_out(TimedOut::new(kind, limit, n))
@@ -560,59 +580,42 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// in adaptive mode, tell the limiter; with a budget, count it.
     #[inline]
     fn book_success(&mut self) {
-        self.reward_or_refund();
-        if self.frame.r.extras {
-            self.book_end(None);
-        }
+        let first = self.frame.number == 1;
+        self.book_success_as(first);
     }
 
     /// [`book_success`](Self::book_success), `first`: the call's first attempt to end (a
     /// hedged call's first to end need not be its attempt 1).
+    #[inline]
     fn book_success_as(&mut self, first: bool) {
-        self.reward_or_refund();
-        if self.frame.r.extras {
-            self.book_end_as(first, None);
-        }
-    }
-
-    /// A success gives back the cost of the retry it was, or rewards an attempt that cost
-    /// nothing.
-    #[inline]
-    fn reward_or_refund(&mut self) {
-        if self.retrying.is_none() {
-            self.frame.r.bucket.reward();
+        let ticket = std::mem::take(&mut self.held.ticket);
+        if ticket.cost > 0 {
+            self.held.bucket.deposit(ticket.cost);
         } else {
-            self.book_retry_success();
+            self.held.bucket.reward();
         }
-    }
-
-    /// What adaptive mode, a budget and a breaker book for the attempt that ended (see
-    /// [`book_extras`]); the attempt's pass through the breaker is used up.
-    fn book_end(&mut self, failure: Option<ErrorClass>) {
-        self.book_end_as(self.frame.number == 1, failure);
-    }
-
-    /// [`book_end`](Self::book_end), `first`: the call's first attempt to end.
-    #[inline]
-    fn book_end_as(&mut self, first: bool, failure: Option<ErrorClass>) {
-        let pass = std::mem::take(&mut self.gate.pass);
-        book_extras(self.frame.r, first, failure, pass);
-    }
-
-    #[cold]
-    fn book_retry_success(&mut self) {
-        #[cfg(feature = "metrics")]
-        self.frame.r.meters.recovered();
         if let Some(r) = &mut self.retrying {
             r.last = None;
-            let held = std::mem::take(&mut r.held);
-            let bucket = self.frame.r.bucket;
-            if held > 0 {
-                bucket.deposit(held);
-            } else {
-                bucket.reward();
-            }
         }
+        if self.r.extras {
+            self.book_end(ticket, first, None);
+        }
+    }
+
+    /// A success ends the call: if an attempt of it failed, the call recovered.
+    #[inline]
+    fn recovered(&self) {
+        #[cfg(feature = "metrics")]
+        if self.retrying.as_ref().is_some_and(|r| r.failed) {
+            self.r.meters.recovered();
+        }
+    }
+
+    /// What adaptive mode, a budget and a breaker book for the attempt that held `ticket`,
+    /// which ended (`first`: the call's first attempt to end).
+    #[inline]
+    fn book_end(&self, ticket: Ticket, first: bool, failure: Option<ErrorClass>) {
+        book_extras(self.protections(), self.r, ticket, first, failure);
     }
 
     /// Steps 3 to 6 for what [`finish`](Self::finish) passed on, decided without waiting:
@@ -657,40 +660,20 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 }
 
 /// What adaptive mode, a budget and a breaker book for an attempt that ended, a success
-/// (`None`) or a failure of a class: the limiter measures it; the budget counts a `first`
-/// attempt as a request, and gRPC throttling takes or gives back its tokens; the breaker
-/// counts the attempt as it let it through (`pass`). Out of line, with what it needs as
-/// values, so the success path only tests `extras`.
+/// (`None`) or a failure of a class (see [`Protections::book`]). Out of line, with what it needs
+/// as values, so the success path only tests `extras`.
 #[cold]
 #[inline(never)]
-fn book_extras(r: &Resolved<'_>, first: bool, failure: Option<ErrorClass>, pass: Pass) {
-    let now = Instant::now();
-    if r.settings.mode == Mode::Adaptive {
-        r.limiter
-            .record(now, failure == Some(ErrorClass::Throttling));
-    }
-    if let Some(budget) = r.budget {
-        if first {
-            budget.on_request(now);
-        }
-        budget.on_outcome(failure);
-    }
-    if let Some(breaker) = r.breaker {
-        if let Some(change) = breaker.record(now, pass, breaker::counts_as_failure(failure)) {
-            observe::breaker_changed(r, change);
-        }
-    }
-}
-
-/// `breaker`'s leave for an attempt of `r`'s function at `now`; a change of state it makes is
-/// reported.
-#[inline]
-fn admit(r: &Resolved<'_>, breaker: &CircuitBreaker, now: Instant) -> Admit {
-    let (admit, change) = breaker.admit(now);
-    if let Some(change) = change {
+fn book_extras(
+    protections: Protections<'_>,
+    r: &Resolved,
+    ticket: Ticket,
+    first: bool,
+    failure: Option<ErrorClass>,
+) {
+    protections.book(ticket, first, failure, |change| {
         observe::breaker_changed(r, change);
-    }
-    admit
+    });
 }
 
 /// What [`Call::send_token`] found.
@@ -751,12 +734,12 @@ where
 {
     /// Step 4 again after a `Wait`: the bucket may cover the retry now.
     fn after_refill(&mut self, short: Short<R>, a: &Around) -> Result<Next<R>, Short<R>> {
-        if self.frame.r.bucket.try_take_now(short.cost) {
-            let now = self.frame.r.budget.map(|_| Instant::now());
-            self.took_retry(short.cost, now);
-            Ok(self.schedule(short.out, Some(short.class), short.hint, a))
-        } else {
-            Err(short)
+        match self.protections().admit_after_refill(short.cost) {
+            Some(ticket) => {
+                self.held.ticket = ticket;
+                Ok(self.schedule(short.out, Some(short.class), short.hint, a))
+            }
+            None => Err(short),
         }
     }
 
@@ -764,7 +747,7 @@ where
     /// first wait for the bucket's refill.
     fn judge(&mut self, out: R, a: &Around) -> Result<Next<R>, Short<R>> {
         let n = self.frame.number;
-        let last = n >= a.max_attempts(self.frame.r.settings.max_attempts);
+        let last = n >= self.max_attempts(a);
         let nested_retried = self.frame.take_nested_retried();
         let Err(err) = out.as_result() else {
             // `finish` booked every `Ok` and passed on only the ones polled again.
@@ -772,7 +755,7 @@ where
         };
 
         // 3 for an error: its class.
-        let expired = self.cutoff.fired();
+        let expired = self.timing.fired();
         let class = if expired.is_some() {
             ErrorClass::Timeout
         } else {
@@ -782,11 +765,13 @@ where
             self.ended_early(a, n, Some(ErrorClass::Timeout), EarlyEnd::Deadline);
             return Ok(Next::Return(previous));
         }
+        // The attempt ran and failed: its cost stays out.
+        let ticket = std::mem::take(&mut self.held.ticket);
         let r = self.retrying();
-        r.held = 0; // the retry ran: its cost stays out
         r.after_throttle = class == ErrorClass::Throttling;
-        if self.frame.r.extras {
-            self.book_end(Some(class));
+        r.failed = true;
+        if self.r.extras {
+            self.book_end(ticket, n == 1, Some(class));
         }
         match decide::after_error(class, last, self.idempotent) {
             AfterError::Return => return Ok(Next::Return(out)),
@@ -795,52 +780,35 @@ where
                 return Ok(Next::Return(out));
             }
             AfterError::Retry if nested_retried => {
-                observe::nested_retry(self.frame.site(), n, self.frame.depth(), class);
+                observe::nested_retry(self.r, n, self.frame.depth(), class);
             }
             AfterError::Retry => {}
         }
         let hint = self.hooks.hint(err);
 
-        // 4. An open breaker refuses the retry; then the retry's cost: the budget's room first
-        // (it takes nothing when it refuses), then the bucket's tokens.
-        if let Some(breaker) = self.frame.r.breaker {
-            if breaker.refuses(Instant::now()) {
-                self.ended_early(a, n, Some(class), EarlyEnd::CircuitOpen);
-                return Ok(Next::Return(out));
+        // 4. What the protections allow, and the retry's cost.
+        match self.protections().admit_another(class) {
+            Admission::Granted(ticket) => {
+                self.held.ticket = ticket;
+                Ok(self.schedule(out, Some(class), hint, a))
             }
-        }
-        let now = self.frame.r.budget.map(|_| Instant::now());
-        if let (Some(budget), Some(now)) = (self.frame.r.budget, now) {
-            if !budget.room(now) {
-                self.ended_early(a, n, Some(class), EarlyEnd::BudgetExhausted);
-                return Ok(Next::Return(out));
-            }
-        }
-        let bucket = self.frame.r.bucket;
-        let cost = bucket.cost(class);
-        if bucket.try_take_now(cost) {
-            self.took_retry(cost, now);
-            return Ok(self.schedule(out, Some(class), hint, a));
-        }
-        if bucket.waits_when_empty() {
-            return Err(Short {
+            Admission::Short(cost) => Err(Short {
                 out,
                 class,
                 hint,
                 cost,
-            });
-        }
-        let why = decide::bucket_short(self.reaches_deadline(Duration::ZERO));
-        self.ended_early(a, n, Some(class), why);
-        Ok(Next::Return(out))
-    }
-
-    /// The bucket gave the retry its cost: the call holds it, and a budget counts the retry
-    /// at `now` (read only for a function with a budget).
-    fn took_retry(&mut self, cost: u32, now: Option<Instant>) {
-        self.retrying().held = cost;
-        if let (Some(budget), Some(now)) = (self.frame.r.budget, now) {
-            budget.count_retry(now);
+            }),
+            Admission::Refused(refusal) => {
+                let why = match refusal {
+                    Refusal::CircuitOpen => EarlyEnd::CircuitOpen,
+                    Refusal::BudgetExhausted => EarlyEnd::BudgetExhausted,
+                    Refusal::BucketEmpty => {
+                        decide::bucket_short(self.reaches_deadline(Duration::ZERO))
+                    }
+                };
+                self.ended_early(a, n, Some(class), why);
+                Ok(Next::Return(out))
+            }
         }
     }
 
@@ -863,7 +831,7 @@ where
         a: &Around,
     ) -> Next<R> {
         let n = self.frame.number;
-        let max_backoff = self.frame.r.policy.backoff_bounds().1;
+        let max_backoff = self.r.settings.max_backoff;
         let delay = match decide::delay(hint, max_backoff, || self.backoff(a)) {
             Ok(delay) => delay,
             Err(why) => {
@@ -895,7 +863,7 @@ where
             class,
             hedge: false,
         });
-        observe::retrying(&self.frame, a, class, delay);
+        observe::retrying(&self.frame, || self.protections(), a, class, delay);
         self.retrying().last = Some(out);
         Next::Sleep(delay)
     }
@@ -905,18 +873,18 @@ where
     #[inline]
     fn backoff(&mut self, a: &Around) -> Duration {
         let n = self.frame.number;
-        let policy = &self.frame.r.policy;
-        match policy.jitter {
-            Jitter::None => policy.backoff_for(n),
+        let settings = &self.r.settings;
+        match settings.jitter {
+            Jitter::None => settings.backoff_for(n),
             // Only decorrelated jitter grows from the last delay.
             Jitter::Decorrelated => {
+                let bounds = (settings.initial_backoff, settings.max_backoff);
                 let r = self.retrying();
-                let bounds = policy.backoff_bounds();
                 let d = a.draw(|rng| backoff::decorrelated(bounds, r.previous_delay, rng));
                 r.previous_delay = d;
                 d
             }
-            jitter => a.draw(|rng| backoff::apply(jitter, policy.backoff_for(n), rng)),
+            jitter => a.draw(|rng| backoff::apply(jitter, settings.backoff_for(n), rng)),
         }
     }
 
@@ -924,8 +892,7 @@ where
     /// cost, no later than the deadline (the retry waits in `Retrying::pending`).
     fn refill_wait(&mut self, short: Short<R>, a: &Around) -> Settled<R> {
         let n = self.frame.number;
-        let bucket = self.frame.r.bucket;
-        match bucket.time_until(short.cost, Instant::now()) {
+        match self.held.bucket.time_until(short.cost, Instant::now()) {
             Some(wait) if !self.reaches_deadline(wait) => {
                 self.retrying().pending = Some(short);
                 Settled::Wait(wait)
@@ -999,11 +966,11 @@ mod tests {
         let start = Instant::now();
         let mut call = timed_call(site);
         assert_eq!(call.arm(1), Some(start + S(3)));
-        assert_eq!(call.cutoff.armed, Armed::By(TimeoutKind::Attempt));
+        assert_eq!(call.timing.armed, Armed::By(TimeoutKind::Attempt));
         advance(S(3)).await;
         // 3 s more would pass the deadline at 5 s: the deadline cuts this attempt.
         assert_eq!(call.arm(2), Some(start + S(5)));
-        assert_eq!(call.cutoff.armed, Armed::By(TimeoutKind::Deadline));
+        assert_eq!(call.timing.armed, Armed::By(TimeoutKind::Deadline));
     }
 
     #[tokio::test(start_paused = true)]
@@ -1017,12 +984,12 @@ mod tests {
         call.arm(1);
         // The conversion here keeps only the class; the cutoff remembers the kind for `settle`.
         assert_eq!(call.timed_out(), Err(ErrorClass::Timeout));
-        assert_eq!(call.cutoff.armed, Armed::Fired(TimeoutKind::Attempt));
+        assert_eq!(call.timing.armed, Armed::Fired(TimeoutKind::Attempt));
         advance(S(3)).await;
         call.frame.number = 2;
         call.arm(2);
         let _ = call.timed_out();
-        assert_eq!(call.cutoff.armed, Armed::Fired(TimeoutKind::Deadline));
+        assert_eq!(call.timing.armed, Armed::Fired(TimeoutKind::Deadline));
     }
 
     #[test]

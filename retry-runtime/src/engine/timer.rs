@@ -11,22 +11,22 @@ pub trait TimerKind {
     /// Whether attempts run under a timer.
     const TIMED: bool;
     /// What a call remembers of its current attempt's timer (nothing, for [`Untimed`]).
-    type Cutoff: Cutoff;
+    type Timing: Timing;
 }
 
 impl TimerKind for Untimed {
     const TIMED: bool = false;
-    type Cutoff = ();
+    type Timing = ();
 }
 
 impl<E> TimerKind for Timed<E> {
     const TIMED: bool = true;
-    type Cutoff = TimedCutoff;
+    type Timing = Timings;
 }
 
 /// Which limit cuts the current attempt off, and whether it has; and, for a function with
 /// timers, the instant the call started.
-pub trait Cutoff: Copy {
+pub trait Timing: Copy {
     /// The state of a call that started at `start` (read only by a function with timers).
     fn begin(start: Option<Instant>) -> Self;
     /// The instant the call started, for a function with timers.
@@ -39,7 +39,7 @@ pub trait Cutoff: Copy {
     fn fired(&self) -> Option<TimeoutKind>;
 }
 
-impl Cutoff for () {
+impl Timing for () {
     #[inline]
     fn begin(_: Option<Instant>) -> Self {}
     #[inline]
@@ -72,15 +72,15 @@ pub enum Armed {
 
 /// What a call with timers keeps of them: when it started, and its current attempt's timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TimedCutoff {
+pub struct Timings {
     pub(crate) start: Option<Instant>,
     pub(crate) armed: Armed,
 }
 
-impl Cutoff for TimedCutoff {
+impl Timing for Timings {
     #[inline]
     fn begin(start: Option<Instant>) -> Self {
-        TimedCutoff {
+        Timings {
             start,
             armed: Armed::No,
         }

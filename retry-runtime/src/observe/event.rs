@@ -78,13 +78,13 @@ impl<'a, E> RetryEvent<'a, E> {
     /// The name of the `#[retry]` function.
     #[must_use]
     pub fn function(&self) -> &'static str {
-        self.frame.site().name
+        self.frame.r.function
     }
 
     /// The named partition of the function, if any.
     #[must_use]
     pub fn partition(&self) -> Option<&'static str> {
-        self.frame.site().partition_name()
+        self.frame.r.partition
     }
 
     /// The call's invocation id, the same for all its attempts (and the one

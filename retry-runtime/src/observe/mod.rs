@@ -21,11 +21,10 @@ pub(crate) mod report;
 use crate::classify::ErrorClass;
 use crate::engine::frame::Frame;
 use crate::engine::scope::Around;
+use crate::engine::site::Resolved;
 use crate::observe::report::{EarlyEnd, EndedEarly, Hedged, Retried};
+use crate::protect::Protections;
 use crate::protect::breaker::{BreakerState, Change};
-#[cfg(feature = "tracing")]
-use crate::spec::Mode;
-use crate::spec::site::{Resolved, Site};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -33,31 +32,42 @@ use std::time::Duration;
 /// polling repeat) and the call waits `delay`. Inline, so that with nobody listening (no test
 /// scope, no tracing subscriber for the level, no metrics) a retry pays two tests.
 #[inline]
-pub(crate) fn retrying(frame: &Frame<'_>, env: &Around, class: ErrorClass, delay: Duration) {
+pub(crate) fn retrying<'p>(
+    frame: &Frame<'_>,
+    p: impl FnOnce() -> Protections<'p>,
+    env: &Around,
+    class: ErrorClass,
+    delay: Duration,
+) {
     #[cfg(feature = "tracing")]
     let traced = tracing::enabled!(target: "retry", tracing::Level::DEBUG);
     #[cfg(not(feature = "tracing"))]
     let traced = false;
     if cfg!(feature = "metrics") || env.is_scoped() || traced {
-        report_retry(frame, env, class, delay, traced);
+        report_retry(frame, &p(), env, class, delay, traced);
     }
 }
 
 #[cold]
 #[inline(never)]
-fn report_retry(frame: &Frame<'_>, env: &Around, class: ErrorClass, delay: Duration, traced: bool) {
-    let (site, attempt) = (frame.site(), frame.number);
+fn report_retry(
+    frame: &Frame<'_>,
+    p: &Protections<'_>,
+    env: &Around,
+    class: ErrorClass,
+    delay: Duration,
+    traced: bool,
+) {
+    let (r, attempt) = (frame.r, frame.number);
     #[cfg(feature = "metrics")]
     {
-        let r = frame.r;
-        let fill_rate =
-            (r.settings.mode == crate::spec::Mode::Adaptive).then(|| r.limiter.fill_rate());
-        r.meters.retry(class, r.bucket.available(), fill_rate);
+        let fill_rate = p.limiter.map(|l| l.fill_rate());
+        r.meters.retry(class, p.bucket.available(), fill_rate);
     }
     if env.is_scoped() {
         env.retried(&Retried {
-            function: site.name,
-            partition: site.partition_name(),
+            function: r.function,
+            partition: r.partition,
             invocation_id: frame.invocation_id(),
             attempt,
             class,
@@ -66,9 +76,9 @@ fn report_retry(frame: &Frame<'_>, env: &Around, class: ErrorClass, delay: Durat
     }
     #[cfg(feature = "tracing")]
     if traced {
-        let function = site.name;
+        let function = r.function;
         let invocation_id = tracing::field::display(frame.invocation_id());
-        let (partition, tokens, fill_rate) = levels(frame.r);
+        let (partition, tokens, fill_rate) = levels(r, p);
         let class = class.as_str();
         let delay_ms = delay.as_secs_f64() * 1000.0;
         tracing::debug!(
@@ -78,24 +88,25 @@ fn report_retry(frame: &Frame<'_>, env: &Around, class: ErrorClass, delay: Durat
         );
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = (site, attempt, class, delay, traced);
+    let _ = (r, p, attempt, class, delay, traced);
 }
 
 /// A hedged call started attempt `frame.number` while others were in flight.
 pub(crate) fn hedged(
     frame: &Frame<'_>,
+    p: &Protections<'_>,
     env: &Around,
     in_flight: u32,
     class: Option<ErrorClass>,
     delay: Duration,
 ) {
-    let (site, attempt) = (frame.site(), frame.number);
+    let (r, attempt) = (frame.r, frame.number);
     #[cfg(feature = "metrics")]
-    frame.r.meters.hedge();
+    r.meters.hedge();
     if env.is_scoped() {
         env.hedged(&Hedged {
-            function: site.name,
-            partition: site.partition_name(),
+            function: r.function,
+            partition: r.partition,
             invocation_id: frame.invocation_id(),
             attempt,
             in_flight,
@@ -105,9 +116,9 @@ pub(crate) fn hedged(
     }
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::DEBUG) {
-        let function = site.name;
+        let function = r.function;
         let invocation_id = tracing::field::display(frame.invocation_id());
-        let (partition, tokens, _) = levels(frame.r);
+        let (partition, tokens, _) = levels(r, p);
         let class = class.map_or("none", ErrorClass::as_str);
         let delay_ms = delay.as_secs_f64() * 1000.0;
         tracing::debug!(
@@ -117,24 +128,25 @@ pub(crate) fn hedged(
         );
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = (site, attempt, in_flight, class, delay);
+    let _ = (r, p, attempt, in_flight, class, delay);
 }
 
 /// Retries ended early, after attempt `attempt`; the caller gets the last result.
 pub(crate) fn ended_early(
     frame: &Frame<'_>,
+    p: &Protections<'_>,
     env: &Around,
     attempt: u32,
     class: Option<ErrorClass>,
     reason: EarlyEnd,
 ) {
-    let site = frame.site();
+    let r = frame.r;
     count_end(frame, env, attempt, class, reason);
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::WARN) {
-        let function = site.name;
+        let function = r.function;
         let invocation_id = tracing::field::display(frame.invocation_id());
-        let (partition, tokens, fill_rate) = levels(frame.r);
+        let (partition, tokens, fill_rate) = levels(r, p);
         let class = class.map_or("none", ErrorClass::as_str);
         let reason = reason.as_str();
         tracing::warn!(
@@ -144,7 +156,7 @@ pub(crate) fn ended_early(
         );
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = (site, attempt, class, reason);
+    let _ = (r, p, attempt, class, reason);
 }
 
 /// An early end as the metrics and a test scope's record count it.
@@ -158,10 +170,10 @@ fn count_end(
     #[cfg(feature = "metrics")]
     frame.r.meters.ended_early(reason);
     if env.is_scoped() {
-        let site = frame.site();
+        let r = frame.r;
         env.ended_early(&EndedEarly {
-            function: site.name,
-            partition: site.partition_name(),
+            function: r.function,
+            partition: r.partition,
             invocation_id: frame.invocation_id(),
             attempt,
             class,
@@ -178,9 +190,8 @@ pub(crate) fn refused(frame: &Frame<'_>, env: &Around) {
     count_end(frame, env, 0, None, EarlyEnd::CircuitOpen);
     #[cfg(feature = "tracing")]
     {
-        let site = frame.site();
-        let function = site.name;
-        let partition = site.partition_name().unwrap_or("");
+        let function = frame.r.function;
+        let partition = frame.r.partition.unwrap_or("");
         let invocation_id = tracing::field::display(frame.invocation_id());
         tracing::debug!(
             target: "retry",
@@ -192,14 +203,13 @@ pub(crate) fn refused(frame: &Frame<'_>, env: &Around) {
 
 /// A breaker changed state; the attempt of `site` that changed it reports it, once.
 #[cold]
-pub(crate) fn breaker_changed(r: &Resolved<'_>, change: Change) {
-    let site = r.site;
+pub(crate) fn breaker_changed(r: &Resolved, change: Change) {
     #[cfg(feature = "metrics")]
     r.meters.transition(change);
     #[cfg(feature = "tracing")]
     {
-        let function = site.name;
-        let partition = site.partition_name().unwrap_or("");
+        let function = r.function;
+        let partition = r.partition.unwrap_or("");
         let (from, to) = (change.from.as_str(), change.to.as_str());
         match change.to {
             BreakerState::Open => tracing::warn!(
@@ -220,21 +230,21 @@ pub(crate) fn breaker_changed(r: &Resolved<'_>, change: Change) {
         }
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = (site, change, BreakerState::Open);
+    let _ = (r, change, BreakerState::Open);
 }
 
 /// A call retries a failure that a `#[retry]` call nested in its attempt already retried:
 /// attempts multiply (3 by 3 is up to 9 requests). One WARN per function.
 #[cold]
-pub(crate) fn nested_retry(site: &Site, attempt: u32, depth: u32, class: ErrorClass) {
-    if site.nested_warned.swap(true, Ordering::Relaxed) {
+pub(crate) fn nested_retry(r: &Resolved, attempt: u32, depth: u32, class: ErrorClass) {
+    if r.nested_warned.swap(true, Ordering::Relaxed) {
         return;
     }
-    let function = site.name;
+    let function = r.function;
     let class = class.as_str();
     #[cfg(feature = "tracing")]
     {
-        let partition = site.partition_name().unwrap_or("");
+        let partition = r.partition.unwrap_or("");
         tracing::warn!(
             target: "retry",
             function, partition, attempt, depth, class,
@@ -251,11 +261,7 @@ pub(crate) fn nested_retry(site: &Site, attempt: u32, depth: u32, class: ErrorCl
 /// The partition (empty for none), the bucket's level, and in adaptive mode the limiter's fill
 /// rate (a field left out of the event otherwise).
 #[cfg(feature = "tracing")]
-fn levels(r: &Resolved<'_>) -> (&'static str, u32, Option<f64>) {
-    let fill_rate = (r.settings.mode == Mode::Adaptive).then(|| r.limiter.fill_rate());
-    (
-        r.site.partition_name().unwrap_or(""),
-        r.bucket.available(),
-        fill_rate,
-    )
+fn levels(r: &Resolved, p: &Protections<'_>) -> (&'static str, u32, Option<f64>) {
+    let fill_rate = p.limiter.map(|l| l.fill_rate());
+    (r.partition.unwrap_or(""), p.bucket.available(), fill_rate)
 }

@@ -106,12 +106,15 @@ pub(crate) fn nanos(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::Keys;
+    use crate::spec::{Keys, Settings};
 
     /// The jittered delay after attempt `n`, as the engine draws it.
-    fn delay<R: Rng + ?Sized>(policy: &Keys, n: u32, previous: Duration, rng: &mut R) -> Duration {
+    fn delay<R: Rng + ?Sized>(keys: &Keys, n: u32, previous: Duration, rng: &mut R) -> Duration {
+        let policy = Settings::of(keys);
         match policy.jitter {
-            Jitter::Decorrelated => decorrelated(policy.backoff_bounds(), previous, rng),
+            Jitter::Decorrelated => {
+                decorrelated((policy.initial_backoff, policy.max_backoff), previous, rng)
+            }
             jitter => apply(jitter, policy.backoff_for(n), rng),
         }
     }
@@ -134,7 +137,7 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(7);
         let (mut seen_lo, mut seen_hi, mut spread) = (false, false, false);
         for n in 1..=6 {
-            let d = p.backoff_for(n);
+            let d = Settings::of(&p).backoff_for(n);
             let (lo, hi) = bounds(d);
             spread |= lo < hi;
             for _ in 0..2_000 {

@@ -1,10 +1,9 @@
 //! What a call is configured with: the keys of one function or policy ([`Keys`], built by
 //! `const fn` so the expansion of `#[retry]` can keep them in a `static`), their defaults and
-//! coherence rules, the backoff they describe ([`backoff`]), and the function's site
-//! ([`site`]), which resolves them once against the environment and the config file.
+//! coherence rules, the backoff they describe ([`backoff`]), and the [`Settings`] in effect once
+//! a function's site has resolved its keys against the environment and the config file.
 
 pub(crate) mod backoff;
-pub(crate) mod site;
 
 pub use backoff::Jitter;
 use backoff::grow;
@@ -476,6 +475,73 @@ impl Keys {
     pub const fn backoff_bounds(&self) -> (Duration, Duration) {
         (self.initial_backoff, self.max_backoff)
     }
+}
+
+/// A function's settings in effect: its keys after the environment and the config file, with
+/// every value decided (the mode and the attempts are no longer "not written"). What the engine
+/// reads on every call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Settings {
+    pub(crate) mode: Mode,
+    pub(crate) max_attempts: u32,
+    pub(crate) initial_backoff: Duration,
+    pub(crate) multiplier: f64,
+    pub(crate) max_backoff: Duration,
+    pub(crate) jitter: Jitter,
+    pub(crate) attempt_timeout: Option<Duration>,
+    pub(crate) attempt_timeout_multiplier: f64,
+    pub(crate) max_attempt_timeout: Option<Duration>,
+    pub(crate) deadline: Option<Duration>,
+    /// `hedge_after`, and the keys that shape it.
+    pub(crate) hedge: Option<Hedging>,
+}
+
+/// A hedged function's settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Hedging {
+    pub(crate) after: HedgeSpec,
+    pub(crate) max_in_flight: u32,
+    pub(crate) min_after: Duration,
+    pub(crate) max_after: Duration,
+}
+
+impl Settings {
+    /// The settings `keys` describe, with the defaults of what they leave out.
+    pub(crate) const fn of(keys: &Keys) -> Settings {
+        let (initial_backoff, max_backoff) = keys.backoff_bounds();
+        Settings {
+            mode: match keys.mode {
+                Some(mode) => mode,
+                None => Mode::Standard,
+            },
+            max_attempts: match keys.max_attempts {
+                Some(n) => n,
+                None => DEFAULT_MAX_ATTEMPTS,
+            },
+            initial_backoff,
+            multiplier: keys.multiplier,
+            max_backoff,
+            jitter: keys.jitter,
+            attempt_timeout: keys.attempt_timeout,
+            attempt_timeout_multiplier: keys.attempt_timeout_multiplier,
+            max_attempt_timeout: keys.max_attempt_timeout,
+            deadline: keys.deadline,
+            hedge: match keys.hedge_after {
+                Some(after) => Some(Hedging {
+                    after,
+                    max_in_flight: keys.max_in_flight,
+                    min_after: keys.min_hedge_after,
+                    max_after: keys.max_hedge_after,
+                }),
+                None => None,
+            },
+        }
+    }
+
+    /// Whether something cuts attempts off: an attempt timeout or a deadline.
+    pub(crate) const fn timers(&self) -> bool {
+        self.attempt_timeout.is_some() || self.deadline.is_some()
+    }
 
     /// The timeout of attempt `n` (1-based) before the deadline clamps it:
     /// `min(attempt_timeout * attempt_timeout_multiplier^(n-1), max_attempt_timeout)`.
@@ -545,7 +611,7 @@ mod tests {
             .initial_backoff(MS(100))
             .multiplier(2.0)
             .max_backoff(MS(500));
-        let got: Vec<_> = (1..=6).map(|n| p.backoff_for(n)).collect();
+        let got: Vec<_> = (1..=6).map(|n| Settings::of(&p).backoff_for(n)).collect();
         assert_eq!(got, [MS(100), MS(200), MS(400), MS(500), MS(500), MS(500)]);
     }
 
@@ -555,17 +621,26 @@ mod tests {
             .initial_backoff(MS(100))
             .multiplier(1.3)
             .max_backoff(Duration::from_secs(60));
-        assert_eq!(p.backoff_for(2), MS(130));
-        assert_eq!(p.backoff_for(3), MS(169));
-        assert_eq!(p.backoff_for(4), Duration::from_nanos(219_700_000));
+        assert_eq!(Settings::of(&p).backoff_for(2), MS(130));
+        assert_eq!(Settings::of(&p).backoff_for(3), MS(169));
+        assert_eq!(
+            Settings::of(&p).backoff_for(4),
+            Duration::from_nanos(219_700_000)
+        );
     }
 
     #[test]
     fn huge_attempt_numbers_saturate_at_the_cap() {
         let p = Keys::new();
-        assert_eq!(p.backoff_for(u32::MAX), Duration::from_secs(20));
+        assert_eq!(
+            Settings::of(&p).backoff_for(u32::MAX),
+            Duration::from_secs(20)
+        );
         let p = p.multiplier(1.5);
-        assert_eq!(p.backoff_for(u32::MAX), Duration::from_secs(20));
+        assert_eq!(
+            Settings::of(&p).backoff_for(u32::MAX),
+            Duration::from_secs(20)
+        );
     }
 
     #[test]
@@ -574,15 +649,15 @@ mod tests {
             .attempt_timeout(MS(1500))
             .attempt_timeout_multiplier(2.0)
             .max_attempt_timeout(MS(3000));
-        assert_eq!(p.attempt_timeout_for(1), Some(MS(1500)));
-        assert_eq!(p.attempt_timeout_for(2), Some(MS(3000)));
-        assert_eq!(p.attempt_timeout_for(3), Some(MS(3000)));
+        assert_eq!(Settings::of(&p).attempt_timeout_for(1), Some(MS(1500)));
+        assert_eq!(Settings::of(&p).attempt_timeout_for(2), Some(MS(3000)));
+        assert_eq!(Settings::of(&p).attempt_timeout_for(3), Some(MS(3000)));
         // Without max_attempt_timeout the cap is the attempt timeout itself.
         let q = Keys::new()
             .attempt_timeout(MS(500))
             .attempt_timeout_multiplier(2.0);
-        assert_eq!(q.attempt_timeout_for(3), Some(MS(500)));
-        assert_eq!(Keys::new().attempt_timeout_for(1), None);
+        assert_eq!(Settings::of(&q).attempt_timeout_for(3), Some(MS(500)));
+        assert_eq!(Settings::of(&Keys::new()).attempt_timeout_for(1), None);
     }
 
     #[test]

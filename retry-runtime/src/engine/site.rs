@@ -1,14 +1,16 @@
 //! One function's site: what the expansion of `#[retry]` keeps in a `static` (and a `Policy`
 //! value holds), and what its calls read once it is resolved.
 
-use crate::config::{self, Settings};
-use crate::hedge::{Hedge, Latency};
+use crate::config;
+use crate::hedge::Latency;
+#[cfg(feature = "metrics")]
+use crate::observe::meters::Meters;
 use crate::protect::breaker::CircuitBreaker;
 use crate::protect::bucket::TokenBucket;
 use crate::protect::budget::RetryBudget;
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
-use crate::spec::Keys;
+use crate::spec::{HedgeSpec, Keys, Mode, Settings};
 use std::sync::OnceLock;
 use std::sync::atomic::AtomicBool;
 
@@ -19,7 +21,7 @@ use std::sync::atomic::AtomicBool;
 #[derive(Debug)]
 pub struct Site {
     pub(crate) name: &'static str,
-    pub(crate) policy: Keys,
+    pub(crate) keys: Keys,
     pub(crate) partition: Option<&'static str>,
     pub(crate) profile: Option<&'static str>,
     pub(crate) bucket: Option<&'static TokenBucket>,
@@ -33,19 +35,16 @@ pub struct Site {
     own_bucket: TokenBucket,
     own_limiter: RateLimiter,
     shared: OnceLock<&'static Partition>,
-    config: OnceLock<Config>,
-    resolved: OnceLock<Resolved<'static>>,
-    /// The WARN about retries at two levels was emitted.
-    pub(crate) nested_warned: AtomicBool,
+    resolved: OnceLock<Resolved>,
 }
 
 impl Site {
-    /// A function called `name` with `policy`, and its own bucket and limiter.
+    /// A function called `name` with `keys`, and its own bucket and limiter.
     #[must_use]
-    pub const fn new(name: &'static str, policy: Keys) -> Site {
+    pub const fn new(name: &'static str, keys: Keys) -> Site {
         Site {
             name,
-            policy,
+            keys,
             partition: None,
             profile: None,
             bucket: None,
@@ -57,9 +56,7 @@ impl Site {
             own_bucket: TokenBucket::standard(),
             own_limiter: RateLimiter::adaptive(),
             shared: OnceLock::new(),
-            config: OnceLock::new(),
             resolved: OnceLock::new(),
-            nested_warned: AtomicBool::new(false),
         }
     }
 
@@ -113,7 +110,7 @@ impl Site {
     /// Whether the function's attempts may run side by side (its attribute or policy sets
     /// `hedge_after`).
     pub(crate) fn hedged(&self) -> bool {
-        self.policy.hedge_after.is_some()
+        self.keys.hedge_after.is_some()
     }
 
     /// Names the profile under which the environment and config file may set mode and
@@ -146,11 +143,8 @@ impl Site {
     #[must_use]
     #[inline]
     pub fn token_bucket(&self) -> &TokenBucket {
-        if let Some(b) = self.bucket {
-            return b;
-        }
-        match self.shared() {
-            Some(p) => &p.bucket,
+        match self.bucket.or_else(|| self.shared().map(|p| &p.bucket)) {
+            Some(b) => b,
             None => &self.own_bucket,
         }
     }
@@ -159,11 +153,8 @@ impl Site {
     #[must_use]
     #[inline]
     pub fn limiter(&self) -> &RateLimiter {
-        if let Some(l) = self.limiter {
-            return l;
-        }
-        match self.shared() {
-            Some(p) => &p.limiter,
+        match self.limiter.or_else(|| self.shared().map(|p| &p.limiter)) {
+            Some(l) => l,
             None => &self.own_limiter,
         }
     }
@@ -172,7 +163,7 @@ impl Site {
     /// after the environment and config file, and the shared state it uses. `timed`: whether
     /// its calls run attempts under a timer (a timeout from outside applies only then).
     #[inline]
-    pub(crate) fn resolved(&'static self, timed: bool) -> &'static Resolved<'static> {
+    pub(crate) fn resolved(&self, timed: bool) -> &Resolved {
         match self.resolved.get() {
             Some(r) => r,
             None => self.resolve(timed),
@@ -181,39 +172,10 @@ impl Site {
 
     #[cold]
     #[inline(never)]
-    fn resolve(&'static self, timed: bool) -> &'static Resolved<'static> {
-        self.resolved.get_or_init(|| self.resolved_in(timed))
-    }
-
-    /// What a call reads, borrowed from this site for as long as it lives: a `static` site
-    /// keeps it ([`resolved`](Self::resolved)), a `Policy` value makes it for each call.
-    pub(crate) fn resolved_in(&self, timed: bool) -> Resolved<'_> {
-        let c = self.config(timed);
-        let adaptive = c.settings.mode == crate::spec::Mode::Adaptive;
-        Resolved {
-            site: self,
-            settings: c.settings,
-            policy: &c.policy,
-            timers: c.policy.attempt_timeout.is_some() || c.policy.deadline.is_some(),
-            #[cfg(feature = "metrics")]
-            meters: &c.meters,
-            bucket: self.token_bucket(),
-            limiter: self.limiter(),
-            budget: c.budget,
-            breaker: c.breaker,
-            gated: adaptive || c.breaker.is_some(),
-            extras: adaptive || c.budget.is_some() || c.breaker.is_some(),
-            latency: self.latency.or(c.latency.as_deref()),
-        }
-    }
-
-    /// The function's settings after the environment and the config file, and the budget and
-    /// breaker it uses, resolved once.
-    fn config(&self, timed: bool) -> &Config {
-        self.config.get_or_init(|| {
-            let config::Resolution {
-                settings, policy, ..
-            } = config::resolve(self.name, &self.policy, self.profile, timed);
+    fn resolve(&self, timed: bool) -> &Resolved {
+        self.resolved.get_or_init(|| {
+            let config::Resolution { settings, .. } =
+                config::resolve(self.name, &self.keys, self.profile, timed);
             let budget = self.budget.or_else(|| {
                 let share = self.budget_share?;
                 let make = || RetryBudget::ratio(share);
@@ -235,36 +197,32 @@ impl Site {
             });
             // A percentile chosen from outside for a function whose attribute wrote a fixed
             // delay: an estimate of its own, made once.
-            let latency = (self.latency.is_none()
-                && matches!(
-                    policy.hedge_after,
-                    Some(crate::spec::HedgeSpec::Percentile(_))
-                ))
-            .then(|| Box::new(Latency::new()));
-            Config {
+            let percentile = settings
+                .hedge
+                .is_some_and(|h| matches!(h.after, HedgeSpec::Percentile(_)));
+            let latency = match self.latency {
+                Some(l) => Some(l),
+                None if percentile => Some(&*Box::leak(Box::new(Latency::new()))),
+                None => None,
+            };
+            let adaptive = settings.mode == Mode::Adaptive;
+            Resolved {
+                function: self.name,
+                partition: self.partition,
                 settings,
-                policy,
                 #[cfg(feature = "metrics")]
-                meters: crate::observe::meters::Meters::new(self.name, self.partition),
+                meters: Meters::new(self.name, self.partition),
+                bucket: self.bucket.or_else(|| self.shared().map(|p| &p.bucket)),
+                limiter: self.limiter.or_else(|| self.shared().map(|p| &p.limiter)),
                 budget,
                 breaker,
                 latency,
+                gated: adaptive || breaker.is_some(),
+                extras: adaptive || budget.is_some() || breaker.is_some(),
+                nested_warned: AtomicBool::new(false),
             }
         })
     }
-}
-
-/// What a site resolves once, owning or naming only what outlives it.
-#[derive(Debug)]
-struct Config {
-    settings: Settings,
-    policy: Keys,
-    #[cfg(feature = "metrics")]
-    meters: crate::observe::meters::Meters,
-    budget: Option<&'static RetryBudget>,
-    breaker: Option<&'static CircuitBreaker>,
-    /// The latency estimate of a percentile chosen from outside, when the attribute gave none.
-    latency: Option<Box<Latency>>,
 }
 
 /// What `budget = ...` names: a user's `static`, or a share of the requests.
@@ -286,45 +244,53 @@ pub enum BreakerRef {
     Ratio(f64),
 }
 
-/// A function's site as its calls use it, resolved once per process (see [`Site::resolved`]).
-pub(crate) struct Resolved<'a> {
-    pub(crate) site: &'a Site,
-    pub(crate) settings: Settings,
+/// A function's site as its calls use it, resolved once per process (see [`Site::resolved`]):
+/// its settings in effect and the shared state they name. The one value the engine reads;
+/// a bucket or limiter of the function's own stays in its site (`None` here).
+#[derive(Debug)]
+pub(crate) struct Resolved {
+    pub(crate) function: &'static str,
+    pub(crate) partition: Option<&'static str>,
     /// The settings in effect: the attribute's, and where it left a key open, the
     /// environment's or the config file's.
-    pub(crate) policy: &'a Keys,
-    /// Something cuts attempts off: an attempt timeout or a deadline.
-    pub(crate) timers: bool,
-    /// The function's metric handles (feature `metrics`).
+    pub(crate) settings: Settings,
+    /// The function's metric handles.
     #[cfg(feature = "metrics")]
-    pub(crate) meters: &'a crate::observe::meters::Meters,
-    pub(crate) bucket: &'a TokenBucket,
-    pub(crate) limiter: &'a RateLimiter,
-    pub(crate) budget: Option<&'a RetryBudget>,
-    pub(crate) breaker: Option<&'a CircuitBreaker>,
+    pub(crate) meters: Meters,
+    /// A user's `static` bucket or the partition's; `None`: the function's own.
+    bucket: Option<&'static TokenBucket>,
+    /// A user's `static` limiter or the partition's; `None`: the function's own.
+    limiter: Option<&'static RateLimiter>,
+    pub(crate) budget: Option<&'static RetryBudget>,
+    pub(crate) breaker: Option<&'static CircuitBreaker>,
+    /// The latency estimate of a function hedged by a percentile.
+    pub(crate) latency: Option<&'static Latency>,
     /// Adaptive mode or a breaker: an attempt waits at the loop's gate for a send token or
     /// the breaker's leave (one test on the success path for both).
     pub(crate) gated: bool,
     /// Adaptive mode, a budget or a breaker: an attempt's end has more to book than the
     /// bucket's reward (one test on the success path for all).
     pub(crate) extras: bool,
-    /// The latency estimate of a function hedged by a percentile.
-    pub(crate) latency: Option<&'a Latency>,
+    /// The WARN about retries at two levels was emitted.
+    pub(crate) nested_warned: AtomicBool,
 }
 
-impl<'a> Resolved<'a> {
-    /// How the function hedges, if its settings say it does (`hedge_after`).
+impl Resolved {
+    /// The bucket of `site`, whose resolution this is.
     #[inline]
-    pub(crate) fn hedge(&self) -> Option<Hedge<'a>> {
-        Hedge::of(self.policy, self.latency)
+    pub(crate) fn bucket<'a>(&self, site: &'a Site) -> &'a TokenBucket {
+        match self.bucket {
+            Some(b) => b,
+            None => &site.own_bucket,
+        }
     }
-}
 
-impl std::fmt::Debug for Resolved<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Not the site: it holds this.
-        f.debug_struct("Resolved")
-            .field("settings", &self.settings)
-            .finish_non_exhaustive()
+    /// The rate limiter of `site`, whose resolution this is.
+    #[inline]
+    pub(crate) fn limiter<'a>(&self, site: &'a Site) -> &'a RateLimiter {
+        match self.limiter {
+            Some(l) => l,
+            None => &site.own_limiter,
+        }
     }
 }
