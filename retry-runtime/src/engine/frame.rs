@@ -37,6 +37,16 @@ mod slot {
         static CURRENT: Cell<*const Frame<'static>> = const { Cell::new(ptr::null()) };
     }
 
+    // `with` lends the published `Frame<'static>` out as a `Frame<'x>` of its caller's shorter
+    // `'x`, which is sound only while `Frame` is covariant in its lifetime. This stops
+    // compiling if a field makes it invariant (a `Cell<&'a T>`, a `&'a mut T`, ...).
+    const _: () = {
+        #[allow(dead_code)]
+        fn covariant<'x>(frame: &'x Frame<'static>) -> &'x Frame<'x> {
+            frame
+        }
+    };
+
     /// Publishes `frame` while `f` runs, and restores what was published before, also when
     /// `f` panics. A frame published before is first handed to `outer` with `frame`.
     #[inline]
@@ -71,7 +81,7 @@ mod slot {
         if p.is_null() {
             return None;
         }
-        // SAFETY: only `set` writes a non-null pointer, taken from a `&Frame` that it borrows
+        // SAFETY: only `enter` writes a non-null pointer, taken from a `&Frame` that it borrows
         // until it has put the previous pointer back (on return or unwind), in LIFO order on
         // this thread. So a non-null pointer read here points to a live frame, borrowed
         // shared; `f` cannot keep the reference past its own call (`T` does not borrow it),
