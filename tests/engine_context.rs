@@ -165,8 +165,11 @@ async fn time_left_is_the_attempt_timeout_until_the_deadline_is_closer() {
     // A snapshot's time left is counted from whenever it is asked: now, all spent.
     assert_eq!(all[0].time_left(), Some(Duration::ZERO));
     assert!(all.iter().all(|a| a.deadline() == Some(s(5000))));
-    assert!(all[3].amz_sdk_request().starts_with("ttl="));
-    assert!(all[3].amz_sdk_request().ends_with("; attempt=4; max=4"));
+    // The header's `ttl` is a wall-clock time, which Miri's isolation does not give.
+    if cfg!(not(miri)) {
+        assert!(all[3].amz_sdk_request().starts_with("ttl="));
+        assert!(all[3].amz_sdk_request().ends_with("; attempt=4; max=4"));
+    }
 }
 
 #[tokio::test(start_paused = true)]

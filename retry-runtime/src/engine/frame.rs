@@ -25,6 +25,12 @@ use tokio::time::Instant;
 /// `unsafe` (a scoped thread-local, as the `scoped-tls` crate has it, but read and written
 /// inline: through that crate's `&'static LocalKey` every access was an indirect call, 58 more
 /// instructions per call on the success path, against 5 here).
+///
+/// The slot belongs to the thread, not to the task: it holds a frame only while the retry
+/// loop is inside a poll of the attempt's future on this thread, and is empty (or holds the
+/// outer attempt's frame) the rest of the time. Code the attempt's poll does not run sees no
+/// attempt: a task spawned from the body, or a future the body hands to another thread (or
+/// keeps for later) and that is polled there outside the attempt's poll.
 #[allow(unsafe_code)]
 mod slot {
     use super::Frame;
@@ -36,6 +42,16 @@ mod slot {
     thread_local! {
         static CURRENT: Cell<*const Frame<'static>> = const { Cell::new(ptr::null()) };
     }
+
+    // `with` lends the published `Frame<'static>` out as a `Frame<'x>` of its caller's shorter
+    // `'x`, which is sound only while `Frame` is covariant in its lifetime. This stops
+    // compiling if a field makes it invariant (a `Cell<&'a T>`, a `&'a mut T`, ...).
+    const _: () = {
+        #[allow(dead_code)]
+        fn covariant<'x>(frame: &'x Frame<'static>) -> &'x Frame<'x> {
+            frame
+        }
+    };
 
     /// Publishes `frame` while `f` runs, and restores what was published before, also when
     /// `f` panics. A frame published before is first handed to `outer` with `frame`.
@@ -71,7 +87,7 @@ mod slot {
         if p.is_null() {
             return None;
         }
-        // SAFETY: only `set` writes a non-null pointer, taken from a `&Frame` that it borrows
+        // SAFETY: only `enter` writes a non-null pointer, taken from a `&Frame` that it borrows
         // until it has put the previous pointer back (on return or unwind), in LIFO order on
         // this thread. So a non-null pointer read here points to a live frame, borrowed
         // shared; `f` cannot keep the reference past its own call (`T` does not borrow it),
@@ -313,6 +329,11 @@ impl<F: Future> Future for InFrame<'_, '_, F> {
 /// this is, how long it has, and which call it belongs to, so that a request can carry them
 /// (see the `reqwest`, `tonic` and `http` helpers). Reading it allocates nothing; a body that
 /// never asks pays nothing for it.
+///
+/// The attempt is known per thread, not per task: only while the retry loop polls the
+/// attempt's future, on the thread polling it. A task spawned from the body, or a future the
+/// body hands to another thread and that is polled there outside the attempt's poll, sees
+/// `None`; such code needs the [`Attempt`] passed to it (it is `Copy`), read in the body.
 ///
 /// ```
 /// use retry_runtime::{attempt, retry};
