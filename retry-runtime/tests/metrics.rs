@@ -194,6 +194,49 @@ fn every_counter_and_gauge() {
     });
 }
 
+/// A poll: `Ok(false)` until the third attempt, no attempt fails.
+#[retry(max_attempts = 5, initial_backoff = "1ms", retry_if_ok = not_ready)]
+async fn poll(n: &mut u32) -> Result<bool, Error> {
+    *n += 1;
+    Ok(*n >= 3)
+}
+
+fn not_ready(ready: &bool) -> bool {
+    !*ready
+}
+
+/// A poll whose first attempt fails, then polls twice.
+#[retry(max_attempts = 5, initial_backoff = "1ms", retry_if_ok = not_ready)]
+async fn poll_after_a_failure(n: &mut u32) -> Result<bool, Error> {
+    *n += 1;
+    match *n {
+        1 => Err(Error::Fault(ErrorClass::Transient)),
+        n => Ok(n >= 3),
+    }
+}
+
+#[test]
+fn a_call_is_recovered_once_and_only_after_a_failure() {
+    snapshotter();
+    paused().block_on(async {
+        // Polled three times without a failure: no recovery, however many repeats.
+        let mut n = 0;
+        assert_eq!(poll(&mut n).await, Ok(true));
+        assert_eq!(n, 3);
+        let labels = [("function", "poll")];
+        assert_eq!(value(meters::ATTEMPTS, &labels), Some(3.0));
+        let recovered = value(meters::RECOVERED, &labels).unwrap_or(0.0);
+        assert_eq!(recovered, 0.0, "no attempt failed");
+
+        // A failure, then two polls: the call recovered, once.
+        let mut n = 0;
+        assert_eq!(poll_after_a_failure(&mut n).await, Ok(true));
+        let labels = [("function", "poll_after_a_failure")];
+        assert_eq!(value(meters::ATTEMPTS, &labels), Some(3.0));
+        assert_eq!(value(meters::RECOVERED, &labels), Some(1.0));
+    });
+}
+
 #[retry]
 async fn quick(x: u64) -> Result<u64, Error> {
     Ok(std::hint::black_box(x) + 1)
