@@ -311,13 +311,18 @@ impl<C, P, O, B> Policy<C, P, O, B> {
         O: Hook<E>,
         B: BreakerPlug<Result<T, E>>,
     {
-        self.retry_as(true, attempt)
+        self.retry_as(true, false, attempt)
     }
 
     /// [`retry`](Self::retry) for one call that may not be repeated after its request may
-    /// have reached the server (`idempotent` false), whatever the policy says: a tower
-    /// layer's POST.
-    pub(crate) async fn retry_as<F, Fut, T, E>(&self, idempotent: bool, attempt: F) -> Result<T, E>
+    /// have reached the server (`idempotent` false: a tower layer's POST), or not at all
+    /// (`once`: a request whose body cannot be sent again), whatever the policy says.
+    pub(crate) async fn retry_as<F, Fut, T, E>(
+        &self,
+        idempotent: bool,
+        once: bool,
+        attempt: F,
+    ) -> Result<T, E>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -337,6 +342,9 @@ impl<C, P, O, B> Policy<C, P, O, B> {
             |event: &RetryEvent<'_, E>| self.on_retry.on_retry(event),
         )
         .with_refusal(B::refusal());
+        if once {
+            return call.once().run(attempt).await;
+        }
         if self.site.hedged() && self.idempotent && idempotent && !P::POLLS {
             // Boxed: the hedged loop's slots would double the future of every policy call.
             Box::pin(call.run_hedged(attempt)).await

@@ -84,6 +84,9 @@ pub struct Call<'a, R, K: TimerKind, P, J> {
     held: Held<'a>,
     /// The last look at the rate limiter found the send tokens taken by another caller.
     lost: bool,
+    /// The caller allows one attempt, whatever the settings (a tower request whose body
+    /// cannot be sent again).
+    once: bool,
     retrying: Option<Retrying<R>>,
 }
 
@@ -119,6 +122,14 @@ struct Retrying<R> {
 }
 
 impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
+    /// The call makes one attempt, whatever its settings say: its failure ends it with its
+    /// own class, booked as any other (a request that cannot be sent again).
+    #[inline]
+    pub(crate) fn once(mut self) -> Self {
+        self.once = true;
+        self
+    }
+
     /// Gives back the cost held for a retry that will not run (or not finish).
     #[cold]
     fn release(&mut self) {
@@ -187,6 +198,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
                 ticket: Ticket::default(),
             },
             lost: false,
+            once: false,
             retrying: None,
         }
     }
@@ -217,6 +229,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
             timing,
             held,
             lost,
+            once,
             retrying,
         } = self;
         Call {
@@ -234,6 +247,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
             timing,
             held,
             lost,
+            once,
             retrying,
         }
     }
@@ -269,10 +283,15 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         }
     }
 
-    /// The attempts the call may make: the function's, or fewer in a test scope.
+    /// The attempts the call may make: the function's, or fewer in a test scope; one if the
+    /// caller allows no more.
     #[inline]
     fn max_attempts(&self, a: &Around) -> u32 {
-        a.max_attempts(self.r.settings.max_attempts)
+        if self.once {
+            1
+        } else {
+            a.max_attempts(self.r.settings.max_attempts)
+        }
     }
 
     /// The retry state, set up at the first retry.
@@ -1036,6 +1055,21 @@ mod tests {
             495,
             "the one that never ran is back, the one that ran is not"
         );
+    }
+
+    #[test]
+    fn a_call_told_to_make_one_attempt_ends_at_its_failure_with_its_class() {
+        static B: TokenBucket = TokenBucket::standard();
+        let site: &Site = Box::leak(Box::new(
+            Site::new("f", Keys::new().max_attempts(5)).bucket(&B),
+        ));
+        let mut call = call(site).once();
+        call.frame.number = 1;
+        assert!(matches!(
+            call.settle(Some(Err(ErrorClass::Transient))),
+            Settled::Return(Err(ErrorClass::Transient))
+        ));
+        assert_eq!(B.available(), 500, "the last attempt takes no retry cost");
     }
 
     #[test]

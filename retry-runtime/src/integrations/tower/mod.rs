@@ -103,9 +103,9 @@
 //! ends its call at that failure, with the failure's own class: a `503` is booked as
 //! `Transient`, a cut by the policy's attempt timeout as `Timeout`, so the token bucket, the
 //! rate limiter, a budget and a circuit breaker ([`Policy::breaker`]) count it as they count
-//! any other, and nothing retries it. (The loop is told that each of its attempts is the last
-//! unless it failed in a way that allows another; neither a [`testing`](crate::testing) scope
-//! nor a retry loop inside the service sees that.)
+//! any other, and nothing retries it. (The loop is told so as an input of the call: one that
+//! is not idempotent retries only what provably was not acted on, one whose body cannot be
+//! sent again makes one attempt.)
 //!
 //! # Services, readiness and shared state
 //!
@@ -157,16 +157,12 @@ mod exchange;
 pub use body::ReplayBody;
 pub use exchange::{Cloning, Exchange, Http, IDEMPOTENCY_KEY};
 
-use crate::engine::scope::{self, Around, Scope};
 use crate::plug::{BreakerPlug, ByTrait, Hook, NoBreaker, NoHook, NoRepeat, Repeat};
-use crate::testing::{EndedEarly, Retried};
 use crate::{CircuitOpen, Classify, ErrorClass, Policy, TimedOut};
 use core::future::{Future, poll_fn};
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use rand::Rng;
 use std::fmt;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use tower_layer::Layer;
@@ -501,13 +497,6 @@ struct Gate {
     idempotent: bool,
 }
 
-impl Gate {
-    /// Whether a failure of `class` may be followed by another attempt.
-    fn allows(self, class: ErrorClass) -> bool {
-        self.replayable && (self.idempotent || class.is_safe_for_non_idempotent())
-    }
-}
-
 /// The classified failure of a response or an error.
 fn failure<R>(
     response: Result<R, BoxError>,
@@ -524,11 +513,9 @@ fn failure<R>(
 ///
 /// A request that can be copied runs under the policy, as idempotent or not (a POST retries
 /// only a failure that provably was not acted on, `NotSent` or `Throttling`, and ends
-/// `NotIdempotent` otherwise). One that cannot be copied runs its attempts in a scope that
-/// tells the loop each attempt is the last: the loop ends the call after its one attempt with
-/// the failure's own class, which the bucket, the rate limiter, a budget and a breaker count
-/// as they count any other. The attempt itself, and any retry loop inside the service, sees
-/// the scope the call was made in.
+/// `NotIdempotent` otherwise). One that cannot be copied makes one attempt (the call is told
+/// so as an input, `once`): its failure ends the call with its own class, which the bucket,
+/// the rate limiter, a budget and a breaker count as they count any other.
 async fn run<S, Req, P, O, B, M>(
     policy: &Policy<ByTrait, P, O, B>,
     exchange: &M,
@@ -548,7 +535,6 @@ where
     let session = &Session {
         service: Mutex::new(service),
         exchange,
-        gate,
     };
     let mut first = Some(request);
     let mut spare = spare;
@@ -559,71 +545,17 @@ where
             .or_else(|| spare.as_mut().and_then(|s| exchange.replay(s)));
         (request, fresh)
     };
-    let out = if gate.replayable {
-        // Not idempotent: the loop itself retries only what provably was not acted on.
-        policy
-            .retry_as(gate.idempotent, || {
-                let (request, fresh) = next();
-                session.attempt(request, fresh, None)
-            })
-            .await
-    } else {
-        let last = Arc::new(Last::new(scope::around()));
-        let around: Arc<dyn Scope> = Arc::new(Last::new(scope::around()));
-        let mut n = 0u32;
-        let attempts = policy.retry(|| {
-            n = n.saturating_add(1);
-            last.cap.store(n, Ordering::Relaxed);
+    // A request that cannot be copied makes one attempt: its failure ends the call with its
+    // own class, which the bucket, the rate limiter, a budget and a breaker count as they
+    // count any other. One that can runs under the policy, as idempotent or not (the loop
+    // itself retries a POST only after what provably was not acted on).
+    let out = policy
+        .retry_as(gate.idempotent, !gate.replayable, || {
             let (request, fresh) = next();
-            scope::enter(
-                around.clone(),
-                session.attempt(request, fresh, Some(&last.cap)),
-            )
-        });
-        scope::enter(last.clone(), attempts).await
-    };
+            session.attempt(request, fresh)
+        })
+        .await;
     out.or_else(Failure::into_result)
-}
-
-/// The scope of a call whose request may not be sent again after most failures: the scope
-/// the call was made in (a test's, or none), with the attempts capped at `cap`.
-struct Last {
-    outer: Around,
-    cap: AtomicU32,
-}
-
-impl Last {
-    fn new(outer: Around) -> Last {
-        Last {
-            outer,
-            cap: AtomicU32::new(u32::MAX),
-        }
-    }
-}
-
-impl Scope for Last {
-    fn max_attempts(&self, configured: u32) -> u32 {
-        self.outer
-            .max_attempts(configured)
-            .min(self.cap.load(Ordering::Relaxed))
-    }
-
-    fn skips_waits(&self) -> bool {
-        self.outer.skips_waits()
-    }
-
-    fn with_rng(&self, draw: &mut dyn FnMut(&mut dyn Rng)) -> bool {
-        self.outer.draw(|rng| draw(rng));
-        true
-    }
-
-    fn retried(&self, retry: &Retried) {
-        self.outer.retried(retry);
-    }
-
-    fn ended_early(&self, end: &EndedEarly) {
-        self.outer.ended_early(end);
-    }
 }
 
 /// What a call's attempts share.
@@ -631,7 +563,6 @@ struct Session<'a, S, M> {
     /// The service made ready for the first attempt; later attempts clone it.
     service: Mutex<S>,
     exchange: &'a M,
-    gate: Gate,
 }
 
 /// A request that cannot be copied was asked for again.
@@ -653,12 +584,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl<S, M> Session<'_, S, M> {
     /// One attempt with `request` (`None`: it could not be copied), with the service made
     /// ready for the call on its first attempt (`fresh`), else with a clone made ready now.
-    /// `cap`: the attempts the loop may make, lifted by a failure that allows another.
     async fn attempt<Req>(
         &self,
         request: Option<Req>,
         fresh: bool,
-        cap: Option<&AtomicU32>,
     ) -> Result<S::Response, Failure<S::Response>>
     where
         S: Service<Req> + Clone,
@@ -680,11 +609,6 @@ impl<S, M> Session<'_, S, M> {
             }
         };
         let (outcome, class, hint) = outcome;
-        if let Some(cap) = cap {
-            if self.gate.allows(class) {
-                cap.store(u32::MAX, Ordering::Relaxed);
-            }
-        }
         Err(failure(outcome, class, hint))
     }
 
@@ -710,43 +634,4 @@ impl<S, M> Session<'_, S, M> {
 /// Calls the service that was made ready (its guard is gone before anything is awaited).
 fn call_ready<S: Service<Req>, Req>(service: &Mutex<S>, request: Req) -> S::Future {
     lock(service).call(request)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_request_that_may_not_be_repeated_allows_only_what_proves_it_was_not_acted_on() {
-        use ErrorClass::*;
-        let both = Gate {
-            replayable: true,
-            idempotent: true,
-        };
-        let not_idempotent = Gate {
-            replayable: true,
-            idempotent: false,
-        };
-        let once = Gate {
-            replayable: false,
-            idempotent: true,
-        };
-        for class in [Transient, Timeout, Throttling, NotSent] {
-            assert!(both.allows(class));
-            assert!(!once.allows(class));
-            assert_eq!(
-                not_idempotent.allows(class),
-                class.is_safe_for_non_idempotent()
-            );
-        }
-    }
-
-    #[test]
-    fn the_scope_of_a_request_that_may_not_be_repeated_caps_its_attempts() {
-        let last = Last::new(scope::around());
-        assert_eq!(last.max_attempts(5), 5);
-        last.cap.store(2, Ordering::Relaxed);
-        assert_eq!(last.max_attempts(5), 2);
-        assert!(!last.skips_waits());
-    }
 }
