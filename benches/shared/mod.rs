@@ -105,13 +105,7 @@ impl tower::Service<u64> for AddOne {
     }
 }
 
-type Layered = retry_runtime::tower::Retry<
-    AddOne,
-    retry_runtime::plug::NoRepeat,
-    retry_runtime::plug::NoHook,
-    retry_runtime::plug::NoBreaker,
-    retry_runtime::tower::Cloning,
->;
+type Layered = retry_runtime::tower::Retry<AddOne, retry_runtime::tower::Cloning>;
 
 /// `AddOne` under `RetryLayer` (3 attempts), built once; each call clones the service, as a
 /// tower client does.

@@ -204,16 +204,6 @@ mod protect;
 mod spec;
 pub mod testing;
 
-/// The plug types of a [`Policy`]: how it classifies, polls and reports, named in its type.
-pub mod plug {
-    pub use crate::engine::{
-        ByTrait, Classifier, FromCircuitOpen, FromTimedOut, IntoErrorClass, NoBreaker, OnRefusal,
-    };
-    pub use crate::policy::{
-        BreakerPlug, ClassifyFn, HintFn, Hook, NoHint, NoHook, NoRepeat, Repeat, WithBreaker,
-    };
-}
-
 #[doc(hidden)]
 pub mod __private;
 

@@ -93,7 +93,7 @@ pub enum Error {
     /// The attempt's timeout or the call's deadline expired.
     TimedOut(TimedOut),
     /// An open circuit breaker refused the call (`Permanent`).
-    CircuitOpen(crate::CircuitOpen),
+    CircuitOpen(crate::protect::breaker::CircuitOpen),
 }
 
 impl Error {

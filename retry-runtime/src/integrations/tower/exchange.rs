@@ -3,8 +3,8 @@
 //! that is `Clone`.
 
 use super::body::ReplayBody;
-use crate::hint::{self, Pushback};
-use crate::{Classify, ErrorClass};
+use crate::classify::hint::{self, Pushback};
+use crate::classify::{Classify, ErrorClass};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use std::time::Duration;
 
@@ -288,7 +288,7 @@ mod tests {
     #[cfg(feature = "tonic")]
     #[test]
     fn grpc_codes_classify_as_tonic_statuses_do() {
-        use crate::Classify;
+        use crate::classify::Classify;
         for code in 0..=17 {
             let status = ::tonic::Status::new(::tonic::Code::from_i32(code), "");
             let expected = (status.code() != ::tonic::Code::Ok).then(|| status.classify());

@@ -157,8 +157,11 @@ mod exchange;
 pub use body::ReplayBody;
 pub use exchange::{Cloning, Exchange, Http, IDEMPOTENCY_KEY};
 
-use crate::plug::{BreakerPlug, ByTrait, Hook, NoBreaker, NoHook, NoRepeat, Repeat};
-use crate::{CircuitOpen, Classify, ErrorClass, Policy, TimedOut};
+use crate::classify::{Classify, ErrorClass, TimedOut};
+use crate::engine::{ByTrait, NoBreaker};
+use crate::policy::Policy;
+use crate::policy::{BreakerPlug, Hook, NoHook, NoRepeat, Repeat};
+use crate::protect::breaker::CircuitOpen;
 use core::future::{Future, poll_fn};
 use core::pin::Pin;
 use core::task::{Context, Poll};
@@ -178,13 +181,13 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// [`Policy::classify`] is not accepted, as what it would classify is the layer's
 /// [`Failure`]). Its `retry_if_ok` predicate sees responses, its `on_retry` hook sees
 /// [`Failure`]s; it may have a circuit breaker ([`Policy::breaker`]).
-pub struct RetryLayer<P = NoRepeat, O = NoHook, B = NoBreaker, M = Http> {
+pub struct RetryLayer<M = Http, P = NoRepeat, O = NoHook, B = NoBreaker> {
     policy: Arc<Policy<ByTrait, P, O, B>>,
     exchange: M,
     idempotent: Option<bool>,
 }
 
-impl<P, O, B> RetryLayer<P, O, B, Http> {
+impl<P, O, B> RetryLayer<Http, P, O, B> {
     /// A layer for `http::Request`s ([`Http`]) under `policy`, which it keeps in an `Arc`.
     #[must_use]
     pub fn new(policy: Policy<ByTrait, P, O, B>) -> Self {
@@ -202,7 +205,7 @@ impl<P, O, B> RetryLayer<P, O, B, Http> {
     }
 }
 
-impl<P, O, B, M> RetryLayer<P, O, B, M> {
+impl<P, O, B, M> RetryLayer<M, P, O, B> {
     /// Treats every request as idempotent (`true`: a `POST`, a gRPC call is retried after
     /// any retryable failure) or as not idempotent (`false`), instead of asking the
     /// [`Exchange`] (for [`Http`], the method).
@@ -215,7 +218,7 @@ impl<P, O, B, M> RetryLayer<P, O, B, M> {
     /// Replays requests and reads responses with `exchange`: [`Http`] with another replay
     /// limit, [`Cloning`], or one of your own.
     #[must_use]
-    pub fn exchange<N>(self, exchange: N) -> RetryLayer<P, O, B, N> {
+    pub fn exchange<N>(self, exchange: N) -> RetryLayer<N, P, O, B> {
         RetryLayer {
             policy: self.policy,
             exchange,
@@ -230,7 +233,7 @@ impl<P, O, B, M> RetryLayer<P, O, B, M> {
     }
 }
 
-impl<P, O, B, M: Clone> Clone for RetryLayer<P, O, B, M> {
+impl<P, O, B, M: Clone> Clone for RetryLayer<M, P, O, B> {
     fn clone(&self) -> Self {
         RetryLayer {
             policy: self.policy.clone(),
@@ -240,7 +243,7 @@ impl<P, O, B, M: Clone> Clone for RetryLayer<P, O, B, M> {
     }
 }
 
-impl<P, O, B, M: fmt::Debug> fmt::Debug for RetryLayer<P, O, B, M> {
+impl<P, O, B, M: fmt::Debug> fmt::Debug for RetryLayer<M, P, O, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RetryLayer")
             .field("policy", &*self.policy)
@@ -250,10 +253,10 @@ impl<P, O, B, M: fmt::Debug> fmt::Debug for RetryLayer<P, O, B, M> {
     }
 }
 
-impl<S, P, O, B, M: Clone> Layer<S> for RetryLayer<P, O, B, M> {
-    type Service = Retry<S, P, O, B, M>;
+impl<S, P, O, B, M: Clone> Layer<S> for RetryLayer<M, P, O, B> {
+    type Service = Retry<S, M, P, O, B>;
 
-    fn layer(&self, inner: S) -> Retry<S, P, O, B, M> {
+    fn layer(&self, inner: S) -> Retry<S, M, P, O, B> {
         Retry {
             inner,
             policy: self.policy.clone(),
@@ -264,14 +267,14 @@ impl<S, P, O, B, M: Clone> Layer<S> for RetryLayer<P, O, B, M> {
 }
 
 /// A service whose requests are retried under a [`Policy`] (made by [`RetryLayer`]).
-pub struct Retry<S, P = NoRepeat, O = NoHook, B = NoBreaker, M = Http> {
+pub struct Retry<S, M = Http, P = NoRepeat, O = NoHook, B = NoBreaker> {
     inner: S,
     policy: Arc<Policy<ByTrait, P, O, B>>,
     exchange: M,
     idempotent: Option<bool>,
 }
 
-impl<S, P, O, B, M> Retry<S, P, O, B, M> {
+impl<S, P, O, B, M> Retry<S, M, P, O, B> {
     /// The inner service.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -288,7 +291,7 @@ impl<S, P, O, B, M> Retry<S, P, O, B, M> {
     }
 }
 
-impl<S: Clone, P, O, B, M: Clone> Clone for Retry<S, P, O, B, M> {
+impl<S: Clone, P, O, B, M: Clone> Clone for Retry<S, M, P, O, B> {
     fn clone(&self) -> Self {
         Retry {
             inner: self.inner.clone(),
@@ -299,7 +302,7 @@ impl<S: Clone, P, O, B, M: Clone> Clone for Retry<S, P, O, B, M> {
     }
 }
 
-impl<S: fmt::Debug, P, O, B, M: fmt::Debug> fmt::Debug for Retry<S, P, O, B, M> {
+impl<S: fmt::Debug, P, O, B, M: fmt::Debug> fmt::Debug for Retry<S, M, P, O, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Retry")
             .field("inner", &self.inner)
@@ -310,7 +313,7 @@ impl<S: fmt::Debug, P, O, B, M: fmt::Debug> fmt::Debug for Retry<S, P, O, B, M> 
     }
 }
 
-impl<S, P, O, B, M, Req> Service<Req> for Retry<S, P, O, B, M>
+impl<S, P, O, B, M, Req> Service<Req> for Retry<S, M, P, O, B>
 where
     S: Service<Req> + Clone + Send + 'static,
     S::Future: Send + 'static,
