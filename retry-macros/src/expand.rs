@@ -1,12 +1,10 @@
 //! Tokens: the user's function with its signature untouched and its body run once per attempt.
 
-use crate::args::{
-    Args, Attempts, Breaker, Bucket, Budget, Factor, HedgeAfter, Jitter, Mode, Name, Nanos,
-    Profile, Static,
-};
+use crate::args::Args;
 use crate::shape::{Ret, Slot, Wrapper};
+use crate::values::{Emit, HedgeAfter};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Stmt};
@@ -21,141 +19,6 @@ pub(crate) fn expand(args: &Args, name: &str, slot: Slot<'_>) {
         let tokens = retry_loop(args, name, ret, wrapper, &body);
         block.stmts = vec![Stmt::Expr(Expr::Verbatim(tokens), None)];
     });
-}
-
-/// A value the expansion passes to the runtime's `Policy` or `Site` builder.
-pub(crate) trait Emit {
-    /// The value's tokens; `p` is the path of the runtime's `__private` module.
-    fn tokens(&self, p: &TokenStream) -> TokenStream;
-
-    /// Where the builder call is located: the call site, unless type errors are to point at the
-    /// value as written.
-    fn span(&self) -> Span {
-        Span::call_site()
-    }
-}
-
-impl Emit for Mode {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        match self {
-            Mode::Standard => quote!(#p::Mode::Standard),
-            Mode::Adaptive => quote!(#p::Mode::Adaptive),
-        }
-    }
-}
-
-impl Emit for Attempts {
-    fn tokens(&self, _: &TokenStream) -> TokenStream {
-        self.0.to_token_stream()
-    }
-}
-
-impl Emit for Factor {
-    fn tokens(&self, _: &TokenStream) -> TokenStream {
-        self.0.to_token_stream()
-    }
-}
-
-impl Emit for Nanos {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        let ns = self.0;
-        quote!(#p::Duration::from_nanos(#ns))
-    }
-}
-
-impl Emit for Jitter {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        match self {
-            Jitter::Full => quote!(#p::Jitter::Full),
-            Jitter::Equal => quote!(#p::Jitter::Equal),
-            Jitter::None => quote!(#p::Jitter::None),
-            Jitter::Decorrelated => quote!(#p::Jitter::Decorrelated),
-            Jitter::Fraction(f) => quote!(#p::Jitter::Fraction(#f)),
-        }
-    }
-}
-
-impl Emit for Name {
-    fn tokens(&self, _: &TokenStream) -> TokenStream {
-        self.0.to_token_stream()
-    }
-}
-
-impl Emit for Profile {
-    fn tokens(&self, _: &TokenStream) -> TokenStream {
-        self.0.to_token_stream()
-    }
-}
-
-impl Emit for Static {
-    fn tokens(&self, _: &TokenStream) -> TokenStream {
-        let path = &self.0;
-        quote_spanned!(self.span()=> &#path)
-    }
-
-    /// A `static` of the wrong type is reported on its path.
-    fn span(&self) -> Span {
-        self.0.span()
-    }
-}
-
-impl Emit for Bucket {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        match self {
-            Bucket::Static(s) => s.tokens(p),
-            Bucket::None(span) => quote_spanned! {*span=>
-                {
-                    static __RETRY_NO_BUCKET: #p::TokenBucket = #p::TokenBucket::unlimited();
-                    &__RETRY_NO_BUCKET
-                }
-            },
-        }
-    }
-
-    fn span(&self) -> Span {
-        match self {
-            Bucket::Static(s) => s.span(),
-            Bucket::None(span) => *span,
-        }
-    }
-}
-
-impl Emit for Budget {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        match self {
-            Budget::Static(s) => {
-                let path = s.tokens(p);
-                quote_spanned!(s.span()=> #p::BudgetRef::Static(#path))
-            }
-            Budget::Share(ratio, span) => quote_spanned!(*span=> #p::BudgetRef::Share(#ratio)),
-        }
-    }
-
-    fn span(&self) -> Span {
-        match self {
-            Budget::Static(s) => s.span(),
-            Budget::Share(_, span) => *span,
-        }
-    }
-}
-
-impl Emit for Breaker {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        match self {
-            Breaker::Static(s) => {
-                let path = s.tokens(p);
-                quote_spanned!(s.span()=> #p::BreakerRef::Static(#path))
-            }
-            Breaker::Ratio(ratio, span) => quote_spanned!(*span=> #p::BreakerRef::Ratio(#ratio)),
-        }
-    }
-
-    fn span(&self) -> Span {
-        match self {
-            Breaker::Static(s) => s.span(),
-            Breaker::Ratio(_, span) => *span,
-        }
-    }
 }
 
 /// The hedging keys, as calls of the runtime's `Policy` builder, and for a percentile the
@@ -490,6 +353,7 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quote::ToTokens;
     use syn::parse_quote;
 
     fn renamed(mut expr: Expr) -> String {

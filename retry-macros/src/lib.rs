@@ -11,9 +11,11 @@
 #![deny(missing_docs)]
 
 mod args;
+mod errors;
 mod expand;
 mod shape;
 mod valid;
+mod values;
 
 #[cfg(test)]
 mod fuzz;
@@ -111,7 +113,7 @@ fn expand(
         Ok(func) => func,
         Err(e) => return with_errors(item.clone(), &not_a_function(item, e)),
     };
-    let mut errors = args::Errors::default();
+    let mut errors = errors::Errors::default();
     let mut args = args::parse(attr, &mut errors);
     valid::check(&mut args, &func.sig, &mut errors);
     let name = func.sig.ident.to_string();

@@ -4,7 +4,9 @@
 //! Defaults are the runtime's: a key left out is not emitted, and `Policy` fills it in (where
 //! only one of `initial_backoff` and `max_backoff` is written, the other's default yields to it).
 
-use crate::args::{Args, Cloned, Errors, HedgeAfter, Mode};
+use crate::args::Args;
+use crate::errors::Errors;
+use crate::values::{Cloned, HedgeAfter, Mode};
 use syn::{FnArg, Pat, Signature, Type};
 
 /// Checks `args` against each other and against the function's signature.
