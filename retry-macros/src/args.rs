@@ -1,78 +1,86 @@
-//! The attribute's keys, declared once in [`keys!`], and the parsing of its `key = value` list
-//! into [`Args`], each value read and checked on its own by its type (`values`). Every error is
-//! collected (with the span of the offending token) instead of stopping at the first, so a user
-//! sees all of them at once.
+//! The attribute's keys and the parsing of its `key = value` list into [`Args`], each value read
+//! and checked on its own by its type (`values`). Every error is collected (with the span of the
+//! offending token) instead of stopping at the first, so a user sees all of them at once.
 //!
-//! `valid` then checks the values against each other and against the function, in place, and
-//! `expand` reads them: there is no other copy of the settings.
+//! The keys, their order and the forms of their values are `retry_keys`'s table
+//! ([`AttributeKey`]); [`keys!`] gives each a field of [`Args`] and a value type, and does not
+//! build unless every key of the table has one. `valid` then checks the values against each other
+//! and against the function, in place, and `expand` reads them: there is no other copy of the
+//! settings.
 
 use crate::errors::Errors;
 use crate::values::{
-    Arg, Attempts, Breaker, Bucket, Budget, Clones, Emit, Factor, FnPath, HedgeAfter, Jitter, Mode,
-    Name, Nanos, Profile, Static, Value,
+    Arg, Breaker, Bucket, Budget, Clones, Emit, FnPath, Name, Profile, Static, Value,
 };
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::{Span, TokenStream, TokenTree};
+use retry_keys::{AttributeKey, HedgeSpec, Jitter, Mode};
+use std::time::Duration;
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Ident, Token};
 
-/// Declares the keys: the fields of [`Args`], [`KEYS`] (for error messages and did-you-mean),
-/// the dispatch from a key to its value's parser, and the lists of the values `expand` passes
-/// on to the runtime's builders.
+/// Declares a field of [`Args`] and a value type for each key of the table, the dispatch from a
+/// key to its value's parser, and the lists of the values `expand` passes on to the runtime's
+/// builders.
 ///
-/// One row per key: `field [as "key"]: ValueType, feeds, "form of the value"`, where `feeds` is
-/// `Policy` or `Site` when the value goes to the builder method of the same name on the runtime's
-/// `Policy` or `Site` (the value type then implements [`Emit`]), and `_` when `expand` reads it
-/// itself. The order is the order of the documentation's tables and of the emitted calls.
+/// One row per key: `field: ValueType, feeds, AttributeKey`, where `feeds` is `Policy` or `Site`
+/// when the value goes to the builder method named as the key on the runtime's `Keys` or `Site`
+/// (the value type then implements [`Emit`]), and `_` when `expand` reads it itself. The rows
+/// are in the table's order, which is the order of the emitted calls.
 macro_rules! keys {
-    ($($field:ident $(as $key:literal)?: $ty:ty, $feeds:tt, $form:literal;)*) => {
-        /// Every key of the attribute, with the form of its value (for error messages).
-        pub(crate) const KEYS: &[(&str, &str)] = &[$((keys!(@key $field $($key)?), $form)),*];
-
+    ($($field:ident: $ty:ty, $feeds:tt, $key:ident;)*) => {
         /// The attribute's arguments, each checked on its own; what was not written is `None`.
         #[derive(Default)]
         pub(crate) struct Args {
             $(pub(crate) $field: Option<Arg<$ty>>,)*
         }
 
+        /// The keys of the rows, in their order.
+        #[cfg(test)]
+        const ROWS: &[AttributeKey] = &[$(AttributeKey::$key),*];
+
         impl Args {
-            /// The values for the runtime's `Policy` builder, as `(method, value)`.
+            /// The values for the runtime's `Keys` builder, as `(method, value)`.
             pub(crate) fn policy(&self) -> Vec<(&'static str, &dyn Emit)> {
                 let mut out: Vec<(&'static str, &dyn Emit)> = Vec::new();
-                $(keys!(@emit $feeds Policy self.$field, keys!(@key $field $($key)?), out);)*
+                $(keys!(@emit $feeds Policy self.$field, AttributeKey::$key.name(), out);)*
                 out
             }
 
             /// The values for the runtime's `Site` builder, as `(method, value)`.
             pub(crate) fn site(&self) -> Vec<(&'static str, &dyn Emit)> {
                 let mut out: Vec<(&'static str, &dyn Emit)> = Vec::new();
-                $(keys!(@emit $feeds Site self.$field, keys!(@key $field $($key)?), out);)*
+                $(keys!(@emit $feeds Site self.$field, AttributeKey::$key.name(), out);)*
                 out
+            }
+
+            /// Where `key` is written, if it is: the key's identifier and the value's tokens.
+            pub(crate) fn spans(&self, key: AttributeKey) -> Option<(Span, Span)> {
+                match key {
+                    $(AttributeKey::$key => self.$field.as_ref().map(|a| (a.key.span(), a.span)),)*
+                }
             }
         }
 
-        /// Reads the value after `key` with the parser of the key's value type, and stores it;
-        /// `false` if there is no such key.
+        /// Reads the value after `ident`, the identifier of `key`, with the parser of the key's
+        /// value type, and stores it.
         fn dispatch(
             input: ParseStream<'_>,
-            key: &Ident,
+            ident: &Ident,
+            key: AttributeKey,
             args: &mut Args,
             errors: &mut Errors,
-        ) -> syn::Result<bool> {
-            let name = key.to_string();
-            $(
-                if name == keys!(@key $field $($key)?) {
-                    if let Some(value) = <$ty as Value>::read(input, key, $form, errors)? {
+        ) -> syn::Result<()> {
+            match key {
+                $(AttributeKey::$key => {
+                    if let Some(value) = <$ty as Value>::read(input, ident, key, errors)? {
                         set(&mut args.$field, value, errors);
                     }
-                    return Ok(true);
-                }
-            )*
-            Ok(false)
+                })*
+            }
+            Ok(())
         }
     };
-    (@key $field:ident) => { stringify!($field) };
-    (@key $field:ident $key:literal) => { $key };
     (@emit Policy Policy $slot:expr, $key:expr, $out:ident) => { keys!(@push $slot, $key, $out) };
     (@emit Site Site $slot:expr, $key:expr, $out:ident) => { keys!(@push $slot, $key, $out) };
     (@emit $feeds:tt $wanted:ident $slot:expr, $key:expr, $out:ident) => {};
@@ -85,35 +93,35 @@ macro_rules! keys {
 }
 
 keys! {
-    // field                        value type  feeds   form of the value, for error messages
-    mode:                           Mode,       Policy, "\"standard\" or \"adaptive\"";
-    max_attempts:                   Attempts,   Policy, "an integer >= 1";
-    initial_backoff:                Nanos,      Policy, "a duration such as \"100ms\"";
-    multiplier:                     Factor,     Policy, "a number >= 1.0";
-    max_backoff:                    Nanos,      Policy, "a duration such as \"20s\"";
-    jitter:                         Jitter,     Policy, "\"full\", \"equal\", \"none\", \"decorrelated\" or a number in [0, 1]";
-    attempt_timeout:                Nanos,      Policy, "a duration such as \"2s\"";
-    attempt_timeout_multiplier:     Factor,     Policy, "a number >= 1.0";
-    max_attempt_timeout:            Nanos,      Policy, "a duration such as \"10s\"";
-    deadline:                       Nanos,      Policy, "a duration such as \"30s\"";
-    retry_on:                       FnPath,     _,      "a path to `fn(&E) -> bool` or `fn(&E) -> ErrorClass`";
-    retry_after:                    FnPath,     _,      "a path to `fn(&E) -> Option<Duration>`";
-    retry_if_ok:                    FnPath,     _,      "a path to `fn(&T) -> bool`";
-    idempotent:                     bool,       _,      "`true` or `false`";
-    idempotent_if:                  Expr,       _,      "a `bool` expression over the arguments";
-    partition:                      Name,       Site,   "a string naming a shared partition";
-    bucket:                         Bucket,     Site,   "a path to a `static TokenBucket`, or \"none\"";
-    rate_limiter:                   Static,     Site,   "a path to a `static RateLimiter`";
-    budget:                         Budget,     Site,   "a share of the requests such as \"20%\", or a path to a `static RetryBudget`";
-    breaker:                        Breaker,    Site,   "a failure ratio such as \"50%\", or a path to a `static CircuitBreaker`";
-    hedge_after:                    HedgeAfter, _,      "a duration such as \"50ms\", or a percentile of the function's latency: \"p50\", \"p90\", \"p95\" or \"p99\"";
-    max_in_flight:                  Attempts,   _,      "an integer >= 2";
-    min_hedge_after:                Nanos,      _,      "a duration such as \"5ms\"";
-    max_hedge_after:                Nanos,      _,      "a duration such as \"500ms\"";
-    on_retry:                       FnPath,     _,      "a path to `fn(&RetryEvent<'_, E>)`";
-    profile:                        Profile,    Site,   "a string naming a config profile";
-    clone:                          Clones,     _,      "a list of owned arguments: `clone(a, b)`";
-    krate as "crate":               syn::Path,  _,      "a path to the runtime crate: `crate = ::my_retry`";
+    // field                        value type  feeds   key
+    mode:                           Mode,       Policy, Mode;
+    max_attempts:                   u32,        Policy, MaxAttempts;
+    initial_backoff:                Duration,   Policy, InitialBackoff;
+    multiplier:                     f64,        Policy, Multiplier;
+    max_backoff:                    Duration,   Policy, MaxBackoff;
+    jitter:                         Jitter,     Policy, Jitter;
+    attempt_timeout:                Duration,   Policy, AttemptTimeout;
+    attempt_timeout_multiplier:     f64,        Policy, AttemptTimeoutMultiplier;
+    max_attempt_timeout:            Duration,   Policy, MaxAttemptTimeout;
+    deadline:                       Duration,   Policy, Deadline;
+    retry_on:                       FnPath,     _,      RetryOn;
+    retry_after:                    FnPath,     _,      RetryAfter;
+    retry_if_ok:                    FnPath,     _,      RetryIfOk;
+    idempotent:                     bool,       _,      Idempotent;
+    idempotent_if:                  Expr,       _,      IdempotentIf;
+    partition:                      Name,       Site,   Partition;
+    bucket:                         Bucket,     Site,   Bucket;
+    rate_limiter:                   Static,     Site,   RateLimiter;
+    budget:                         Budget,     Site,   Budget;
+    breaker:                        Breaker,    Site,   Breaker;
+    hedge_after:                    HedgeSpec,  _,      HedgeAfter;
+    max_in_flight:                  u32,        _,      MaxInFlight;
+    min_hedge_after:                Duration,   _,      MinHedgeAfter;
+    max_hedge_after:                Duration,   _,      MaxHedgeAfter;
+    on_retry:                       FnPath,     _,      OnRetry;
+    profile:                        Profile,    Site,   Profile;
+    clone:                          Clones,     _,      Clone;
+    krate:                          syn::Path,  _,      Crate;
 }
 
 impl Args {
@@ -168,7 +176,7 @@ fn skip_to_comma(input: ParseStream<'_>) {
 }
 
 fn parse_entry(input: ParseStream<'_>, args: &mut Args, errors: &mut Errors) -> syn::Result<()> {
-    let key = Ident::parse_any(input).map_err(|e| {
+    let ident = Ident::parse_any(input).map_err(|e| {
         syn::Error::new(
             e.span(),
             format!(
@@ -177,18 +185,18 @@ fn parse_entry(input: ParseStream<'_>, args: &mut Args, errors: &mut Errors) -> 
             ),
         )
     })?;
-    if dispatch(input, &key, args, errors)? {
-        return Ok(());
+    let name = ident.to_string();
+    if let Some(key) = AttributeKey::from_name(&name) {
+        return dispatch(input, &ident, key, args, errors);
     }
-    let name = key.to_string();
-    let msg = match suggest(&name) {
-        Some(s) => format!("unknown argument `{name}`: did you mean `{s}`?"),
+    let msg = match AttributeKey::suggest(&name) {
+        Some(s) => format!("unknown argument `{name}`: did you mean `{}`?", s.name()),
         None => format!(
             "unknown argument `{name}` of `#[retry]`; valid keys: {}",
             key_list()
         ),
     };
-    errors.at(key.span(), msg);
+    errors.at(ident.span(), msg);
     skip_to_comma(input);
     Ok(())
 }
@@ -203,43 +211,11 @@ fn set<T>(slot: &mut Option<Arg<T>>, value: Arg<T>, errors: &mut Errors) {
 }
 
 fn key_list() -> String {
-    KEYS.iter()
-        .map(|(k, _)| format!("`{k}`"))
+    AttributeKey::ALL
+        .iter()
+        .map(|k| format!("`{}`", k.name()))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The closest key to a misspelled one, if it is close enough to be a typo.
-fn suggest(name: &str) -> Option<&'static str> {
-    let name = name.to_ascii_lowercase();
-    // A key the name begins (`retry_if` for `retry_if_ok`) beats a merely close one.
-    let prefixed = KEYS
-        .iter()
-        .map(|(k, _)| *k)
-        .filter(|k| name.len() >= 4 && k.starts_with(&name))
-        .min_by_key(|k| k.len());
-    prefixed.or_else(|| {
-        KEYS.iter()
-            .map(|(k, _)| (*k, edit_distance(&name, k)))
-            .filter(|(k, d)| *d <= (k.len() / 3).max(1))
-            .min_by_key(|(_, d)| *d)
-            .map(|(k, _)| k)
-    })
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -270,7 +246,7 @@ mod tests {
 
     #[test]
     fn the_documented_keys_are_the_keys() {
-        let keys: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
+        let keys: Vec<&str> = AttributeKey::ALL.iter().map(|k| k.name()).collect();
         assert_eq!(
             table_keys(include_str!("lib.rs")),
             keys,
@@ -283,13 +259,9 @@ mod tests {
         );
     }
 
+    /// The builder calls are emitted in the order of the table.
     #[test]
-    fn typos_get_suggestions() {
-        assert_eq!(suggest("max_attempt"), Some("max_attempts"));
-        assert_eq!(suggest("maxattempts"), Some("max_attempts"));
-        assert_eq!(suggest("jiter"), Some("jitter"));
-        assert_eq!(suggest("dealine"), Some("deadline"));
-        assert_eq!(suggest("retry_if"), Some("retry_if_ok"));
-        assert_eq!(suggest("banana"), None);
+    fn the_rows_are_in_the_order_of_the_table() {
+        assert_eq!(ROWS, AttributeKey::ALL);
     }
 }

@@ -2,9 +2,10 @@
 
 use crate::args::Args;
 use crate::shape::{Ret, Slot, Wrapper};
-use crate::values::{Emit, HedgeAfter};
+use crate::values::Emit;
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
+use retry_keys::HedgeSpec;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Stmt};
@@ -23,26 +24,21 @@ pub(crate) fn expand(args: &Args, name: &str, slot: Slot<'_>) {
 
 /// The hedging keys, as calls of the runtime's `Policy` builder, and for a percentile the
 /// `Site` builder's `.latency(...)`: an estimate of the function's own, in a `static`.
-fn hedging(args: &Args, after: HedgeAfter, p: &TokenStream) -> (TokenStream, TokenStream) {
+fn hedging(args: &Args, after: HedgeSpec, p: &TokenStream) -> (TokenStream, TokenStream) {
     let latency = format_ident!("__RETRY_LATENCY", span = Span::mixed_site());
-    let (spec, site) = match after {
-        HedgeAfter::Fixed(d) => {
-            let d = d.tokens(p);
-            (quote!(#p::HedgeSpec::Fixed(#d)), quote!())
-        }
-        HedgeAfter::Percentile(q) => (
-            quote!(#p::HedgeSpec::Percentile(#q)),
-            quote! {
-                .latency({
-                    static #latency: #p::Latency = #p::Latency::new();
-                    &#latency
-                })
-            },
-        ),
+    let site = match after {
+        HedgeSpec::Fixed(_) => quote!(),
+        HedgeSpec::Percentile(_) => quote! {
+            .latency({
+                static #latency: #p::Latency = #p::Latency::new();
+                &#latency
+            })
+        },
     };
+    let spec = after.tokens(p);
     let mut policy = quote!(.hedge_after(#spec));
     if let Some(n) = &args.max_in_flight {
-        let n = n.value.0;
+        let n = n.value;
         policy.extend(quote!(.max_in_flight(#n)));
     }
     if let Some(d) = &args.min_hedge_after {

@@ -1,10 +1,17 @@
 //! The value of each key: how it is read from the attribute and checked on its own (each type's
 //! [`Value`] impl), and how the expansion passes it to the runtime's builders (its [`Emit`]
 //! impl). Errors go to [`Errors`] with the span of the offending tokens.
+//!
+//! What a value may be is `retry_keys`'s: the forms of the keys, the parsers of the strings
+//! (durations, modes, jitters, hedge delays, shares) and the checks of each value on its own
+//! (`Key::check`), whose messages these errors are. What is here is the attribute's syntax:
+//! which literals a key takes, and what to write instead of another one.
 
 use crate::errors::Errors;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
+use retry_keys::{self as keys, AttributeKey, HedgeError, HedgeSpec, Jitter, Mode, Problem};
+use std::time::Duration;
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::punctuated::Punctuated;
@@ -23,30 +30,30 @@ pub(crate) struct Arg<T> {
 /// How a key's value is read from the attribute and checked on its own.
 pub(crate) trait Value: Sized {
     /// The value written as `key = expr`, or `None` once what is wrong with it is reported.
-    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self>;
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self>;
 
-    /// Reads what follows the key: `= value` (all keys but `clone`).
+    /// Reads what follows the key's identifier `ident`: `= value` (all keys but `clone`).
     fn read(
         input: ParseStream<'_>,
-        key: &Ident,
-        form: &str,
+        ident: &Ident,
+        key: AttributeKey,
         errors: &mut Errors,
     ) -> syn::Result<Option<Arg<Self>>> {
-        assigned(input, key, form, errors)
+        assigned(input, ident, key, errors)
     }
 }
 
-/// `= expr` after `key`, checked by `T`.
+/// `= expr` after `ident`, checked by `T`.
 fn assigned<T: Value>(
     input: ParseStream<'_>,
-    key: &Ident,
-    form: &str,
+    ident: &Ident,
+    key: AttributeKey,
     errors: &mut Errors,
 ) -> syn::Result<Option<Arg<T>>> {
-    let name = key.to_string();
+    let (name, form) = (key.name(), key.describe());
     if !input.peek(Token![=]) {
         let span = if input.is_empty() || input.peek(Token![,]) {
-            key.span()
+            ident.span()
         } else {
             input.span()
         };
@@ -59,15 +66,16 @@ fn assigned<T: Value>(
     let expr: Expr = input
         .parse()
         .map_err(|e| syn::Error::new(e.span(), format!("`{name}` takes {form}")))?;
-    Ok(T::from_expr(&expr, &name, form, errors).map(|value| Arg {
+    Ok(T::from_expr(&expr, key, errors).map(|value| Arg {
         value,
-        key: key.clone(),
+        key: ident.clone(),
         span: expr.span(),
     }))
 }
 
 /// Reports a value of the wrong kind for `key`.
-fn wrong<T>(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<T> {
+fn wrong<T>(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<T> {
+    let (key, form) = (key.name(), key.describe());
     let msg = match expr {
         Expr::Closure(_) => format!(
             "`{key}` takes a path to a function, not a closure: declare a `fn` and name it here \
@@ -79,72 +87,76 @@ fn wrong<T>(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<T
     None
 }
 
-/// `mode`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    Standard,
-    Adaptive,
-}
-
-impl Value for Mode {
-    fn from_expr(expr: &Expr, _: &str, _: &str, errors: &mut Errors) -> Option<Self> {
-        let found = str_lit(expr);
-        match found.as_deref() {
-            Some("standard") => Some(Mode::Standard),
-            Some("adaptive") => Some(Mode::Adaptive),
-            Some(other) => {
-                errors.on(
-                    expr,
-                    format!("unknown mode \"{other}\": `mode` is \"standard\" or \"adaptive\""),
-                );
-                None
-            }
-            None => {
-                let msg = match path(expr).and_then(|p| p.path.get_ident().map(ToString::to_string))
-                {
-                    Some(word) if word == "standard" || word == "adaptive" => {
-                        format!("`mode` takes a string: write `mode = \"{word}\"`")
-                    }
-                    _ => "`mode` takes \"standard\" or \"adaptive\"".to_owned(),
-                };
-                errors.on(expr, msg);
-                None
-            }
+/// `value` of `key` if it holds on its own (`Key::check`), else `None` once the problem is
+/// reported on `expr`.
+fn checked<T>(
+    value: T,
+    as_value: keys::Value,
+    key: AttributeKey,
+    expr: &Expr,
+    errors: &mut Errors,
+) -> Option<T> {
+    match key.settable().and_then(|k| k.check(&as_value)) {
+        Some(problem) => {
+            errors.on(expr, problem.message());
+            None
         }
+        None => Some(value),
     }
 }
 
-/// `max_attempts`: a count of attempts, the first included, at least 1.
-#[derive(Clone, Copy)]
-pub(crate) struct Attempts(pub(crate) u32);
+/// `mode`.
+impl Value for Mode {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        let name = key.name();
+        if let Some(text) = str_lit(expr) {
+            let mode = keys::parse_mode(&text);
+            if mode.is_none() {
+                errors.on(
+                    expr,
+                    format!("unknown mode \"{text}\": `{name}` is \"standard\" or \"adaptive\""),
+                );
+            }
+            return mode;
+        }
+        let msg = match path(expr).and_then(|p| p.path.get_ident().map(ToString::to_string)) {
+            Some(word) if keys::parse_mode(&word).is_some() => {
+                format!("`{name}` takes a string: write `{name} = \"{word}\"`")
+            }
+            _ => format!("`{name}` takes \"standard\" or \"adaptive\""),
+        };
+        errors.on(expr, msg);
+        None
+    }
+}
 
-impl Value for Attempts {
-    fn from_expr(expr: &Expr, key: &str, _: &str, errors: &mut Errors) -> Option<Self> {
+/// `max_attempts`, `max_in_flight`: a count of attempts, the first included.
+impl Value for u32 {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        let name = key.name();
         let value = match lit(expr) {
             Some(Lit::Int(i)) => i.base10_parse::<u64>().ok(),
             _ => None,
         };
-        let too_few = format!("`{key}` counts the first attempt: it must be at least 1");
-        match value {
-            Some(0) => {
-                errors.on(expr, too_few);
-                None
+        let too_few = |errors: &mut Errors| {
+            if let Some(key) = key.settable() {
+                errors.on(expr, Problem::ZeroCount(key).message());
             }
+            None
+        };
+        match value {
             Some(n) => match u32::try_from(n) {
-                Ok(n) => Some(Attempts(n)),
+                Ok(n) => checked(n, keys::Value::Count(n), key, expr, errors),
                 Err(_) => {
-                    errors.on(expr, format!("`{key}` is too large (at most 4294967295)"));
+                    errors.on(expr, format!("`{name}` is too large (at most 4294967295)"));
                     None
                 }
             },
-            None if number(expr).is_some_and(|v| v < 1.0) => {
-                errors.on(expr, too_few);
-                None
-            }
+            None if number(expr).is_some_and(|v| v < 1.0) => too_few(errors),
             None => {
                 let msg = match str_lit(expr).map(|t| t.trim().parse::<u32>()) {
-                    Some(Ok(n)) => format!("`{key}` takes an integer: write `{key} = {n}`"),
-                    _ => format!("`{key}` takes an integer >= 1, such as `{key} = 3`"),
+                    Some(Ok(n)) => format!("`{name}` takes an integer: write `{name} = {n}`"),
+                    _ => format!("`{name}` takes an integer >= 1, such as `{name} = 3`"),
                 };
                 errors.on(expr, msg);
                 None
@@ -153,167 +165,110 @@ impl Value for Attempts {
     }
 }
 
-/// A growth factor: a finite number >= 1.0.
-#[derive(Clone, Copy)]
-pub(crate) struct Factor(pub(crate) f64);
-
-impl Value for Factor {
-    fn from_expr(expr: &Expr, key: &str, _: &str, errors: &mut Errors) -> Option<Self> {
-        match number(expr) {
-            Some(v) if v.is_finite() && v >= 1.0 => Some(Factor(v)),
-            Some(v) => {
-                errors.on(expr, format!("`{key}` must be a number >= 1.0, found {v}"));
-                None
-            }
-            None => {
-                let msg = match str_lit(expr).map(|t| t.trim().parse::<f64>()) {
-                    Some(Ok(v)) => format!("`{key}` takes a number: write `{key} = {v:?}`"),
-                    _ => format!("`{key}` takes a number >= 1.0, such as `{key} = 2.0`"),
-                };
-                errors.on(expr, msg);
-                None
-            }
+/// `multiplier`, `attempt_timeout_multiplier`: a growth factor.
+impl Value for f64 {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        let name = key.name();
+        if let Some(v) = number(expr) {
+            return checked(v, keys::Value::Factor(v), key, expr, errors);
         }
+        let msg = match str_lit(expr).and_then(|t| keys::parse_factor(&t)) {
+            Some(v) => format!("`{name}` takes a number: write `{name} = {v:?}`"),
+            None => format!("`{name}` takes a number >= 1.0, such as `{name} = 2.0`"),
+        };
+        errors.on(expr, msg);
+        None
     }
 }
 
-/// A duration in whole nanoseconds, written as a string with a unit.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Nanos(pub(crate) u64);
-
-impl std::fmt::Display for Nanos {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", std::time::Duration::from_nanos(self.0))
-    }
-}
-
-impl Value for Nanos {
-    fn from_expr(expr: &Expr, key: &str, _: &str, errors: &mut Errors) -> Option<Self> {
+/// A duration, written as a string with a unit.
+impl Value for Duration {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        let name = key.name();
         let Some(text) = str_lit(expr) else {
             let hint = match number(expr) {
-                Some(v) => format!(": write the unit, such as `{key} = \"{v}s\"`"),
-                None => format!(", such as `{key} = \"150ms\"`"),
+                Some(v) => format!(": write the unit, such as `{name} = \"{v}s\"`"),
+                None => format!(", such as `{name} = \"150ms\"`"),
             };
-            errors.on(expr, format!("`{key}` takes a duration string{hint}"));
+            errors.on(expr, format!("`{name}` takes a duration string{hint}"));
             return None;
         };
-        match parse_duration(&text) {
-            Ok(ns) => Some(Nanos(ns)),
+        match keys::parse_duration(&text) {
+            Ok(d) => Some(d),
             Err(why) => {
-                errors.on(
-                    expr,
-                    format!(
-                        "`{key}` = \"{text}\": {why}; write a number and a unit, such as \
-                         \"500us\", \"150ms\", \"2s\", \"1.5s\" or \"1m\" (units: ns, us, ms, s, \
-                         m, h)"
-                    ),
-                );
+                errors.on(expr, bad_duration(key, &text, why));
                 None
             }
         }
     }
+}
+
+/// What is wrong with the duration `text` written for `key`, and how to write one.
+fn bad_duration(key: AttributeKey, text: &str, why: impl std::fmt::Display) -> String {
+    format!(
+        "`{}` = \"{text}\": {why}; write a number and a unit, such as \"500us\", \"150ms\", \
+         \"2s\", \"1.5s\" or \"1m\" (units: ns, us, ms, s, m, h)",
+        key.name()
+    )
 }
 
 /// `jitter`.
-#[derive(Clone, Copy, PartialEq)]
-pub(crate) enum Jitter {
-    Full,
-    Equal,
-    None,
-    Decorrelated,
-    Fraction(f64),
-}
-
 impl Value for Jitter {
-    fn from_expr(expr: &Expr, _: &str, _: &str, errors: &mut Errors) -> Option<Self> {
-        if let Some(s) = str_lit(expr) {
-            return match s.as_str() {
-                "full" => Some(Jitter::Full),
-                "equal" => Some(Jitter::Equal),
-                "none" => Some(Jitter::None),
-                "decorrelated" => Some(Jitter::Decorrelated),
-                _ => {
-                    errors.on(
-                        expr,
-                        format!(
-                            "unknown jitter \"{s}\": `jitter` is \"full\", \"equal\", \"none\", \
-                             \"decorrelated\" or a number in [0, 1]"
-                        ),
-                    );
-                    None
-                }
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        let name = key.name();
+        let jitter = if let Some(text) = str_lit(expr) {
+            let Some(jitter) = keys::parse_jitter(&text) else {
+                errors.on(
+                    expr,
+                    format!(
+                        "unknown jitter \"{text}\": `{name}` is \"full\", \"equal\", \"none\", \
+                         \"decorrelated\" or a number in [0, 1]"
+                    ),
+                );
+                return None;
             };
-        }
-        match number(expr) {
-            Some(j) if (0.0..=1.0).contains(&j) => Some(Jitter::Fraction(j)),
-            Some(j) => {
-                errors.on(
-                    expr,
-                    format!("a jitter fraction must be in [0, 1], found {j}"),
-                );
-                None
-            }
-            None => {
-                errors.on(
-                    expr,
-                    "`jitter` takes \"full\", \"equal\", \"none\", \"decorrelated\" or a number \
-                     in [0, 1]",
-                );
-                None
-            }
-        }
+            jitter
+        } else if let Some(fraction) = number(expr) {
+            Jitter::Fraction(fraction)
+        } else {
+            errors.on(
+                expr,
+                format!(
+                    "`{name}` takes \"full\", \"equal\", \"none\", \"decorrelated\" or a number \
+                     in [0, 1]"
+                ),
+            );
+            return None;
+        };
+        checked(jitter, keys::Value::Jitter(jitter), key, expr, errors)
     }
 }
 
 /// `hedge_after`: a fixed delay, or a percentile of the function's own latency.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HedgeAfter {
-    Fixed(Nanos),
-    Percentile(u8),
-}
-
-impl Value for HedgeAfter {
-    fn from_expr(expr: &Expr, key: &str, _: &str, errors: &mut Errors) -> Option<Self> {
-        let percentiles = "\"p50\", \"p90\", \"p95\" or \"p99\"";
+impl Value for HedgeSpec {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        let name = key.name();
         let Some(text) = str_lit(expr) else {
             errors.on(
                 expr,
                 format!(
-                    "`{key}` takes a string: a duration such as `{key} = \"50ms\"`, or a \
-                     percentile of the function's latency: {percentiles}"
+                    "`{name}` takes a string: a duration such as `{name} = \"50ms\"`, or a \
+                     percentile of the function's latency: \"p50\", \"p90\", \"p95\" or \"p99\""
                 ),
             );
             return None;
         };
-        let trimmed = text.trim();
-        if let Some(n) = trimmed.strip_prefix(['p', 'P']) {
-            return match n.parse::<u8>() {
-                Ok(p @ (50 | 90 | 95 | 99)) => Some(HedgeAfter::Percentile(p)),
-                _ => {
-                    errors.on(
-                        expr,
-                        format!(
-                            "`{key}` = \"{text}\": the percentiles are {percentiles} (\"The \
-                             Tail at Scale\" hedges at the 95th)"
-                        ),
-                    );
-                    None
-                }
-            };
+        match keys::parse_hedge(&text) {
+            Ok(spec) => checked(spec, keys::Value::Hedge(spec), key, expr, errors),
+            Err(HedgeError::Duration(why)) => {
+                errors.on(expr, bad_duration(key, &text, why));
+                None
+            }
+            Err(why @ HedgeError::Percentile) => {
+                errors.on(expr, format!("`{name}` = \"{text}\": {why}"));
+                None
+            }
         }
-        let ns = Nanos::from_expr(expr, key, "", errors)?;
-        if ns.0 == 0 {
-            errors.on(
-                expr,
-                format!(
-                    "`{key}` of zero would send every request twice at once: give the delay \
-                     after which a slow attempt gets a copy, such as \"50ms\", or a percentile \
-                     such as \"p95\""
-                ),
-            );
-            return None;
-        }
-        Some(HedgeAfter::Fixed(ns))
     }
 }
 
@@ -321,10 +276,8 @@ impl Value for HedgeAfter {
 pub(crate) struct FnPath(pub(crate) ExprPath);
 
 impl Value for FnPath {
-    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
-        path(expr)
-            .map(FnPath)
-            .or_else(|| wrong(expr, key, form, errors))
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        path(expr).map(FnPath).or_else(|| wrong(expr, key, errors))
     }
 }
 
@@ -332,10 +285,8 @@ impl Value for FnPath {
 pub(crate) struct Static(pub(crate) ExprPath);
 
 impl Value for Static {
-    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
-        path(expr)
-            .map(Static)
-            .or_else(|| wrong(expr, key, form, errors))
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        path(expr).map(Static).or_else(|| wrong(expr, key, errors))
     }
 }
 
@@ -347,7 +298,7 @@ pub(crate) enum Bucket {
 }
 
 impl Value for Bucket {
-    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
         if let Some(p) = path(expr) {
             return Some(Bucket::Static(Static(p)));
         }
@@ -357,13 +308,14 @@ impl Value for Bucket {
                 errors.on(
                     expr,
                     format!(
-                        "`{key}` takes a path to a `static TokenBucket`, or \"none\" for no \
-                         bucket; found {text:?}"
+                        "`{}` takes a path to a `static TokenBucket`, or \"none\" for no bucket; \
+                         found {text:?}",
+                        key.name()
                     ),
                 );
                 None
             }
-            None => wrong(expr, key, form, errors),
+            None => wrong(expr, key, errors),
         }
     }
 }
@@ -376,36 +328,26 @@ pub(crate) enum Budget {
     Share(f64, proc_macro2::Span),
 }
 
-/// `"N%"` as a number of percent.
-fn percent(text: &str) -> Option<f64> {
-    text.trim()
-        .strip_suffix('%')
-        .and_then(|n| n.trim().parse::<f64>().ok())
-}
-
 impl Value for Budget {
-    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
         if let Some(p) = path(expr) {
             return Some(Budget::Static(Static(p)));
         }
         let Some(text) = str_lit(expr) else {
-            return wrong(expr, key, form, errors);
+            return wrong(expr, key, errors);
         };
-        match percent(&text) {
-            Some(v) if v.is_finite() && v > 0.0 && v <= 100_000.0 => {
-                Some(Budget::Share(v / 100.0, syn::spanned::Spanned::span(expr)))
-            }
-            _ => {
-                errors.on(
-                    expr,
-                    format!(
-                        "`{key}` takes a share of the requests above 0 %, such as `{key} = \"20%\"`, \
-                         or a path to a `static RetryBudget`; found {text:?}"
-                    ),
-                );
-                None
-            }
+        if let Some(ratio) = keys::parse_budget_share(&text) {
+            return Some(Budget::Share(ratio, syn::spanned::Spanned::span(expr)));
         }
+        let name = key.name();
+        errors.on(
+            expr,
+            format!(
+                "`{name}` takes a share of the requests above 0 %, such as `{name} = \"20%\"`, or \
+                 a path to a `static RetryBudget`; found {text:?}"
+            ),
+        );
+        None
     }
 }
 
@@ -418,44 +360,41 @@ pub(crate) enum Breaker {
 }
 
 impl Value for Breaker {
-    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
         if let Some(p) = path(expr) {
             return Some(Breaker::Static(Static(p)));
         }
         let Some(text) = str_lit(expr) else {
-            return wrong(expr, key, form, errors);
+            return wrong(expr, key, errors);
         };
-        match percent(&text) {
-            Some(v) if v.is_finite() && v > 0.0 && v <= 100.0 => {
-                Some(Breaker::Ratio(v / 100.0, syn::spanned::Spanned::span(expr)))
-            }
-            _ => {
-                errors.on(
-                    expr,
-                    format!(
-                        "`{key}` takes the share of failed attempts that opens the breaker, \
-                         above 0 % and at most 100 %, such as `{key} = \"50%\"`, or a path to a \
-                         `static CircuitBreaker`; found {text:?}"
-                    ),
-                );
-                None
-            }
+        if let Some(ratio) = keys::parse_failure_ratio(&text) {
+            return Some(Breaker::Ratio(ratio, syn::spanned::Spanned::span(expr)));
         }
+        let name = key.name();
+        errors.on(
+            expr,
+            format!(
+                "`{name}` takes the share of failed attempts that opens the breaker, above 0 % \
+                 and at most 100 %, such as `{name} = \"50%\"`, or a path to a `static \
+                 CircuitBreaker`; found {text:?}"
+            ),
+        );
+        None
     }
 }
 
 impl Value for bool {
-    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
         match lit(expr) {
             Some(Lit::Bool(b)) => Some(b.value),
-            _ => wrong(expr, key, form, errors),
+            _ => wrong(expr, key, errors),
         }
     }
 }
 
 /// `idempotent_if`: any expression; the type checker sees that it is a `bool`.
 impl Value for Expr {
-    fn from_expr(expr: &Expr, _: &str, _: &str, _: &mut Errors) -> Option<Self> {
+    fn from_expr(expr: &Expr, _: AttributeKey, _: &mut Errors) -> Option<Self> {
         Some(expr.clone())
     }
 }
@@ -464,9 +403,10 @@ impl Value for Expr {
 pub(crate) struct Name(pub(crate) LitStr);
 
 impl Value for Name {
-    fn from_expr(expr: &Expr, key: &str, _: &str, errors: &mut Errors) -> Option<Self> {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        let key = key.name();
         match lit(expr) {
-            Some(Lit::Str(s)) if s.value().trim().is_empty() => {
+            Some(Lit::Str(s)) if !keys::is_name(&s.value()) => {
                 errors.on(expr, format!("`{key}` needs a non-empty name"));
                 None
             }
@@ -486,13 +426,9 @@ impl Value for Name {
 pub(crate) struct Profile(pub(crate) LitStr);
 
 impl Value for Profile {
-    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
-        let Name(s) = Name::from_expr(expr, key, form, errors)?;
-        let ok = s
-            .value()
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        if ok {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        let Name(s) = Name::from_expr(expr, key, errors)?;
+        if keys::is_profile_name(&s.value()) {
             Some(Profile(s))
         } else {
             errors.at(
@@ -507,7 +443,7 @@ impl Value for Profile {
 
 /// `crate`: a path, also written as a string.
 impl Value for syn::Path {
-    fn from_expr(expr: &Expr, key: &str, form: &str, errors: &mut Errors) -> Option<Self> {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
         fn crate_path(expr: &Expr) -> Option<syn::Path> {
             match expr {
                 Expr::Path(p) if p.qself.is_none() => Some(p.path.clone()),
@@ -518,7 +454,7 @@ impl Value for syn::Path {
                 _ => None,
             }
         }
-        crate_path(expr).or_else(|| wrong(expr, key, form, errors))
+        crate_path(expr).or_else(|| wrong(expr, key, errors))
     }
 }
 
@@ -534,7 +470,7 @@ pub(crate) struct Cloned {
 
 impl Value for Clones {
     /// `clone = ...`: the list is written without `=`.
-    fn from_expr(expr: &Expr, _: &str, _: &str, errors: &mut Errors) -> Option<Self> {
+    fn from_expr(expr: &Expr, _: AttributeKey, errors: &mut Errors) -> Option<Self> {
         let names = match expr {
             Expr::Tuple(t) => t
                 .elems
@@ -559,17 +495,17 @@ impl Value for Clones {
 
     fn read(
         input: ParseStream<'_>,
-        key: &Ident,
-        form: &str,
+        ident: &Ident,
+        key: AttributeKey,
         errors: &mut Errors,
     ) -> syn::Result<Option<Arg<Self>>> {
         if input.peek(Token![=]) {
-            return assigned(input, key, form, errors);
+            return assigned(input, ident, key, errors);
         }
         if !input.peek(syn::token::Paren) {
             return Err(syn::Error::new(
                 if input.is_empty() {
-                    key.span()
+                    ident.span()
                 } else {
                     input.span()
                 },
@@ -592,7 +528,7 @@ impl Value for Clones {
         });
         Ok(Some(Arg {
             value: Clones(names.collect()),
-            key: key.clone(),
+            key: ident.clone(),
             span: paren.span.join(),
         }))
     }
@@ -635,56 +571,6 @@ fn number(expr: &Expr) -> Option<f64> {
     }
 }
 
-/// Parses `"1.5s"` into nanoseconds exactly, with integer arithmetic only.
-pub(crate) fn parse_duration(text: &str) -> Result<u64, &'static str> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: String = number.chars().filter(|&c| c != '_').collect();
-    let unit_ns: u64 = match unit.trim() {
-        "ns" => 1,
-        "us" | "µs" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        "m" | "min" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        "" => return Err("the unit is missing"),
-        _ => return Err("unknown unit"),
-    };
-    let (whole, frac) = number.split_once('.').unwrap_or((&number, ""));
-    if whole.is_empty() && frac.is_empty() {
-        return Err("the number is missing");
-    }
-    if frac.contains('.') {
-        return Err("not a number");
-    }
-    let whole: u64 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().map_err(|_| "not a number")?
-    };
-    let mut ns = whole
-        .checked_mul(unit_ns)
-        .ok_or("too long (at most 584 years)")?;
-    let mut scale = unit_ns;
-    for digit in frac.chars() {
-        let d = u64::from(digit.to_digit(10).ok_or("not a number")?);
-        if scale % 10 != 0 {
-            if d != 0 {
-                return Err("finer than a nanosecond");
-            }
-            continue;
-        }
-        scale /= 10;
-        ns = ns
-            .checked_add(d * scale)
-            .ok_or("too long (at most 584 years)")?;
-    }
-    Ok(ns)
-}
-
 /// A value the expansion passes to the runtime's `Policy` or `Site` builder.
 pub(crate) trait Emit {
     /// The value's tokens; `p` is the path of the runtime's `__private` module.
@@ -706,21 +592,22 @@ impl Emit for Mode {
     }
 }
 
-impl Emit for Attempts {
+impl Emit for u32 {
     fn tokens(&self, _: &TokenStream) -> TokenStream {
-        self.0.to_token_stream()
+        self.to_token_stream()
     }
 }
 
-impl Emit for Factor {
+impl Emit for f64 {
     fn tokens(&self, _: &TokenStream) -> TokenStream {
-        self.0.to_token_stream()
+        self.to_token_stream()
     }
 }
 
-impl Emit for Nanos {
+/// In whole nanoseconds, which the parser guarantees fit a `u64`.
+impl Emit for Duration {
     fn tokens(&self, p: &TokenStream) -> TokenStream {
-        let ns = self.0;
+        let ns = u64::try_from(self.as_nanos()).unwrap_or(u64::MAX);
         quote!(#p::Duration::from_nanos(#ns))
     }
 }
@@ -733,6 +620,18 @@ impl Emit for Jitter {
             Jitter::None => quote!(#p::Jitter::None),
             Jitter::Decorrelated => quote!(#p::Jitter::Decorrelated),
             Jitter::Fraction(f) => quote!(#p::Jitter::Fraction(#f)),
+        }
+    }
+}
+
+impl Emit for HedgeSpec {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        match self {
+            HedgeSpec::Fixed(d) => {
+                let d = d.tokens(p);
+                quote!(#p::HedgeSpec::Fixed(#d))
+            }
+            HedgeSpec::Percentile(q) => quote!(#p::HedgeSpec::Percentile(#q)),
         }
     }
 }
@@ -823,23 +722,83 @@ impl Emit for Breaker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use syn::parse_quote;
+
+    /// Reads `expr` as the value of `key`: the value, or the messages of its errors.
+    fn read<T: Value>(key: AttributeKey, expr: Expr) -> Result<T, Vec<String>> {
+        let mut errors = Errors::default();
+        let value = T::from_expr(&expr, key, &mut errors);
+        match (value, errors.into_result()) {
+            (Some(v), Ok(())) => Ok(v),
+            (None, Err(e)) => Err(e.into_iter().map(|e| e.to_string()).collect()),
+            (Some(_), Err(_)) | (None, Ok(())) => panic!("a value or an error, not both"),
+        }
+    }
 
     #[test]
-    fn durations_parse_exactly() {
-        assert_eq!(parse_duration("500us"), Ok(500_000));
-        assert_eq!(parse_duration("150ms"), Ok(150_000_000));
-        assert_eq!(parse_duration("2s"), Ok(2_000_000_000));
-        assert_eq!(parse_duration("1.5s"), Ok(1_500_000_000));
-        assert_eq!(parse_duration("0.1s"), Ok(100_000_000));
-        assert_eq!(parse_duration("1m"), Ok(60_000_000_000));
-        assert_eq!(parse_duration("1.25ms"), Ok(1_250_000));
-        assert_eq!(parse_duration(".5s"), Ok(500_000_000));
-        assert_eq!(parse_duration("10_000ms"), Ok(10_000_000_000));
-        assert!(parse_duration("1.5ns").is_err());
-        assert!(parse_duration("5").is_err());
-        assert!(parse_duration("5 parsecs").is_err());
-        assert!(parse_duration("ms").is_err());
-        assert!(parse_duration("1.2.3s").is_err());
-        assert!(parse_duration("99999999999h").is_err());
+    fn durations_are_read_exactly() {
+        let d = |expr| read::<Duration>(AttributeKey::Deadline, expr);
+        assert_eq!(d(parse_quote!("1.5s")), Ok(Duration::from_millis(1500)));
+        assert_eq!(d(parse_quote!("10_000ms")), Ok(Duration::from_secs(10)));
+        assert_eq!(
+            d(parse_quote!("1.5ns")),
+            Err(vec![
+                "`deadline` = \"1.5ns\": finer than a nanosecond; write a number and a unit, \
+                 such as \"500us\", \"150ms\", \"2s\", \"1.5s\" or \"1m\" (units: ns, us, ms, s, \
+                 m, h)"
+                    .to_owned()
+            ])
+        );
+        assert_eq!(
+            d(parse_quote!(5)),
+            Err(vec![
+                "`deadline` takes a duration string: write the unit, such as `deadline = \"5s\"`"
+                    .to_owned()
+            ])
+        );
+        let ns = Duration::from_nanos(1_500_000_000).tokens(&quote!(p));
+        assert_eq!(
+            ns.to_string(),
+            "p :: Duration :: from_nanos (1500000000u64)"
+        );
+    }
+
+    #[test]
+    fn values_are_checked_on_their_own() {
+        assert_eq!(
+            read::<u32>(AttributeKey::MaxAttempts, parse_quote!(0)).unwrap_err(),
+            ["`max_attempts` counts the first attempt: it must be at least 1"]
+        );
+        assert_eq!(
+            read::<u32>(AttributeKey::MaxInFlight, parse_quote!(-1)).unwrap_err(),
+            ["`max_in_flight` counts the first attempt: it must be at least 1"]
+        );
+        assert_eq!(
+            read::<u32>(AttributeKey::MaxInFlight, parse_quote!(1)),
+            Ok(1)
+        );
+        assert_eq!(
+            read::<f64>(AttributeKey::Multiplier, parse_quote!(0.5)).unwrap_err(),
+            ["`multiplier` must be a number >= 1.0, found 0.5"]
+        );
+        assert_eq!(
+            read::<Jitter>(AttributeKey::Jitter, parse_quote!("1.5")).unwrap_err(),
+            ["a jitter fraction must be in [0, 1], found 1.5"]
+        );
+        assert_eq!(
+            read::<Jitter>(AttributeKey::Jitter, parse_quote!("0.5")),
+            Ok(Jitter::Fraction(0.5))
+        );
+        assert_eq!(
+            read::<HedgeSpec>(AttributeKey::HedgeAfter, parse_quote!("P42")).unwrap_err(),
+            [
+                "`hedge_after` = \"P42\": the percentiles are \"p50\", \"p90\", \"p95\" or \
+                 \"p99\" (\"The Tail at Scale\" hedges at the 95th)"
+            ]
+        );
+        assert_eq!(
+            read::<Mode>(AttributeKey::Mode, parse_quote!("Adaptive")),
+            Ok(Mode::Adaptive)
+        );
     }
 }
