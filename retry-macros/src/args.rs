@@ -23,7 +23,7 @@ use syn::{Expr, Ident, Token};
 /// key to its value's parser, and the lists of the values `expand` passes on to the runtime's
 /// builders.
 ///
-/// One row per key: `field: ValueType, feeds, AttributeKey`, where `feeds` is `Policy` or `Site`
+/// One row per key: `field: ValueType, feeds, AttributeKey`, where `feeds` is `Keys` or `Site`
 /// when the value goes to the builder method named as the key on the runtime's `Keys` or `Site`
 /// (the value type then implements [`Emit`]), and `_` when `expand` reads it itself. The rows
 /// are in the table's order, which is the order of the emitted calls.
@@ -41,9 +41,9 @@ macro_rules! keys {
 
         impl Args {
             /// The values for the runtime's `Keys` builder, as `(method, value)`.
-            pub(crate) fn policy(&self) -> Vec<(&'static str, &dyn Emit)> {
+            pub(crate) fn keys(&self) -> Vec<(&'static str, &dyn Emit)> {
                 let mut out: Vec<(&'static str, &dyn Emit)> = Vec::new();
-                $(keys!(@emit $feeds Policy self.$field, AttributeKey::$key.name(), out);)*
+                $(keys!(@emit $feeds Keys self.$field, AttributeKey::$key.name(), out);)*
                 out
             }
 
@@ -81,7 +81,7 @@ macro_rules! keys {
             Ok(())
         }
     };
-    (@emit Policy Policy $slot:expr, $key:expr, $out:ident) => { keys!(@push $slot, $key, $out) };
+    (@emit Keys Keys $slot:expr, $key:expr, $out:ident) => { keys!(@push $slot, $key, $out) };
     (@emit Site Site $slot:expr, $key:expr, $out:ident) => { keys!(@push $slot, $key, $out) };
     (@emit $feeds:tt $wanted:ident $slot:expr, $key:expr, $out:ident) => {};
     (@push $slot:expr, $key:expr, $out:ident) => {
@@ -94,16 +94,16 @@ macro_rules! keys {
 
 keys! {
     // field                        value type  feeds   key
-    mode:                           Mode,       Policy, Mode;
-    max_attempts:                   u32,        Policy, MaxAttempts;
-    initial_backoff:                Duration,   Policy, InitialBackoff;
-    multiplier:                     f64,        Policy, Multiplier;
-    max_backoff:                    Duration,   Policy, MaxBackoff;
-    jitter:                         Jitter,     Policy, Jitter;
-    attempt_timeout:                Duration,   Policy, AttemptTimeout;
-    attempt_timeout_multiplier:     f64,        Policy, AttemptTimeoutMultiplier;
-    max_attempt_timeout:            Duration,   Policy, MaxAttemptTimeout;
-    deadline:                       Duration,   Policy, Deadline;
+    mode:                           Mode,       Keys,   Mode;
+    max_attempts:                   u32,        Keys,   MaxAttempts;
+    initial_backoff:                Duration,   Keys,   InitialBackoff;
+    multiplier:                     f64,        Keys,   Multiplier;
+    max_backoff:                    Duration,   Keys,   MaxBackoff;
+    jitter:                         Jitter,     Keys,   Jitter;
+    attempt_timeout:                Duration,   Keys,   AttemptTimeout;
+    attempt_timeout_multiplier:     f64,        Keys,   AttemptTimeoutMultiplier;
+    max_attempt_timeout:            Duration,   Keys,   MaxAttemptTimeout;
+    deadline:                       Duration,   Keys,   Deadline;
     retry_on:                       FnPath,     _,      RetryOn;
     retry_after:                    FnPath,     _,      RetryAfter;
     retry_if_ok:                    FnPath,     _,      RetryIfOk;

@@ -22,7 +22,7 @@ pub(crate) fn expand(args: &Args, name: &str, slot: Slot<'_>) {
     });
 }
 
-/// The hedging keys, as calls of the runtime's `Policy` builder, and for a percentile the
+/// The hedging keys, as calls of the runtime's `Keys` builder, and for a percentile the
 /// `Site` builder's `.latency(...)`: an estimate of the function's own, in a `static`.
 fn hedging(args: &Args, after: HedgeSpec, p: &TokenStream) -> (TokenStream, TokenStream) {
     let latency = format_ident!("__RETRY_LATENCY", span = Span::mixed_site());
@@ -36,20 +36,20 @@ fn hedging(args: &Args, after: HedgeSpec, p: &TokenStream) -> (TokenStream, Toke
         },
     };
     let spec = after.tokens(p);
-    let mut policy = quote!(.hedge_after(#spec));
+    let mut keys = quote!(.hedge_after(#spec));
     if let Some(n) = &args.max_in_flight {
         let n = n.value;
-        policy.extend(quote!(.max_in_flight(#n)));
+        keys.extend(quote!(.max_in_flight(#n)));
     }
     if let Some(d) = &args.min_hedge_after {
         let d = d.value.tokens(p);
-        policy.extend(quote!(.min_hedge_after(#d)));
+        keys.extend(quote!(.min_hedge_after(#d)));
     }
     if let Some(d) = &args.max_hedge_after {
         let d = d.value.tokens(p);
-        policy.extend(quote!(.max_hedge_after(#d)));
+        keys.extend(quote!(.max_hedge_after(#d)));
     }
-    (policy, site)
+    (keys, site)
 }
 
 /// `.key(value)` for each value, in order.
@@ -82,14 +82,14 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     let cond_name = format_ident!("__retry_idempotent", span = Span::mixed_site());
 
     // Only what the attribute writes: the defaults are the runtime's.
-    let mut policy = builder_calls(args.policy(), &p);
+    let mut keys = builder_calls(args.keys(), &p);
     let mut site_options = builder_calls(args.site(), &p);
     if let Some(hedge) = &args.hedge_after {
-        let (keys, site) = hedging(args, hedge.value, &p);
-        policy.extend(keys);
+        let (hedging_keys, site) = hedging(args, hedge.value, &p);
+        keys.extend(hedging_keys);
         site_options.extend(site);
     }
-    let policy = quote!(#p::Policy::new() #policy);
+    let keys = quote!(#p::Keys::new() #keys);
 
     let idempotent = match (&args.idempotent_if, &args.idempotent) {
         (Some(cond), _) => {
@@ -196,7 +196,7 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     let new_call = quote_spanned! {ret_span=>
         #at_ret::Call::new(
             {
-                static #site: #p::Site = #p::Site::new(#name, #policy) #site_options;
+                static #site: #p::Site = #p::Site::new(#name, #keys) #site_options;
                 &#site
             },
             #idempotent,

@@ -571,7 +571,7 @@ fn number(expr: &Expr) -> Option<f64> {
     }
 }
 
-/// A value the expansion passes to the runtime's `Policy` or `Site` builder.
+/// A value the expansion passes to the runtime's `Keys` or `Site` builder.
 pub(crate) trait Emit {
     /// The value's tokens; `p` is the path of the runtime's `__private` module.
     fn tokens(&self, p: &TokenStream) -> TokenStream;
