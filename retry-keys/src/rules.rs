@@ -10,21 +10,34 @@ use std::time::Duration;
 /// from the environment and the config file. `None`: not written, so the key's default applies
 /// (or a source of lower precedence may still set it).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[allow(missing_docs)] // Each field is the key of the same name.
 pub struct Values {
+    /// `mode`.
     pub mode: Option<Mode>,
+    /// `max_attempts`.
     pub max_attempts: Option<u32>,
+    /// `initial_backoff`.
     pub initial_backoff: Option<Duration>,
+    /// `multiplier`.
     pub multiplier: Option<f64>,
+    /// `max_backoff`.
     pub max_backoff: Option<Duration>,
+    /// `jitter`.
     pub jitter: Option<Jitter>,
+    /// `attempt_timeout`.
     pub attempt_timeout: Option<Duration>,
+    /// `attempt_timeout_multiplier`.
     pub attempt_timeout_multiplier: Option<f64>,
+    /// `max_attempt_timeout`.
     pub max_attempt_timeout: Option<Duration>,
+    /// `deadline`.
     pub deadline: Option<Duration>,
+    /// `hedge_after`.
     pub hedge_after: Option<HedgeSpec>,
+    /// `max_in_flight`.
     pub max_in_flight: Option<u32>,
+    /// `min_hedge_after`.
     pub min_hedge_after: Option<Duration>,
+    /// `max_hedge_after`.
     pub max_hedge_after: Option<Duration>,
 }
 

@@ -43,35 +43,62 @@ pub enum Form {
 /// A key of the `#[retry(...)]` attribute, in the order of the documentation's table (the order
 /// in which error messages list them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[allow(missing_docs)] // Each is the key of the same name: `AttributeKey::MaxAttempts` is `max_attempts`.
 pub enum AttributeKey {
+    /// `mode`.
     Mode,
+    /// `max_attempts`.
     MaxAttempts,
+    /// `initial_backoff`.
     InitialBackoff,
+    /// `multiplier`.
     Multiplier,
+    /// `max_backoff`.
     MaxBackoff,
+    /// `jitter`.
     Jitter,
+    /// `attempt_timeout`.
     AttemptTimeout,
+    /// `attempt_timeout_multiplier`.
     AttemptTimeoutMultiplier,
+    /// `max_attempt_timeout`.
     MaxAttemptTimeout,
+    /// `deadline`.
     Deadline,
+    /// `retry_on`.
     RetryOn,
+    /// `retry_after`.
     RetryAfter,
+    /// `retry_if_ok`.
     RetryIfOk,
+    /// `idempotent`.
     Idempotent,
+    /// `idempotent_if`.
     IdempotentIf,
+    /// `partition`.
     Partition,
+    /// `bucket`.
     Bucket,
+    /// `rate_limiter`.
     RateLimiter,
+    /// `budget`.
     Budget,
+    /// `breaker`.
     Breaker,
+    /// `hedge_after`.
     HedgeAfter,
+    /// `max_in_flight`.
     MaxInFlight,
+    /// `min_hedge_after`.
     MinHedgeAfter,
+    /// `max_hedge_after`.
     MaxHedgeAfter,
+    /// `on_retry`.
     OnRetry,
+    /// `profile`.
     Profile,
+    /// `clone`.
     Clone,
+    /// `crate`.
     Crate,
 }
 
@@ -235,21 +262,34 @@ impl AttributeKey {
 /// them too), in the order of the documentation's table. `key as usize` is below
 /// [`Key::COUNT`], so that an array can hold one entry per key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[allow(missing_docs)] // Each is the key of the same name: `Key::MaxAttempts` is `max_attempts`.
 pub enum Key {
+    /// `mode`.
     Mode,
+    /// `max_attempts`.
     MaxAttempts,
+    /// `initial_backoff`.
     InitialBackoff,
+    /// `multiplier`.
     Multiplier,
+    /// `max_backoff`.
     MaxBackoff,
+    /// `jitter`.
     Jitter,
+    /// `attempt_timeout`.
     AttemptTimeout,
+    /// `attempt_timeout_multiplier`.
     AttemptTimeoutMultiplier,
+    /// `max_attempt_timeout`.
     MaxAttemptTimeout,
+    /// `deadline`.
     Deadline,
+    /// `hedge_after`.
     HedgeAfter,
+    /// `max_in_flight`.
     MaxInFlight,
+    /// `min_hedge_after`.
     MinHedgeAfter,
+    /// `max_hedge_after`.
     MaxHedgeAfter,
 }
 
