@@ -1,12 +1,11 @@
 //! Tokens: the user's function with its signature untouched and its body run once per attempt.
 
-use crate::args::{
-    Args, Attempts, Breaker, Bucket, Budget, Factor, HedgeAfter, Jitter, Mode, Name, Nanos,
-    Profile, Static,
-};
+use crate::args::Args;
 use crate::shape::{Ret, Slot, Wrapper};
+use crate::values::Emit;
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
+use retry_keys::HedgeSpec;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Stmt};
@@ -23,174 +22,34 @@ pub(crate) fn expand(args: &Args, name: &str, slot: Slot<'_>) {
     });
 }
 
-/// A value the expansion passes to the runtime's `Policy` or `Site` builder.
-pub(crate) trait Emit {
-    /// The value's tokens; `p` is the path of the runtime's `__private` module.
-    fn tokens(&self, p: &TokenStream) -> TokenStream;
-
-    /// Where the builder call is located: the call site, unless type errors are to point at the
-    /// value as written.
-    fn span(&self) -> Span {
-        Span::call_site()
-    }
-}
-
-impl Emit for Mode {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        match self {
-            Mode::Standard => quote!(#p::Mode::Standard),
-            Mode::Adaptive => quote!(#p::Mode::Adaptive),
-        }
-    }
-}
-
-impl Emit for Attempts {
-    fn tokens(&self, _: &TokenStream) -> TokenStream {
-        self.0.to_token_stream()
-    }
-}
-
-impl Emit for Factor {
-    fn tokens(&self, _: &TokenStream) -> TokenStream {
-        self.0.to_token_stream()
-    }
-}
-
-impl Emit for Nanos {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        let ns = self.0;
-        quote!(#p::Duration::from_nanos(#ns))
-    }
-}
-
-impl Emit for Jitter {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        match self {
-            Jitter::Full => quote!(#p::Jitter::Full),
-            Jitter::Equal => quote!(#p::Jitter::Equal),
-            Jitter::None => quote!(#p::Jitter::None),
-            Jitter::Decorrelated => quote!(#p::Jitter::Decorrelated),
-            Jitter::Fraction(f) => quote!(#p::Jitter::Fraction(#f)),
-        }
-    }
-}
-
-impl Emit for Name {
-    fn tokens(&self, _: &TokenStream) -> TokenStream {
-        self.0.to_token_stream()
-    }
-}
-
-impl Emit for Profile {
-    fn tokens(&self, _: &TokenStream) -> TokenStream {
-        self.0.to_token_stream()
-    }
-}
-
-impl Emit for Static {
-    fn tokens(&self, _: &TokenStream) -> TokenStream {
-        let path = &self.0;
-        quote_spanned!(self.span()=> &#path)
-    }
-
-    /// A `static` of the wrong type is reported on its path.
-    fn span(&self) -> Span {
-        self.0.span()
-    }
-}
-
-impl Emit for Bucket {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        match self {
-            Bucket::Static(s) => s.tokens(p),
-            Bucket::None(span) => quote_spanned! {*span=>
-                {
-                    static __RETRY_NO_BUCKET: #p::TokenBucket = #p::TokenBucket::unlimited();
-                    &__RETRY_NO_BUCKET
-                }
-            },
-        }
-    }
-
-    fn span(&self) -> Span {
-        match self {
-            Bucket::Static(s) => s.span(),
-            Bucket::None(span) => *span,
-        }
-    }
-}
-
-impl Emit for Budget {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        match self {
-            Budget::Static(s) => {
-                let path = s.tokens(p);
-                quote_spanned!(s.span()=> #p::BudgetRef::Static(#path))
-            }
-            Budget::Share(ratio, span) => quote_spanned!(*span=> #p::BudgetRef::Share(#ratio)),
-        }
-    }
-
-    fn span(&self) -> Span {
-        match self {
-            Budget::Static(s) => s.span(),
-            Budget::Share(_, span) => *span,
-        }
-    }
-}
-
-impl Emit for Breaker {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        match self {
-            Breaker::Static(s) => {
-                let path = s.tokens(p);
-                quote_spanned!(s.span()=> #p::BreakerRef::Static(#path))
-            }
-            Breaker::Ratio(ratio, span) => quote_spanned!(*span=> #p::BreakerRef::Ratio(#ratio)),
-        }
-    }
-
-    fn span(&self) -> Span {
-        match self {
-            Breaker::Static(s) => s.span(),
-            Breaker::Ratio(_, span) => *span,
-        }
-    }
-}
-
-/// The hedging keys, as calls of the runtime's `Policy` builder, and for a percentile the
+/// The hedging keys, as calls of the runtime's `Keys` builder, and for a percentile the
 /// `Site` builder's `.latency(...)`: an estimate of the function's own, in a `static`.
-fn hedging(args: &Args, after: HedgeAfter, p: &TokenStream) -> (TokenStream, TokenStream) {
+fn hedging(args: &Args, after: HedgeSpec, p: &TokenStream) -> (TokenStream, TokenStream) {
     let latency = format_ident!("__RETRY_LATENCY", span = Span::mixed_site());
-    let (spec, site) = match after {
-        HedgeAfter::Fixed(d) => {
-            let d = d.tokens(p);
-            (quote!(#p::HedgeSpec::Fixed(#d)), quote!())
-        }
-        HedgeAfter::Percentile(q) => (
-            quote!(#p::HedgeSpec::Percentile(#q)),
-            quote! {
-                .latency({
-                    static #latency: #p::Latency = #p::Latency::new();
-                    &#latency
-                })
-            },
-        ),
+    let site = match after {
+        HedgeSpec::Fixed(_) => quote!(),
+        HedgeSpec::Percentile(_) => quote! {
+            .latency({
+                static #latency: #p::Latency = #p::Latency::new();
+                &#latency
+            })
+        },
     };
-    let mut policy = quote!(.hedge_after(#spec));
+    let spec = after.tokens(p);
+    let mut keys = quote!(.hedge_after(#spec));
     if let Some(n) = &args.max_in_flight {
-        let n = n.value.0;
-        policy.extend(quote!(.max_in_flight(#n)));
+        let n = n.value;
+        keys.extend(quote!(.max_in_flight(#n)));
     }
     if let Some(d) = &args.min_hedge_after {
         let d = d.value.tokens(p);
-        policy.extend(quote!(.min_hedge_after(#d)));
+        keys.extend(quote!(.min_hedge_after(#d)));
     }
     if let Some(d) = &args.max_hedge_after {
         let d = d.value.tokens(p);
-        policy.extend(quote!(.max_hedge_after(#d)));
+        keys.extend(quote!(.max_hedge_after(#d)));
     }
-    (policy, site)
+    (keys, site)
 }
 
 /// `.key(value)` for each value, in order.
@@ -223,14 +82,14 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     let cond_name = format_ident!("__retry_idempotent", span = Span::mixed_site());
 
     // Only what the attribute writes: the defaults are the runtime's.
-    let mut policy = builder_calls(args.policy(), &p);
+    let mut keys = builder_calls(args.keys(), &p);
     let mut site_options = builder_calls(args.site(), &p);
     if let Some(hedge) = &args.hedge_after {
-        let (keys, site) = hedging(args, hedge.value, &p);
-        policy.extend(keys);
+        let (hedging_keys, site) = hedging(args, hedge.value, &p);
+        keys.extend(hedging_keys);
         site_options.extend(site);
     }
-    let policy = quote!(#p::Policy::new() #policy);
+    let keys = quote!(#p::Keys::new() #keys);
 
     let idempotent = match (&args.idempotent_if, &args.idempotent) {
         (Some(cond), _) => {
@@ -337,7 +196,7 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     let new_call = quote_spanned! {ret_span=>
         #at_ret::Call::new(
             {
-                static #site: #p::Site = #p::Site::new(#name, #policy) #site_options;
+                static #site: #p::Site = #p::Site::new(#name, #keys) #site_options;
                 &#site
             },
             #idempotent,
@@ -490,6 +349,7 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quote::ToTokens;
     use syn::parse_quote;
 
     fn renamed(mut expr: Expr) -> String {

@@ -10,11 +10,11 @@
 //!
 //! Cases: 512 per property, or `RETRY_FUZZ_CASES` (RELIABILITY.md gives the long run).
 
-use crate::args::KEYS;
 use proc_macro2::TokenStream;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use quote::ToTokens;
+use retry_keys::AttributeKey;
 use std::str::FromStr;
 
 fn cases() -> u32 {
@@ -44,7 +44,10 @@ const ITEMS: &[&str] = &[
 ];
 
 fn key() -> impl Strategy<Value = String> {
-    let names: Vec<String> = KEYS.iter().map(|(k, _)| (*k).to_string()).collect();
+    let names: Vec<String> = AttributeKey::ALL
+        .iter()
+        .map(|k| k.name().to_owned())
+        .collect();
     prop_oneof![
         6 => prop::sample::select(names.clone()),
         // Misspelled: one character dropped, doubled or swapped.

@@ -1,19 +1,23 @@
 //! The `#[retry]` attribute. Use it through `retry_runtime`, which re-exports it and provides
 //! the engine its expansion calls.
 //!
-//! The macro parses the arguments (`args`, which declares each key once), checks them against
-//! each other and against the function (`valid`), finds the body, also inside what
-//! `#[async_trait]`, `#[tracing::instrument]` or `#[tokio::test]` wrote around it (`shape`), and
-//! rewrites only that body (`expand`): the signature, attributes and visibility stay as written.
-//! On any error it emits the original function together with the errors, so the rest of the
-//! crate keeps compiling and IDEs keep working.
+//! The keys, the parsers of their values and the rules between them are `retry_keys`'s, which the
+//! runtime holds the environment and the config file to as well. The macro parses the arguments
+//! (`args`, each value read and checked by its type in `values`), checks them against each other
+//! and against the function (`valid`), finds the body, also inside what `#[async_trait]`,
+//! `#[tracing::instrument]` or `#[tokio::test]` wrote around it (`shape`), and rewrites only that
+//! body (`expand`): the signature, attributes and visibility stay as written. Every error is
+//! collected (`errors`); on any error it emits the original function together with the errors,
+//! so the rest of the crate keeps compiling and IDEs keep working.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod args;
+mod errors;
 mod expand;
 mod shape;
 mod valid;
+mod values;
 
 #[cfg(test)]
 mod fuzz;
@@ -111,7 +115,7 @@ fn expand(
         Ok(func) => func,
         Err(e) => return with_errors(item.clone(), &not_a_function(item, e)),
     };
-    let mut errors = args::Errors::default();
+    let mut errors = errors::Errors::default();
     let mut args = args::parse(attr, &mut errors);
     valid::check(&mut args, &func.sig, &mut errors);
     let name = func.sig.ident.to_string();

@@ -23,7 +23,7 @@
 //! 2.7.2; the test `wrappers_of_known_versions` holds their output for each shape. Other versions
 //! that write the same shapes work as well.
 
-use crate::args::Errors;
+use crate::errors::Errors;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};

@@ -1,85 +1,29 @@
 //! Rules across arguments and the function they are written on, checked on [`Args`] in place:
 //! `expand` reads the same values.
 //!
-//! Defaults are the runtime's: a key left out is not emitted, and `Policy` fills it in (where
+//! The rules between values are `retry_keys`'s (`Values::problems`), the ones the runtime holds
+//! the environment, the config file and a `Policy` to; each problem goes on the key it is about.
+//! The rules here need the attribute's syntax or the function: idempotency, shared state,
+//! `clone(...)`, and what hedging asks of the function.
+//!
+//! Defaults are the runtime's: a key left out is not emitted, and the runtime fills it in (where
 //! only one of `initial_backoff` and `max_backoff` is written, the other's default yields to it).
 
-use crate::args::{Args, Cloned, Errors, HedgeAfter, Mode};
+use crate::args::Args;
+use crate::errors::Errors;
+use crate::values::{Arg, Cloned};
+use proc_macro2::Span;
+use retry_keys::{Mode, Place, Problem, Values};
 use syn::{FnArg, Pat, Signature, Type};
 
 /// Checks `args` against each other and against the function's signature.
 pub(crate) fn check(args: &mut Args, sig: &Signature, errors: &mut Errors) {
-    // Backoff bounds, when both are written.
-    if let (Some(i), Some(m)) = (&args.initial_backoff, &args.max_backoff) {
-        if m.value < i.value {
-            errors.at(
-                m.span,
-                format!(
-                    "`max_backoff` ({}) is shorter than `initial_backoff` ({}): the backoff \
-                     grows from initial_backoff up to max_backoff",
-                    m.value, i.value
-                ),
-            );
-        }
-    }
-
-    // Attempt timeouts.
-    let attempt_timeout = args.attempt_timeout.as_ref();
-    if attempt_timeout.is_none() {
-        for dependent in [
-            args.attempt_timeout_multiplier.as_ref().map(|s| &s.key),
-            args.max_attempt_timeout.as_ref().map(|s| &s.key),
-        ]
+    // The values against each other; those of hedging are reported with its other rules.
+    let (hedging, others): (Vec<Problem>, Vec<Problem>) = values(args)
+        .problems()
         .into_iter()
-        .flatten()
-        {
-            errors.at(
-                dependent.span(),
-                format!(
-                    "`{dependent}` shapes the per-attempt timeout, but `attempt_timeout` is not \
-                     set: add `attempt_timeout = \"...\"`"
-                ),
-            );
-        }
-    }
-    for zero in [attempt_timeout, args.deadline.as_ref()]
-        .into_iter()
-        .flatten()
-        .filter(|s| s.value.0 == 0)
-    {
-        errors.at(
-            zero.span,
-            format!(
-                "`{}` of zero would fail every call before it starts: give a positive duration \
-                 or leave it out",
-                zero.key
-            ),
-        );
-    }
-    if let (Some(t), Some(m)) = (attempt_timeout, &args.max_attempt_timeout) {
-        if m.value < t.value {
-            errors.at(
-                m.span,
-                format!(
-                    "`max_attempt_timeout` ({}) is shorter than `attempt_timeout` ({}): it caps \
-                     the attempt timeout as the multiplier grows it",
-                    m.value, t.value
-                ),
-            );
-        }
-    }
-    if let (Some(t), Some(d)) = (attempt_timeout, &args.deadline) {
-        if t.value > d.value && d.value.0 > 0 {
-            errors.at(
-                t.span,
-                format!(
-                    "`attempt_timeout` ({}) is longer than `deadline` ({}): no attempt can run \
-                     past the deadline",
-                    t.value, d.value
-                ),
-            );
-        }
-    }
+        .partition(|p| p.key().is_hedging());
+    report(args, &others, errors);
 
     // Idempotency.
     if let (Some(i), Some(cond)) = (&args.idempotent, &args.idempotent_if) {
@@ -116,84 +60,53 @@ pub(crate) fn check(args: &mut Args, sig: &Signature, errors: &mut Errors) {
     if let Some(clone) = &mut args.clone {
         check_clones(&mut clone.value.0, sig, errors);
     }
+    report(args, &hedging, errors);
     check_hedging(args, sig, errors);
 }
 
-/// Hedging: its keys hold together, the function is always idempotent, and its body can run
-/// while another attempt of the same call runs.
+/// The values written for the keys the rules are about.
+fn values(args: &Args) -> Values {
+    fn value<T: Copy>(arg: &Option<Arg<T>>) -> Option<T> {
+        arg.as_ref().map(|a| a.value)
+    }
+    Values {
+        mode: value(&args.mode),
+        max_attempts: value(&args.max_attempts),
+        initial_backoff: value(&args.initial_backoff),
+        multiplier: value(&args.multiplier),
+        max_backoff: value(&args.max_backoff),
+        jitter: value(&args.jitter),
+        attempt_timeout: value(&args.attempt_timeout),
+        attempt_timeout_multiplier: value(&args.attempt_timeout_multiplier),
+        max_attempt_timeout: value(&args.max_attempt_timeout),
+        deadline: value(&args.deadline),
+        hedge_after: value(&args.hedge_after),
+        max_in_flight: value(&args.max_in_flight),
+        min_hedge_after: value(&args.min_hedge_after),
+        max_hedge_after: value(&args.max_hedge_after),
+    }
+}
+
+/// Each problem on the key it is about: its identifier or its value.
+fn report(args: &Args, problems: &[Problem], errors: &mut Errors) {
+    for problem in problems {
+        let (key, value) = args
+            .spans(problem.key().attribute())
+            .unwrap_or((Span::call_site(), Span::call_site()));
+        let span = match problem.place() {
+            Place::Key => key,
+            Place::Value => value,
+        };
+        errors.at(span, problem.message());
+    }
+}
+
+/// Hedging: the function is always idempotent, and its body can run while another attempt of
+/// the same call runs (how its keys hold together is among the rules between values).
 fn check_hedging(args: &Args, sig: &Signature, errors: &mut Errors) {
     let Some(hedge) = &args.hedge_after else {
-        for key in [
-            args.max_in_flight.as_ref().map(|a| &a.key),
-            args.min_hedge_after.as_ref().map(|a| &a.key),
-            args.max_hedge_after.as_ref().map(|a| &a.key),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            errors.at(
-                key.span(),
-                format!(
-                    "`{key}` shapes hedging, but `hedge_after` is not set: add `hedge_after = \
-                     \"50ms\"` (or a percentile such as \"p95\")"
-                ),
-            );
-        }
         return;
     };
-    if let Some(n) = &args.max_in_flight {
-        if n.value.0 < 2 {
-            errors.at(
-                n.span,
-                "`max_in_flight = 1` would never hedge: it counts the attempt and its hedges \
-                 in flight at once, so give at least 2 (the default), or remove `hedge_after`",
-            );
-        }
-        if let Some(m) = &args.max_attempts {
-            if n.value.0 > m.value.0 {
-                errors.at(
-                    n.span,
-                    format!(
-                        "`max_in_flight` ({}) is more than `max_attempts` ({}): hedges and \
-                         retries count together against max_attempts, so no more than {} \
-                         attempts can ever be in flight",
-                        n.value.0, m.value.0, m.value.0
-                    ),
-                );
-            }
-        }
-    }
-    match hedge.value {
-        HedgeAfter::Fixed(_) => {
-            for bound in [&args.min_hedge_after, &args.max_hedge_after]
-                .into_iter()
-                .flatten()
-            {
-                errors.at(
-                    bound.key.span(),
-                    format!(
-                        "`{}` bounds a percentile's delay, but `hedge_after` is a fixed \
-                         duration: remove it, or write `hedge_after = \"p95\"`",
-                        bound.key
-                    ),
-                );
-            }
-        }
-        HedgeAfter::Percentile(_) => {
-            if let (Some(min), Some(max)) = (&args.min_hedge_after, &args.max_hedge_after) {
-                if max.value < min.value {
-                    errors.at(
-                        max.span,
-                        format!(
-                            "`max_hedge_after` ({}) is shorter than `min_hedge_after` ({}): the \
-                             percentile's delay is kept between them",
-                            max.value, min.value
-                        ),
-                    );
-                }
-            }
-        }
-    }
     let why = "hedging sends another copy of a request while the first may still reach the \
                server";
     if args.idempotent.as_ref().is_some_and(|i| !i.value) {

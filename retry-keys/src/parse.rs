@@ -1,0 +1,615 @@
+//! The values as text: the attribute's string literals, environment variables, the config file's
+//! strings (and its numbers, for [`Key::from_number`]).
+
+use crate::table::Key;
+use crate::value::{HedgeSpec, Jitter, Mode, Value};
+use std::fmt;
+use std::time::Duration;
+
+/// Why a duration could not be read; `Display` gives the reason as the attribute's error
+/// messages write it ("the unit is missing").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DurationError {
+    /// A number without a unit: `"100"`.
+    MissingUnit,
+    /// A unit other than `ns`, `us` (`µs`), `ms`, `s`, `m` (`min`) and `h`.
+    UnknownUnit,
+    /// A unit without a number: `"ms"`.
+    MissingNumber,
+    /// Not a decimal number: `"1.2.3s"`.
+    NotANumber,
+    /// Above `u64::MAX` nanoseconds (about 584 years).
+    TooLong,
+    /// A fraction of a nanosecond: `"1.5ns"`.
+    FinerThanNanosecond,
+}
+
+impl fmt::Display for DurationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DurationError::MissingUnit => "the unit is missing",
+            DurationError::UnknownUnit => "unknown unit",
+            DurationError::MissingNumber => "the number is missing",
+            DurationError::NotANumber => "not a number",
+            DurationError::TooLong => "too long (at most 584 years)",
+            DurationError::FinerThanNanosecond => "finer than a nanosecond",
+        })
+    }
+}
+
+impl std::error::Error for DurationError {}
+
+/// Reads a duration: a non-negative decimal number and a unit, `"500us"`, `"150ms"`, `"2s"`,
+/// `"1.5s"`, `".5s"`, `"1m"`, `"10_000ms"`, exactly to the nanosecond with integer arithmetic.
+///
+/// Units: `ns`, `us` (or `µs`), `ms`, `s`, `m` (or `min`), `h`. Blanks around the text and
+/// between the number and the unit are ignored, and so are `_` in the number. At most
+/// `u64::MAX` nanoseconds, so that a duration always fits `Duration::from_nanos`.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// assert_eq!(retry_keys::parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+/// assert_eq!(
+///     retry_keys::parse_duration("1.5ns").unwrap_err().to_string(),
+///     "finer than a nanosecond"
+/// );
+/// ```
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: String = number.chars().filter(|&c| c != '_').collect();
+    let unit_ns: u64 = match unit.trim() {
+        "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "" => return Err(DurationError::MissingUnit),
+        _ => return Err(DurationError::UnknownUnit),
+    };
+    let (whole, frac) = number.split_once('.').unwrap_or((&number, ""));
+    if whole.is_empty() && frac.is_empty() {
+        return Err(DurationError::MissingNumber);
+    }
+    if frac.contains('.') {
+        return Err(DurationError::NotANumber);
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| DurationError::NotANumber)?
+    };
+    let mut ns = whole.checked_mul(unit_ns).ok_or(DurationError::TooLong)?;
+    // The fraction, exactly, as long as it does not go below a nanosecond.
+    let mut scale = unit_ns;
+    for digit in frac.chars() {
+        let d = u64::from(digit.to_digit(10).ok_or(DurationError::NotANumber)?);
+        if scale % 10 != 0 {
+            if d != 0 {
+                return Err(DurationError::FinerThanNanosecond);
+            }
+            continue;
+        }
+        scale /= 10;
+        ns = ns.checked_add(d * scale).ok_or(DurationError::TooLong)?;
+    }
+    Ok(Duration::from_nanos(ns))
+}
+
+/// Reads `"standard"` or `"adaptive"`, in any ASCII case, blanks around ignored.
+#[must_use]
+pub fn parse_mode(text: &str) -> Option<Mode> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("standard") {
+        Some(Mode::Standard)
+    } else if text.eq_ignore_ascii_case("adaptive") {
+        Some(Mode::Adaptive)
+    } else {
+        None
+    }
+}
+
+/// Reads `"full"`, `"equal"`, `"none"` or `"decorrelated"` (any ASCII case, blanks around
+/// ignored), or a number as a fraction. The fraction is not checked here: one outside [0, 1] is
+/// a problem of [`Key::check`].
+#[must_use]
+pub fn parse_jitter(text: &str) -> Option<Jitter> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "full" => Some(Jitter::Full),
+        "equal" => Some(Jitter::Equal),
+        "none" => Some(Jitter::None),
+        "decorrelated" => Some(Jitter::Decorrelated),
+        other => other.parse::<f64>().ok().map(Jitter::Fraction),
+    }
+}
+
+/// Why a `hedge_after` could not be read; `Display` gives the reason as the attribute's error
+/// messages write it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HedgeError {
+    /// `p` (or `P`) and something other than 50, 90, 95 or 99.
+    Percentile,
+    /// Not a percentile, and not a duration either.
+    Duration(DurationError),
+}
+
+impl fmt::Display for HedgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HedgeError::Percentile => f.write_str(
+                "the percentiles are \"p50\", \"p90\", \"p95\" or \"p99\" (\"The Tail at Scale\" \
+                 hedges at the 95th)",
+            ),
+            HedgeError::Duration(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for HedgeError {}
+
+/// Reads a `hedge_after`: `"p50"`, `"p90"`, `"p95"` or `"p99"` (or with `P`), or a duration
+/// ([`parse_duration`]). A zero duration is read: it is a problem of [`Key::check`].
+pub fn parse_hedge(text: &str) -> Result<HedgeSpec, HedgeError> {
+    let text = text.trim();
+    if let Some(n) = text.strip_prefix(['p', 'P']) {
+        return match n.parse::<u8>() {
+            Ok(p) if HedgeSpec::PERCENTILES.contains(&p) => Ok(HedgeSpec::Percentile(p)),
+            _ => Err(HedgeError::Percentile),
+        };
+    }
+    parse_duration(text)
+        .map(HedgeSpec::Fixed)
+        .map_err(HedgeError::Duration)
+}
+
+/// Reads a count written in decimal digits only (blanks around ignored), up to `u32::MAX`. Zero
+/// is read: it is a problem of [`Key::check`].
+#[must_use]
+pub fn parse_count(text: &str) -> Option<u32> {
+    let text = text.trim();
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// Reads a growth factor: any number `f64` reads (blanks around ignored). One below 1 or not
+/// finite is a problem of [`Key::check`].
+#[must_use]
+pub fn parse_factor(text: &str) -> Option<f64> {
+    text.trim().parse().ok()
+}
+
+/// `"N%"` as a number of percent.
+fn percent(text: &str) -> Option<f64> {
+    text.trim()
+        .strip_suffix('%')
+        .and_then(|n| n.trim().parse::<f64>().ok())
+}
+
+/// Reads a retry budget's share of the requests, `"20%"`: above 0 % and at most 100 000 %.
+/// Returns the ratio (0.2 for `"20%"`).
+#[must_use]
+pub fn parse_budget_share(text: &str) -> Option<f64> {
+    percent(text)
+        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 100_000.0)
+        .map(|v| v / 100.0)
+}
+
+/// Reads the share of failed attempts that opens a circuit breaker, `"50%"`: above 0 % and at
+/// most 100 %. Returns the ratio (0.5 for `"50%"`).
+#[must_use]
+pub fn parse_failure_ratio(text: &str) -> Option<f64> {
+    percent(text)
+        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 100.0)
+        .map(|v| v / 100.0)
+}
+
+/// Whether `text` can name a partition or a profile: it is not blank.
+#[must_use]
+pub fn is_name(text: &str) -> bool {
+    !text.trim().is_empty()
+}
+
+/// Whether `text` can name a profile: a name ([`is_name`]) of ASCII letters, digits, `_` and `-`,
+/// since it becomes part of environment variables' names (`RETRY_<PROFILE>_MAX_ATTEMPTS`).
+#[must_use]
+pub fn is_profile_name(text: &str) -> bool {
+    is_name(text)
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Why a setting's value from the environment or the config file cannot be used; `Display`
+/// says what the value should look like.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ValueError {
+    /// Not a value of the key: [`Key::expected`].
+    Expected(Key),
+    /// A number for a key whose value needs a unit.
+    NeedsUnit(Key, f64),
+}
+
+impl fmt::Display for ValueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueError::Expected(key) => f.write_str(&key.expected()),
+            ValueError::NeedsUnit(key, x) => write!(
+                f,
+                "{} needs a unit: write it as a string, such as \"{x}s\"",
+                key.name()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ValueError {}
+
+impl Key {
+    /// Reads `text` (an environment variable, a string of the config file) as the value of
+    /// this key, checked on its own ([`Key::check`]). A timeout, a deadline and the hedge delay
+    /// bounds must also be above zero here, and `max_in_flight` at least 2.
+    ///
+    /// ```
+    /// use retry_keys::{Key, Mode, Value};
+    ///
+    /// assert_eq!(Key::Mode.parse(" Adaptive "), Ok(Value::Mode(Mode::Adaptive)));
+    /// assert_eq!(
+    ///     Key::Deadline.parse("0s").unwrap_err().to_string(),
+    ///     "deadline is a duration above zero with a unit, such as \"10s\" (units: ns, us, ms, s, m, h)"
+    /// );
+    /// ```
+    pub fn parse(self, text: &str) -> Result<Value, ValueError> {
+        let value = match self {
+            Key::Mode => parse_mode(text).map(Value::Mode),
+            Key::MaxAttempts => parse_count(text).map(Value::Count),
+            Key::MaxInFlight => parse_count(text).filter(|n| *n >= 2).map(Value::Count),
+            Key::Multiplier | Key::AttemptTimeoutMultiplier => {
+                parse_factor(text).map(Value::Factor)
+            }
+            Key::Jitter => parse_jitter(text).map(Value::Jitter),
+            Key::InitialBackoff
+            | Key::MaxBackoff
+            | Key::AttemptTimeout
+            | Key::MaxAttemptTimeout
+            | Key::Deadline
+            | Key::MinHedgeAfter
+            | Key::MaxHedgeAfter => parse_duration(text)
+                .ok()
+                .filter(|d| !d.is_zero() || !self.above_zero())
+                .map(Value::Duration),
+            Key::HedgeAfter => parse_hedge(text).ok().map(Value::Hedge),
+        };
+        value
+            .filter(|v| self.check(v).is_none())
+            .ok_or(ValueError::Expected(self))
+    }
+
+    /// Reads a number of the config file (`integer`: written without a fraction) as the value
+    /// of this key, checked as [`Key::parse`] checks it. A duration needs a unit, so it is
+    /// written as a string.
+    pub fn from_number(self, x: f64, integer: bool) -> Result<Value, ValueError> {
+        let count = |least: f64| {
+            (integer && x >= least && x <= f64::from(u32::MAX)).then_some(Value::Count(x as u32))
+        };
+        let value = match self {
+            Key::MaxAttempts => count(1.0),
+            Key::MaxInFlight => count(2.0),
+            Key::Multiplier | Key::AttemptTimeoutMultiplier => Some(Value::Factor(x)),
+            Key::Jitter => Some(Value::Jitter(Jitter::Fraction(x))),
+            Key::InitialBackoff
+            | Key::MaxBackoff
+            | Key::AttemptTimeout
+            | Key::MaxAttemptTimeout
+            | Key::Deadline
+            | Key::HedgeAfter
+            | Key::MinHedgeAfter
+            | Key::MaxHedgeAfter => return Err(ValueError::NeedsUnit(self, x)),
+            Key::Mode => None,
+        };
+        value
+            .filter(|v| self.check(v).is_none())
+            .ok_or(ValueError::Expected(self))
+    }
+
+    /// What a value of this key looks like, as a sentence for a warning about a value that is
+    /// not one (`max_attempts is a whole number from 1 to 4294967295`).
+    #[must_use]
+    pub fn expected(self) -> String {
+        let name = self.name();
+        match self {
+            Key::Mode => format!("{name} is \"standard\" or \"adaptive\""),
+            Key::MaxAttempts => format!("{name} is a whole number from 1 to {}", u32::MAX),
+            Key::Multiplier | Key::AttemptTimeoutMultiplier => {
+                format!("{name} is a number >= 1, such as 2")
+            }
+            Key::Jitter => format!(
+                "{name} is \"full\", \"equal\", \"none\", \"decorrelated\" or a number in [0, 1]"
+            ),
+            Key::InitialBackoff | Key::MaxBackoff => format!(
+                "{name} is a duration with a unit, such as \"100ms\" (units: ns, us, ms, s, m, h)"
+            ),
+            Key::AttemptTimeout | Key::MaxAttemptTimeout | Key::Deadline => format!(
+                "{name} is a duration above zero with a unit, such as \"10s\" (units: ns, us, \
+                 ms, s, m, h)"
+            ),
+            Key::HedgeAfter => format!(
+                "{name} is a duration above zero with a unit, such as \"50ms\", or a percentile \
+                 of the function's latency: \"p50\", \"p90\", \"p95\" or \"p99\""
+            ),
+            Key::MaxInFlight => format!("{name} is a whole number from 2 to {}", u32::MAX),
+            Key::MinHedgeAfter | Key::MaxHedgeAfter => format!(
+                "{name} is a duration above zero with a unit, such as \"500ms\" (units: ns, us, \
+                 ms, s, m, h)"
+            ),
+        }
+    }
+
+    /// A duration key whose value read from text must be above zero.
+    const fn above_zero(self) -> bool {
+        matches!(
+            self,
+            Key::AttemptTimeout
+                | Key::MaxAttemptTimeout
+                | Key::Deadline
+                | Key::MinHedgeAfter
+                | Key::MaxHedgeAfter
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn durations_parse_exactly() {
+        let ok = |text: &str| parse_duration(text).map(|d| d.as_nanos());
+        assert_eq!(ok("500us"), Ok(500_000));
+        assert_eq!(ok("500µs"), Ok(500_000));
+        assert_eq!(ok("150ms"), Ok(150_000_000));
+        assert_eq!(ok("2s"), Ok(2_000_000_000));
+        assert_eq!(ok("1.5s"), Ok(1_500_000_000));
+        assert_eq!(ok("0.1s"), Ok(100_000_000));
+        assert_eq!(ok("1m"), Ok(60_000_000_000));
+        assert_eq!(ok("2min"), Ok(120_000_000_000));
+        assert_eq!(ok("1h"), Ok(3_600_000_000_000));
+        assert_eq!(ok("1.25ms"), Ok(1_250_000));
+        assert_eq!(ok(".5s"), Ok(500_000_000));
+        assert_eq!(ok("5.s"), Ok(5_000_000_000));
+        assert_eq!(ok("10_000ms"), Ok(10_000_000_000));
+        assert_eq!(ok(" 5 s "), Ok(5_000_000_000));
+        assert_eq!(ok("0s"), Ok(0));
+        assert_eq!(ok("0.000000001s"), Ok(1));
+        assert_eq!(ok("1.000ns"), Ok(1));
+        assert_eq!(ok("18446744073709551615ns"), Ok(u128::from(u64::MAX)));
+    }
+
+    #[test]
+    fn durations_say_what_is_wrong() {
+        use DurationError as E;
+        for (text, why) in [
+            ("5", E::MissingUnit),
+            ("", E::MissingUnit),
+            ("5 parsecs", E::UnknownUnit),
+            ("1 parsec", E::UnknownUnit),
+            ("-1s", E::UnknownUnit),
+            ("+1s", E::UnknownUnit),
+            ("1e3ms", E::UnknownUnit),
+            ("5S", E::UnknownUnit),
+            ("ms", E::MissingNumber),
+            (".s", E::MissingNumber),
+            ("_s", E::MissingNumber),
+            ("1.2.3s", E::NotANumber),
+            ("1.5.2s", E::NotANumber),
+            ("99999999999999999999s", E::NotANumber),
+            ("99999999999h", E::TooLong),
+            ("18446744073709551616ns", E::NotANumber),
+            ("18446744073709551.616s", E::TooLong),
+            ("1.5ns", E::FinerThanNanosecond),
+            ("1.0000000001s", E::FinerThanNanosecond),
+        ] {
+            assert_eq!(parse_duration(text), Err(why), "{text:?}");
+        }
+        assert_eq!(E::MissingUnit.to_string(), "the unit is missing");
+        assert_eq!(E::UnknownUnit.to_string(), "unknown unit");
+        assert_eq!(E::MissingNumber.to_string(), "the number is missing");
+        assert_eq!(E::NotANumber.to_string(), "not a number");
+        assert_eq!(E::TooLong.to_string(), "too long (at most 584 years)");
+        assert_eq!(
+            E::FinerThanNanosecond.to_string(),
+            "finer than a nanosecond"
+        );
+    }
+
+    #[test]
+    fn modes_parse_loosely() {
+        assert_eq!(parse_mode("standard"), Some(Mode::Standard));
+        assert_eq!(parse_mode(" Adaptive "), Some(Mode::Adaptive));
+        assert_eq!(parse_mode("STANDARD"), Some(Mode::Standard));
+        assert_eq!(parse_mode("legacy"), None);
+        assert_eq!(parse_mode(""), None);
+    }
+
+    #[test]
+    fn jitters_parse_by_name_or_as_a_fraction() {
+        assert_eq!(parse_jitter("full"), Some(Jitter::Full));
+        assert_eq!(parse_jitter("Equal"), Some(Jitter::Equal));
+        assert_eq!(parse_jitter(" none "), Some(Jitter::None));
+        assert_eq!(parse_jitter("decorrelated"), Some(Jitter::Decorrelated));
+        assert_eq!(parse_jitter("0.25"), Some(Jitter::Fraction(0.25)));
+        // Out of range: read here, refused by `Key::check`.
+        assert_eq!(parse_jitter("1.5"), Some(Jitter::Fraction(1.5)));
+        assert_eq!(parse_jitter("sometimes"), None);
+        assert_eq!(parse_jitter(""), None);
+    }
+
+    #[test]
+    fn hedges_parse_as_a_percentile_or_a_duration() {
+        assert_eq!(parse_hedge("p95"), Ok(HedgeSpec::Percentile(95)));
+        assert_eq!(parse_hedge(" P99 "), Ok(HedgeSpec::Percentile(99)));
+        assert_eq!(parse_hedge("20ms"), Ok(HedgeSpec::Fixed(MS(20))));
+        assert_eq!(parse_hedge("0ms"), Ok(HedgeSpec::Fixed(Duration::ZERO)));
+        assert_eq!(parse_hedge("p42"), Err(HedgeError::Percentile));
+        assert_eq!(parse_hedge("p"), Err(HedgeError::Percentile));
+        assert_eq!(parse_hedge("p1000"), Err(HedgeError::Percentile));
+        assert_eq!(
+            parse_hedge("fast"),
+            Err(HedgeError::Duration(DurationError::UnknownUnit))
+        );
+        assert_eq!(
+            HedgeError::Percentile.to_string(),
+            "the percentiles are \"p50\", \"p90\", \"p95\" or \"p99\" (\"The Tail at Scale\" \
+             hedges at the 95th)"
+        );
+        assert_eq!(
+            HedgeError::Duration(DurationError::MissingUnit).to_string(),
+            "the unit is missing"
+        );
+    }
+
+    #[test]
+    fn counts_are_digits() {
+        assert_eq!(parse_count("7"), Some(7));
+        assert_eq!(parse_count(" 7 "), Some(7));
+        assert_eq!(parse_count("0"), Some(0));
+        assert_eq!(parse_count("4294967295"), Some(u32::MAX));
+        for bad in ["", "+3", "-1", "3.0", "three", "4294967296", "1_000"] {
+            assert_eq!(parse_count(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn factors_are_numbers() {
+        assert_eq!(parse_factor("1.5"), Some(1.5));
+        assert_eq!(parse_factor(" 2 "), Some(2.0));
+        assert_eq!(parse_factor("0.5"), Some(0.5));
+        assert_eq!(parse_factor("x"), None);
+    }
+
+    #[test]
+    fn shares_and_ratios() {
+        assert_eq!(parse_budget_share("20%"), Some(0.2));
+        assert_eq!(parse_budget_share(" 150 % "), Some(1.5));
+        assert_eq!(parse_budget_share("100000%"), Some(1000.0));
+        for bad in ["0%", "-5%", "20", "100001%", "inf%", "NaN%", "x%"] {
+            assert_eq!(parse_budget_share(bad), None, "{bad:?}");
+        }
+        assert_eq!(parse_failure_ratio("50%"), Some(0.5));
+        assert_eq!(parse_failure_ratio("100%"), Some(1.0));
+        for bad in ["0%", "100.5%", "50", "%"] {
+            assert_eq!(parse_failure_ratio(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn names_and_profiles() {
+        assert!(is_name("billing"));
+        assert!(!is_name("  "));
+        assert!(is_profile_name("billing-eu_2"));
+        assert!(!is_profile_name("billing eu"));
+        assert!(!is_profile_name("café"));
+        assert!(!is_profile_name(""));
+    }
+
+    #[test]
+    fn values_from_text_are_checked() {
+        let expected = |key| Err(ValueError::Expected(key));
+        assert_eq!(Key::Deadline.parse("0s"), expected(Key::Deadline));
+        assert_eq!(
+            Key::InitialBackoff.parse("0s"),
+            Ok(Value::Duration(Duration::ZERO))
+        );
+        assert_eq!(Key::MinHedgeAfter.parse("0s"), expected(Key::MinHedgeAfter));
+        assert_eq!(Key::Multiplier.parse("0.5"), expected(Key::Multiplier));
+        assert_eq!(Key::Multiplier.parse("inf"), expected(Key::Multiplier));
+        assert_eq!(Key::Multiplier.parse("1.5"), Ok(Value::Factor(1.5)));
+        assert_eq!(Key::Jitter.parse("Equal"), Ok(Value::Jitter(Jitter::Equal)));
+        assert_eq!(Key::Jitter.parse("1.5"), expected(Key::Jitter));
+        assert_eq!(Key::MaxAttempts.parse("0"), expected(Key::MaxAttempts));
+        assert_eq!(Key::MaxAttempts.parse("7"), Ok(Value::Count(7)));
+        assert_eq!(Key::MaxInFlight.parse("1"), expected(Key::MaxInFlight));
+        assert_eq!(Key::MaxInFlight.parse("2"), Ok(Value::Count(2)));
+        assert_eq!(
+            Key::HedgeAfter.parse("P95"),
+            Ok(Value::Hedge(HedgeSpec::Percentile(95)))
+        );
+        assert_eq!(
+            Key::HedgeAfter.parse("20ms"),
+            Ok(Value::Hedge(HedgeSpec::Fixed(MS(20))))
+        );
+        for bad in ["p42", "0ms", "fast"] {
+            assert_eq!(
+                Key::HedgeAfter.parse(bad),
+                expected(Key::HedgeAfter),
+                "{bad}"
+            );
+        }
+        assert_eq!(Key::Mode.parse("legacy"), expected(Key::Mode));
+        assert_eq!(
+            Key::Deadline.parse("10_000ms"),
+            Ok(Value::Duration(MS(10_000)))
+        );
+    }
+
+    #[test]
+    fn values_from_numbers_are_checked() {
+        assert_eq!(Key::MaxAttempts.from_number(4.0, true), Ok(Value::Count(4)));
+        assert!(Key::MaxAttempts.from_number(4.5, false).is_err());
+        assert!(Key::MaxAttempts.from_number(4.0, false).is_err());
+        assert!(Key::MaxAttempts.from_number(0.0, true).is_err());
+        assert!(Key::MaxAttempts.from_number(4_294_967_296.0, true).is_err());
+        assert_eq!(Key::MaxInFlight.from_number(3.0, true), Ok(Value::Count(3)));
+        assert!(Key::MaxInFlight.from_number(1.0, true).is_err());
+        assert_eq!(
+            Key::Multiplier.from_number(2.0, true),
+            Ok(Value::Factor(2.0))
+        );
+        assert!(Key::Multiplier.from_number(0.5, false).is_err());
+        assert_eq!(
+            Key::Jitter.from_number(1.0, true),
+            Ok(Value::Jitter(Jitter::Fraction(1.0)))
+        );
+        assert!(Key::Jitter.from_number(1.5, false).is_err());
+        assert_eq!(
+            Key::Mode.from_number(1.0, true),
+            Err(ValueError::Expected(Key::Mode))
+        );
+        let needs_unit = Key::Deadline.from_number(5.0, true).unwrap_err();
+        assert_eq!(needs_unit, ValueError::NeedsUnit(Key::Deadline, 5.0));
+        assert_eq!(
+            needs_unit.to_string(),
+            "deadline needs a unit: write it as a string, such as \"5s\""
+        );
+        assert!(Key::HedgeAfter.from_number(0.5, false).is_err());
+    }
+
+    #[test]
+    fn what_values_look_like() {
+        assert_eq!(
+            ValueError::Expected(Key::MaxAttempts).to_string(),
+            "max_attempts is a whole number from 1 to 4294967295"
+        );
+        assert_eq!(
+            Key::Jitter.expected(),
+            "jitter is \"full\", \"equal\", \"none\", \"decorrelated\" or a number in [0, 1]"
+        );
+        assert_eq!(
+            Key::Deadline.expected(),
+            "deadline is a duration above zero with a unit, such as \"10s\" (units: ns, us, ms, \
+             s, m, h)"
+        );
+        assert_eq!(Key::Mode.expected(), "mode is \"standard\" or \"adaptive\"");
+        for key in Key::ALL {
+            assert!(key.expected().starts_with(key.name()), "{key:?}");
+        }
+    }
+}

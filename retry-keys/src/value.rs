@@ -1,0 +1,173 @@
+//! The values of the settable keys, as plain data, and the defaults of a policy.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The retry mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// The retry token bucket bounds the retries.
+    Standard,
+    /// Standard, plus a client-side rate limiter that paces every attempt.
+    Adaptive,
+}
+
+impl Mode {
+    /// The mode's name as the attribute, the environment and the config file write it.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Mode::Standard => "standard",
+            Mode::Adaptive => "adaptive",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a backoff is randomised.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Jitter {
+    /// `"full"`.
+    Full,
+    /// `"equal"`.
+    Equal,
+    /// `"none"`.
+    None,
+    /// `"decorrelated"`.
+    Decorrelated,
+    /// A fraction the delay may lose, in [0, 1] (checked by [`Key::check`](crate::Key::check)).
+    Fraction(f64),
+}
+
+impl fmt::Display for Jitter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Jitter::Full => f.write_str("full"),
+            Jitter::Equal => f.write_str("equal"),
+            Jitter::None => f.write_str("none"),
+            Jitter::Decorrelated => f.write_str("decorrelated"),
+            Jitter::Fraction(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+/// When a hedge starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HedgeSpec {
+    /// A fixed delay, above zero (checked by [`Key::check`](crate::Key::check)).
+    Fixed(Duration),
+    /// A percentile of the function's own latency: 50, 90, 95 or 99 (checked by
+    /// [`Key::check`](crate::Key::check)).
+    Percentile(u8),
+}
+
+impl HedgeSpec {
+    /// The percentiles `hedge_after` may name.
+    pub const PERCENTILES: [u8; 4] = [50, 90, 95, 99];
+}
+
+impl fmt::Display for HedgeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HedgeSpec::Fixed(d) => write!(f, "{d:?}"),
+            HedgeSpec::Percentile(p) => write!(f, "p{p}"),
+        }
+    }
+}
+
+/// A value of one settable key; which variant goes with which key is the key's
+/// [`Form`](crate::Form).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    /// `mode`.
+    Mode(Mode),
+    /// `max_attempts`, `max_in_flight`.
+    Count(u32),
+    /// `initial_backoff`, `max_backoff`, `attempt_timeout`, `max_attempt_timeout`, `deadline`,
+    /// `min_hedge_after`, `max_hedge_after`.
+    Duration(Duration),
+    /// `multiplier`, `attempt_timeout_multiplier`.
+    Factor(f64),
+    /// `jitter`.
+    Jitter(Jitter),
+    /// `hedge_after`.
+    Hedge(HedgeSpec),
+}
+
+/// As the attribute would write the value, without quotes: `standard`, `3`, `1.5s`, `2`,
+/// `full`, `p95`.
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Mode(m) => m.fmt(f),
+            Value::Count(n) => write!(f, "{n}"),
+            Value::Duration(d) => write!(f, "{d:?}"),
+            Value::Factor(x) => write!(f, "{x}"),
+            Value::Jitter(j) => j.fmt(f),
+            Value::Hedge(h) => h.fmt(f),
+        }
+    }
+}
+
+/// `mode` unless set.
+pub const DEFAULT_MODE: Mode = Mode::Standard;
+/// `max_attempts` unless set.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+/// `initial_backoff` unless set (and unless `max_backoff` is set alone below it).
+pub const DEFAULT_INITIAL_BACKOFF: Duration = Duration::from_secs(1);
+/// `multiplier` unless set.
+pub const DEFAULT_MULTIPLIER: f64 = 2.0;
+/// `max_backoff` unless set (and unless `initial_backoff` is set alone above it).
+pub const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(20);
+/// `jitter` unless set.
+pub const DEFAULT_JITTER: Jitter = Jitter::Full;
+/// `attempt_timeout_multiplier` unless set.
+pub const DEFAULT_ATTEMPT_TIMEOUT_MULTIPLIER: f64 = 1.0;
+/// `max_in_flight` unless set: the attempt and one hedge.
+pub const DEFAULT_MAX_IN_FLIGHT: u32 = 2;
+/// `min_hedge_after` unless set.
+pub const DEFAULT_MIN_HEDGE_AFTER: Duration = Duration::from_millis(1);
+/// `max_hedge_after` unless set.
+pub const DEFAULT_MAX_HEDGE_AFTER: Duration = Duration::from_secs(1);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_display_as_the_attribute_writes_them() {
+        let shown = [
+            Value::Mode(Mode::Adaptive),
+            Value::Count(3),
+            Value::Duration(Duration::from_millis(1500)),
+            Value::Duration(Duration::from_micros(500)),
+            Value::Factor(2.0),
+            Value::Factor(1.5),
+            Value::Jitter(Jitter::Decorrelated),
+            Value::Jitter(Jitter::Fraction(0.25)),
+            Value::Hedge(HedgeSpec::Percentile(95)),
+            Value::Hedge(HedgeSpec::Fixed(Duration::from_millis(50))),
+        ]
+        .map(|v| v.to_string());
+        assert_eq!(
+            shown,
+            [
+                "adaptive",
+                "3",
+                "1.5s",
+                "500µs",
+                "2",
+                "1.5",
+                "decorrelated",
+                "0.25",
+                "p95",
+                "50ms"
+            ]
+        );
+    }
+}
