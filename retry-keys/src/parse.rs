@@ -104,14 +104,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
 /// Reads `"standard"` or `"adaptive"`, in any ASCII case, blanks around ignored.
 #[must_use]
 pub fn parse_mode(text: &str) -> Option<Mode> {
-    let text = text.trim();
-    if text.eq_ignore_ascii_case("standard") {
-        Some(Mode::Standard)
-    } else if text.eq_ignore_ascii_case("adaptive") {
-        Some(Mode::Adaptive)
-    } else {
-        None
-    }
+    Mode::parse(text)
 }
 
 /// Reads `"full"`, `"equal"`, `"none"` or `"decorrelated"` (any ASCII case, blanks around

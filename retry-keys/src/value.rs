@@ -3,16 +3,30 @@
 use std::fmt;
 use std::time::Duration;
 
-/// The retry mode.
+/// The retry mode: AWS "standard" (token bucket) or "adaptive" (token bucket plus a client-side
+/// rate limiter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
-    /// The retry token bucket bounds the retries.
+    /// Exponential backoff with jitter, bounded by the partition's retry token bucket.
     Standard,
-    /// Standard, plus a client-side rate limiter that paces every attempt.
+    /// Standard, plus a CUBIC rate limiter that may delay any attempt, first ones included.
     Adaptive,
 }
 
 impl Mode {
+    /// Parses `"standard"` or `"adaptive"` (ASCII case-insensitive, surrounding spaces ignored).
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Mode> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("standard") {
+            Some(Mode::Standard)
+        } else if text.eq_ignore_ascii_case("adaptive") {
+            Some(Mode::Adaptive)
+        } else {
+            None
+        }
+    }
+
     /// The mode's name as the attribute, the environment and the config file write it.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -29,18 +43,20 @@ impl fmt::Display for Mode {
     }
 }
 
-/// How a backoff is randomised.
+/// How the computed backoff `d` is randomised.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Jitter {
-    /// `"full"`.
+    /// `"full"`: `U[0, d]`.
     Full,
-    /// `"equal"`.
+    /// `"equal"`: `d/2 + U[0, d/2]`.
     Equal,
-    /// `"none"`.
+    /// `"none"`: `d` exactly.
     None,
-    /// `"decorrelated"`.
+    /// `"decorrelated"`: `min(max_backoff, U[initial_backoff, 3 * previous])`, previous
+    /// starting at `initial_backoff`; the multiplier is not used.
     Decorrelated,
-    /// A fraction the delay may lose, in [0, 1] (checked by [`Key::check`](crate::Key::check)).
+    /// A fraction `j` in `[0, 1]` (checked by [`Key::check`](crate::Key::check)):
+    /// `d * (1 - j * U[0, 1))`, the delay loses up to the fraction `j`.
     Fraction(f64),
 }
 

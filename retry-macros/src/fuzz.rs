@@ -184,7 +184,7 @@ fn check(attr: &str, item: &str) -> Result<(), TestCaseError> {
         tally(0);
         return Ok(());
     };
-    let out = crate::expand(attr.clone(), item.clone());
+    let out = crate::attribute::expand(attr.clone(), item.clone());
     let text = out.to_string();
     if text.contains("compile_error") {
         prop_assert!(

@@ -54,7 +54,7 @@ fn expansions_match_snapshots() {
         let name = case.file_stem().unwrap().to_string_lossy().into_owned();
         let source = std::fs::read_to_string(&case).unwrap();
         let (args, item) = split(&source);
-        let out = crate::expand(args, item);
+        let out = crate::attribute::expand(args, item);
         let file: syn::File = syn::parse2(out.clone())
             .unwrap_or_else(|e| panic!("{name}: the expansion does not parse ({e}): {out}"));
         let pretty = prettyplease::unparse(&file);

@@ -544,20 +544,7 @@ impl<'de> serde::Deserialize<'de> for Policy {
 struct PolicyVisitor;
 
 #[cfg(feature = "serde")]
-const FIELDS: &[&str] = &[
-    "mode",
-    "max_attempts",
-    "initial_backoff",
-    "multiplier",
-    "max_backoff",
-    "jitter",
-    "attempt_timeout",
-    "attempt_timeout_multiplier",
-    "max_attempt_timeout",
-    "deadline",
-    "idempotent",
-    "partition",
-];
+const FIELDS: &[&str] = &retry_keys::POLICY_FIELDS;
 
 #[cfg(feature = "serde")]
 impl<'de> serde::de::Visitor<'de> for PolicyVisitor {
@@ -568,18 +555,17 @@ impl<'de> serde::de::Visitor<'de> for PolicyVisitor {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Policy, A::Error> {
-        use crate::config::text;
         use crate::spec::Key;
         use serde::de::Error;
         let mut policy = Policy::new();
         while let Some(name) = map.next_key::<String>()? {
-            if let Some(key) = Key::ALL.into_iter().find(|k| k.name() == name) {
+            if let Some(key) = Key::from_name(&name) {
                 let value = match map.next_value::<Raw>()? {
-                    Raw::Str(s) => text::parse(key, &s),
+                    Raw::Str(s) => key.parse(&s).map_err(|e| e.to_string()),
                     #[allow(clippy::cast_precision_loss)] // counts and factors, far below 2^53
-                    Raw::Int(i) => text::number(key, i as f64, true),
-                    Raw::Float(x) => text::number(key, x, false),
-                    Raw::Bool => Err(text::expected(key)),
+                    Raw::Int(i) => key.from_number(i as f64, true).map_err(|e| e.to_string()),
+                    Raw::Float(x) => key.from_number(x, false).map_err(|e| e.to_string()),
+                    Raw::Bool => Err(key.expected()),
                 };
                 let value = value.map_err(A::Error::custom)?;
                 policy.site.keys = policy.site.keys.with(key, value);

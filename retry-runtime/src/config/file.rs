@@ -2,7 +2,7 @@
 //! tables of the keys the environment may set. Everything else in the file, and every value it
 //! cannot use, is one warning with its line; the rest of the file is kept.
 
-use super::{FileConfig, Layer, Source, text};
+use super::{FileConfig, Layer, Source};
 use crate::spec::Key;
 use std::ops::Range;
 use toml::de::{DeTable, DeValue};
@@ -101,17 +101,17 @@ fn layer(
             continue;
         };
         let parsed = match value.get_ref() {
-            DeValue::String(s) => text::parse(key, s),
+            DeValue::String(s) => key.parse(s).map_err(|e| e.to_string()),
             DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
                 #[allow(clippy::cast_precision_loss)] // counts and factors, far below 2^53
-                Ok(n) => text::number(key, n as f64, true),
-                Err(_) => Err(text::expected(key)),
+                Ok(n) => key.from_number(n as f64, true).map_err(|e| e.to_string()),
+                Err(_) => Err(key.expected()),
             },
             DeValue::Float(f) => match f.as_str().replace('_', "").parse::<f64>() {
-                Ok(x) => text::number(key, x, false),
-                Err(_) => Err(text::expected(key)),
+                Ok(x) => key.from_number(x, false).map_err(|e| e.to_string()),
+                Err(_) => Err(key.expected()),
             },
-            _ => Err(text::expected(key)),
+            _ => Err(key.expected()),
         };
         match parsed {
             Ok(v) => layer.set(key, v, source(name.span())),
@@ -165,7 +165,7 @@ profile.inline = { mode = "standard" }
         );
         let d = &config.default;
         assert_eq!(value(d, Key::Mode), Some(Value::Mode(Mode::Adaptive)));
-        assert_eq!(value(d, Key::MaxAttempts), Some(Value::Attempts(5)));
+        assert_eq!(value(d, Key::MaxAttempts), Some(Value::Count(5)));
         assert_eq!(
             value(d, Key::InitialBackoff),
             Some(Value::Duration(Duration::from_millis(50)))
@@ -183,7 +183,7 @@ profile.inline = { mode = "standard" }
             })
         );
         let billing = config.profile("billing");
-        assert_eq!(value(&billing, Key::MaxAttempts), Some(Value::Attempts(7)));
+        assert_eq!(value(&billing, Key::MaxAttempts), Some(Value::Count(7)));
         assert_eq!(
             value(&billing, Key::Deadline),
             Some(Value::Duration(Duration::from_secs(10)))
@@ -220,11 +220,11 @@ max_attempts = 2
         );
         assert_eq!(
             value(&config.default, Key::MaxAttempts),
-            Some(Value::Attempts(3))
+            Some(Value::Count(3))
         );
         assert_eq!(
             value(&config.profile("p"), Key::MaxAttempts),
-            Some(Value::Attempts(2))
+            Some(Value::Count(2))
         );
         assert_eq!(
             warnings,
@@ -253,7 +253,7 @@ max_attempts = 2
         );
         assert_eq!(
             value(&config.default, Key::MaxAttempts),
-            Some(Value::Attempts(4))
+            Some(Value::Count(4))
         );
     }
 

@@ -44,7 +44,6 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 mod explain;
 #[cfg(feature = "config-file")]
 mod file;
-pub(crate) mod text;
 
 pub use explain::{Entry, Explained, explain};
 
@@ -191,10 +190,20 @@ fn resolution(
     }
     let policy = loop {
         let policy = build(&chosen);
-        let Some((keys, why)) = incoherence(&policy, &chosen) else {
+        // The first rule broken by a value from outside (a rule that only the attribute's own
+        // values break was reported at compile time).
+        let outside = |key: &Key| {
+            chosen[*key as usize]
+                .as_ref()
+                .is_some_and(|(_, source)| *source != Source::Attribute)
+        };
+        let Some((keys, why)) = policy
+            .incoherences()
+            .into_iter()
+            .find(|(keys, _)| keys.iter().any(outside))
+        else {
             break policy;
         };
-        let mut ignored = false;
         for key in keys {
             if let Some((value, source)) = &chosen[key as usize] {
                 if *source != Source::Attribute {
@@ -204,13 +213,8 @@ fn resolution(
                         key.name(),
                     ));
                     chosen[key as usize] = None;
-                    ignored = true;
                 }
             }
-        }
-        if !ignored {
-            // Only the attribute's own values, which the macro checked: nothing to ignore.
-            break policy;
         }
     };
     let settings = Settings::of(&policy);
@@ -218,13 +222,9 @@ fn resolution(
         .iter()
         .map(|&key| Entry {
             key: key.name(),
-            value: match key {
-                Key::Mode => settings.mode.as_str().to_owned(),
-                Key::MaxAttempts => settings.max_attempts.to_string(),
-                _ => policy
-                    .value(key)
-                    .map_or_else(|| "none".to_owned(), |v| v.to_string()),
-            },
+            value: settings
+                .value(key)
+                .map_or_else(|| "none".to_owned(), |v| v.to_string()),
             source: chosen[key as usize]
                 .as_ref()
                 .map_or(Source::Default, |(_, s)| s.clone()),
@@ -266,53 +266,6 @@ fn build(chosen: &[Option<(Value, Source)>; KEYS]) -> Keys {
             Some((v, _)) => p.with(key, *v),
             None => p,
         })
-}
-
-/// The first coherence rule `policy` breaks: the keys involved and why.
-fn incoherence(
-    policy: &Keys,
-    chosen: &[Option<(Value, Source)>; KEYS],
-) -> Option<(Vec<Key>, &'static str)> {
-    let set = |key: Key| chosen[key as usize].is_some();
-    if !set(Key::AttemptTimeout) {
-        let orphans: Vec<Key> = [Key::AttemptTimeoutMultiplier, Key::MaxAttemptTimeout]
-            .into_iter()
-            .filter(|&k| set(k))
-            .collect();
-        if !orphans.is_empty() {
-            return Some((orphans, "it shapes attempt_timeout, which is not set"));
-        }
-    }
-    if let (Some(timeout), Some(max)) = (policy.attempt_timeout, policy.max_attempt_timeout) {
-        if max < timeout {
-            return Some((
-                vec![Key::MaxAttemptTimeout, Key::AttemptTimeout],
-                "max_attempt_timeout would be below attempt_timeout",
-            ));
-        }
-    }
-    if let (Some(timeout), Some(deadline)) = (policy.attempt_timeout, policy.deadline) {
-        if timeout > deadline {
-            return Some((
-                vec![Key::AttemptTimeout, Key::Deadline],
-                "attempt_timeout would be longer than deadline",
-            ));
-        }
-    }
-    let (initial, max) = policy.backoff_bounds();
-    if max < initial {
-        return Some((
-            vec![Key::MaxBackoff, Key::InitialBackoff],
-            "max_backoff would be below initial_backoff",
-        ));
-    }
-    if policy.max_hedge_after < policy.min_hedge_after {
-        return Some((
-            vec![Key::MaxHedgeAfter, Key::MinHedgeAfter],
-            "max_hedge_after would be below min_hedge_after",
-        ));
-    }
-    None
 }
 
 /// The environment and the file as read once.
@@ -443,7 +396,7 @@ fn env_layer(prefix: &str, env: Around<'_>, warn: &mut dyn FnMut(String)) -> Lay
         let Some(raw) = env_value(&variable, env, warn) else {
             continue;
         };
-        match text::parse(key, &raw) {
+        match key.parse(&raw) {
             Ok(value) => layer.set(key, value, Source::Environment { variable }),
             Err(expected) => warn(format!("ignoring {variable}={raw:?}: {expected}")),
         }
@@ -508,7 +461,7 @@ mod tests {
         let general = &layers[1];
         let expected = [
             Value::Mode(Mode::Adaptive),
-            Value::Attempts(7),
+            Value::Count(7),
             Value::Duration(MS(50)),
             Value::Factor(1.5),
             Value::Duration(MS(2000)),
@@ -595,7 +548,7 @@ mod tests {
         let file = layer(
             &[
                 (Key::Mode, Value::Mode(Mode::Adaptive)),
-                (Key::MaxAttempts, Value::Attempts(2)),
+                (Key::MaxAttempts, Value::Count(2)),
                 (Key::Multiplier, Value::Factor(3.0)),
             ],
             &Source::File {
@@ -604,7 +557,7 @@ mod tests {
             },
         );
         let general = layer(
-            &[(Key::MaxAttempts, Value::Attempts(4))],
+            &[(Key::MaxAttempts, Value::Count(4))],
             &env_source("RETRY_MAX_ATTEMPTS"),
         );
         let profile = layer(

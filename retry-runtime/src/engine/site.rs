@@ -110,7 +110,7 @@ impl Site {
     /// Whether the function's attempts may run side by side (its attribute or policy sets
     /// `hedge_after`).
     pub(crate) fn hedged(&self) -> bool {
-        self.keys.hedge_after.is_some()
+        self.keys.hedges()
     }
 
     /// Names the profile under which the environment and config file may set mode and

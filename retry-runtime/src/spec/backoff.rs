@@ -2,23 +2,8 @@
 //! The same growth gives the attempt timeouts (`attempt_timeout_multiplier`).
 
 use rand::{Rng, RngExt};
+use retry_keys::Jitter;
 use std::time::Duration;
-
-/// How the computed backoff `d` is randomised.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Jitter {
-    /// `U[0, d]`.
-    Full,
-    /// `d/2 + U[0, d/2]`.
-    Equal,
-    /// `d` exactly.
-    None,
-    /// `min(max_backoff, U[initial_backoff, 3 * previous])`, previous starting at
-    /// `initial_backoff`; the multiplier is not used.
-    Decorrelated,
-    /// `d * (1 - j * U[0, 1))` for `j` in `[0, 1]`: the delay loses up to the fraction `j`.
-    Fraction(f64),
-}
 
 /// Applies a non-decorrelated jitter to the computed backoff `d`.
 pub(crate) fn apply<R: Rng + ?Sized>(jitter: Jitter, d: Duration, rng: &mut R) -> Duration {
