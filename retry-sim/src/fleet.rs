@@ -1,7 +1,7 @@
 //! A fleet of clients at a fixed offered load against one simulated server: the common part of
 //! the outage, throttling and metastable scenarios.
 
-use crate::sim::{self, Client, Policy, Rng, Series, SharedRng, SharedSeries, Strategy, lock};
+use crate::sim::{self, Client, Keys, Rng, Series, SharedRng, SharedSeries, Strategy, lock};
 use crate::smithy::SmithyClient;
 use crate::world::{Server, World};
 use std::cell::Cell;
@@ -43,7 +43,7 @@ pub struct Fleet {
     pub horizon: f64,
     /// The retry policy of every client (AWS standard settings in every scenario; the smithy
     /// engine uses its own `RetryConfig::standard()`, which has the same values).
-    pub policy: Policy,
+    pub policy: Keys,
     /// The time for all attempts of a call: our deadline, the smithy orchestrator's operation
     /// timeout.
     pub deadline: Option<Duration>,
