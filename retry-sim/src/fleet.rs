@@ -1,15 +1,13 @@
 //! A fleet of clients at a fixed offered load against one simulated server: the common part of
 //! the outage, throttling and metastable scenarios.
 
-use crate::sim::{
-    self, Client, Policy, Rng, Series, SharedRng, SharedSeries, SimError, Strategy, lock,
-};
+use crate::sim::{self, Client, Keys, Rng, Series, SharedRng, SharedSeries, Strategy, lock};
 use crate::smithy::SmithyClient;
+use crate::world::{Server, World};
 use std::cell::Cell;
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::time::{Instant, sleep, sleep_until};
+use tokio::time::{Instant, sleep_until};
 
 /// Whose retry loop the clients run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,24 +19,6 @@ pub enum Engine {
     Smithy,
 }
 
-/// The simulated server. Every attempt takes one network hop there and one back
-/// (|Normal(10 ms, 2 ms)| each).
-#[derive(Debug, Clone)]
-pub struct Server {
-    /// Fails every request (a 5xx) from the first to the second second.
-    pub outage: Option<(f64, f64)>,
-    /// Serves at most this many requests per second (a token bucket holding a tenth of a
-    /// second's worth); above it, answers with throttling (a 429).
-    pub capacity: Option<f64>,
-    /// Serves one request at a time from a FIFO queue, at the rate `queue(t)` requests per
-    /// second: no request is refused, but a queue builds when requests come faster. Work stays
-    /// queued after its client has timed out and gone.
-    pub queue: Option<fn(f64) -> f64>,
-    /// Fails each request on its own (a 5xx) with this probability (a draw from the run's
-    /// generator only when set, so the other scenarios' draws are unchanged).
-    pub transient_rate: Option<f64>,
-}
-
 /// How each client's application spaces its calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Arrivals {
@@ -48,13 +28,6 @@ pub enum Arrivals {
     /// One call every `1 / rate` seconds from a random phase: the same load without its
     /// variation from one second to the next (to tell what that variation does).
     Even,
-}
-
-/// The server's mutable state during a run.
-pub(crate) struct State {
-    tokens: f64,
-    refilled_at: f64,
-    busy_until: f64,
 }
 
 /// One run of a fleet.
@@ -70,7 +43,7 @@ pub struct Fleet {
     pub horizon: f64,
     /// The retry policy of every client (AWS standard settings in every scenario; the smithy
     /// engine uses its own `RetryConfig::standard()`, which has the same values).
-    pub policy: Policy,
+    pub policy: Keys,
     /// The time for all attempts of a call: our deadline, the smithy orchestrator's operation
     /// timeout.
     pub deadline: Option<Duration>,
@@ -107,20 +80,8 @@ impl Fleet {
         fastrand::seed(self.seed);
         let series: SharedSeries = Arc::new(Mutex::new(Series::new(1.0, bins)));
         let rng: SharedRng = Arc::new(Mutex::new(Rng::new(self.seed)));
-        let state = Arc::new(Mutex::new(State {
-            tokens: server.capacity.map_or(0.0, |c| c / 10.0),
-            refilled_at: 0.0,
-            busy_until: 0.0,
-        }));
-        let server = Arc::new(server);
         let t0 = Instant::now();
-        let world = World {
-            t0,
-            server: server.clone(),
-            state: state.clone(),
-            rng: rng.clone(),
-            series: series.clone(),
-        };
+        let world = World::new(t0, server, rng.clone(), series.clone());
         let clients: Vec<Arc<Driver>> = (0..self.clients)
             .map(|_| {
                 Arc::new(match self.engine {
@@ -233,95 +194,4 @@ impl Fleet {
 enum Driver {
     Ours(Client),
     Smithy(SmithyClient),
-}
-
-/// The simulated world an attempt runs in: the server, its state, the shared randomness and
-/// the counters.
-#[derive(Clone)]
-pub(crate) struct World {
-    t0: Instant,
-    server: Arc<Server>,
-    state: Arc<Mutex<State>>,
-    rng: SharedRng,
-    series: SharedSeries,
-}
-
-impl World {
-    /// The instant the run started.
-    pub(crate) fn t0(&self) -> Instant {
-        self.t0
-    }
-
-    /// One attempt against the server.
-    pub(crate) fn attempt(&self) -> impl Future<Output = Result<(), SimError>> + Send + use<> {
-        let (there, back) = {
-            let mut r = lock(&self.rng);
-            (
-                sim::secs(r.abs_normal(0.010, 0.002)),
-                sim::secs(r.abs_normal(0.010, 0.002)),
-            )
-        };
-        let (t0, server, state, series) = (
-            self.t0,
-            self.server.clone(),
-            self.state.clone(),
-            self.series.clone(),
-        );
-        let unlucky = self
-            .server
-            .transient_rate
-            .is_some_and(|p| lock(&self.rng).uniform() < p);
-        async move {
-            sleep(there).await;
-            let t = sim::since(t0);
-            if let Some(b) = lock(&series).at(t) {
-                b.attempts += 1;
-            }
-            let answer = if unlucky || server.outage.is_some_and(|(a, b)| t >= a && t < b) {
-                Err(SimError::Unavailable)
-            } else if let Some(rate) = server.capacity {
-                let mut s = lock(&state);
-                s.tokens = (s.tokens + (t - s.refilled_at) * rate).min(rate / 10.0);
-                s.refilled_at = t;
-                if s.tokens >= 1.0 {
-                    s.tokens -= 1.0;
-                    Ok(())
-                } else {
-                    Err(SimError::Throttled)
-                }
-            } else {
-                Ok(())
-            };
-            let answer = match (answer, server.queue) {
-                (Ok(()), Some(rate)) => {
-                    let done = {
-                        let mut s = lock(&state);
-                        let start = s.busy_until.max(t);
-                        s.busy_until = start + 1.0 / rate(start);
-                        s.busy_until
-                    };
-                    if let Some(b) = lock(&series).at(t) {
-                        b.queue_s += done - t;
-                    }
-                    sleep_until(t0 + sim::secs(done)).await;
-                    Ok(())
-                }
-                (answer, _) => answer,
-            };
-            if let Some(b) = lock(&series).at(sim::since(t0)) {
-                match answer {
-                    Ok(()) => b.served += 1,
-                    Err(SimError::Throttled) => b.throttled += 1,
-                    Err(_) => {}
-                }
-            }
-            sleep(back).await;
-            if answer.is_ok() {
-                if let Some(b) = lock(&series).at(sim::since(t0)) {
-                    b.delivered += 1;
-                }
-            }
-            answer
-        }
-    }
 }

@@ -13,3 +13,4 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 mod smithy;
+pub mod world;

@@ -4,7 +4,7 @@
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-pub use retry_runtime::__private::Policy;
+pub use retry_runtime::__private::Keys;
 use retry_runtime::__private::{BreakerRef, BudgetRef, Call, Fns, Latency, Mode, Site, Timed};
 use retry_runtime::testing::{self, Overrides, Record};
 use retry_runtime::{
@@ -151,7 +151,7 @@ pub struct Client {
 impl Client {
     /// A client running `policy` (mode and max_attempts are set here, so the environment of
     /// the machine running the simulation cannot change them) under `strategy`.
-    pub fn new(name: &'static str, policy: Policy, strategy: Strategy) -> Client {
+    pub fn new(name: &'static str, policy: Keys, strategy: Strategy) -> Client {
         Client::build(name, policy, strategy, None)
     }
 
@@ -160,7 +160,7 @@ impl Client {
     /// a percentile with `latency`.
     pub fn hedged(
         name: &'static str,
-        policy: Policy,
+        policy: Keys,
         strategy: Strategy,
         latency: Option<&'static Latency>,
     ) -> Client {
@@ -169,7 +169,7 @@ impl Client {
 
     fn build(
         name: &'static str,
-        policy: Policy,
+        policy: Keys,
         strategy: Strategy,
         latency: Option<&'static Latency>,
     ) -> Client {
@@ -303,8 +303,8 @@ const fn default_breaker() -> CircuitBreaker {
 }
 
 /// Standard mode's AWS defaults: 3 attempts, backoff 1 s doubling to 20 s, full jitter.
-pub fn aws_standard() -> Policy {
-    Policy::new().max_attempts(3)
+pub fn aws_standard() -> Keys {
+    Keys::new().max_attempts(3)
 }
 
 /// Seeded randomness for the simulated world (latencies, arrivals).

@@ -4,8 +4,8 @@
 //! client that answers from the simulated server, a classifier that reads the status code,
 //! and a time source and sleep tied to tokio's paused clock.
 
-use crate::fleet::World;
 use crate::sim::{SimError, Strategy};
+use crate::world::World;
 use aws_smithy_async::rt::sleep::{AsyncSleep, Sleep};
 use aws_smithy_async::time::TimeSource;
 use aws_smithy_runtime::client::orchestrator::operation::Operation;

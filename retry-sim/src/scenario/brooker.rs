@@ -8,7 +8,7 @@
 //! 5 ms and cap 2 s, under one of five strategies.
 
 use crate::sim::{self, Client, Rng, SimError, Strategy};
-use retry_runtime::__private::{Jitter, Policy};
+use retry_runtime::__private::{Jitter, Keys};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
@@ -51,9 +51,9 @@ impl Backoff {
     }
 
     /// The runtime policy: unlimited attempts, base 5 ms, cap 2 s, multiplier 2.
-    pub fn policy(self) -> Policy {
+    pub fn policy(self) -> Keys {
         let base = Duration::from_millis(5);
-        let p = Policy::new()
+        let p = Keys::new()
             .max_attempts(u32::MAX)
             .initial_backoff(base)
             .multiplier(2.0)

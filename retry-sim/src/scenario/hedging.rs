@@ -30,7 +30,7 @@
 //! leaf ([`Faults`]).
 
 use crate::sim::{self, Client, Rng, SimError, Strategy};
-use retry_runtime::__private::{HedgeSpec, Latency, Policy};
+use retry_runtime::__private::{HedgeSpec, Keys, Latency};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
@@ -131,7 +131,7 @@ impl Variant {
 
     /// `policy` with this variant's hedging keys, and for a percentile the frontend's latency
     /// estimate; `None` for no hedging.
-    fn hedging(&self, policy: Policy) -> Option<(Policy, Option<&'static Latency>)> {
+    fn hedging(&self, policy: Keys) -> Option<(Keys, Option<&'static Latency>)> {
         let (policy, latency) = match self.hedge {
             Hedge::Never => return None,
             Hedge::Fixed(d) => (policy.hedge_after(HedgeSpec::Fixed(d)), None),

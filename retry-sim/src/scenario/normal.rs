@@ -4,8 +4,9 @@
 //! A policy that bounds retries (a bucket, a budget) or refuses calls (a breaker) must not fail
 //! calls a plain retry would have saved when nothing is wrong but the usual noise.
 
-use crate::fleet::{Arrivals, Engine, Fleet, Server};
+use crate::fleet::{Arrivals, Engine, Fleet};
 use crate::sim::{self, Strategy};
+use crate::world::Server;
 
 /// The sizes of the scenario.
 #[derive(Debug, Clone)]

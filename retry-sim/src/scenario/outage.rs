@@ -8,8 +8,9 @@
 //! bucket, and with a circuit breaker per client (alone, with the 20 % budget, or with a 1 s
 //! break instead of the default 5 s).
 
-use crate::fleet::{Arrivals, Engine, Fleet, Run, Server};
+use crate::fleet::{Arrivals, Engine, Fleet, Run};
 use crate::sim::{self, Bin, Strategy};
+use crate::world::Server;
 
 /// The sizes of the scenario.
 #[derive(Debug, Clone)]

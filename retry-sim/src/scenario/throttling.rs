@@ -8,8 +8,9 @@
 //! bucket, in adaptive mode, with a retry budget instead of the bucket, and with a circuit
 //! breaker (which counts throttling as failure).
 
-use crate::fleet::{Arrivals, Engine, Fleet, Run, Server};
+use crate::fleet::{Arrivals, Engine, Fleet, Run};
 use crate::sim::{self, Strategy};
+use crate::world::Server;
 use std::time::Duration;
 
 /// The sizes of the scenario.
