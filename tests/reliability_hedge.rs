@@ -15,7 +15,7 @@ mod util;
 
 use proptest::prelude::*;
 use retry_runtime::__private::{
-    Call, Fns, HedgeSpec, Jitter, Policy, RetryEvent, Site, Timed, never_repeat,
+    Call, Fns, HedgeSpec, Jitter, Keys, RetryEvent, Site, Timed, never_repeat,
 };
 use retry_runtime::{Classify, ErrorClass, TimedOut, TokenBucket};
 use std::cell::RefCell;
@@ -222,7 +222,7 @@ fn hint(e: &TestError) -> Option<Duration> {
 }
 
 fn check(case: &Case) -> Result<(), TestCaseError> {
-    let mut policy = Policy::new()
+    let mut policy = Keys::new()
         .max_attempts(case.max_attempts)
         .initial_backoff(Duration::from_millis(10))
         .max_backoff(Duration::from_millis(80))

@@ -19,7 +19,7 @@
 
 use proptest::prelude::*;
 use retry_runtime::__private::{
-    Call, Fns, Jitter, Policy, RetryEvent, Site, Timed, Timer, Untimed, never_repeat, timed_out,
+    Call, Fns, Jitter, Keys, RetryEvent, Site, Timed, Timer, Untimed, never_repeat, timed_out,
 };
 use retry_runtime::{Classify, ErrorClass, TokenBucket};
 use std::cell::RefCell;
@@ -184,7 +184,7 @@ impl Costs {
     fn site(
         &self,
         name: &'static str,
-        policy: Policy,
+        policy: Keys,
     ) -> (&'static Site, &'static TokenBucket, ModelBucket) {
         let bucket: &'static TokenBucket = Box::leak(Box::new(
             TokenBucket::standard()
@@ -264,8 +264,8 @@ fn step(max_ms: u64, hang: bool) -> impl Strategy<Value = Step> {
     prop_oneof![2 => ok, 5 => err, hang_weight => Just(Step::Hang)]
 }
 
-fn policy(b: &Backoff) -> Policy {
-    Policy::new()
+fn policy(b: &Backoff) -> Keys {
+    Keys::new()
         .max_attempts(b.max_attempts)
         .initial_backoff(Duration::from_nanos(b.initial_ns))
         .multiplier(b.multiplier)
@@ -554,7 +554,7 @@ fn timers() -> impl Strategy<Value = Timers> {
         })
 }
 
-fn timed_policy(b: &Backoff, t: &Timers) -> Policy {
+fn timed_policy(b: &Backoff, t: &Timers) -> Keys {
     let mut p = policy(b);
     if let Some(a) = t.attempt_timeout_ms {
         p = p

@@ -1,0 +1,330 @@
+//! The shape of the source tree, which ARCHITECTURE.md describes: no crate of the workspace has
+//! an import circle between its files, and the runtime's top level stays small.
+//!
+//! A file imports another when it names an item through a `crate::` path (a `use`, or a path
+//! written in place) or, at its top level, through `super::`. Two files that import each other,
+//! directly or around a longer loop, are a circle: neither can be read or changed without the
+//! other. The crate root's re-exports count as the root file, so code inside a crate names an
+//! item by the module that defines it, not by the root.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `src`, by its module path (`["engine", "frame"]`).
+fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
+    let mut out = BTreeMap::new();
+    let mut dirs = vec![src.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a readable source folder") {
+            let path = entry.expect("a readable entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src).expect("below src");
+            let mut parts: Vec<String> = rel
+                .with_extension("")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if matches!(
+                parts.last().map(String::as_str),
+                Some("mod" | "lib" | "main")
+            ) {
+                parts.pop();
+            }
+            out.insert(parts, rel.to_path_buf());
+        }
+    }
+    out
+}
+
+/// The source without comments (line comments, doc comments and block comments) and string
+/// literals, so that paths in prose or text are not read as imports.
+fn code(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut chars = source.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '/' if chars.peek() == Some(&'/') => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+            }
+            '"' => {
+                let mut escaped = false;
+                for c in chars.by_ref() {
+                    if escaped {
+                        escaped = false;
+                    } else if c == '\\' {
+                        escaped = true;
+                    } else if c == '"' {
+                        break;
+                    }
+                }
+                out.push_str("\"\"");
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The module paths a file names: `crate::a::b` (and each item of `crate::a::{b, c::d}`), and
+/// at the file's top level `super::a`, relative to the file's module `at`.
+fn named_paths(code: &str, at: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let bytes = code.as_bytes();
+    for base in ["crate", "super"] {
+        let mut from = 0;
+        while let Some(found) = code[from..].find(base) {
+            let start = from + found;
+            from = start + base.len();
+            let before = start.checked_sub(1).map(|i| bytes[i]);
+            if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                continue;
+            }
+            if before == Some(b'$') {
+                // A macro's output (`$crate::...`), resolved where the macro expands.
+                continue;
+            }
+            if !code[from..].starts_with("::") {
+                continue;
+            }
+            let line_start = code[..start].rfind('\n').map_or(0, |i| i + 1);
+            if base == "super" && code[line_start..start].starts_with(char::is_whitespace) {
+                // `super` inside an inline module (its tests): the file itself.
+                continue;
+            }
+            let mut path: Vec<String> = if base == "crate" {
+                Vec::new()
+            } else {
+                at[..at.len().saturating_sub(1)].to_vec()
+            };
+            let rest = &code[from..];
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(rest.len());
+            let segments = rest[..end]
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned);
+            path.extend(segments);
+            if rest[end..].starts_with('{') {
+                let group_end = rest[end..].find('}').map_or(rest.len(), |i| end + i);
+                for item in rest[end + 1..group_end].split(',') {
+                    let item = item.split(" as ").next().unwrap_or("").trim();
+                    if item.is_empty() || item == "self" {
+                        continue;
+                    }
+                    let mut full = path.clone();
+                    full.extend(
+                        item.split("::")
+                            .map(|s| s.trim_matches(|c| c == '{' || c == ' '))
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_owned),
+                    );
+                    out.push(full);
+                }
+                // The group's items are what is named, not the path before it.
+                continue;
+            }
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The file that defines the longest module prefix of `path`, or for an exported macro
+/// (`crate::__retry_loop!`) the file that defines it.
+fn file_of<'m>(
+    modules: &'m BTreeMap<Vec<String>, PathBuf>,
+    macros: &'m BTreeMap<String, PathBuf>,
+    path: &[String],
+) -> &'m PathBuf {
+    if let Some(file) = path.first().and_then(|name| macros.get(name)) {
+        return file;
+    }
+    (0..=path.len())
+        .rev()
+        .find_map(|n| modules.get(&path[..n]))
+        .expect("the crate root is a module")
+}
+
+/// The import graph of the crate at `src`, file to files.
+fn graph(src: &Path) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let modules = modules(src);
+    let sources: BTreeMap<&PathBuf, String> = modules
+        .values()
+        .map(|file| {
+            let source = std::fs::read_to_string(src.join(file)).expect("a readable file");
+            (file, code(&source))
+        })
+        .collect();
+    let mut macros = BTreeMap::new();
+    for (file, code) in &sources {
+        for (at, _) in code.match_indices("macro_rules!") {
+            let name: String = code[at + "macro_rules!".len()..]
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            macros.insert(name, (*file).clone());
+        }
+    }
+    let mut edges = BTreeMap::new();
+    for (at, file) in &modules {
+        let targets: BTreeSet<PathBuf> = named_paths(&sources[file], at)
+            .iter()
+            .map(|path| file_of(&modules, &macros, path).clone())
+            .filter(|target| target != file)
+            .collect();
+        edges.insert(file.clone(), targets);
+    }
+    edges
+}
+
+/// The circles of `edges`: each strongly connected set of two or more files, and each file
+/// that names an item through the crate root (`crate::Item`: the root declares every module,
+/// so an arrow into it closes a loop through whatever it re-exports).
+fn circles(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
+    let reaches = |from: &PathBuf| -> BTreeSet<PathBuf> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.clone()];
+        while let Some(file) = todo.pop() {
+            for next in edges.get(&file).into_iter().flatten() {
+                if seen.insert(next.clone()) {
+                    todo.push(next.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reach: BTreeMap<&PathBuf, BTreeSet<PathBuf>> =
+        edges.keys().map(|f| (f, reaches(f))).collect();
+    let mut out: Vec<Vec<PathBuf>> = Vec::new();
+    let root = |f: &PathBuf| ["lib.rs", "main.rs"].iter().any(|r| f == Path::new(r));
+    for (file, targets) in edges {
+        if let Some(root) = targets.iter().find(|t| root(t)) {
+            out.push(vec![file.clone(), root.clone()]);
+        }
+    }
+    for (file, from_here) in &reach {
+        let circle: Vec<PathBuf> = from_here
+            .iter()
+            .filter(|other| reach[other].contains(*file))
+            .cloned()
+            .collect();
+        if circle.len() > 1 && !out.iter().any(|c| c.contains(file)) {
+            out.push(circle);
+        }
+    }
+    out
+}
+
+fn assert_no_circle(krate: &str) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(krate)
+        .join("src");
+    let edges = graph(&src);
+    let found = circles(&edges);
+    let described: Vec<String> = found
+        .iter()
+        .map(|circle| {
+            circle
+                .iter()
+                .map(|f| {
+                    let into: Vec<String> = edges[f]
+                        .iter()
+                        .filter(|t| circle.contains(t))
+                        .map(|t| t.display().to_string())
+                        .collect();
+                    format!("  {} -> {}", f.display(), into.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "import circles in {krate}:\n{}",
+        described.join("\n\n")
+    );
+}
+
+#[test]
+fn the_runtime_has_no_import_circle() {
+    assert_no_circle("retry-runtime");
+}
+
+#[test]
+fn the_macros_have_no_import_circle() {
+    assert_no_circle("retry-macros");
+}
+
+#[test]
+fn the_simulator_has_no_import_circle() {
+    assert_no_circle("retry-sim");
+}
+
+#[test]
+fn the_checker_finds_a_circle() {
+    let dir = std::env::temp_dir().join(format!("retry-layout-{}", std::process::id()));
+    let src = dir.join("src");
+    std::fs::create_dir_all(src.join("b")).unwrap();
+    std::fs::write(src.join("lib.rs"), "mod a;\nmod b;\n").unwrap();
+    std::fs::write(
+        src.join("a.rs"),
+        "use crate::b::c::X; // crate::lib\nconst S: &str = \"crate::lib\";\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("b/mod.rs"), "pub mod c;\n").unwrap();
+    std::fs::write(
+        src.join("b/c.rs"),
+        "pub struct X;\nfn f() { crate::a::g() }\n",
+    )
+    .unwrap();
+    let edges = graph(&src);
+    let found = circles(&edges);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        found,
+        vec![vec![PathBuf::from("a.rs"), PathBuf::from("b/c.rs")]]
+    );
+    assert!(
+        edges[&PathBuf::from("a.rs")].len() == 1,
+        "comments and strings name nothing"
+    );
+}
+
+#[test]
+fn the_runtime_keeps_a_small_top_level() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("retry-runtime/src");
+    let top: Vec<String> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        top.len() <= 12,
+        "{} files directly in retry-runtime/src (at most 12; give a new part a folder): {top:?}",
+        top.len()
+    );
+}
