@@ -15,7 +15,7 @@ use crate::protect::budget::RetryBudget;
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
 use crate::spec::HedgeSpec;
-use crate::spec::{Jitter, Keys, Mode};
+use crate::spec::{Jitter, Keys, Mode, core_keys};
 use core::future::Future;
 use std::fmt;
 use std::time::Duration;
@@ -118,28 +118,7 @@ macro_rules! key_builders {
 }
 
 impl<C, P, O, B> Policy<C, P, O, B> {
-    key_builders! {
-        /// `"standard"` (the token bucket) or `"adaptive"` (plus the rate limiter).
-        mode: Mode;
-        /// Attempts, the first included (3 unless set).
-        max_attempts: u32;
-        /// The first backoff (1 s unless set; set alone above 20 s, it raises `max_backoff`).
-        initial_backoff: Duration;
-        /// The backoff's growth per attempt (2.0 unless set).
-        multiplier: f64;
-        /// The cap of the backoff and the longest server hint obeyed (20 s unless set).
-        max_backoff: Duration;
-        /// How the backoff is randomised (full jitter unless set).
-        jitter: Jitter;
-        /// The first attempt's timeout.
-        attempt_timeout: Duration;
-        /// The attempt timeout's growth per attempt (1.0 unless set).
-        attempt_timeout_multiplier: f64;
-        /// The cap of the attempt timeout (the attempt timeout itself unless set).
-        max_attempt_timeout: Duration;
-        /// The time for all attempts and sleeps.
-        deadline: Duration;
-    }
+    core_keys!(key_builders);
 
     /// The name events, metrics and [`attempt()`](crate::attempt) report (`"policy"` unless
     /// set).

@@ -24,12 +24,45 @@ pub(crate) const KEYS: usize = Key::COUNT;
 
 /// The keys of one `#[retry]` function or `Policy`, as written: each is either written (by the
 /// attribute or a builder) or left to the environment, the config file and the default, in
-/// that order. [`Settings::of`] gives the values in effect.
+/// that order. `Settings::of` gives the values in effect.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Keys {
     values: Values,
 }
 
+/// The keys every builder writes the same way, with their value types and documentation: the
+/// one list `Keys`' builders and `Policy`'s are made from (`$builders!` is invoked with it).
+macro_rules! core_keys {
+    ($builders:ident) => {
+        $builders! {
+            /// `"standard"` (the token bucket) or `"adaptive"` (plus the rate limiter).
+            mode: Mode;
+            /// Attempts, the first included (3 unless set).
+            max_attempts: u32;
+            /// The first backoff (1 s unless set; set alone above 20 s, it raises
+            /// `max_backoff`).
+            initial_backoff: Duration;
+            /// The backoff's growth per attempt (2.0 unless set).
+            multiplier: f64;
+            /// The cap of the backoff and the longest server hint obeyed (20 s unless set; set
+            /// alone below 1 s, it lowers `initial_backoff`).
+            max_backoff: Duration;
+            /// How the backoff is randomised (full jitter unless set).
+            jitter: Jitter;
+            /// The first attempt's timeout.
+            attempt_timeout: Duration;
+            /// The attempt timeout's growth per attempt (1.0 unless set).
+            attempt_timeout_multiplier: f64;
+            /// The cap of the attempt timeout (the attempt timeout itself unless set).
+            max_attempt_timeout: Duration;
+            /// The time for all attempts and sleeps.
+            deadline: Duration;
+        }
+    };
+}
+pub(crate) use core_keys;
+
+/// `Keys`' builders of `$key: $ty` pairs.
 macro_rules! builders {
     ($($(#[$doc:meta])* $key:ident: $ty:ty;)*) => {
         $(
@@ -54,30 +87,9 @@ impl Keys {
         }
     }
 
+    core_keys!(builders);
+
     builders! {
-        /// Sets the mode explicitly (the environment can no longer change it).
-        mode: Mode;
-        /// Sets the attempt count explicitly, the first attempt included.
-        max_attempts: u32;
-        /// Sets the first backoff. Set alone above the default `max_backoff` (20 s), it raises
-        /// `max_backoff` to itself.
-        initial_backoff: Duration;
-        /// Sets the growth factor of the backoff.
-        multiplier: f64;
-        /// Sets the cap of the backoff (before jitter), and the longest server hint obeyed.
-        /// Set alone below the default `initial_backoff` (1 s), it lowers `initial_backoff` to
-        /// itself.
-        max_backoff: Duration;
-        /// Sets the jitter.
-        jitter: Jitter;
-        /// Sets the timeout of the first attempt.
-        attempt_timeout: Duration;
-        /// Sets the growth factor of the attempt timeout.
-        attempt_timeout_multiplier: f64;
-        /// Sets the cap of the attempt timeout (default: the attempt timeout itself).
-        max_attempt_timeout: Duration;
-        /// Sets the total time for all attempts and sleeps.
-        deadline: Duration;
         /// Hedges the function's calls: another attempt starts beside one that has not answered
         /// after `when`.
         hedge_after: HedgeSpec;
