@@ -1,5 +1,6 @@
 //! HTTP status codes and responses (feature `http`).
 
+use super::wire::{WithAttempt, insert_attempt_headers};
 use crate::classify::{Classify, ErrorClass, hint};
 use ::http::{Response, StatusCode};
 use std::time::Duration;
@@ -47,5 +48,14 @@ pub(crate) const fn status_class(status: u16) -> ErrorClass {
         501 | 505 | 506 | 508 | 510 | 511 => ErrorClass::Permanent,
         500..=599 => ErrorClass::Transient,
         _ => ErrorClass::Permanent,
+    }
+}
+
+impl WithAttempt for ::http::request::Builder {
+    fn with_attempt(mut self) -> Self {
+        if let Some(headers) = self.headers_mut() {
+            insert_attempt_headers(headers);
+        }
+        self
     }
 }

@@ -31,7 +31,9 @@
 use super::chain::known_cause;
 use super::http::status_class;
 use super::io::connect_failure;
+use super::wire::{WithAttempt, amz_headers};
 use crate::classify::{Classify, ErrorClass, TimedOut, hint};
+use crate::engine::frame::attempt;
 use ::http::{HeaderMap, StatusCode};
 use std::error::Error as StdError;
 use std::fmt;
@@ -189,5 +191,20 @@ impl Classify for Error {
             Error::Status(r) => hint::from_headers(&r.headers),
             Error::Request(_) | Error::TimedOut(_) | Error::CircuitOpen(_) => None,
         }
+    }
+}
+
+impl WithAttempt for ::reqwest::RequestBuilder {
+    fn with_attempt(self) -> Self {
+        let Some(a) = attempt() else {
+            return self;
+        };
+        let mut builder = self;
+        if let Some(left) = a.time_left() {
+            builder = builder.timeout(left);
+        }
+        // `headers` replaces what a name held (`header` would append): called twice, or over
+        // headers already set, the request still carries one of each.
+        builder.headers(amz_headers(&a).into_iter().collect())
     }
 }

@@ -3,8 +3,10 @@
 
 use super::chain::known_cause;
 use super::io::connect_failure;
+use super::wire::{GRPC_PREVIOUS_RPC_ATTEMPTS, WithAttempt};
 use crate::classify::hint::{self, Pushback};
 use crate::classify::{Classify, ErrorClass, TimedOut};
+use crate::engine::frame::attempt;
 use ::tonic::{Code, ConnectError, Status, TimeoutExpired};
 use std::error::Error;
 use std::time::Duration;
@@ -141,4 +143,22 @@ fn client_side(cause: &(dyn Error + 'static)) -> Option<ErrorClass> {
         next = e.source();
     }
     None
+}
+
+impl<T> WithAttempt for ::tonic::Request<T> {
+    fn with_attempt(mut self) -> Self {
+        let Some(a) = attempt() else {
+            return self;
+        };
+        if let Some(left) = a.time_left() {
+            self.set_timeout(left);
+        }
+        if a.number() > 1 {
+            self.metadata_mut().insert(
+                GRPC_PREVIOUS_RPC_ATTEMPTS,
+                ::tonic::metadata::MetadataValue::from(a.number() - 1),
+            );
+        }
+        self
+    }
 }

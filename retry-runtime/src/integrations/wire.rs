@@ -43,7 +43,7 @@
 
 #[cfg(feature = "http")]
 use crate::attempt::Attempt;
-#[cfg(any(feature = "http", feature = "tonic"))]
+#[cfg(feature = "http")]
 use crate::engine::frame::attempt;
 
 /// The AWS SDKs' header with the call's invocation id, the same on every attempt.
@@ -55,7 +55,8 @@ pub const AMZ_SDK_REQUEST: &str = "amz-sdk-request";
 /// gRFC A6's header with the number of attempts before this one, sent on retries.
 pub const GRPC_PREVIOUS_RPC_ATTEMPTS: &str = "grpc-previous-rpc-attempts";
 
-/// A request that can carry the current attempt (see the [module](self)).
+/// A request that can carry the current attempt (see the [module](self)); each integration
+/// implements it for its own requests.
 pub trait WithAttempt: Sized {
     /// Writes the current attempt into the request: unchanged outside a `#[retry]` body.
     #[must_use]
@@ -64,7 +65,7 @@ pub trait WithAttempt: Sized {
 
 /// The two AWS headers of an attempt, as name and value.
 #[cfg(feature = "http")]
-fn amz_headers(a: &Attempt) -> [(http::HeaderName, http::HeaderValue); 2] {
+pub(crate) fn amz_headers(a: &Attempt) -> [(http::HeaderName, http::HeaderValue); 2] {
     let value = |s: String| http::HeaderValue::try_from(s).expect("visible ASCII and spaces");
     [
         (
@@ -87,50 +88,5 @@ pub fn insert_attempt_headers(headers: &mut http::HeaderMap) {
         for (name, value) in amz_headers(&a) {
             headers.insert(name, value);
         }
-    }
-}
-
-#[cfg(feature = "http")]
-impl WithAttempt for http::request::Builder {
-    fn with_attempt(mut self) -> Self {
-        if let Some(headers) = self.headers_mut() {
-            insert_attempt_headers(headers);
-        }
-        self
-    }
-}
-
-#[cfg(feature = "reqwest")]
-impl WithAttempt for reqwest::RequestBuilder {
-    fn with_attempt(self) -> Self {
-        let Some(a) = attempt() else {
-            return self;
-        };
-        let mut builder = self;
-        if let Some(left) = a.time_left() {
-            builder = builder.timeout(left);
-        }
-        // `headers` replaces what a name held (`header` would append): called twice, or over
-        // headers already set, the request still carries one of each.
-        builder.headers(amz_headers(&a).into_iter().collect())
-    }
-}
-
-#[cfg(feature = "tonic")]
-impl<T> WithAttempt for tonic::Request<T> {
-    fn with_attempt(mut self) -> Self {
-        let Some(a) = attempt() else {
-            return self;
-        };
-        if let Some(left) = a.time_left() {
-            self.set_timeout(left);
-        }
-        if a.number() > 1 {
-            self.metadata_mut().insert(
-                GRPC_PREVIOUS_RPC_ATTEMPTS,
-                tonic::metadata::MetadataValue::from(a.number() - 1),
-            );
-        }
-        self
     }
 }
