@@ -222,16 +222,16 @@ enum Event<O> {
 /// What a hedged call reads: its hedging settings, and for a percentile the estimate.
 #[derive(Clone, Copy, Debug)]
 struct Hedge<'a> {
-    settings: Hedging,
+    settings: &'a Hedging,
     latency: Option<&'a Latency>,
 }
 
 impl<'a> Hedge<'a> {
     /// The hedging of `settings`, if they hedge; a percentile estimates with `latency`.
     #[inline]
-    fn of(settings: &Settings, latency: Option<&'a Latency>) -> Option<Hedge<'a>> {
+    fn of(settings: &'a Settings, latency: Option<&'a Latency>) -> Option<Hedge<'a>> {
         Some(Hedge {
-            settings: settings.hedge?,
+            settings: settings.hedge.as_ref()?,
             latency,
         })
     }
@@ -281,14 +281,14 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = R>,
     {
-        let hedging = Hedge::of(&self.r.settings, self.r.latency);
+        let hedging = Hedge::of(&self.r().settings, self.r().latency);
         let mut flights = Flights {
             first: pin!(None),
             second: pin!(None),
             more: Vec::new(),
             count: 0,
             waiting: None,
-            bucket: self.held.bucket,
+            bucket: self.bucket(),
         };
         let mut timer: Pin<&mut Option<Sleep>> = pin!(None);
         let mut state = State {
@@ -429,14 +429,14 @@ where
                     self.hooks.class(err)
                 };
                 // Its cost stays out.
-                if self.r.extras {
+                if self.r().extras {
                     self.book_end(meta.ticket, !state.booked, Some(class));
                 }
                 state.booked = true;
                 let r = self.retrying();
                 r.after_throttle = class == ErrorClass::Throttling;
                 r.failed = true;
-                match decide::after_error(class, false, self.idempotent) {
+                match decide::after_error(class, false, self.repeats.idempotent()) {
                     AfterError::Retry => {}
                     AfterError::Return => {
                         flights.cancel();
@@ -550,7 +550,7 @@ where
         };
         // 1. The gate: the breaker's leave, then in adaptive mode a send token. A hedge waits
         // for none: it starts later, holding its ticket.
-        let r = self.r;
+        let r = self.r();
         if ticket.pass == Pass::None {
             let leave = self.protections().leave(now, &mut ticket, |change| {
                 observe::breaker_changed(r, change);

@@ -68,15 +68,15 @@ use tokio::time::Instant;
 /// The type and `new` carry no bounds but `K`'s kind; each entry point asks only for what it
 /// uses, so a mistake in the user's types is reported once, where the expansion names it.
 pub struct Call<'a, R, K: TimerKind, P, J> {
-    /// The function's site (its own bucket and limiter live there) and its settings in effect.
-    site: &'a Site,
-    r: &'a Resolved,
-    /// The attempt as the body sees it: its number and cutoff, the call's deadline and id.
+    /// The attempt as the body sees it: its number and cutoff, the call's deadline and id; and
+    /// the function's settings in effect, which the engine reads through [`Call::r`].
     frame: Frame<'a>,
     timer: K,
     repeat: P,
     hooks: J,
-    idempotent: bool,
+    /// Whether an attempt may be repeated after its request may have reached the server, and
+    /// whether the caller allows more than one attempt at all.
+    repeats: Repeats,
     /// When the call started, and the current attempt's timer: which limit cuts it off and
     /// whether it did (nothing without timers).
     timing: K::Timing,
@@ -84,16 +84,33 @@ pub struct Call<'a, R, K: TimerKind, P, J> {
     held: Held<'a>,
     /// The last look at the rate limiter found the send tokens taken by another caller.
     lost: bool,
-    /// The caller allows one attempt, whatever the settings (a tower request whose body
-    /// cannot be sent again).
-    once: bool,
     retrying: Option<Retrying<R>>,
 }
 
-/// The ticket a call holds, and the bucket it gives the ticket's cost back to if the call is
-/// dropped (or panics) before that attempt ends: a retry that never runs costs nothing.
+/// Which attempts may follow one whose request may have reached the server.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Repeats {
+    /// Any the settings allow (an idempotent function).
+    Idempotent,
+    /// Only after failures that prove the request was not acted on.
+    NotIdempotent,
+    /// None: the caller allows one attempt, whatever the settings (a tower request whose
+    /// body cannot be sent again).
+    Once,
+}
+
+impl Repeats {
+    #[inline]
+    fn idempotent(self) -> bool {
+        self != Repeats::NotIdempotent
+    }
+}
+
+/// The ticket a call holds, and the function's site, whose bucket the ticket's cost goes back
+/// to if the call is dropped (or panics) before that attempt ends: a retry that never runs
+/// costs nothing. (The site also holds the function's own bucket and limiter.)
 struct Held<'a> {
-    bucket: &'a TokenBucket,
+    site: &'a Site,
     ticket: Ticket,
 }
 
@@ -101,8 +118,17 @@ impl Drop for Held<'_> {
     #[inline]
     fn drop(&mut self) {
         if self.ticket.cost > 0 {
-            self.bucket.deposit(self.ticket.cost);
+            self.release();
         }
+    }
+}
+
+impl Held<'_> {
+    /// Gives the ticket's cost back to the bucket.
+    #[cold]
+    fn release(&mut self) {
+        let cost = std::mem::take(&mut self.ticket.cost);
+        self.site.resolved_bucket().deposit(cost);
     }
 }
 
@@ -126,16 +152,15 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
     /// own class, booked as any other (a request that cannot be sent again).
     #[inline]
     pub(crate) fn once(mut self) -> Self {
-        self.once = true;
+        self.repeats = Repeats::Once;
         self
     }
 
     /// Gives back the cost held for a retry that will not run (or not finish).
     #[cold]
     fn release(&mut self) {
-        let cost = std::mem::take(&mut self.held.ticket.cost);
-        if cost > 0 {
-            self.held.bucket.deposit(cost);
+        if self.held.ticket.cost > 0 {
+            self.held.release();
         }
     }
 }
@@ -181,8 +206,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
             _ => None,
         };
         Call {
-            site,
-            r: resolved,
             frame: Frame::new(resolved, deadline, outer),
             timer,
             repeat,
@@ -191,14 +214,17 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
                 on_retry,
                 open: NoBreaker,
             },
-            idempotent,
+            repeats: if idempotent {
+                Repeats::Idempotent
+            } else {
+                Repeats::NotIdempotent
+            },
             timing: K::Timing::begin(start),
             held: Held {
-                bucket: resolved.bucket(site),
+                site,
                 ticket: Ticket::default(),
             },
             lost: false,
-            once: false,
             retrying: None,
         }
     }
@@ -219,22 +245,17 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     #[inline]
     pub(crate) fn with_refusal<X>(self, open: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
         let Call {
-            site,
-            r,
             frame,
             timer,
             repeat,
             hooks,
-            idempotent,
+            repeats,
             timing,
             held,
             lost,
-            once,
             retrying,
         } = self;
         Call {
-            site,
-            r,
             frame,
             timer,
             repeat,
@@ -243,42 +264,53 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
                 on_retry: hooks.on_retry,
                 open,
             },
-            idempotent,
+            repeats,
             timing,
             held,
             lost,
-            once,
             retrying,
         }
     }
 }
 
 impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
+    /// The function's settings in effect and the shared state they name.
+    #[inline]
+    fn r(&self) -> &'a Resolved {
+        self.frame.r
+    }
+
+    /// The bucket the call draws from.
+    #[inline]
+    fn bucket(&self) -> &'a TokenBucket {
+        self.r().bucket(self.held.site)
+    }
+
     /// Whether attempts wait for the rate limiter's send tokens (adaptive mode, which the
     /// environment may choose at run time).
     #[inline]
     fn adaptive(&self) -> bool {
-        self.r.settings.mode == Mode::Adaptive
+        self.r().settings.mode == Mode::Adaptive
     }
 
     /// Whether each attempt passes the loop's gate, [`send_token`](Self::send_token): a
     /// circuit breaker's leave, and in adaptive mode the rate limiter's send token.
     #[inline]
     pub fn gated(&self) -> bool {
-        self.r.gated
+        self.r().gated
     }
 
     /// The rate limiter the call paces its sends with in adaptive mode.
     fn limiter(&self) -> &'a RateLimiter {
-        self.r.limiter(self.site)
+        self.r().limiter(self.held.site)
     }
 
     /// The protections the call passes through.
     fn protections(&self) -> Protections<'a> {
         Protections {
-            bucket: self.held.bucket,
-            breaker: self.r.breaker,
-            budget: self.r.budget,
+            bucket: self.bucket(),
+            breaker: self.r().breaker,
+            budget: self.r().budget,
             limiter: self.adaptive().then(|| self.limiter()),
         }
     }
@@ -287,16 +319,16 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// caller allows no more.
     #[inline]
     fn max_attempts(&self, a: &Around) -> u32 {
-        if self.once {
+        if self.repeats == Repeats::Once {
             1
         } else {
-            a.max_attempts(self.r.settings.max_attempts)
+            a.max_attempts(self.r().settings.max_attempts)
         }
     }
 
     /// The retry state, set up at the first retry.
     fn retrying(&mut self) -> &mut Retrying<R> {
-        let initial = self.r.settings.initial_backoff;
+        let initial = self.r().settings.initial_backoff;
         self.retrying.get_or_insert_with(|| Retrying {
             pending: None,
             previous_delay: initial,
@@ -320,7 +352,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// When attempt `n`, starting now, is cut off, and by which limit.
     #[inline]
     fn limit(&self, n: u32) -> Option<(Instant, TimeoutKind)> {
-        match self.r.settings.attempt_timeout_for(n) {
+        match self.r().settings.attempt_timeout_for(n) {
             // The first attempt starts with the call, unless adaptive mode waited for a send
             // token.
             Some(limit) => match self.attempt_start(n).checked_add(limit) {
@@ -348,7 +380,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     fn deadline_limit(&self) -> Duration {
         match (self.frame.deadline, self.timing.start()) {
             (Some(deadline), Some(start)) => deadline.saturating_duration_since(start),
-            _ => self.r.settings.deadline.unwrap_or_default(),
+            _ => self.r().settings.deadline.unwrap_or_default(),
         }
     }
 
@@ -377,7 +409,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         K: Timer<R>,
         J: OnRefusal<R>,
     {
-        if self.r.breaker.is_some() && self.held.ticket.pass == Pass::None {
+        if self.r().breaker.is_some() && self.held.ticket.pass == Pass::None {
             if let Some(out) = self.through_breaker() {
                 return SendToken::Return(out);
             }
@@ -446,7 +478,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     where
         J: OnRefusal<R>,
     {
-        let r = self.r;
+        let r = self.r();
         let mut ticket = self.held.ticket;
         let leave = self
             .protections()
@@ -476,7 +508,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         }
         let out = self
             .hooks
-            .refuse(CircuitOpen::new(self.r.function, retry_in))?;
+            .refuse(CircuitOpen::new(self.r().function, retry_in))?;
         observe::refused(&self.frame, a);
         Some(out)
     }
@@ -504,7 +536,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     fn count_attempt(&mut self) {
         self.frame.number += 1;
         #[cfg(feature = "metrics")]
-        self.r.meters.attempt();
+        self.r().meters.attempt();
     }
 
     /// The error of a call whose first attempt could not start before the deadline.
@@ -589,7 +621,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         K: Timer<R>,
     {
         let limit = match kind {
-            TimeoutKind::Attempt => self.r.settings.attempt_timeout_for(n).unwrap_or_default(),
+            TimeoutKind::Attempt => self.r().settings.attempt_timeout_for(n).unwrap_or_default(),
             TimeoutKind::Deadline => self.deadline_limit(),
         };
         self.timer.timed_out(TimedOut::new(kind, limit, n))
@@ -599,25 +631,47 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// in adaptive mode, tell the limiter; with a budget, count it.
     #[inline]
     fn book_success(&mut self) {
-        let first = self.frame.number == 1;
-        self.book_success_as(first);
+        if self.retrying.is_none() {
+            // A first attempt: it cost nothing, and is rewarded.
+            self.bucket().reward();
+        } else {
+            self.book_paid_success();
+        }
+        if self.r().extras {
+            let ticket = std::mem::take(&mut self.held.ticket);
+            self.book_end(ticket, self.frame.number == 1, None);
+        }
     }
 
-    /// [`book_success`](Self::book_success), `first`: the call's first attempt to end (a
-    /// hedged call's first to end need not be its attempt 1).
-    #[inline]
+    /// [`book_success`](Self::book_success) for the attempt of a hedged call that won, `first`:
+    /// the call's first attempt to end (not necessarily its attempt 1), which may be a hedge
+    /// that cost the retry cost.
     fn book_success_as(&mut self, first: bool) {
-        let ticket = std::mem::take(&mut self.held.ticket);
-        if ticket.cost > 0 {
-            self.held.bucket.deposit(ticket.cost);
+        self.refund_or_reward();
+        if self.r().extras {
+            let ticket = std::mem::take(&mut self.held.ticket);
+            self.book_end(ticket, first, None);
+        }
+    }
+
+    /// A success of a call that has retried: see [`refund_or_reward`](Self::refund_or_reward).
+    #[cold]
+    fn book_paid_success(&mut self) {
+        self.refund_or_reward();
+    }
+
+    /// The cost of the attempt that succeeded goes back (or, for one that cost nothing, a first
+    /// attempt or a polling repeat, the bucket's reward).
+    #[inline]
+    fn refund_or_reward(&mut self) {
+        let cost = std::mem::take(&mut self.held.ticket.cost);
+        if cost > 0 {
+            self.bucket().deposit(cost);
         } else {
-            self.held.bucket.reward();
+            self.bucket().reward();
         }
         if let Some(r) = &mut self.retrying {
             r.last = None;
-        }
-        if self.r.extras {
-            self.book_end(ticket, first, None);
         }
     }
 
@@ -626,7 +680,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     fn recovered(&self) {
         #[cfg(feature = "metrics")]
         if self.retrying.as_ref().is_some_and(|r| r.failed) {
-            self.r.meters.recovered();
+            self.r().meters.recovered();
         }
     }
 
@@ -634,7 +688,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// which ended (`first`: the call's first attempt to end).
     #[inline]
     fn book_end(&self, ticket: Ticket, first: bool, failure: Option<ErrorClass>) {
-        book_extras(self.protections(), self.r, ticket, first, failure);
+        book_extras(self.protections(), self.r(), ticket, first, failure);
     }
 
     /// Steps 3 to 6 for what [`finish`](Self::finish) passed on, decided without waiting:
@@ -789,17 +843,17 @@ where
         let r = self.retrying();
         r.after_throttle = class == ErrorClass::Throttling;
         r.failed = true;
-        if self.r.extras {
+        if self.r().extras {
             self.book_end(ticket, n == 1, Some(class));
         }
-        match decide::after_error(class, last, self.idempotent) {
+        match decide::after_error(class, last, self.repeats.idempotent()) {
             AfterError::Return => return Ok(Next::Return(out)),
             AfterError::EndEarly(why) => {
                 self.ended_early(a, n, Some(class), why);
                 return Ok(Next::Return(out));
             }
             AfterError::Retry if nested_retried => {
-                observe::nested_retry(self.r, n, self.frame.depth(), class);
+                observe::nested_retry(self.r(), n, self.frame.depth(), class);
             }
             AfterError::Retry => {}
         }
@@ -850,7 +904,7 @@ where
         a: &Around,
     ) -> Next<R> {
         let n = self.frame.number;
-        let max_backoff = self.r.settings.max_backoff;
+        let max_backoff = self.r().settings.max_backoff;
         let delay = match decide::delay(hint, max_backoff, || self.backoff(a)) {
             Ok(delay) => delay,
             Err(why) => {
@@ -892,7 +946,7 @@ where
     #[inline]
     fn backoff(&mut self, a: &Around) -> Duration {
         let n = self.frame.number;
-        let settings = &self.r.settings;
+        let settings = &self.r().settings;
         match settings.jitter {
             Jitter::None => settings.backoff_for(n),
             // Only decorrelated jitter grows from the last delay.
@@ -911,7 +965,7 @@ where
     /// cost, no later than the deadline (the retry waits in `Retrying::pending`).
     fn refill_wait(&mut self, short: Short<R>, a: &Around) -> Settled<R> {
         let n = self.frame.number;
-        match self.held.bucket.time_until(short.cost, Instant::now()) {
+        match self.bucket().time_until(short.cost, Instant::now()) {
             Some(wait) if !self.reaches_deadline(wait) => {
                 self.retrying().pending = Some(short);
                 Settled::Wait(wait)
