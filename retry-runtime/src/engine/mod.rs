@@ -111,6 +111,7 @@ impl Repeats {
 /// costs nothing. (The site also holds the function's own bucket and limiter.)
 struct Held<'a> {
     site: &'a Site,
+    bucket: &'a TokenBucket,
     ticket: Ticket,
 }
 
@@ -128,7 +129,7 @@ impl Held<'_> {
     #[cold]
     fn release(&mut self) {
         let cost = std::mem::take(&mut self.ticket.cost);
-        self.site.resolved_bucket().deposit(cost);
+        self.bucket.deposit(cost);
     }
 }
 
@@ -222,6 +223,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
             timing: K::Timing::begin(start),
             held: Held {
                 site,
+                bucket: resolved.bucket(site),
                 ticket: Ticket::default(),
             },
             lost: false,
@@ -283,7 +285,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// The bucket the call draws from.
     #[inline]
     fn bucket(&self) -> &'a TokenBucket {
-        self.r().bucket(self.held.site)
+        self.held.bucket
     }
 
     /// Whether attempts wait for the rate limiter's send tokens (adaptive mode, which the
@@ -306,6 +308,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// The protections the call passes through.
+    #[inline]
     fn protections(&self) -> Protections<'a> {
         Protections {
             bucket: self.bucket(),
@@ -646,6 +649,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// [`book_success`](Self::book_success) for the attempt of a hedged call that won, `first`:
     /// the call's first attempt to end (not necessarily its attempt 1), which may be a hedge
     /// that cost the retry cost.
+    #[inline]
     fn book_success_as(&mut self, first: bool) {
         self.refund_or_reward();
         if self.r().extras {

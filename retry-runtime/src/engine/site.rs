@@ -275,17 +275,6 @@ pub(crate) struct Resolved {
     pub(crate) nested_warned: AtomicBool,
 }
 
-impl Site {
-    /// The bucket of a site whose settings are resolved (its calls).
-    #[inline]
-    pub(crate) fn resolved_bucket(&self) -> &TokenBucket {
-        match self.resolved.get().and_then(|r| r.bucket) {
-            Some(b) => b,
-            None => &self.own_bucket,
-        }
-    }
-}
-
 impl Resolved {
     /// The bucket of `site`, whose resolution this is.
     #[inline]

@@ -146,6 +146,7 @@ impl Protections<'_> {
         })
     }
 
+    #[inline]
     fn admitted(&self, now: Option<Instant>) {
         if let Some(now) = now {
             guards!(self.breaker, self.budget, None::<&RateLimiter>, |g| g
@@ -153,6 +154,7 @@ impl Protections<'_> {
         }
     }
 
+    #[inline]
     fn needs_clock(&self) -> bool {
         self.breaker.is_some() || self.budget.is_some()
     }
