@@ -1,7 +1,5 @@
 //! A tracing subscriber that keeps every event, with its fields as text.
 
-#![allow(dead_code)] // each test binary uses part of it
-
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};

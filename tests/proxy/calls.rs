@@ -174,7 +174,7 @@ impl Target {
 }
 
 /// The tokens a finished call keeps out of `bucket`: each retry's cost, but the last one's if
-/// its attempt succeeded (the rule of `reliability_props.rs`, with no success reward).
+/// its attempt succeeded (the rule of `reliability/props.rs`, with no success reward).
 pub fn kept(bucket: &TokenBucket, succeeded: bool, record: &Record) -> u32 {
     let retries = record.retries();
     let mut kept: u32 = retries.iter().map(|r| bucket.cost(r.class)).sum();

@@ -1,11 +1,9 @@
 //! A function that is not idempotent is retried only when the server did not act on the
 //! request: after `Throttling` and `NotSent`, never after `Transient` or `Timeout`.
 
-mod util;
-
+use crate::util::{Fail, Hang, Script, Succeed, TestError};
 use retry_runtime::{ErrorClass, TokenBucket, retry};
 use std::cell::Cell;
-use util::{Fail, Hang, Script, Succeed, TestError};
 
 #[retry(
     idempotent = false,

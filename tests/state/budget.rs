@@ -4,13 +4,11 @@
 //! successes give tokens back; the bucket still applies under a budget unless
 //! `bucket = "none"`; functions of one partition writing `"20%"` share one budget.
 
-mod util;
-
+use crate::util::TestError;
 use retry_runtime::testing::{self, EarlyEnd, Overrides};
 use retry_runtime::{ErrorClass, Partition, RetryBudget, TokenBucket, retry};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use util::TestError;
 
 const TRANSIENT: TestError = TestError::fault(ErrorClass::Transient);
 

@@ -8,11 +8,7 @@
 //! unhedged tail is at least the attempt timeout (the server never answers those requests);
 //! the hedged calls end far below it; the extra requests are exactly the hedges recorded.
 
-mod faults;
-mod http_server;
-mod util;
-
-use http_server::{Fault, Server, client};
+use crate::http_server::{Fault, Server, client};
 use retry_runtime::reqwest::{Error, error_for_status};
 use retry_runtime::{retry, testing};
 use std::time::Duration;

@@ -11,8 +11,7 @@
 //!
 //! Cases: 256, or `RETRY_PROPTEST_CASES`.
 
-mod util;
-
+use crate::util::{TestError, paused_runtime};
 use proptest::prelude::*;
 use retry_runtime::__private::{
     Call, Fns, HedgeSpec, Jitter, Keys, RetryEvent, Site, Timed, never_repeat,
@@ -21,7 +20,6 @@ use retry_runtime::{Classify, ErrorClass, TimedOut, TokenBucket};
 use std::cell::RefCell;
 use std::time::Duration;
 use tokio::time::Instant;
-use util::{TestError, paused_runtime};
 
 fn cases() -> u32 {
     std::env::var("RETRY_PROPTEST_CASES")

@@ -4,11 +4,9 @@
 //! Each body never answers, so every attempt runs until its timeout; the test records when each
 //! attempt started and what it was given, and when the call returned.
 
-mod util;
-
+use crate::util::{Hang, Script, TestError};
 use retry_runtime::{TimedOut, TimeoutKind, retry};
 use std::time::Duration;
-use util::{Hang, Script, TestError};
 
 /// A script of attempts that never answer.
 fn hanging() -> Script {

@@ -1,9 +1,8 @@
 //! `retry_runtime::Policy`: the engine without the attribute, on tokio's paused clock. The
 //! same keys, plugs and shared state as `#[retry]` (the timelines agree to the millisecond in
-//! `engine_timelines.rs`); here, what is particular to a policy value.
+//! `timelines.rs`); here, what is particular to a policy value.
 
-mod util;
-
+use crate::util::{self, TestError};
 use retry_runtime::testing::{self, EarlyEnd, Overrides};
 use retry_runtime::{
     ErrorClass, Jitter, Partition, Policy, RetryEvent, TokenBucket, attempt, retry,
@@ -11,7 +10,6 @@ use retry_runtime::{
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-use util::TestError;
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 

@@ -2,11 +2,9 @@
 //! retry's cost, +1 for a first-attempt success, no retry from an empty bucket, shared
 //! partitions, and no tokens lost by dropped or panicking calls.
 
-mod util;
-
+use crate::util::{Fail, Hang, Panic, Script, Succeed, TestError};
 use retry_runtime::{ErrorClass, Partition, TokenBucket, retry};
 use std::time::Duration;
-use util::{Fail, Hang, Panic, Script, Succeed, TestError};
 
 // One bucket per test: statics are shared by every test of the file, which run in parallel.
 

@@ -2,21 +2,17 @@
 //! `UNAVAILABLE`, `RESOURCE_EXHAUSTED` with and without `grpc-retry-pushback-ms`, calls slower
 //! than the attempt timeout, a refused connection.
 //!
-//! As in `integration_http.rs`, the assertions are the server's counters and what the retry
+//! As in `http.rs`, the assertions are the server's counters and what the retry
 //! loop recorded (`testing::record`, instant retries), never elapsed time.
 
-mod faults;
-mod grpc_server;
-mod util;
-
-use faults::refused_addr;
-use grpc_server::{Fault, GetItem, Item, PlaceOrder, Receipt, Server, channel_to, unary};
+use crate::faults::refused_addr;
+use crate::grpc_server::{Fault, GetItem, Item, PlaceOrder, Receipt, Server, channel_to, unary};
+use crate::util::{classes, instant};
 use retry_runtime::testing::{self, EarlyEnd};
 use retry_runtime::{Classify, ErrorClass, retry};
 use std::time::Duration;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
-use util::{classes, instant};
 
 #[retry(max_attempts = 5, initial_backoff = "10ms", jitter = "none")]
 async fn get(channel: &Channel, id: u32) -> Result<Item, Status> {

@@ -2,13 +2,11 @@
 //! are checked exactly through `testing::record_sync` (instant retries); the one test that
 //! really sleeps asserts only a lower bound, which no machine can break.
 
-mod util;
-
+use crate::util::{self, TestError};
 use retry_runtime::testing::{self, EarlyEnd, Overrides};
 use retry_runtime::{ErrorClass, Partition, attempt, retry};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
-use util::TestError;
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 

@@ -35,9 +35,7 @@ fn cases() -> u32 {
         .unwrap_or(256)
 }
 
-mod util;
-
-use util::{TestError, paused_runtime};
+use crate::util::{TestError, paused_runtime};
 
 fn classify(e: &TestError) -> ErrorClass {
     e.classify()

@@ -5,10 +5,8 @@
 //! attempt's cutoff, it reports depth 2, and retrying the same failure at both levels
 //! multiplies the requests (one WARN per function says so).
 
-mod capture;
-mod util;
-
-use capture::Capture;
+use crate::capture::Capture;
+use crate::util::{self, TestError};
 use retry_runtime::testing::{self, Overrides};
 use retry_runtime::{Attempt, ErrorClass, RetryEvent, attempt, retry};
 use std::sync::Mutex;
@@ -16,7 +14,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tokio::time::{Instant, sleep};
 use tracing::Level;
-use util::TestError;
 
 const TRANSIENT: TestError = TestError::fault(ErrorClass::Transient);
 

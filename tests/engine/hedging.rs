@@ -2,13 +2,11 @@
 //! what is cancelled, what the bucket is charged, and the limits (attempts, attempts in flight,
 //! the deadline, hints, an empty bucket, a dropped call).
 
-mod util;
-
+use crate::util::{Fail, Hang, Hint, LateFail, LateOk, Script, Succeed, TestError};
 use retry_runtime::{ErrorClass, RetryEvent, TimeoutKind, TokenBucket, attempt, retry, testing};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-use util::{Fail, Hang, Hint, LateFail, LateOk, Script, Succeed, TestError};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 

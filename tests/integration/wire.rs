@@ -8,13 +8,9 @@
 //! that hold however fast the machine is (the timeout written is at most what the attempt had
 //! left just before it was written), never lower bounds on elapsed time.
 
-mod faults;
-mod grpc_server;
-mod http_server;
-mod util;
-
-use grpc_server::{GetItem, Item, unary_request};
-use http_server::{Fault, Server, client};
+use crate::grpc_server::{self, GetItem, Item, unary_request};
+use crate::http_server::{Fault, Server, client};
+use crate::util::is_uuid_v4;
 use retry_runtime::reqwest::{Error, error_for_status};
 use retry_runtime::wire::{
     AMZ_SDK_INVOCATION_ID, AMZ_SDK_REQUEST, GRPC_PREVIOUS_RPC_ATTEMPTS, WithAttempt,
@@ -25,7 +21,6 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tonic::transport::Channel;
 use tonic::{Request, Status};
-use util::is_uuid_v4;
 
 /// A header's value as text (empty if absent).
 fn header(headers: &http::HeaderMap, name: &str) -> String {

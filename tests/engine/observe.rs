@@ -2,14 +2,11 @@
 //! clock: one DEBUG event per retry (and per hedge), one WARN event for each way of giving up early, one event
 //! per circuit breaker transition, and the levels of the buckets, limiters and breakers.
 
-mod capture;
-mod util;
-
-use capture::Capture;
+use crate::capture::Capture;
+use crate::util::{self, TestError};
 use retry_runtime::{BreakerState, CircuitBreaker, ErrorClass, Partition, TokenBucket, retry};
 use std::time::Duration;
 use tracing::Level;
-use util::TestError;
 
 fn capture() -> (Capture, tracing::subscriber::DefaultGuard) {
     let capture = Capture::default();

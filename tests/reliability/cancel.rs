@@ -13,15 +13,13 @@
 //! and did not win keeps its cost (a loser cancelled when another attempt won included); what
 //! the attempts still running held when the caller dropped the call comes back.
 
-mod util;
-
+use crate::util::TestError;
 use retry_runtime::{ErrorClass, RateLimiter, RetryEvent, TokenBucket, retry};
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use util::TestError;
 
 /// What one attempt does: yield to the scheduler `yields` times, wait `sleep_ms`, answer.
 #[derive(Debug, Clone, Copy)]

@@ -1,15 +1,13 @@
 //! The mapping tables of the README, entry by entry, for the types that can be built without
-//! a network (the transport errors are in `integration_http.rs` and `integration_grpc.rs`).
+//! a network (the transport errors are in `http.rs` and `grpc.rs`).
 
-mod util;
-
+use crate::util::{TestError, paused_runtime};
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use retry_runtime::{Classify, ErrorClass, TimedOut, hint};
 use std::error::Error;
 use std::time::Duration;
 use tonic::metadata::MetadataValue;
 use tonic::{Code, Status};
-use util::{TestError, paused_runtime};
 
 #[test]
 fn every_http_status() {

@@ -9,12 +9,10 @@
 //! the next send. Each schedule is worked out by hand in the comments (fill rate after a
 //! response: `max(min(cubic, 2 * measured), min_fill_rate)`).
 
-mod util;
-
+use crate::util::{Fail, Script, Succeed, TestError};
 use retry_runtime::{ErrorClass, Partition, RateLimiter, retry};
 use std::time::Duration;
 use tokio::time::Instant;
-use util::{Fail, Script, Succeed, TestError};
 
 const THROTTLED: TestError = TestError::fault(ErrorClass::Throttling);
 

@@ -4,14 +4,12 @@
 //! a probe fails), calls refused without running their body and with the function's own error,
 //! retries refused with the call's last error, and which failures count.
 
-mod util;
-
+use crate::util::TestError;
 use retry_runtime::testing::{self, EarlyEnd, Overrides};
 use retry_runtime::{BreakerState, CircuitBreaker, ErrorClass, Partition, retry};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tokio::time::advance;
-use util::TestError;
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 const S: fn(u64) -> Duration = Duration::from_secs;

@@ -1,14 +1,12 @@
 //! The steps of one call (the README's "One call") on the paused clock: deadlines, server hints,
 //! polling with `retry_if_ok`, the `on_retry` hook, seeded jitter, and what the caller gets.
 
-mod util;
-
+use crate::util::{Fail, Hang, Hint, Script, Slow, Succeed, TestError};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use retry_runtime::{ErrorClass, RetryEvent, TimeoutKind, retry, testing};
 use std::sync::Mutex;
 use std::time::Duration;
-use util::{Fail, Hang, Hint, Script, Slow, Succeed, TestError};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 

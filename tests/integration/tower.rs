@@ -1,5 +1,5 @@
 //! `retry_runtime::tower::RetryLayer` over hyper-util's client and over a tonic `Channel`,
-//! against the real loopback servers of `integration_http.rs` and `integration_grpc.rs`: 503s,
+//! against the real loopback servers of `http.rs` and `grpc.rs`: 503s,
 //! 429s and their hints, `UNAVAILABLE` and `RESOURCE_EXHAUSTED`, reset and refused connections,
 //! hangs past the attempt timeout, a streaming body, a shared bucket, adaptive mode.
 //!
@@ -7,13 +7,10 @@
 //! executed) and what the retry loop recorded (`testing::record`, instant retries), never
 //! elapsed time.
 
-mod faults;
-mod grpc_server;
-mod http_server;
-mod util;
-
+use crate::faults::refused_addr;
+use crate::util::{classes, instant};
+use crate::{grpc_server, http_server};
 use bytes::Bytes;
-use faults::refused_addr;
 use http::uri::PathAndQuery;
 use http::{Method, Request, Response, StatusCode};
 use http_body::{Body, Frame};
@@ -36,7 +33,6 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tower::{Layer, Service, ServiceBuilder, ServiceExt};
-use util::{classes, instant};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 
@@ -110,7 +106,7 @@ async fn the_last_503_is_the_callers_response() {
 
 #[tokio::test]
 async fn a_429s_retry_after_is_the_delay() {
-    use http_server::{Fault, Hint};
+    use crate::http_server::{Fault, Hint};
     let server = http_server::Server::start().await;
     server.script(&[
         Fault::Throttle(Hint::Seconds(1)),
@@ -132,7 +128,7 @@ async fn a_429s_retry_after_is_the_delay() {
 
 #[tokio::test]
 async fn a_post_is_not_repeated_after_a_503_or_a_reset() {
-    use http_server::Fault;
+    use crate::http_server::Fault;
     let server = http_server::Server::start().await;
     server.script(&[Fault::Unavailable, Fault::Reset]);
     let svc = ServiceBuilder::new()
@@ -166,7 +162,7 @@ async fn a_post_is_not_repeated_after_a_503_or_a_reset() {
 /// A 429 is refused before the server acts on the request: a POST is retried after it.
 #[tokio::test]
 async fn a_post_is_repeated_after_429s_it_was_not_executed_for() {
-    use http_server::{Fault, Hint};
+    use crate::http_server::{Fault, Hint};
     let server = http_server::Server::start().await;
     server.script(&[Fault::Throttle(Hint::None), Fault::Throttle(Hint::None)]);
     let svc = ServiceBuilder::new()
@@ -199,7 +195,7 @@ async fn a_post_is_repeated_after_429s_it_was_not_executed_for() {
 /// none is), whatever its method.
 #[tokio::test]
 async fn idempotency_from_the_request_or_the_layer() {
-    use http_server::Fault;
+    use crate::http_server::Fault;
     let server = http_server::Server::start().await;
     let by_method = ServiceBuilder::new()
         .layer(RetryLayer::new(policy()))
@@ -259,7 +255,7 @@ impl Body for Trickle {
 /// twice: the request is sent once. The same PUT with a body that is whole is retried.
 #[tokio::test]
 async fn a_streaming_body_is_sent_once() {
-    use http_server::Fault;
+    use crate::http_server::Fault;
     let server = http_server::Server::start().await;
     let svc = ServiceBuilder::new()
         .layer(RetryLayer::new(policy()))
@@ -361,7 +357,7 @@ async fn a_breaker_counts_the_failures_of_requests_it_does_not_retry() {
 /// Adaptive mode: throttling responses turn the policy's rate limiter on.
 #[tokio::test]
 async fn adaptive_mode_learns_from_throttling_responses() {
-    use http_server::{Fault, Hint};
+    use crate::http_server::{Fault, Hint};
     static LIMITER: RateLimiter = RateLimiter::adaptive();
     let server = http_server::Server::start().await;
     server.script(&[Fault::Throttle(Hint::None), Fault::Throttle(Hint::None)]);
@@ -384,7 +380,7 @@ async fn adaptive_mode_learns_from_throttling_responses() {
 /// each request, and the policy's `on_retry` hook sees each failed response.
 #[tokio::test]
 async fn layers_below_see_the_attempt_and_the_hook_sees_the_failures() {
-    use http_server::{Fault, Hint};
+    use crate::http_server::{Fault, Hint};
     let server = http_server::Server::start().await;
     server.script(&[Fault::Unavailable, Fault::Throttle(Hint::Seconds(2))]);
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -432,7 +428,7 @@ async fn layers_below_see_the_attempt_and_the_hook_sees_the_failures() {
 /// once. (The hang takes the first attempt's 200 ms of real time.)
 #[tokio::test]
 async fn a_post_past_its_attempt_timeout_is_not_sent_again() {
-    use http_server::Fault;
+    use crate::http_server::Fault;
     let server = http_server::Server::start().await;
     let svc = ServiceBuilder::new()
         .layer(RetryLayer::new(
@@ -512,7 +508,7 @@ async fn a_service_of_clone_requests() {
 // gRPC through a tonic `Channel` wrapped by the layer, with a client built on it as generated
 // code builds one.
 
-use grpc_server::{GetItem, Item, PlaceOrder, Receipt};
+use crate::grpc_server::{GetItem, Item, PlaceOrder, Receipt};
 use tonic::client::GrpcService;
 use tonic::{Code, Status};
 use tonic_prost::ProstCodec;
@@ -543,7 +539,7 @@ where
 
 #[tokio::test]
 async fn a_unary_call_is_retried_on_unavailable_when_the_layer_says_it_is_idempotent() {
-    use grpc_server::Fault;
+    use crate::grpc_server::Fault;
     let server = grpc_server::Server::start().await;
     server.script(&[Fault::Unavailable, Fault::Unavailable]);
     let channel = ServiceBuilder::new()
@@ -560,7 +556,7 @@ async fn a_unary_call_is_retried_on_unavailable_when_the_layer_says_it_is_idempo
 /// have executed.
 #[tokio::test]
 async fn a_call_that_is_not_idempotent_is_not_repeated() {
-    use grpc_server::Fault;
+    use crate::grpc_server::Fault;
     let server = grpc_server::Server::start().await;
     server.script(&[Fault::Unavailable]);
     let channel = ServiceBuilder::new()
@@ -576,7 +572,7 @@ async fn a_call_that_is_not_idempotent_is_not_repeated() {
 
 #[tokio::test]
 async fn resource_exhausted_waits_the_pushback_and_retries_even_an_order() {
-    use grpc_server::Fault;
+    use crate::grpc_server::Fault;
     let server = grpc_server::Server::start().await;
     server.script(&[Fault::Exhausted(Some("250")), Fault::Exhausted(None)]);
     let channel = ServiceBuilder::new()
@@ -594,7 +590,7 @@ async fn resource_exhausted_waits_the_pushback_and_retries_even_an_order() {
 /// A negative pushback: the server asks not to retry.
 #[tokio::test]
 async fn a_negative_pushback_is_not_retried() {
-    use grpc_server::Fault;
+    use crate::grpc_server::Fault;
     let server = grpc_server::Server::start().await;
     server.script(&[Fault::Exhausted(Some("-1"))]);
     let channel = ServiceBuilder::new()
@@ -623,7 +619,7 @@ async fn a_refused_channel_is_not_sent() {
 /// Orders under random faults are executed at most once; reads get through.
 #[tokio::test]
 async fn orders_execute_at_most_once_under_random_faults() {
-    use grpc_server::Fault;
+    use crate::grpc_server::Fault;
     let server = grpc_server::Server::start().await;
     let faults = [
         Fault::Unavailable,

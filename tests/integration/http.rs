@@ -10,18 +10,14 @@
 //! test that really sleeps, a lower bound (the server cannot see the retry before the hint has
 //! passed).
 
-mod faults;
-mod http_server;
-mod util;
-
-use faults::refused_addr;
-use http_server::{Fault, Hint, Server, client};
+use crate::faults::refused_addr;
+use crate::http_server::{Fault, Hint, Server, client};
+use crate::util::{classes, instant};
 use retry_runtime::reqwest::{Error, error_for_status};
 use retry_runtime::testing::{self, EarlyEnd};
 use retry_runtime::{Classify, ErrorClass, RetryEvent, retry};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
-use util::{classes, instant};
 
 #[retry(max_attempts = 5, initial_backoff = "10ms", jitter = "none")]
 async fn get_item(client: &reqwest::Client, url: &str) -> Result<String, Error> {

@@ -1,0 +1,23 @@
+//! The error types and transports of the ecosystem: the mapping tables, reqwest, hyper and
+//! tonic clients against loopback servers, the tower layer, what the servers see of the loop,
+//! one module each, in one test binary (see `tests/README.md`). `cargo test --test
+//! integration NAME::` runs one module.
+//!
+//! `integration_examples.rs` and `integration_metrics.rs` are binaries of their own: they run
+//! cargo.
+
+#[path = "../faults/mod.rs"]
+mod faults;
+#[path = "../grpc_server/mod.rs"]
+mod grpc_server;
+#[path = "../http_server/mod.rs"]
+mod http_server;
+#[path = "../util/mod.rs"]
+mod util;
+
+mod classify;
+mod grpc;
+mod hedging;
+mod http;
+mod tower;
+mod wire;

@@ -1,0 +1,14 @@
+//! State shared between calls: the retry token bucket, retry budgets, the adaptive rate limiter
+//! and circuit breakers, one module each, in one test binary (see `tests/README.md`).
+//! `cargo test --test state NAME::` runs one module.
+//!
+//! Every module names its own partitions and statics, so that the exact levels each test
+//! asserts are not shared with another module's calls in this process.
+
+#[path = "../util/mod.rs"]
+mod util;
+
+mod adaptive;
+mod breaker;
+mod bucket;
+mod budget;
