@@ -281,7 +281,7 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = R>,
     {
-        let hedging = Hedge::of(&self.r().settings, self.r().latency);
+        let hedging = Hedge::of(&self.r().settings, self.r().latency());
         let mut flights = Flights {
             first: pin!(None),
             second: pin!(None),

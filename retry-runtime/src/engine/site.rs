@@ -196,15 +196,13 @@ impl Site {
                 }
             });
             // A percentile chosen from outside for a function whose attribute wrote a fixed
-            // delay: an estimate of its own, made once.
+            // delay (or a `Policy` from configuration): an estimate of its own, made once and
+            // kept with the resolution, so it goes with the site.
             let percentile = settings
                 .hedge
                 .is_some_and(|h| matches!(h.after, HedgeSpec::Percentile(_)));
-            let latency = match self.latency {
-                Some(l) => Some(l),
-                None if percentile => Some(&*Box::leak(Box::new(Latency::new()))),
-                None => None,
-            };
+            let own_latency =
+                (self.latency.is_none() && percentile).then(|| Box::new(Latency::new()));
             let adaptive = settings.mode == Mode::Adaptive;
             Resolved {
                 function: self.name,
@@ -216,7 +214,8 @@ impl Site {
                 limiter: self.limiter.or_else(|| self.shared().map(|p| &p.limiter)),
                 budget,
                 breaker,
-                latency,
+                latency: self.latency,
+                own_latency,
                 gated: adaptive || breaker.is_some(),
                 extras: adaptive || budget.is_some() || breaker.is_some(),
                 nested_warned: AtomicBool::new(false),
@@ -263,8 +262,10 @@ pub(crate) struct Resolved {
     limiter: Option<&'static RateLimiter>,
     pub(crate) budget: Option<&'static RetryBudget>,
     pub(crate) breaker: Option<&'static CircuitBreaker>,
-    /// The latency estimate of a function hedged by a percentile.
-    pub(crate) latency: Option<&'static Latency>,
+    /// The latency estimate of a function hedged by a percentile: its attribute's...
+    latency: Option<&'static Latency>,
+    /// ...or one of its own, when the percentile came from outside.
+    own_latency: Option<Box<Latency>>,
     /// Adaptive mode or a breaker: an attempt waits at the loop's gate for a send token or
     /// the breaker's leave (one test on the success path for both).
     pub(crate) gated: bool,
@@ -276,6 +277,15 @@ pub(crate) struct Resolved {
 }
 
 impl Resolved {
+    /// The latency estimate of a function hedged by a percentile.
+    #[inline]
+    pub(crate) fn latency(&self) -> Option<&Latency> {
+        match self.latency {
+            Some(l) => Some(l),
+            None => self.own_latency.as_deref(),
+        }
+    }
+
     /// The bucket of `site`, whose resolution this is.
     #[inline]
     pub(crate) fn bucket<'a>(&self, site: &'a Site) -> &'a TokenBucket {
