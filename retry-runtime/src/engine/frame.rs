@@ -102,10 +102,11 @@ pub(crate) struct Frame<'a> {
     pub(crate) r: &'a Resolved,
     /// The attempt being made (1-based; 0 before the first).
     pub(crate) number: u32,
-    /// The depth (1 for an outermost call, one more for each `#[retry]` attempt it runs
-    /// inside) and, in the top bit, whether a call nested in the current attempt retried and
-    /// still failed (read and cleared when this call decides what follows the attempt). One
-    /// word beside the attempt number, so that a new call sets both with one store.
+    /// The call's depth less one (0 for an outermost call, one more for each `#[retry]`
+    /// attempt it runs inside) and, in the top bit, whether a call nested in the current
+    /// attempt retried and still failed (read and cleared when this call decides what follows
+    /// the attempt). One word beside the attempt number, both 0 for a new outermost call, so
+    /// that it sets them up with the zeros around them.
     depth: AtomicU32,
     /// When the current attempt is cut off (its timeout or the deadline), if anything cuts it.
     pub(crate) cutoff: Option<Instant>,
@@ -142,7 +143,7 @@ impl<'a> Frame<'a> {
         Frame {
             r,
             number: 0,
-            depth: AtomicU32::new(depth),
+            depth: AtomicU32::new(depth - 1),
             cutoff: None,
             deadline,
             id: [AtomicU64::new(0), AtomicU64::new(0)],
@@ -188,7 +189,7 @@ impl<'a> Frame<'a> {
         Frame {
             r: self.r,
             number,
-            depth: AtomicU32::new(self.depth()),
+            depth: AtomicU32::new(self.depth() - 1),
             cutoff,
             deadline: self.deadline,
             id: [
@@ -245,7 +246,7 @@ impl<'a> Frame<'a> {
     /// 1 for an outermost call, one more for each `#[retry]` attempt it runs inside.
     #[inline]
     pub(crate) fn depth(&self) -> u32 {
-        self.depth.load(Ordering::Relaxed) & !NESTED_RETRIED
+        (self.depth.load(Ordering::Relaxed) & !NESTED_RETRIED) + 1
     }
 
     /// Runs `f` with this frame published as the current attempt's; a frame published
@@ -262,7 +263,7 @@ impl<'a> Frame<'a> {
     fn adopt(&mut self, outer: &Frame<'_>) {
         let (depth, deadline) = nested(self.deadline, outer.as_outer());
         let word = self.depth.get_mut();
-        *word = (*word & NESTED_RETRIED) | depth;
+        *word = (*word & NESTED_RETRIED) | (depth - 1);
         self.deadline = deadline;
     }
 

@@ -54,8 +54,6 @@ pin_project_lite::pin_project! {
 /// What the call keeps of an attempt in flight.
 #[derive(Clone, Copy)]
 struct Meta {
-    /// The limit that cuts it off, if one does.
-    kind: Option<TimeoutKind>,
     /// When it started, for `hedge_after = "pNN"` (its latency) and for a hedge.
     started: Option<Instant>,
     /// What it holds: a hedge's or a retry's cost, and its breaker pass.
@@ -66,6 +64,8 @@ struct Meta {
 struct Ended<O> {
     meta: Meta,
     number: u32,
+    /// When its timer was set to cut it off, if it had one (see [`limit_kind`]).
+    cutoff: Option<Instant>,
     /// The invocation id, if its body drew it.
     id: [u64; 2],
     /// A call nested in it retried and still failed.
@@ -74,21 +74,18 @@ struct Ended<O> {
 }
 
 /// The attempts in flight: two in place, more boxed. Dropped with the call (its caller
-/// dropped it, or it panicked), it gives back the tokens its attempts held, and those of a
-/// hedge admitted but waiting for its send token.
+/// dropped it, or it panicked), it gives back the tokens its attempts held. (A hedge admitted
+/// but waiting for its send token holds the call's own ticket, which the call gives back.)
 struct Flights<'s, 'a, A> {
     first: Pin<&'s mut Option<Flight<'a, A>>>,
     second: Pin<&'s mut Option<Flight<'a, A>>>,
     more: Vec<Pin<Box<Option<Flight<'a, A>>>>>,
     count: u32,
-    /// A hedge the protections admitted, waiting at the gate.
-    waiting: Option<Ticket>,
     bucket: &'a TokenBucket,
 }
 
 impl<A> Drop for Flights<'_, '_, A> {
     fn drop(&mut self) {
-        self.release_waiting();
         if self.count == 0 {
             // Ended (or cancelled): nothing is held.
             return;
@@ -104,17 +101,6 @@ impl<A> Drop for Flights<'_, '_, A> {
         .sum();
         if held > 0 {
             self.bucket.deposit(held);
-        }
-    }
-}
-
-impl<A> Flights<'_, '_, A> {
-    /// Gives back the cost of a hedge that was admitted but will not start.
-    fn release_waiting(&mut self) {
-        if let Some(ticket) = self.waiting.take() {
-            if ticket.cost > 0 {
-                self.bucket.deposit(ticket.cost);
-            }
         }
     }
 }
@@ -174,6 +160,19 @@ impl<'a, A: Future> Flights<'_, 'a, A> {
     }
 }
 
+/// Which limit cuts off an attempt whose timer was set for `cutoff`, in a call whose deadline
+/// is `deadline`: the deadline when the cutoff is the deadline (an attempt timeout that would
+/// end at or after the deadline yields to it, see `Call::limit`), else the attempt timeout.
+/// Derived rather than kept with the attempt, whose ticket leaves no room for it.
+fn limit_kind(cutoff: Option<Instant>, deadline: Option<Instant>) -> Option<TimeoutKind> {
+    let cutoff = cutoff?;
+    Some(if Some(cutoff) == deadline {
+        TimeoutKind::Deadline
+    } else {
+        TimeoutKind::Attempt
+    })
+}
+
 fn poll_slot<A: Future>(
     mut slot: Pin<&mut Option<Flight<'_, A>>>,
     cx: &mut Context<'_>,
@@ -187,6 +186,7 @@ fn poll_slot<A: Future>(
     let ended = Ended {
         meta: *this.meta,
         number: this.frame.number,
+        cutoff: this.frame.cutoff,
         id: this.frame.id_halves(),
         nested: this.frame.take_nested_retried(),
         out,
@@ -201,6 +201,9 @@ struct State {
     stopped: bool,
     /// An attempt's end was booked (the budget counts the call's first as its request).
     booked: bool,
+    /// A hedge the protections admitted waits at the gate, holding the call's ticket (which
+    /// the call gives back if it ends first).
+    waiting: bool,
     /// When the next hedge starts, if one will.
     due: Option<Due>,
 }
@@ -287,13 +290,13 @@ where
             second: pin!(None),
             more: Vec::new(),
             count: 0,
-            waiting: None,
             bucket: self.bucket(),
         };
         let mut timer: Pin<&mut Option<Sleep>> = pin!(None);
         let mut state = State {
             stopped: hedging.is_none(),
             booked: false,
+            waiting: false,
             due: None,
         };
         let latency = hedging.and_then(|h| h.latency());
@@ -308,7 +311,7 @@ where
                     }
                 }
             }
-            let ticket = std::mem::take(&mut self.held.ticket);
+            let ticket = std::mem::take(&mut self.current.ticket);
             self.count_attempt();
             let started = latency.map(|_| Instant::now());
             flights.start(self.launch(&mut attempt, started, ticket));
@@ -365,17 +368,19 @@ where
                 let Ended {
                     meta,
                     number,
+                    cutoff,
                     id,
                     nested,
                     out,
                 } = ended;
                 if nested {
-                    self.frame.mark_nested_retried();
+                    self.current.frame.mark_nested_retried();
                 }
                 let (out, timed_out) = match K::outcome(out) {
                     Some(out) => (out, false),
                     None => {
-                        let kind = meta.kind.unwrap_or(TimeoutKind::Deadline);
+                        let kind = limit_kind(cutoff, self.current.frame.deadline)
+                            .unwrap_or(TimeoutKind::Deadline);
                         (self.cut_off(number, kind), true)
                     }
                 };
@@ -384,15 +389,17 @@ where
                         latency.record(started.elapsed());
                     }
                     // Its cost goes back (or, for an attempt that cost nothing, the bucket's
-                    // reward); the others lose, and theirs stay out.
-                    self.held.ticket = meta.ticket;
+                    // reward); the others lose, and theirs stay out, and a hedge waiting at the
+                    // gate will not start.
+                    self.release();
+                    self.current.ticket = meta.ticket;
                     self.book_success_as(!state.booked);
                     self.recovered();
                     flights.cancel();
                     return out;
                 };
                 // Events may follow: they carry the id the attempt's body drew, if it did.
-                self.frame.adopt_id(id);
+                self.current.frame.adopt_id(id);
                 if self.hooks.hint(err).is_some() {
                     // A server's hint or pushback stops hedging (gRFC A6).
                     state.stopped = true;
@@ -401,10 +408,12 @@ where
                 if flights.count == 0 {
                     // The last attempt in flight failed: the sequential loop's decision, which
                     // books the attempt's end. A hedge waiting at the gate will not start.
-                    flights.release_waiting();
-                    self.held.ticket = meta.ticket;
+                    self.release();
+                    state.waiting = false;
+                    self.current.ticket = meta.ticket;
                     state.booked = true;
-                    self.timing.arm(meta.kind);
+                    self.timing
+                        .arm(limit_kind(cutoff, self.current.frame.deadline));
                     if timed_out {
                         self.timing.fire();
                     }
@@ -461,7 +470,7 @@ where
         }
     }
 
-    /// Attempt `self.frame.number` (counted), starting `now` and holding `ticket`, under its
+    /// The call's current attempt (counted), starting `now` and holding `ticket`, under its
     /// timer and with a frame of its own.
     fn launch<F, Fut>(
         &mut self,
@@ -473,16 +482,12 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = R>,
     {
-        let n = self.frame.number;
+        let n = self.current.frame.number;
         let limit = if K::TIMED { self.limit(n) } else { None };
         let until = limit.map(|(at, _)| at);
         Flight {
-            frame: self.frame.fork(n, until),
-            meta: Meta {
-                kind: limit.map(|(_, kind)| kind),
-                started,
-                ticket,
-            },
+            frame: self.current.frame.fork(n, until),
+            meta: Meta { started, ticket },
             attempt: K::arm(attempt(), until),
         }
     }
@@ -499,7 +504,7 @@ where
             return None;
         }
         let at = now.checked_add(h.delay())?;
-        match self.frame.deadline {
+        match self.current.frame.deadline {
             Some(deadline) if at >= deadline => None,
             _ => Some(at),
         }
@@ -508,7 +513,9 @@ where
     /// Whether another attempt may start beside `in_flight` others: hedging not stopped,
     /// attempts left, room in flight.
     fn may_hedge(&self, h: &Hedge<'_>, state: &State, in_flight: u32, a: &Around) -> bool {
-        !state.stopped && self.frame.number < self.max_attempts(a) && in_flight < h.max_in_flight()
+        !state.stopped
+            && self.current.frame.number < self.max_attempts(a)
+            && in_flight < h.max_in_flight()
     }
 
     /// Starts a hedge now if the call may (`trigger`: the failure that starts it at once, or
@@ -530,21 +537,20 @@ where
             return None;
         }
         let now = Instant::now();
-        if self.frame.deadline.is_some_and(|d| now >= d) {
+        if self.current.frame.deadline.is_some_and(|d| now >= d) {
             return None;
         }
         // 4. The protections admit the hedge as they admit a retry, in the same order, and
         // the bucket takes its cost (once: a hedge postponed at the gate keeps its ticket).
-        let mut ticket = match flights.waiting.take() {
-            Some(ticket) => ticket,
-            None => {
-                let class = trigger.map_or(ErrorClass::Transient, |(class, _)| class);
-                match self.protections().admit_another(class) {
-                    Admission::Granted(ticket) => ticket,
-                    Admission::Refused(_) | Admission::Short(_) => {
-                        state.stopped = true;
-                        return None;
-                    }
+        let mut ticket = if std::mem::take(&mut state.waiting) {
+            std::mem::take(&mut self.current.ticket)
+        } else {
+            let class = trigger.map_or(ErrorClass::Transient, |(class, _)| class);
+            match self.protections().admit_another(class) {
+                Admission::Granted(ticket) => ticket,
+                Admission::Refused(_) | Admission::Short(_) => {
+                    state.stopped = true;
+                    return None;
                 }
             }
         };
@@ -562,10 +568,11 @@ where
             }
         }
         if self.adaptive() && self.limiter().is_enabled() {
-            match self.look_at_limiter(a, now, self.frame.deadline, false) {
+            match self.look_at_limiter(a, now, self.current.frame.deadline, false) {
                 Ok(None) => {}
                 Ok(Some(wait)) => {
-                    flights.waiting = Some(ticket);
+                    self.current.ticket = ticket;
+                    state.waiting = true;
                     return now.checked_add(wait);
                 }
                 Err(()) => {
@@ -579,25 +586,25 @@ where
 
         // Every attempt of the call shares one invocation id.
         for f in flights.frames() {
-            self.frame.share_id(f);
+            self.current.frame.share_id(f);
         }
-        let _ = self.frame.invocation_id();
+        let _ = self.current.frame.invocation_id();
         for f in flights.frames() {
-            f.share_id(&self.frame);
+            f.share_id(&self.current.frame);
         }
 
         let in_flight = flights.count + 1;
         let delay = h.delay();
         self.hooks.on_retry(&RetryEvent {
-            frame: &self.frame,
-            attempt: self.frame.number - 1,
+            frame: &self.current.frame,
+            attempt: self.current.frame.number - 1,
             delay: Duration::ZERO,
             error: trigger.and_then(|(_, out)| out.as_result().err()),
             class: trigger.map_or(ErrorClass::Timeout, |(class, _)| class),
             hedge: true,
         });
         observe::hedged(
-            &self.frame,
+            &self.current.frame,
             &self.protections(),
             a,
             in_flight,

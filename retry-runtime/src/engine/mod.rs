@@ -68,9 +68,8 @@ use tokio::time::Instant;
 /// The type and `new` carry no bounds but `K`'s kind; each entry point asks only for what it
 /// uses, so a mistake in the user's types is reported once, where the expansion names it.
 pub struct Call<'a, R, K: TimerKind, P, J> {
-    /// The attempt as the body sees it: its number and cutoff, the call's deadline and id; and
-    /// the function's settings in effect, which the engine reads through [`Call::r`].
-    frame: Frame<'a>,
+    /// The current attempt (or the retry about to start): its frame and its ticket.
+    current: Current<'a>,
     timer: K,
     repeat: P,
     hooks: J,
@@ -80,10 +79,6 @@ pub struct Call<'a, R, K: TimerKind, P, J> {
     /// When the call started, and the current attempt's timer: which limit cuts it off and
     /// whether it did (nothing without timers).
     timing: K::Timing,
-    /// The ticket of the current attempt, or of the retry about to start.
-    held: Held<'a>,
-    /// The last look at the rate limiter found the send tokens taken by another caller.
-    lost: bool,
     retrying: Option<Retrying<R>>,
 }
 
@@ -106,16 +101,17 @@ impl Repeats {
     }
 }
 
-/// The ticket a call holds, and the function's site, whose bucket the ticket's cost goes back
-/// to if the call is dropped (or panics) before that attempt ends: a retry that never runs
-/// costs nothing. (The site also holds the function's own bucket and limiter.)
-struct Held<'a> {
-    site: &'a Site,
-    bucket: &'a TokenBucket,
+/// The current attempt, or the retry about to start: as the body sees it (its frame: its
+/// number and cutoff, the call's deadline and id, and the function's settings in effect, which
+/// the engine reads through [`Call::r`]), and what it holds from the protections (its ticket).
+/// If the call is dropped (or panics) while the ticket holds a retry's cost, the cost goes
+/// back to the bucket: a retry that never runs costs nothing.
+struct Current<'a> {
+    frame: Frame<'a>,
     ticket: Ticket,
 }
 
-impl Drop for Held<'_> {
+impl Drop for Current<'_> {
     #[inline]
     fn drop(&mut self) {
         if self.ticket.cost > 0 {
@@ -124,12 +120,12 @@ impl Drop for Held<'_> {
     }
 }
 
-impl Held<'_> {
+impl Current<'_> {
     /// Gives the ticket's cost back to the bucket.
     #[cold]
     fn release(&mut self) {
         let cost = std::mem::take(&mut self.ticket.cost);
-        self.bucket.deposit(cost);
+        self.frame.r.bucket().deposit(cost);
     }
 }
 
@@ -160,8 +156,8 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
     /// Gives back the cost held for a retry that will not run (or not finish).
     #[cold]
     fn release(&mut self) {
-        if self.held.ticket.cost > 0 {
-            self.held.release();
+        if self.current.ticket.cost > 0 {
+            self.current.release();
         }
     }
 }
@@ -207,7 +203,10 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
             _ => None,
         };
         Call {
-            frame: Frame::new(resolved, deadline, outer),
+            current: Current {
+                frame: Frame::new(resolved, deadline, outer),
+                ticket: Ticket::NONE,
+            },
             timer,
             repeat,
             hooks: Hooks {
@@ -221,12 +220,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
                 Repeats::NotIdempotent
             },
             timing: K::Timing::begin(start),
-            held: Held {
-                site,
-                bucket: resolved.bucket(site),
-                ticket: Ticket::default(),
-            },
-            lost: false,
             retrying: None,
         }
     }
@@ -247,18 +240,16 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     #[inline]
     pub(crate) fn with_refusal<X>(self, open: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
         let Call {
-            frame,
+            current,
             timer,
             repeat,
             hooks,
             repeats,
             timing,
-            held,
-            lost,
             retrying,
         } = self;
         Call {
-            frame,
+            current,
             timer,
             repeat,
             hooks: Hooks {
@@ -268,8 +259,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
             },
             repeats,
             timing,
-            held,
-            lost,
             retrying,
         }
     }
@@ -279,13 +268,13 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// The function's settings in effect and the shared state they name.
     #[inline]
     fn r(&self) -> &'a Resolved {
-        self.frame.r
+        self.current.frame.r
     }
 
     /// The bucket the call draws from.
     #[inline]
     fn bucket(&self) -> &'a TokenBucket {
-        self.held.bucket
+        self.r().bucket()
     }
 
     /// Whether attempts wait for the rate limiter's send tokens (adaptive mode, which the
@@ -304,7 +293,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// The rate limiter the call paces its sends with in adaptive mode.
     fn limiter(&self) -> &'a RateLimiter {
-        self.r().limiter(self.held.site)
+        self.r().limiter()
     }
 
     /// The protections the call passes through.
@@ -348,7 +337,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         let at = self.limit(n);
         self.timing.arm(at.map(|(_, kind)| kind));
         let at = at.map(|(at, _)| at);
-        self.frame.cutoff = at;
+        self.current.frame.cutoff = at;
         at
     }
 
@@ -359,12 +348,20 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             // The first attempt starts with the call, unless adaptive mode waited for a send
             // token.
             Some(limit) => match self.attempt_start(n).checked_add(limit) {
-                Some(at) if self.frame.deadline.is_none_or(|d| at < d) => {
+                Some(at) if self.current.frame.deadline.is_none_or(|d| at < d) => {
                     Some((at, TimeoutKind::Attempt))
                 }
-                _ => self.frame.deadline.map(|d| (d, TimeoutKind::Deadline)),
+                _ => self
+                    .current
+                    .frame
+                    .deadline
+                    .map(|d| (d, TimeoutKind::Deadline)),
             },
-            None => self.frame.deadline.map(|d| (d, TimeoutKind::Deadline)),
+            None => self
+                .current
+                .frame
+                .deadline
+                .map(|d| (d, TimeoutKind::Deadline)),
         }
     }
 
@@ -381,7 +378,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// The limit a deadline timeout reports: the function's `deadline`, or the time the call
     /// had when an outer attempt's cutoff clamped its deadline.
     fn deadline_limit(&self) -> Duration {
-        match (self.frame.deadline, self.timing.start()) {
+        match (self.current.frame.deadline, self.timing.start()) {
             (Some(deadline), Some(start)) => deadline.saturating_duration_since(start),
             _ => self.r().settings.deadline.unwrap_or_default(),
         }
@@ -389,13 +386,21 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// Whether a wait of `wait` from now reaches the deadline.
     fn reaches_deadline(&self, wait: Duration) -> bool {
-        self.frame
+        self.current
+            .frame
             .deadline
             .is_some_and(|d| decide::reaches(d, Instant::now(), wait))
     }
 
     fn ended_early(&self, a: &Around, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
-        observe::ended_early(&self.frame, &self.protections(), a, attempt, class, reason);
+        observe::ended_early(
+            &self.current.frame,
+            &self.protections(),
+            a,
+            attempt,
+            class,
+            reason,
+        );
     }
 }
 
@@ -412,32 +417,36 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         K: Timer<R>,
         J: OnRefusal<R>,
     {
-        if self.r().breaker.is_some() && self.held.ticket.pass == Pass::None {
+        if self.r().breaker.is_some() && self.current.ticket.pass == Pass::None {
             if let Some(out) = self.through_breaker() {
                 return SendToken::Return(out);
             }
         }
         if !self.adaptive() || !self.limiter().is_enabled() {
             // Before the first throttling response: no token to take, no clock to read.
-            self.lost = false;
+            self.current.ticket.lost = false;
             return SendToken::Go;
         }
-        let n = self.frame.number + 1;
+        let n = self.current.frame.number + 1;
         let a = &scope::around();
         // Only a function with timers can end with the deadline's error; an untimed call
         // inside an outer attempt is cut off by that attempt's timer.
-        let deadline = if K::TIMED { self.frame.deadline } else { None };
-        match self.look_at_limiter(a, Instant::now(), deadline, self.lost) {
+        let deadline = if K::TIMED {
+            self.current.frame.deadline
+        } else {
+            None
+        };
+        match self.look_at_limiter(a, Instant::now(), deadline, self.current.ticket.lost) {
             Ok(None) => {
-                self.lost = false;
+                self.current.ticket.lost = false;
                 SendToken::Go
             }
             Ok(Some(wait)) => {
-                self.lost = true;
+                self.current.ticket.lost = true;
                 SendToken::Wait(wait)
             }
             Err(()) => {
-                self.lost = false;
+                self.current.ticket.lost = false;
                 self.release();
                 let last = self.retrying.as_mut().and_then(|r| r.last.take());
                 match last.or_else(|| self.deadline_error(n)) {
@@ -465,7 +474,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     ) -> Result<Option<Duration>, ()> {
         let limiter = self.limiter();
         let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
-        let cost = send_cost(self.frame.number + 1, after_throttle);
+        let cost = send_cost(self.current.frame.number + 1, after_throttle);
         if a.skips_waits() {
             limiter.take_without_waiting(cost, now);
             return Ok(None);
@@ -482,13 +491,13 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         J: OnRefusal<R>,
     {
         let r = self.r();
-        let mut ticket = self.held.ticket;
+        let mut ticket = self.current.ticket;
         let leave = self
             .protections()
             .leave(Instant::now(), &mut ticket, |change| {
                 observe::breaker_changed(r, change);
             });
-        self.held.ticket = ticket;
+        self.current.ticket = ticket;
         match leave {
             Ok(()) => None,
             Err(retry_in) => self.refused(retry_in),
@@ -504,7 +513,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     {
         self.release();
         let a = &scope::around();
-        let n = self.frame.number;
+        let n = self.current.frame.number;
         if let Some(last) = self.retrying.as_mut().and_then(|r| r.last.take()) {
             self.ended_early(a, n, None, EarlyEnd::CircuitOpen);
             return Some(last);
@@ -512,7 +521,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         let out = self
             .hooks
             .refuse(CircuitOpen::new(self.r().function, retry_in))?;
-        observe::refused(&self.frame, a);
+        observe::refused(&self.current.frame, a);
         Some(out)
     }
 
@@ -527,17 +536,17 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     {
         self.count_attempt();
         let until = if K::TIMED {
-            self.arm(self.frame.number)
+            self.arm(self.current.frame.number)
         } else {
             None
         };
-        InFrame::new(&mut self.frame, K::arm(attempt, until))
+        InFrame::new(&mut self.current.frame, K::arm(attempt, until))
     }
 
     /// Counts the attempt about to run.
     #[inline]
     fn count_attempt(&mut self) {
-        self.frame.number += 1;
+        self.current.frame.number += 1;
         #[cfg(feature = "metrics")]
         self.r().meters.attempt();
     }
@@ -547,7 +556,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     where
         K: Timer<R>,
     {
-        if !K::TIMED || self.frame.deadline.is_none() {
+        if !K::TIMED || self.current.frame.deadline.is_none() {
             return None;
         }
         let limit = self.deadline_limit();
@@ -582,9 +591,9 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         self.count_attempt();
         if K::TIMED {
             self.timing.arm(None);
-            self.frame.cutoff = self.frame.deadline;
+            self.current.frame.cutoff = self.current.frame.deadline;
         }
-        self.frame.enter(attempt)
+        self.current.frame.enter(attempt)
     }
 
     /// Step 3 for an attempt's outcome, as [`finish`](Self::finish) takes it (a blocking
@@ -614,7 +623,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         K: Timer<R>,
     {
         let kind = self.timing.fire();
-        self.cut_off(self.frame.number, kind)
+        self.cut_off(self.current.frame.number, kind)
     }
 
     /// The error of attempt `n`, which the limit `kind` cut off.
@@ -641,8 +650,8 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             self.book_paid_success();
         }
         if self.r().extras {
-            let ticket = std::mem::take(&mut self.held.ticket);
-            self.book_end(ticket, self.frame.number == 1, None);
+            let ticket = std::mem::take(&mut self.current.ticket);
+            self.book_end(ticket, self.current.frame.number == 1, None);
         }
     }
 
@@ -653,7 +662,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     fn book_success_as(&mut self, first: bool) {
         self.refund_or_reward();
         if self.r().extras {
-            let ticket = std::mem::take(&mut self.held.ticket);
+            let ticket = std::mem::take(&mut self.current.ticket);
             self.book_end(ticket, first, None);
         }
     }
@@ -668,7 +677,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// attempt or a polling repeat, the bucket's reward).
     #[inline]
     fn refund_or_reward(&mut self) {
-        let cost = std::mem::take(&mut self.held.ticket.cost);
+        let cost = std::mem::take(&mut self.current.ticket.cost);
         if cost > 0 {
             self.bucket().deposit(cost);
         } else {
@@ -730,7 +739,10 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     where
         R: RetryResult,
     {
-        if self.frame.depth() > 1 && self.frame.number > 1 && out.as_result().is_err() {
+        if self.current.frame.depth() > 1
+            && self.current.frame.number > 1
+            && out.as_result().is_err()
+        {
             frame::nested_call_retried();
         }
     }
@@ -813,7 +825,7 @@ where
     fn after_refill(&mut self, short: Short<R>, a: &Around) -> Result<Next<R>, Short<R>> {
         match self.protections().admit_after_refill(short.cost) {
             Some(ticket) => {
-                self.held.ticket = ticket;
+                self.current.ticket = ticket;
                 Ok(self.schedule(short.out, Some(short.class), short.hint, a))
             }
             None => Err(short),
@@ -823,9 +835,9 @@ where
     /// Steps 3 to 5 for the last attempt's outcome, without waiting: `Err` when the retry must
     /// first wait for the bucket's refill.
     fn judge(&mut self, out: R, a: &Around) -> Result<Next<R>, Short<R>> {
-        let n = self.frame.number;
+        let n = self.current.frame.number;
         let last = n >= self.max_attempts(a);
-        let nested_retried = self.frame.take_nested_retried();
+        let nested_retried = self.current.frame.take_nested_retried();
         let Err(err) = out.as_result() else {
             // `finish` booked every `Ok` and passed on only the ones polled again.
             return Ok(self.poll_again(out, last, a));
@@ -843,7 +855,7 @@ where
             return Ok(Next::Return(previous));
         }
         // The attempt ran and failed: its cost stays out.
-        let ticket = std::mem::take(&mut self.held.ticket);
+        let ticket = std::mem::take(&mut self.current.ticket);
         let r = self.retrying();
         r.after_throttle = class == ErrorClass::Throttling;
         r.failed = true;
@@ -857,7 +869,7 @@ where
                 return Ok(Next::Return(out));
             }
             AfterError::Retry if nested_retried => {
-                observe::nested_retry(self.r(), n, self.frame.depth(), class);
+                observe::nested_retry(self.r(), n, self.current.frame.depth(), class);
             }
             AfterError::Retry => {}
         }
@@ -866,7 +878,7 @@ where
         // 4. What the protections allow, and the retry's cost.
         match self.protections().admit_another(class) {
             Admission::Granted(ticket) => {
-                self.held.ticket = ticket;
+                self.current.ticket = ticket;
                 Ok(self.schedule(out, Some(class), hint, a))
             }
             Admission::Short(cost) => Err(Short {
@@ -907,7 +919,7 @@ where
         hint: Option<Duration>,
         a: &Around,
     ) -> Next<R> {
-        let n = self.frame.number;
+        let n = self.current.frame.number;
         let max_backoff = self.r().settings.max_backoff;
         let delay = match decide::delay(hint, max_backoff, || self.backoff(a)) {
             Ok(delay) => delay,
@@ -933,14 +945,14 @@ where
         // 6. Hook and event; the caller sleeps.
         let class = class.unwrap_or(ErrorClass::Transient);
         self.hooks.on_retry(&RetryEvent {
-            frame: &self.frame,
+            frame: &self.current.frame,
             attempt: n,
             delay,
             error: out.as_result().err(),
             class,
             hedge: false,
         });
-        observe::retrying(&self.frame, || self.protections(), a, class, delay);
+        observe::retrying(&self.current.frame, || self.protections(), a, class, delay);
         self.retrying().last = Some(out);
         Next::Sleep(delay)
     }
@@ -949,7 +961,7 @@ where
     /// Without jitter there is nothing to draw.
     #[inline]
     fn backoff(&mut self, a: &Around) -> Duration {
-        let n = self.frame.number;
+        let n = self.current.frame.number;
         let settings = &self.r().settings;
         match settings.jitter {
             Jitter::None => settings.backoff_for(n),
@@ -968,7 +980,7 @@ where
     /// Step 4 for a bucket that waits for its refill: how long until it covers the retry's
     /// cost, no later than the deadline (the retry waits in `Retrying::pending`).
     fn refill_wait(&mut self, short: Short<R>, a: &Around) -> Settled<R> {
-        let n = self.frame.number;
+        let n = self.current.frame.number;
         match self.bucket().time_until(short.cost, Instant::now()) {
             Some(wait) if !self.reaches_deadline(wait) => {
                 self.retrying().pending = Some(short);
@@ -1057,13 +1069,13 @@ mod tests {
             Keys::new().attempt_timeout(S(3)).deadline(S(5)),
         )));
         let mut call = timed_call(site);
-        call.frame.number = 1;
+        call.current.frame.number = 1;
         call.arm(1);
         // The conversion here keeps only the class; the cutoff remembers the kind for `settle`.
         assert_eq!(call.timed_out(), Err(ErrorClass::Timeout));
         assert_eq!(call.timing.armed, Armed::Fired(TimeoutKind::Attempt));
         advance(S(3)).await;
-        call.frame.number = 2;
+        call.current.frame.number = 2;
         call.arm(2);
         let _ = call.timed_out();
         assert_eq!(call.timing.armed, Armed::Fired(TimeoutKind::Deadline));
@@ -1074,7 +1086,7 @@ mod tests {
         static B: TokenBucket = TokenBucket::standard();
         let site: &Site = Box::leak(Box::new(Site::new("f", Keys::new()).bucket(&B)));
         let mut call = call(site);
-        call.frame.number = 1;
+        call.current.frame.number = 1;
         assert!(matches!(
             call.settle(Some(Err(ErrorClass::Permanent))),
             Settled::Return(Err(ErrorClass::Permanent))
@@ -1087,7 +1099,7 @@ mod tests {
         static B: TokenBucket = TokenBucket::standard();
         let site: &Site = Box::leak(Box::new(Site::new("f", Keys::new()).bucket(&B)));
         let mut call = call(site);
-        call.frame.number = 1;
+        call.current.frame.number = 1;
         assert!(matches!(
             call.settle(Some(Err(ErrorClass::Timeout))),
             Settled::Sleep(_)
@@ -1102,9 +1114,9 @@ mod tests {
         static B: TokenBucket = TokenBucket::standard();
         let site: &Site = Box::leak(Box::new(Site::new("f", Keys::new()).bucket(&B)));
         let mut call = call(site);
-        call.frame.number = 1;
+        call.current.frame.number = 1;
         let _ = call.settle(Some(Err(ErrorClass::Transient)));
-        call.frame.number = 2;
+        call.current.frame.number = 2;
         let _ = call.settle(Some(Err(ErrorClass::Transient)));
         assert_eq!(B.available(), 490, "two retries of 5 were taken");
         drop(call);
@@ -1122,7 +1134,7 @@ mod tests {
             Site::new("f", Keys::new().max_attempts(5)).bucket(&B),
         ));
         let mut call = call(site).once();
-        call.frame.number = 1;
+        call.current.frame.number = 1;
         assert!(matches!(
             call.settle(Some(Err(ErrorClass::Transient))),
             Settled::Return(Err(ErrorClass::Transient))

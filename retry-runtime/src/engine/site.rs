@@ -32,8 +32,6 @@ pub struct Site {
     pub(crate) breaker: Option<BreakerRef>,
     /// `hedge_after = "pNN"`: the function's latency estimate.
     latency: Option<&'static Latency>,
-    own_bucket: TokenBucket,
-    own_limiter: RateLimiter,
     shared: OnceLock<&'static Partition>,
     resolved: OnceLock<Resolved>,
 }
@@ -53,8 +51,6 @@ impl Site {
             budget_share: None,
             breaker: None,
             latency: None,
-            own_bucket: TokenBucket::standard(),
-            own_limiter: RateLimiter::adaptive(),
             shared: OnceLock::new(),
             resolved: OnceLock::new(),
         }
@@ -139,24 +135,19 @@ impl Site {
             .map(|name| *self.shared.get_or_init(|| Partition::named(name)))
     }
 
-    /// The retry token bucket this function draws from.
+    /// The retry token bucket this function draws from. A bucket of the function's own is
+    /// made with its resolution: this resolves the function if no call has yet (as one whose
+    /// attempts run under a timer).
     #[must_use]
-    #[inline]
     pub fn token_bucket(&self) -> &TokenBucket {
-        match self.bucket.or_else(|| self.shared().map(|p| &p.bucket)) {
-            Some(b) => b,
-            None => &self.own_bucket,
-        }
+        self.resolved(true).bucket()
     }
 
-    /// The rate limiter this function paces its sends with in adaptive mode.
+    /// The rate limiter this function paces its sends with in adaptive mode (resolving the
+    /// function, as [`token_bucket`](Self::token_bucket) does).
     #[must_use]
-    #[inline]
     pub fn limiter(&self) -> &RateLimiter {
-        match self.limiter.or_else(|| self.shared().map(|p| &p.limiter)) {
-            Some(l) => l,
-            None => &self.own_limiter,
-        }
+        self.resolved(true).limiter()
     }
 
     /// What the function's calls read on every call, resolved on the first: its settings
@@ -216,6 +207,8 @@ impl Site {
                 breaker,
                 latency: self.latency,
                 own_latency,
+                own_bucket: TokenBucket::standard(),
+                own_limiter: RateLimiter::adaptive(),
                 gated: adaptive || breaker.is_some(),
                 extras: adaptive || budget.is_some() || breaker.is_some(),
                 nested_warned: AtomicBool::new(false),
@@ -244,8 +237,8 @@ pub enum BreakerRef {
 }
 
 /// A function's site as its calls use it, resolved once per process (see [`Site::resolved`]):
-/// its settings in effect and the shared state they name. The one value the engine reads;
-/// a bucket or limiter of the function's own stays in its site (`None` here).
+/// its settings in effect and the shared state they name, a bucket and limiter of the
+/// function's own included. The one value the engine reads.
 #[derive(Debug)]
 pub(crate) struct Resolved {
     pub(crate) function: &'static str,
@@ -266,6 +259,10 @@ pub(crate) struct Resolved {
     latency: Option<&'static Latency>,
     /// ...or one of its own, when the percentile came from outside.
     own_latency: Option<Box<Latency>>,
+    /// The function's own bucket and limiter, used when it names neither a `static` one nor a
+    /// partition (made with the resolution, so a `Policy` value has its own).
+    own_bucket: TokenBucket,
+    own_limiter: RateLimiter,
     /// Adaptive mode or a breaker: an attempt waits at the loop's gate for a send token or
     /// the breaker's leave (one test on the success path for both).
     pub(crate) gated: bool,
@@ -286,21 +283,21 @@ impl Resolved {
         }
     }
 
-    /// The bucket of `site`, whose resolution this is.
+    /// The bucket the function draws from.
     #[inline]
-    pub(crate) fn bucket<'a>(&self, site: &'a Site) -> &'a TokenBucket {
+    pub(crate) fn bucket(&self) -> &TokenBucket {
         match self.bucket {
             Some(b) => b,
-            None => &site.own_bucket,
+            None => &self.own_bucket,
         }
     }
 
-    /// The rate limiter of `site`, whose resolution this is.
+    /// The rate limiter the function paces its sends with in adaptive mode.
     #[inline]
-    pub(crate) fn limiter<'a>(&self, site: &'a Site) -> &'a RateLimiter {
+    pub(crate) fn limiter(&self) -> &RateLimiter {
         match self.limiter {
             Some(l) => l,
-            None => &site.own_limiter,
+            None => &self.own_limiter,
         }
     }
 }

@@ -27,6 +27,20 @@ use tokio::time::Instant;
 pub(crate) struct Ticket {
     pub(crate) cost: u32,
     pub(crate) pass: Pass,
+    /// At its last look, the rate limiter's send tokens for this attempt went to another
+    /// caller (it looks again with priority). Beside the rest, so that a call's first ticket
+    /// is set up with one store.
+    pub(crate) lost: bool,
+}
+
+impl Ticket {
+    /// An attempt that holds nothing (a first attempt before its gate). A constant, so that a
+    /// call sets its ticket up with one store.
+    pub(crate) const NONE: Ticket = Ticket {
+        cost: 0,
+        pass: Pass::None,
+        lost: false,
+    };
 }
 
 /// Why the protections refused another attempt.
@@ -110,15 +124,16 @@ impl Protections<'_> {
     /// and for a hedge: the guards (an open breaker, a budget without room), then the bucket's
     /// cost, which is taken only when everything else allows it. `now` is read only when a
     /// guard needs it.
+    #[inline(always)]
     pub(crate) fn admit_another(&self, class: ErrorClass) -> Admission {
-        let now = self.needs_clock().then(Instant::now);
-        if let Some(now) = now {
-            guards!(self.breaker, self.budget, None::<&RateLimiter>, |g| {
-                if let Err(refusal) = g.allows_another(now) {
-                    return Admission::Refused(refusal);
-                }
-            });
-        }
+        let now = if self.needs_clock() {
+            match self.guards_allow() {
+                Ok(now) => Some(now),
+                Err(refusal) => return Admission::Refused(refusal),
+            }
+        } else {
+            None
+        };
         let cost = self.bucket.cost(class);
         if !self.bucket.try_take_now(cost) {
             return if self.bucket.waits_when_empty() {
@@ -130,8 +145,19 @@ impl Protections<'_> {
         self.admitted(now);
         Admission::Granted(Ticket {
             cost,
-            pass: Pass::None,
+            ..Ticket::default()
         })
+    }
+
+    /// Whether the guards (an open breaker, a budget without room) allow another attempt
+    /// now; out of line, so that a call with neither only tests for them.
+    #[cold]
+    #[inline(never)]
+    fn guards_allow(&self) -> Result<Instant, Refusal> {
+        let now = Instant::now();
+        guards!(self.breaker, self.budget, None::<&RateLimiter>, |g| g
+            .allows_another(now)?);
+        Ok(now)
     }
 
     /// Step 4 again after a bucket's refill: the cost, if the bucket covers it now.
@@ -142,7 +168,7 @@ impl Protections<'_> {
         self.admitted(self.needs_clock().then(Instant::now));
         Some(Ticket {
             cost,
-            pass: Pass::None,
+            ..Ticket::default()
         })
     }
 
