@@ -243,14 +243,16 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
             quote_spanned!(name.span()=> let #binding #name = ::core::clone::Clone::clone(&#name);)
         });
         let run = quote_spanned!(ret_span=> #call.run_hedged(#attempt_fn).await);
+        // The closure first: nothing then runs between the call's start and its move into
+        // the hedged loop's future, which is built in place.
         return quote! {
-            #[allow(clippy::type_complexity)]
-            let #call: #call_type = #new_call;
             let #attempt_fn = #at_ret::consumed_arguments_go_in_clone(|| async {
                 #pin_output
                 #(#clones)*
                 #body
             });
+            #[allow(clippy::type_complexity)]
+            let #call: #call_type = #new_call;
             #run
         };
     }

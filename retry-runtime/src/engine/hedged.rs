@@ -30,7 +30,7 @@ use crate::hedge::Latency;
 use crate::observe;
 use crate::observe::event::RetryEvent;
 use crate::protect::breaker::Pass;
-use crate::protect::bucket::TokenBucket;
+use crate::engine::site::Resolved;
 use crate::protect::{Admission, Ticket};
 use crate::spec::{HedgeSpec, Hedging, Settings};
 use core::future::{Future, poll_fn};
@@ -81,7 +81,8 @@ struct Flights<'s, 'a, A> {
     second: Pin<&'s mut Option<Flight<'a, A>>>,
     more: Vec<Pin<Box<Option<Flight<'a, A>>>>>,
     count: u32,
-    bucket: &'a TokenBucket,
+    /// The function's resolution, whose bucket gets the costs back.
+    r: &'a Resolved,
 }
 
 impl<A> Drop for Flights<'_, '_, A> {
@@ -100,7 +101,7 @@ impl<A> Drop for Flights<'_, '_, A> {
         .filter_map(|f| f.as_ref().map(|f| f.meta.ticket.cost))
         .sum();
         if held > 0 {
-            self.bucket.deposit(held);
+            self.r.bucket().deposit(held);
         }
     }
 }
@@ -290,7 +291,7 @@ where
             second: pin!(None),
             more: Vec::new(),
             count: 0,
-            bucket: self.bucket(),
+            r: self.r(),
         };
         let mut timer: Pin<&mut Option<Sleep>> = pin!(None);
         let mut state = State {
