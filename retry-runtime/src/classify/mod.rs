@@ -138,6 +138,10 @@ pub trait Classify {
     }
 }
 
+/// The derive: `#[derive(retry_runtime::Classify)]`, or `#[derive(Classify)]` with the trait
+/// imported (`use retry_runtime::Classify` brings both).
+pub use retry_macros::Classify;
+
 impl<E: Classify + ?Sized> Classify for &E {
     fn classify(&self) -> ErrorClass {
         (**self).classify()
