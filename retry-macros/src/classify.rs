@@ -60,16 +60,14 @@ enum Place {
 /// What the `#[classify(...)]` attributes of one place hold.
 #[derive(Default)]
 struct Written {
-    /// Whether any `#[classify]` attribute was there, even a wrong one (so that a variant whose
-    /// attribute is wrong is not also reported as bare).
-    present: bool,
     rule: Option<Rule>,
     default: Option<Rule>,
     krate: Option<syn::Path>,
     /// `crate = ...` was written but its value could not be read.
     krate_failed: bool,
-    /// Something written there was wrong (so that bare variants are not also reported when the
-    /// enum's `default` could not be read).
+    /// Something written there was wrong: a variant or struct whose attribute is wrong, or the
+    /// variants of an enum whose attribute (its `default`?) is wrong, are not also reported as
+    /// bare.
     failed: bool,
 }
 
@@ -97,7 +95,7 @@ pub(crate) fn derive(item: TokenStream) -> TokenStream {
                         }
                     }
                     // What was meant is reported already.
-                    None if written.present || on_fields || container.failed => {}
+                    None if written.failed || on_fields || container.failed => {}
                     None => errors.at(
                         variant.ident.span(),
                         format!(
@@ -121,7 +119,7 @@ pub(crate) fn derive(item: TokenStream) -> TokenStream {
                     one_field(&data.fields, &mark, &format!("`{name}`"), &mut errors)
                         .map(|(member, ty)| Body::Delegate(member, ty))
                 }
-                None if container.present || on_fields => None,
+                None if container.failed || on_fields => None,
                 None => {
                     errors.at(
                         name.span(),
@@ -257,7 +255,6 @@ fn read(attrs: &[Attribute], place: Place, what: &str, errors: &mut Errors) -> W
     let before = errors.count();
     let mut written = Written::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("classify")) {
-        written.present = true;
         let list = match &attr.meta {
             syn::Meta::List(list) => list,
             syn::Meta::Path(_) | syn::Meta::NameValue(_) => {
@@ -729,6 +726,14 @@ mod tests {
         );
         let out = expand("#[classify(crate = \"my::retry\", permanent)] struct S;");
         assert!(out.contains("impl my :: retry :: Classify for S"), "{out}");
+    }
+
+    #[test]
+    fn a_struct_with_only_the_crate_key_has_no_class() {
+        let out = expand("#[classify(crate = ::resilience)] struct S;");
+        assert!(out.contains("needs the class of `S`"), "{out}");
+        let out = expand("#[classify(crate = ::resilience)] enum E { A }");
+        assert!(out.contains("variant `A` has no class"), "{out}");
     }
 
     #[test]
