@@ -1,9 +1,9 @@
-//! The code `#[retry]` generates is lint-clean in a user's crate that denies warnings and
+//! The code `#[retry]` and `#[derive(Classify)]` generate is lint-clean in a user's crate that denies warnings and
 //! clippy's `all`, `pedantic` and `nursery` groups, plus the allow-by-default rustc lints
 //! strict crates turn on. `cargo test` checks the rustc lints; the clippy lints are checked by
 //! `cargo clippy --workspace --all-targets -- -D warnings`, which covers this file.
 //!
-//! Every shape the macro rewrites differently appears here at least once.
+//! Every shape the macros generate differently appears here at least once.
 #![deny(
     warnings,
     clippy::all,
@@ -265,4 +265,74 @@ async fn tokio_test_under_retry() -> Result<(), Error> {
 #[retry(max_attempts = 2, initial_backoff = "1ms")]
 async fn tokio_test_over_retry() -> Result<(), Error> {
     check()
+}
+
+/// `#[derive(Classify)]`: each kind of rule, fields of each shape, lifetime and type parameters.
+#[derive(Debug, Classify)]
+#[classify(default = permanent)]
+enum Derived<'a, E> {
+    #[classify(transient)]
+    Busy,
+    #[classify(throttling)]
+    Slow(u32),
+    #[classify(timeout)]
+    Late {
+        after: Duration,
+    },
+    #[classify(delegate)]
+    Inner(E),
+    #[classify(delegate)]
+    Borrowed {
+        error: &'a Error,
+    },
+    #[classify(delegate)]
+    Io(std::io::Error),
+    Other,
+}
+
+#[derive(Debug, Classify)]
+#[classify(delegate)]
+struct Wrapped(Error);
+
+#[derive(Debug, Classify)]
+#[classify(not_sent)]
+struct Refused;
+
+#[test]
+fn derived_classify_is_lint_clean() {
+    let late: Derived<'_, ErrorClass> = Derived::Late {
+        after: Duration::from_millis(1),
+    };
+    if let Derived::Late { after } = &late {
+        assert_eq!(after.as_millis(), 1);
+    }
+    assert_eq!(late.classify(), ErrorClass::Timeout);
+    let slow = Derived::<'_, ErrorClass>::Slow(2);
+    if let Derived::Slow(n) = &slow {
+        assert_eq!(*n, 2);
+    }
+    assert_eq!(slow.classify(), ErrorClass::Throttling);
+    assert_eq!(
+        Derived::<'_, ErrorClass>::Busy.classify(),
+        ErrorClass::Transient
+    );
+    assert_eq!(
+        Derived::<'_, ErrorClass>::Inner(ErrorClass::NotSent).classify(),
+        ErrorClass::NotSent
+    );
+    let error = Error::TimedOut;
+    let borrowed: Derived<'_, ErrorClass> = Derived::Borrowed { error: &error };
+    assert_eq!(borrowed.classify(), ErrorClass::Timeout);
+    assert_eq!(borrowed.retry_after(), None);
+    let io = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+    assert_eq!(
+        Derived::<'_, ErrorClass>::Io(io).classify(),
+        ErrorClass::NotSent
+    );
+    assert_eq!(
+        Derived::<'_, ErrorClass>::Other.classify(),
+        ErrorClass::Permanent
+    );
+    assert_eq!(Wrapped(Error::Busy).classify(), ErrorClass::Transient);
+    assert_eq!(Refused.classify(), ErrorClass::NotSent);
 }

@@ -1,14 +1,15 @@
-//! The errors of one attribute, collected so that a user sees all of them at once, each with
-//! the span of the offending tokens.
+//! The errors of one attribute (or one derive), collected so that a user sees all of them at
+//! once, each with the span of the offending tokens.
 
 use proc_macro2::Span;
 
-/// Errors collected across the whole attribute.
+/// Errors collected across the whole attribute, and how many.
 #[derive(Default)]
-pub(crate) struct Errors(Option<syn::Error>);
+pub(crate) struct Errors(Option<syn::Error>, usize);
 
 impl Errors {
     pub(crate) fn push(&mut self, err: syn::Error) {
+        self.1 += 1;
         match &mut self.0 {
             Some(all) => all.combine(err),
             None => self.0 = Some(err),
@@ -22,6 +23,11 @@ impl Errors {
     /// An error on all of `tokens` (from the first token to the last, also on stable Rust).
     pub(crate) fn on(&mut self, tokens: impl quote::ToTokens, msg: impl std::fmt::Display) {
         self.push(syn::Error::new_spanned(tokens, msg));
+    }
+
+    /// How many errors were pushed so far.
+    pub(crate) fn count(&self) -> usize {
+        self.1
     }
 
     pub(crate) fn into_result(self) -> Result<(), syn::Error> {

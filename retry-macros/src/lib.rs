@@ -1,5 +1,6 @@
-//! The `#[retry]` attribute. Use it through `retry_runtime`, which re-exports it and provides
-//! the engine its expansion calls.
+//! The `#[retry]` attribute and `#[derive(Classify)]`. Use them through `retry_runtime`, which
+//! re-exports them and provides the engine the attribute's expansion calls and the trait the
+//! derive implements.
 //!
 //! The keys, the parsers of their values and the rules between them are `retry_keys`'s, which the
 //! runtime holds the environment and the config file to as well. The macro parses the arguments
@@ -9,11 +10,15 @@
 //! body (`expand`): the signature, attributes and visibility stay as written. Every error is
 //! collected (`errors`); on any error it emits the original function together with the errors,
 //! so the rest of the crate keeps compiling and IDEs keep working.
+//!
+//! The derive (`classify`) reads the `#[classify(...)]` attributes of an enum's variants or of a
+//! struct and writes the `Classify` impl they describe, with every error collected the same way.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod args;
 mod attribute;
+mod classify;
 mod errors;
 mod expand;
 mod shape;
@@ -104,4 +109,48 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
     attribute::expand(attr.into(), item.into()).into()
+}
+
+/// Implements `retry_runtime::Classify` for an enum whose variants each carry their class, or
+/// for a struct of one class.
+///
+/// ```
+/// use retry_runtime::{Classify, ErrorClass};
+///
+/// #[derive(Debug, Classify)]
+/// #[classify(default = permanent)]
+/// enum FetchError {
+///     #[classify(transient)]
+///     Unavailable,
+///     #[classify(throttling)]
+///     Busy { queue: usize },
+///     #[classify(delegate)]
+///     Io(std::io::Error),
+///     NotFound(String),
+/// }
+///
+/// assert_eq!(FetchError::Busy { queue: 9 }.classify(), ErrorClass::Throttling);
+/// let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+/// assert_eq!(FetchError::Io(refused).classify(), ErrorClass::NotSent);
+/// assert_eq!(FetchError::NotFound("a".into()).classify(), ErrorClass::Permanent);
+/// ```
+///
+/// | attribute | on | means |
+/// |---|---|---|
+/// | `#[classify(transient)]`, `throttling`, `timeout`, `not_sent`, `permanent` | a variant, or a struct | that `ErrorClass`, and no server hint |
+/// | `#[classify(delegate)]` | a variant or a struct with exactly one field (named or not) | the field's own `classify()` and `retry_after()`: a wrapped error keeps its class and its server hint |
+/// | `#[classify(default = permanent)]` (any class) | the enum | the class of the variants that carry none |
+/// | `#[classify(crate = path)]` | the enum or the struct | the path of the runtime crate if renamed (default `::retry_runtime`) |
+///
+/// A variant without a class is a compile error unless the enum has a default; so are an
+/// unknown class (with the closest one suggested), `delegate` on a variant without exactly one
+/// field or as the default, two classes for one variant, and a union. Every mistake is reported
+/// at once, each on its token.
+///
+/// Variants may have fields of any shape. The impl has the type's generics, and a
+/// `Field: Classify` bound for each delegated field whose type names a type parameter. It works
+/// beside `#[derive(thiserror::Error)]`: `#[from]` and `#[source]` fields can be delegated to.
+#[proc_macro_derive(Classify, attributes(classify))]
+pub fn derive_classify(item: TokenStream) -> TokenStream {
+    classify::derive(item.into()).into()
 }

@@ -187,7 +187,8 @@
 //! - `tower`: `tower::RetryLayer`, which retries a tower service's requests under a [`Policy`].
 //!
 //! Without a feature: `Classify` for `std::io::Error` and for `dyn Error` (by its chain of
-//! sources), the AWS error codes ([`aws`]) and the hint parsers ([`hint`]).
+//! sources), [`derive@Classify`] for error types of your own, the AWS error codes ([`aws`]) and
+//! the hint parsers ([`hint`]).
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -12,6 +12,7 @@ mod util;
 
 mod blocking;
 mod context;
+mod derive;
 mod hedging;
 mod idempotency;
 mod observe;

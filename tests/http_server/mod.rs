@@ -3,8 +3,8 @@
 //! Every request to `/items/N` (GET) or `/orders/N` (POST) takes the next fault of the script,
 //! else one drawn from the seeded random plan, else none. The server counts, per path, how
 //! many times it *executed* the request (acted on it): a `429` is refused before executing;
-//! a `503`, a reset connection and a hang happen after executing, the worst case for a client
-//! that must not repeat a non-idempotent request.
+//! a `503` (with or without `Retry-After`), a reset connection and a hang happen after
+//! executing, the worst case for a client that must not repeat a non-idempotent request.
 
 #![allow(dead_code)] // each test binary uses part of it
 
@@ -37,6 +37,8 @@ pub enum Fault {
     Throttle(Hint),
     /// Execute, then answer 503 Service Unavailable.
     Unavailable,
+    /// Execute, then answer 503 Service Unavailable with `Retry-After: N` (delta-seconds).
+    UnavailableFor(u64),
     /// Execute, then reset the connection (RST) without answering.
     Reset,
     /// Execute, then never answer.
@@ -170,6 +172,16 @@ async fn handle(
                 Response::builder()
                     .status(StatusCode::SERVICE_UNAVAILABLE)
                     .body(Full::new(Bytes::from_static(b"try again")))
+                    .unwrap(),
+            )
+        }
+        Fault::UnavailableFor(seconds) => {
+            state.execute(path.clone());
+            Some(
+                Response::builder()
+                    .status(StatusCode::SERVICE_UNAVAILABLE)
+                    .header("retry-after", seconds.to_string())
+                    .body(Full::new(Bytes::from_static(b"try again later")))
                     .unwrap(),
             )
         }

@@ -16,6 +16,7 @@ mod http_server;
 mod util;
 
 mod classify;
+mod derive;
 mod grpc;
 mod hedging;
 mod http;

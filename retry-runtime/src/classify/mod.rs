@@ -92,7 +92,38 @@ impl From<bool> for ErrorClass {
 
 /// Tells the retry loop what an error means.
 ///
-/// Implement it for your error type, or name a predicate with `retry_on = path` instead.
+/// Derive it for your error type, implement it by hand, or name a predicate with
+/// `retry_on = path` instead.
+///
+/// `#[derive(Classify)]` gives each variant its class, or classifies a variant by the one error it
+/// wraps (`delegate`: its class and its server hint); `default` covers the variants left bare:
+///
+/// ```
+/// use retry_runtime::{Classify, ErrorClass, TimedOut};
+///
+/// #[derive(Debug, Classify)]
+/// #[classify(default = permanent)]
+/// enum StoreError {
+///     #[classify(throttling)]
+///     Busy { queue: usize },
+///     #[classify(transient)]
+///     Unavailable,
+///     #[classify(delegate)]
+///     Io(std::io::Error),
+///     #[classify(delegate)]
+///     TimedOut(TimedOut),
+///     NotFound(String),
+/// }
+///
+/// assert_eq!(StoreError::Busy { queue: 3 }.classify(), ErrorClass::Throttling);
+/// let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+/// assert_eq!(StoreError::Io(reset).classify(), ErrorClass::Transient);
+/// assert_eq!(StoreError::NotFound("k".into()).classify(), ErrorClass::Permanent);
+/// ```
+///
+/// The attributes, their rules and their errors are [`derive@Classify`]'s. A server hint of your
+/// own (`retry_after`), or a class that depends on a variant's values, needs the impl written by
+/// hand:
 ///
 /// ```
 /// use retry_runtime::{Classify, ErrorClass};
@@ -137,6 +168,10 @@ pub trait Classify {
         None
     }
 }
+
+/// The derive: `#[derive(retry_runtime::Classify)]`, or `#[derive(Classify)]` with the trait
+/// imported (`use retry_runtime::Classify` brings both).
+pub use retry_macros::Classify;
 
 impl<E: Classify + ?Sized> Classify for &E {
     fn classify(&self) -> ErrorClass {

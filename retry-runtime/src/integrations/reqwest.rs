@@ -27,6 +27,51 @@
 //! A `reqwest::Response` and [`Error::Status`] are classified by status (see
 //! [`Classify for http::StatusCode`](crate::Classify)), with `x-amz-retry-after` or
 //! `Retry-After` as the hint.
+//!
+//! # In an error type of your own
+//!
+//! A function that fails in other ways too wraps [`Error`] in a variant of its own error enum,
+//! and `#[derive(Classify)]` with `#[classify(delegate)]` classifies that variant as [`Error`]
+//! does, the server's hint included. `?` on [`error_for_status`] goes through `#[from]`; `?` on
+//! a plain `reqwest::Error` (from `send` or `text`) and the loop's [`TimedOut`] need one `From`
+//! each, written once, through [`Error`]:
+//!
+//! ```no_run
+//! use retry_runtime::reqwest::error_for_status;
+//! use retry_runtime::{Classify, TimedOut, retry};
+//!
+//! #[derive(Debug, thiserror::Error, Classify)]
+//! enum ApiError {
+//!     #[error(transparent)]
+//!     #[classify(delegate)] // the response's status and `Retry-After`
+//!     Http(#[from] retry_runtime::reqwest::Error),
+//!     #[error("the answer is not a count")]
+//!     #[classify(permanent)]
+//!     Parse(#[from] std::num::ParseIntError),
+//! }
+//!
+//! impl From<reqwest::Error> for ApiError {
+//!     fn from(e: reqwest::Error) -> Self {
+//!         ApiError::Http(e.into())
+//!     }
+//! }
+//!
+//! impl From<TimedOut> for ApiError {
+//!     fn from(t: TimedOut) -> Self {
+//!         ApiError::Http(t.into())
+//!     }
+//! }
+//!
+//! #[retry(max_attempts = 4, attempt_timeout = "2s")]
+//! async fn count(client: &reqwest::Client, url: &str) -> Result<u64, ApiError> {
+//!     let response = error_for_status(client.get(url).send().await?)?;
+//!     Ok(response.text().await?.trim().parse()?)
+//! }
+//! ```
+//!
+//! Check the response with [`error_for_status`], not with reqwest's own
+//! `Response::error_for_status()`: the `reqwest::Error` that one returns keeps only the status,
+//! so the server's `Retry-After` is lost and the loop falls back to its computed backoff.
 
 use super::chain::known_cause;
 use super::http::status_class;

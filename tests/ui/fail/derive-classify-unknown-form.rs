@@ -1,0 +1,9 @@
+use retry_runtime::Classify;
+
+#[derive(Classify)]
+enum Error {
+    #[classify = "transient"]
+    Unavailable,
+}
+
+fn main() {}
