@@ -26,11 +26,11 @@ use super::{Call, OnFailure, OnRefusal, RetryResult, SendToken, Settled, Timer, 
 use crate::classify::{ErrorClass, TimeoutKind};
 use crate::engine::frame::Frame;
 use crate::engine::scope::{self, Around};
+use crate::engine::site::Resolved;
 use crate::hedge::Latency;
 use crate::observe;
 use crate::observe::event::RetryEvent;
 use crate::protect::breaker::Pass;
-use crate::engine::site::Resolved;
 use crate::protect::{Admission, Ticket};
 use crate::spec::{HedgeSpec, Hedging, Settings};
 use core::future::{Future, poll_fn};
