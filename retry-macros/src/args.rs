@@ -8,11 +8,11 @@
 //! and against the function, in place, and `expand` reads them: there is no other copy of the
 //! settings.
 
-use crate::errors::Errors;
+use crate::errors::{Errors, skip_to_comma};
 use crate::values::{
     Arg, Breaker, Bucket, Budget, Clones, Emit, FnPath, Name, Profile, Static, Value,
 };
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Span, TokenStream};
 use retry_keys::{AttributeKey, HedgeSpec, Jitter, Mode};
 use std::time::Duration;
 use syn::ext::IdentExt;
@@ -162,15 +162,6 @@ fn parse_list(input: ParseStream<'_>, args: &mut Args, errors: &mut Errors) {
             ));
             skip_to_comma(input);
             let _ = input.parse::<Token![,]>();
-        }
-    }
-}
-
-/// Skips the rest of a malformed argument, up to the next top-level comma.
-fn skip_to_comma(input: ParseStream<'_>) {
-    while !input.is_empty() && !input.peek(Token![,]) {
-        if input.parse::<TokenTree>().is_err() {
-            break;
         }
     }
 }

@@ -7,7 +7,7 @@
 //! and an impl that classifies everything `Permanent`, so that the rest of the crate, which may
 //! use the type as a `Classify`, still type-checks and only the real mistakes are reported.
 
-use crate::errors::Errors;
+use crate::errors::{Errors, skip_to_comma};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
@@ -324,15 +324,6 @@ fn read_list(
             );
             skip_to_comma(input);
             let _ = input.parse::<Token![,]>();
-        }
-    }
-}
-
-/// Skips the rest of a malformed item, up to the next top-level comma.
-fn skip_to_comma(input: ParseStream<'_>) {
-    while !input.is_empty() && !input.peek(Token![,]) {
-        if input.parse::<TokenTree>().is_err() {
-            break;
         }
     }
 }

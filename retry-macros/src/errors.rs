@@ -34,3 +34,14 @@ impl Errors {
         self.0.map_or(Ok(()), Err)
     }
 }
+
+/// Skips the rest of a malformed item of an attribute's list (`#[retry(...)]`,
+/// `#[classify(...)]`), up to the next top-level comma, so that the items after it are still
+/// read and their errors reported with its own.
+pub(crate) fn skip_to_comma(input: syn::parse::ParseStream<'_>) {
+    while !input.is_empty() && !input.peek(syn::Token![,]) {
+        if input.parse::<proc_macro2::TokenTree>().is_err() {
+            break;
+        }
+    }
+}
