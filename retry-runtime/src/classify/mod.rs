@@ -305,6 +305,30 @@ impl From<TimedOut> for String {
     }
 }
 
+/// For a closure or function whose error is only its class: a cut attempt is a `Timeout`.
+///
+/// ```
+/// use retry_runtime::{ErrorClass, Policy};
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let policy = Policy::new().max_attempts(2).attempt_timeout(Duration::from_millis(10));
+/// let out: Result<(), ErrorClass> = policy
+///     .retry(|| async {
+///         tokio::time::sleep(Duration::from_secs(1)).await;
+///         Ok(())
+///     })
+///     .await;
+/// assert_eq!(out, Err(ErrorClass::Timeout));
+/// # }
+/// ```
+impl From<TimedOut> for ErrorClass {
+    fn from(_: TimedOut) -> Self {
+        ErrorClass::Timeout
+    }
+}
+
 impl Classify for TimedOut {
     fn classify(&self) -> ErrorClass {
         ErrorClass::Timeout
