@@ -320,65 +320,77 @@ impl Value for Bucket {
     }
 }
 
-/// `budget`: a path to a `static RetryBudget`, or a share of the requests written `"20%"`
-/// (that ratio, a floor of 10 retries per second, a 10 s window).
-pub(crate) enum Budget {
+/// `budget` and `breaker`: a path to a user's `static`, or a share written `"NN%"` ([`Share`]
+/// says which, how it is read and what the runtime calls it).
+pub(crate) enum StaticOr<S> {
     Static(Static),
-    /// The ratio (0.2 for `"20%"`), and where it was written.
-    Share(f64, proc_macro2::Span),
+    /// The share as a ratio (0.2 for `"20%"`), and where it was written.
+    Share(f64, proc_macro2::Span, core::marker::PhantomData<S>),
 }
 
-impl Value for Budget {
-    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
-        if let Some(p) = path(expr) {
-            return Some(Budget::Static(Static(p)));
-        }
-        let Some(text) = str_lit(expr) else {
-            return wrong(expr, key, errors);
-        };
-        if let Some(ratio) = keys::parse_budget_share(&text) {
-            return Some(Budget::Share(ratio, syn::spanned::Spanned::span(expr)));
-        }
-        let name = key.name();
-        errors.on(
-            expr,
-            format!(
-                "`{name}` takes a share of the requests above 0 %, such as `{name} = \"20%\"`, or \
-                 a path to a `static RetryBudget`; found {text:?}"
-            ),
-        );
-        None
+/// What a `"NN%"` value of a key means.
+pub(crate) trait Share {
+    /// The value as a ratio, if it is one this key takes.
+    fn parse(text: &str) -> Option<f64>;
+    /// What the key takes, for the error on a value it does not (`name`: the key's name).
+    fn expected(name: &str) -> String;
+    /// The runtime's enum for the key's value, and its variant for a share.
+    const REF: &'static str;
+    const SHARE: &'static str;
+}
+
+/// `budget`: a share of the requests (that ratio, a floor of 10 retries per second, a 10 s
+/// window), or a `static RetryBudget`.
+pub(crate) enum BudgetShare {}
+
+impl Share for BudgetShare {
+    fn parse(text: &str) -> Option<f64> {
+        keys::parse_budget_share(text)
     }
+    fn expected(name: &str) -> String {
+        format!(
+            "`{name}` takes a share of the requests above 0 %, such as `{name} = \"20%\"`, or a \
+             path to a `static RetryBudget`"
+        )
+    }
+    const REF: &'static str = "BudgetRef";
+    const SHARE: &'static str = "Share";
 }
 
-/// `breaker`: a path to a `static CircuitBreaker`, or a failure ratio written `"50%"` (that
-/// ratio and the breaker's other defaults).
-pub(crate) enum Breaker {
-    Static(Static),
-    /// The ratio (0.5 for `"50%"`), and where it was written.
-    Ratio(f64, proc_macro2::Span),
+/// `breaker`: the failure ratio that opens it (with the breaker's other defaults), or a
+/// `static CircuitBreaker`.
+pub(crate) enum BreakerRatio {}
+
+impl Share for BreakerRatio {
+    fn parse(text: &str) -> Option<f64> {
+        keys::parse_failure_ratio(text)
+    }
+    fn expected(name: &str) -> String {
+        format!(
+            "`{name}` takes the share of failed attempts that opens the breaker, above 0 % and \
+             at most 100 %, such as `{name} = \"50%\"`, or a path to a `static CircuitBreaker`"
+        )
+    }
+    const REF: &'static str = "BreakerRef";
+    const SHARE: &'static str = "Ratio";
 }
 
-impl Value for Breaker {
+pub(crate) type Budget = StaticOr<BudgetShare>;
+pub(crate) type Breaker = StaticOr<BreakerRatio>;
+
+impl<S: Share> Value for StaticOr<S> {
     fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
         if let Some(p) = path(expr) {
-            return Some(Breaker::Static(Static(p)));
+            return Some(StaticOr::Static(Static(p)));
         }
         let Some(text) = str_lit(expr) else {
             return wrong(expr, key, errors);
         };
-        if let Some(ratio) = keys::parse_failure_ratio(&text) {
-            return Some(Breaker::Ratio(ratio, syn::spanned::Spanned::span(expr)));
+        if let Some(ratio) = S::parse(&text) {
+            let span = syn::spanned::Spanned::span(expr);
+            return Some(StaticOr::Share(ratio, span, core::marker::PhantomData));
         }
-        let name = key.name();
-        errors.on(
-            expr,
-            format!(
-                "`{name}` takes the share of failed attempts that opens the breaker, above 0 % \
-                 and at most 100 %, such as `{name} = \"50%\"`, or a path to a `static \
-                 CircuitBreaker`; found {text:?}"
-            ),
-        );
+        errors.on(expr, format!("{}; found {text:?}", S::expected(key.name())));
         None
     }
 }
@@ -681,40 +693,26 @@ impl Emit for Bucket {
     }
 }
 
-impl Emit for Budget {
+impl<S: Share> Emit for StaticOr<S> {
     fn tokens(&self, p: &TokenStream) -> TokenStream {
+        let span = self.span();
+        let kind = Ident::new(S::REF, span);
         match self {
-            Budget::Static(s) => {
+            StaticOr::Static(s) => {
                 let path = s.tokens(p);
-                quote_spanned!(s.span()=> #p::BudgetRef::Static(#path))
+                quote_spanned!(span=> #p::#kind::Static(#path))
             }
-            Budget::Share(ratio, span) => quote_spanned!(*span=> #p::BudgetRef::Share(#ratio)),
+            StaticOr::Share(ratio, _, _) => {
+                let share = Ident::new(S::SHARE, span);
+                quote_spanned!(span=> #p::#kind::#share(#ratio))
+            }
         }
     }
 
     fn span(&self) -> Span {
         match self {
-            Budget::Static(s) => s.span(),
-            Budget::Share(_, span) => *span,
-        }
-    }
-}
-
-impl Emit for Breaker {
-    fn tokens(&self, p: &TokenStream) -> TokenStream {
-        match self {
-            Breaker::Static(s) => {
-                let path = s.tokens(p);
-                quote_spanned!(s.span()=> #p::BreakerRef::Static(#path))
-            }
-            Breaker::Ratio(ratio, span) => quote_spanned!(*span=> #p::BreakerRef::Ratio(#ratio)),
-        }
-    }
-
-    fn span(&self) -> Span {
-        match self {
-            Breaker::Static(s) => s.span(),
-            Breaker::Ratio(_, span) => *span,
+            StaticOr::Static(s) => s.span(),
+            StaticOr::Share(_, span, _) => *span,
         }
     }
 }

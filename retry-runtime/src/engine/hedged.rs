@@ -392,8 +392,7 @@ where
                     // Its cost goes back (or, for an attempt that cost nothing, the bucket's
                     // reward); the others lose, and theirs stay out, and a hedge waiting at the
                     // gate will not start.
-                    self.release();
-                    self.current.ticket = meta.ticket;
+                    self.hold_instead(meta.ticket, &mut state);
                     self.book_success_as(!state.booked);
                     self.recovered();
                     flights.cancel();
@@ -409,9 +408,7 @@ where
                 if flights.count == 0 {
                     // The last attempt in flight failed: the sequential loop's decision, which
                     // books the attempt's end. A hedge waiting at the gate will not start.
-                    self.release();
-                    state.waiting = false;
-                    self.current.ticket = meta.ticket;
+                    self.hold_instead(meta.ticket, &mut state);
                     state.booked = true;
                     self.timing
                         .arm(limit_kind(cutoff, self.current.frame.deadline));
@@ -469,6 +466,15 @@ where
                 }
             }
         }
+    }
+
+    /// The call holds `ticket`, an ended attempt's, for the steps that follow its end: a hedge
+    /// waiting at the gate, whose ticket the call held, will not start, and gives its cost back.
+    fn hold_instead(&mut self, ticket: Ticket, state: &mut State) {
+        if std::mem::take(&mut state.waiting) {
+            self.release();
+        }
+        self.current.ticket = ticket;
     }
 
     /// The call's current attempt (counted), starting `now` and holding `ticket`, under its
