@@ -40,6 +40,40 @@ pub enum Form {
     Crate,
 }
 
+/// Declares a key enum from one list of its variants, with `COUNT` and `ALL` (the variants in
+/// the order written, which is the documentation's table); for the keys that also have a
+/// variant of the same name in [`AttributeKey`], `attribute()` too.
+macro_rules! key_enum {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$doc:meta])* $variant:ident,)* }) => {
+        $(#[$meta])*
+        pub enum $name {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl $name {
+            /// How many keys there are.
+            pub const COUNT: usize = [$($name::$variant),*].len();
+
+            /// Every key, in the order of the documentation's table.
+            pub const ALL: [$name; $name::COUNT] = [$($name::$variant),*];
+        }
+    };
+    ($(#[$meta:meta])* pub enum $name:ident in AttributeKey { $($(#[$doc:meta])* $variant:ident,)* }) => {
+        key_enum! { $(#[$meta])* pub enum $name { $($(#[$doc])* $variant,)* } }
+
+        impl $name {
+            /// The same key in the attribute's table.
+            #[must_use]
+            pub const fn attribute(self) -> AttributeKey {
+                match self {
+                    $($name::$variant => AttributeKey::$variant,)*
+                }
+            }
+        }
+    };
+}
+
+key_enum! {
 /// A key of the `#[retry(...)]` attribute, in the order of the documentation's table (the order
 /// in which error messages list them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -100,6 +134,7 @@ pub enum AttributeKey {
     Clone,
     /// `crate`.
     Crate,
+}
 }
 
 /// One row of the table.
@@ -166,41 +201,6 @@ const ROWS: [Row; AttributeKey::COUNT] = {
 };
 
 impl AttributeKey {
-    /// How many keys the attribute has.
-    pub const COUNT: usize = 28;
-
-    /// Every key, in the order of the documentation's table.
-    pub const ALL: [AttributeKey; AttributeKey::COUNT] = [
-        AttributeKey::Mode,
-        AttributeKey::MaxAttempts,
-        AttributeKey::InitialBackoff,
-        AttributeKey::Multiplier,
-        AttributeKey::MaxBackoff,
-        AttributeKey::Jitter,
-        AttributeKey::AttemptTimeout,
-        AttributeKey::AttemptTimeoutMultiplier,
-        AttributeKey::MaxAttemptTimeout,
-        AttributeKey::Deadline,
-        AttributeKey::RetryOn,
-        AttributeKey::RetryAfter,
-        AttributeKey::RetryIfOk,
-        AttributeKey::Idempotent,
-        AttributeKey::IdempotentIf,
-        AttributeKey::Partition,
-        AttributeKey::Bucket,
-        AttributeKey::RateLimiter,
-        AttributeKey::Budget,
-        AttributeKey::Breaker,
-        AttributeKey::HedgeAfter,
-        AttributeKey::MaxInFlight,
-        AttributeKey::MinHedgeAfter,
-        AttributeKey::MaxHedgeAfter,
-        AttributeKey::OnRetry,
-        AttributeKey::Profile,
-        AttributeKey::Clone,
-        AttributeKey::Crate,
-    ];
-
     const fn row(self) -> &'static Row {
         &ROWS[self as usize]
     }
@@ -258,11 +258,12 @@ impl AttributeKey {
     }
 }
 
+key_enum! {
 /// A key whose value the environment and the config file may set (the attribute may write
 /// them too), in the order of the documentation's table. `key as usize` is below
 /// [`Key::COUNT`], so that an array can hold one entry per key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Key {
+pub enum Key in AttributeKey {
     /// `mode`.
     Mode,
     /// `max_attempts`.
@@ -292,50 +293,9 @@ pub enum Key {
     /// `max_hedge_after`.
     MaxHedgeAfter,
 }
+}
 
 impl Key {
-    /// How many keys there are.
-    pub const COUNT: usize = 14;
-
-    /// Every key, in the order of the documentation's table.
-    pub const ALL: [Key; Key::COUNT] = [
-        Key::Mode,
-        Key::MaxAttempts,
-        Key::InitialBackoff,
-        Key::Multiplier,
-        Key::MaxBackoff,
-        Key::Jitter,
-        Key::AttemptTimeout,
-        Key::AttemptTimeoutMultiplier,
-        Key::MaxAttemptTimeout,
-        Key::Deadline,
-        Key::HedgeAfter,
-        Key::MaxInFlight,
-        Key::MinHedgeAfter,
-        Key::MaxHedgeAfter,
-    ];
-
-    /// The same key in the attribute's table.
-    #[must_use]
-    pub const fn attribute(self) -> AttributeKey {
-        match self {
-            Key::Mode => AttributeKey::Mode,
-            Key::MaxAttempts => AttributeKey::MaxAttempts,
-            Key::InitialBackoff => AttributeKey::InitialBackoff,
-            Key::Multiplier => AttributeKey::Multiplier,
-            Key::MaxBackoff => AttributeKey::MaxBackoff,
-            Key::Jitter => AttributeKey::Jitter,
-            Key::AttemptTimeout => AttributeKey::AttemptTimeout,
-            Key::AttemptTimeoutMultiplier => AttributeKey::AttemptTimeoutMultiplier,
-            Key::MaxAttemptTimeout => AttributeKey::MaxAttemptTimeout,
-            Key::Deadline => AttributeKey::Deadline,
-            Key::HedgeAfter => AttributeKey::HedgeAfter,
-            Key::MaxInFlight => AttributeKey::MaxInFlight,
-            Key::MinHedgeAfter => AttributeKey::MinHedgeAfter,
-            Key::MaxHedgeAfter => AttributeKey::MaxHedgeAfter,
-        }
-    }
-
     /// The key as the attribute and the config file write it (`max_attempts`; the environment
     /// upper-cases it: `RETRY_MAX_ATTEMPTS`).
     #[must_use]
