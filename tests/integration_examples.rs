@@ -25,6 +25,27 @@ fn assert_lines(output: &str, expected: &[&str]) {
 }
 
 #[test]
+fn quickstart() {
+    let out = run_example("quickstart");
+    assert_lines(
+        &out,
+        &[
+            "server: listening on http://127.0.0.1:",
+            "server: request 1 -> 503 Service Unavailable",
+            "client: attempt 1: HTTP status 503 Service Unavailable from http://127.0.0.1:",
+            "server: request 2 -> 503 Service Unavailable, Retry-After: 1",
+            "client: attempt 2: HTTP status 503 Service Unavailable from http://127.0.0.1:",
+            "server: request 3 -> 200 OK",
+            "client: \"hello from the flaky server\" after 3 attempts",
+        ],
+    );
+    // The first retry waits the jittered backoff, the second the server's hint.
+    let client: Vec<&str> = out.lines().filter(|l| l.starts_with("client:")).collect();
+    assert!(client[0].contains("(transient), retrying in "), "{out}");
+    assert!(client[1].ends_with("(transient), retrying in 1s"), "{out}");
+}
+
+#[test]
 fn http_client() {
     let out = run_example("http_client");
     assert_lines(

@@ -1,7 +1,7 @@
 //! The error types and transports of the ecosystem: the mapping tables, reqwest, hyper and
 //! tonic clients against loopback servers, the tower layer, what the servers see of the loop,
-//! one module each, in one test binary (see `tests/README.md`). `cargo test --test
-//! integration NAME::` runs one module.
+//! the README's code, one module each, in one test binary (see `tests/README.md`). `cargo test
+//! --test integration NAME::` runs one module.
 //!
 //! `integration_examples.rs` and `integration_metrics.rs` are binaries of their own: they run
 //! cargo.
@@ -20,5 +20,6 @@ mod derive;
 mod grpc;
 mod hedging;
 mod http;
+mod readme;
 mod tower;
 mod wire;

@@ -130,7 +130,11 @@ impl Classify for ::reqwest::Response {
 /// `?` converts a `reqwest::Error`; [`error_for_status`] turns an error response into
 /// [`Error::Status`], keeping its headers (and so the server's hint); the retry loop converts
 /// an expired attempt timeout or deadline with `From<TimedOut>`.
-#[derive(Debug)]
+///
+/// Its `Debug` is one short line: an error response's status and URL (not its headers), and
+/// the message of the error inside the other variants with their causes, as
+/// `Status { status: 503, url: "http://127.0.0.1:8080/greeting" }` or
+/// `TimedOut("attempt 2 timed out after 2s")`.
 #[non_exhaustive]
 pub enum Error {
     /// reqwest could not complete the exchange.
@@ -200,6 +204,37 @@ impl From<TimedOut> for Error {
     }
 }
 
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Request(e) => f.debug_tuple("Request").field(&Messages(e)).finish(),
+            Error::Status(r) => f
+                .debug_struct("Status")
+                .field("status", &r.status)
+                .field("url", &r.url.as_str())
+                .finish(),
+            Error::TimedOut(t) => f.debug_tuple("TimedOut").field(&Messages(t)).finish(),
+            Error::CircuitOpen(o) => f.debug_tuple("CircuitOpen").field(&Messages(o)).finish(),
+        }
+    }
+}
+
+/// An error's message followed by its causes', `: ` between them, as a quoted string.
+struct Messages<'a>(&'a dyn StdError);
+
+impl fmt::Debug for Messages<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut text = self.0.to_string();
+        let mut cause = self.0.source();
+        while let Some(e) = cause {
+            text.push_str(": ");
+            text.push_str(&e.to_string());
+            cause = e.source();
+        }
+        fmt::Debug::fmt(&text, f)
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -251,5 +286,52 @@ impl WithAttempt for ::reqwest::RequestBuilder {
         // `headers` replaces what a name held (`header` would append): called twice, or over
         // headers already set, the request still carries one of each.
         builder.headers(amz_headers(&a).into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::TimeoutKind;
+    use crate::protect::breaker::CircuitOpen;
+
+    #[test]
+    fn debug_is_one_short_line() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "1".parse().unwrap());
+        headers.insert("server", "loopback".parse().unwrap());
+        let status = Error::Status(Box::new(ErrorResponse {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            headers,
+            url: "http://127.0.0.1:8080/greeting?lang=en".parse().unwrap(),
+        }));
+        assert_eq!(
+            format!("{status:?}"),
+            r#"Status { status: 503, url: "http://127.0.0.1:8080/greeting?lang=en" }"#
+        );
+
+        // A request that cannot be built: reqwest's error, then its cause.
+        let client = ::reqwest::Client::builder().no_proxy().build().unwrap();
+        let request = Error::from(client.get("not a url").build().unwrap_err());
+        assert_eq!(
+            format!("{request:?}"),
+            r#"Request("builder error: relative URL without a base")"#
+        );
+
+        let timed_out = Error::from(TimedOut::new(
+            TimeoutKind::Attempt,
+            Duration::from_secs(2),
+            2,
+        ));
+        assert_eq!(
+            format!("{timed_out:?}"),
+            r#"TimedOut("attempt 2 timed out after 2s")"#
+        );
+
+        let open = Error::from(CircuitOpen::new("fetch", Duration::from_secs(5)));
+        assert_eq!(
+            format!("{open:?}"),
+            r#"CircuitOpen("circuit open: fetch was not called (a probe in 5s)")"#
+        );
     }
 }
