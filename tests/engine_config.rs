@@ -580,3 +580,37 @@ fn an_incoherent_value_from_outside_is_ignored_with_a_warning() {
         "500µs (env RETRY_MAX_BACKOFF)"
     );
 }
+
+#[test]
+fn a_misspelt_value_says_what_it_meant() {
+    let o = run(
+        "did-you-mean",
+        &[
+            ("RETRY_MODE", "standrd"),
+            ("RETRY_BILLING_EU_JITTER", "ful"),
+        ],
+        Some("[profile.billing-eu]\nhedge_after = \"p955\"\n"),
+        None,
+    );
+    let path = temp_file("did-you-mean");
+    assert_eq!(
+        o.warnings,
+        [
+            "ignoring RETRY_MODE=\"standrd\": did you mean \"standard\"? mode is \"standard\" \
+             or \"adaptive\""
+                .to_string(),
+            format!(
+                "{}:2: hedge_after = \"p955\": did you mean \"p95\"? hedge_after is a duration \
+                 above zero with a unit, such as \"50ms\", or a percentile of the function's \
+                 latency: \"p50\", \"p90\", \"p95\" or \"p99\"; ignored",
+                path.display()
+            ),
+            "ignoring RETRY_BILLING_EU_JITTER=\"ful\": did you mean \"full\"? jitter is \
+             \"full\", \"equal\", \"none\", \"decorrelated\" or a number in [0, 1]"
+                .to_string(),
+        ]
+    );
+    // Ignored: the defaults apply.
+    assert_eq!(resolved(&o, "plain"), ("standard", 3));
+    assert_eq!(explained(&o, "billing")["jitter"], "full (default)");
+}

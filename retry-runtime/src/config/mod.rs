@@ -487,6 +487,7 @@ mod tests {
         let (layers, warnings) = load(
             &[
                 ("RETRY_MODE", "legacy"),
+                ("RETRY_INITIAL_BACKOFF", "fast"),
                 ("RETRY_MAX_ATTEMPTS", "0"),
                 ("RETRY_X_MAX_ATTEMPTS", "three"),
                 ("RETRY_DEADLINE", "10"),
@@ -502,6 +503,8 @@ mod tests {
                 "ignoring RETRY_MODE=\"legacy\": mode is \"standard\" or \"adaptive\"",
                 "ignoring RETRY_MAX_ATTEMPTS=\"0\": max_attempts is a whole number from 1 to \
                  4294967295",
+                "ignoring RETRY_INITIAL_BACKOFF=\"fast\": initial_backoff is a duration with a \
+                 unit, such as \"100ms\" (units: ns, us, ms, s, m, h)",
                 "ignoring RETRY_JITTER=\"1.5\": jitter is \"full\", \"equal\", \"none\", \
                  \"decorrelated\" or a number in [0, 1]",
                 "ignoring RETRY_DEADLINE=\"10\": deadline is a duration above zero with a unit, \
@@ -661,5 +664,29 @@ mod tests {
         let (r, warnings) = resolve_with(&Keys::new().attempt_timeout(MS(100)), &[general], true);
         assert!(warnings.is_empty());
         assert_eq!(r.settings.deadline, Some(MS(5000)));
+    }
+
+    #[test]
+    fn a_misspelt_value_says_what_it_meant() {
+        let (_, warnings) = load(
+            &[
+                ("RETRY_MODE", "standrd"),
+                ("RETRY_JITTER", "ful"),
+                ("RETRY_P_HEDGE_AFTER", "p955"),
+            ],
+            Some("p"),
+        );
+        assert_eq!(
+            warnings,
+            [
+                "ignoring RETRY_MODE=\"standrd\": did you mean \"standard\"? mode is \
+                 \"standard\" or \"adaptive\"",
+                "ignoring RETRY_JITTER=\"ful\": did you mean \"full\"? jitter is \"full\", \
+                 \"equal\", \"none\", \"decorrelated\" or a number in [0, 1]",
+                "ignoring RETRY_P_HEDGE_AFTER=\"p955\": did you mean \"p95\"? hedge_after is a \
+                 duration above zero with a unit, such as \"50ms\", or a percentile of the \
+                 function's latency: \"p50\", \"p90\", \"p95\" or \"p99\"",
+            ]
+        );
     }
 }
