@@ -3,13 +3,14 @@
 //! They are read once per process, so each case runs this test binary again as a child
 //! process (its ignored `child` test) with the case's environment, and reads what the child
 //! printed: the mode and attempt count every function resolved to, each function's settings
-//! as `config::explain` reports them, and the warnings.
+//! as `config::explain` reports them (with the values from outside the attribute shadows), and
+//! the warnings.
 
 mod capture;
 mod util;
 
 use retry_runtime::testing::{self, Overrides};
-use retry_runtime::{ErrorClass, Partition, retry};
+use retry_runtime::{ErrorClass, Partition, Policy, retry};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
@@ -20,6 +21,16 @@ const CHILD: &str = "RETRY_CONFIG_TEST_CHILD";
 const REWRITE: &str = "RETRY_CONFIG_TEST_REWRITE";
 /// Set: the child installs a tracing subscriber and prints the warnings it received.
 const TRACE: &str = "RETRY_CONFIG_TEST_TRACE";
+/// Set: the child also calls a `Policy` kept in a `static` and one built for each call, each
+/// `POLICY_CALLS` times.
+const POLICY: &str = "RETRY_CONFIG_TEST_POLICY";
+const POLICY_CALLS: u32 = 5;
+
+/// A policy kept for every call, whose `max_attempts` is written in code.
+static KEPT: Policy = Policy::new()
+    .name("kept")
+    .max_attempts(2)
+    .initial_backoff(std::time::Duration::from_millis(1));
 
 /// The `max_attempts` the last attempt's context reported.
 static SEEN_MAX: AtomicU32 = AtomicU32::new(0);
@@ -133,6 +144,29 @@ fn child() {
         slow_a().await.unwrap();
         slow_b().await.unwrap();
         hedged().await.unwrap();
+        if std::env::var_os(POLICY).is_some() {
+            for name in ["kept", "built"] {
+                for _ in 0..POLICY_CALLS {
+                    let calls = AtomicU32::new(0);
+                    let attempt = || {
+                        calls.fetch_add(1, Ordering::SeqCst);
+                        async { Err::<(), _>(ErrorClass::Throttling) }
+                    };
+                    let out = if name == "kept" {
+                        testing::scope(Overrides::new().instant(), KEPT.retry(attempt)).await
+                    } else {
+                        // A policy built for each call resolves on each call.
+                        let built = Policy::new()
+                            .name("built")
+                            .max_attempts(2)
+                            .initial_backoff(std::time::Duration::from_millis(1));
+                        testing::scope(Overrides::new().instant(), built.retry(attempt)).await
+                    };
+                    assert!(out.is_err());
+                    println!("POLICY {name} {}", calls.load(Ordering::SeqCst));
+                }
+            }
+        }
     });
     for explained in retry_runtime::config::explain() {
         for e in &explained.entries {
@@ -140,6 +174,17 @@ fn child() {
                 "EXPLAIN {} {} {} {}",
                 explained.function, e.key, e.value, e.source
             );
+            if let Some(shadowed) = &e.shadowed {
+                println!(
+                    "SHADOWED {} {} {} {}",
+                    explained.function, e.key, shadowed.value, shadowed.source
+                );
+            }
+        }
+        if explained.function == "fixed" {
+            for line in explained.to_string().lines() {
+                println!("SHOWN {line}");
+            }
         }
     }
     for e in capture.of("retry::config", tracing::Level::WARN) {
@@ -158,6 +203,24 @@ struct Outcome {
     traced: Vec<String>,
     /// `(function, key) -> (value, source)`, as `config::explain` reported them.
     explained: BTreeMap<(String, String), (String, String)>,
+    /// `(function, key) -> (value, source)` of the values from outside the attribute shadows.
+    shadowed: BTreeMap<(String, String), (String, String)>,
+    /// `config::explain`'s `Display` of `fixed`, line by line.
+    shown: Vec<String>,
+    /// The attempts of each call of the policies, by name.
+    policy: BTreeMap<String, Vec<u32>>,
+}
+
+/// `PREFIX function key value source` lines: `(function, key) -> (value, source)`.
+fn entries(stdout: &str, prefix: &str) -> BTreeMap<(String, String), (String, String)> {
+    stdout
+        .lines()
+        .filter_map(|l| l.split_once(prefix).map(|(_, r)| r))
+        .map(|l| {
+            let f: Vec<&str> = l.splitn(4, ' ').collect();
+            ((f[0].into(), f[1].into()), (f[2].into(), f[3].into()))
+        })
+        .collect()
 }
 
 /// Runs the child with `env` (and nothing else of the `RETRY_` family) and, if given, a
@@ -209,15 +272,22 @@ fn run(case: &str, env: &[(&str, &str)], file: Option<&str>, rewrite: Option<&st
             .filter_map(|l| l.strip_prefix("TRACED "))
             .map(str::to_string)
             .collect(),
-        explained: stdout
+        explained: entries(&stdout, "EXPLAIN "),
+        shadowed: entries(&stdout, "SHADOWED "),
+        shown: stdout
             .lines()
-            .filter_map(|l| l.split_once("EXPLAIN ").map(|(_, r)| r))
-            .map(|l| {
-                let f: Vec<&str> = l.splitn(4, ' ').collect();
-                ((f[0].into(), f[1].into()), (f[2].into(), f[3].into()))
-            })
+            .filter_map(|l| l.split_once("SHOWN ").map(|(_, r)| r.to_string()))
             .collect(),
+        policy: BTreeMap::new(),
     };
+    for line in stdout
+        .lines()
+        .filter_map(|l| l.split_once("POLICY ").map(|(_, r)| r))
+    {
+        let (name, n) = line.split_once(' ').unwrap();
+        let entry = outcome.policy.entry(name.to_string()).or_default();
+        entry.push(n.parse().unwrap());
+    }
     // The harness writes `test child ... ` before the first line.
     for line in stdout
         .lines()
@@ -282,9 +352,20 @@ fn the_environment_sets_what_the_attribute_leaves_open() {
     );
     assert_eq!(resolved(&o, "plain"), ("adaptive", 4));
     assert_eq!(resolved(&o, "billing"), ("adaptive", 6));
-    // The attribute wins.
+    // The attribute wins, and says so once per key it shadows.
     assert_eq!(resolved(&o, "fixed"), ("standard", 2));
-    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+    let shadowed: Vec<&str> = o
+        .warnings
+        .iter()
+        .map(|w| w.split(": its attribute writes").next().unwrap())
+        .collect();
+    assert_eq!(
+        shadowed,
+        [
+            "ignoring RETRY_MODE (mode = adaptive) for `fixed`",
+            "ignoring RETRY_BILLING_EU_MAX_ATTEMPTS (max_attempts = 6) for `fixed`",
+        ]
+    );
 }
 
 #[test]
@@ -315,7 +396,15 @@ fn the_file_sets_what_the_environment_leaves_open() {
     assert_eq!(resolved(&o, "plain"), ("adaptive", 5));
     assert_eq!(resolved(&o, "billing"), ("adaptive", 2));
     assert_eq!(resolved(&o, "fixed"), ("standard", 2));
-    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+    // `fixed` writes mode = "standard" over the file's "adaptive": one warning. It writes
+    // max_attempts = 2 too, as the file's profile does: the same value, nothing to say.
+    assert_eq!(o.warnings.len(), 1, "{:?}", o.warnings);
+    assert!(
+        o.warnings[0]
+            .contains("(mode = adaptive) for `fixed`: its attribute writes mode = standard"),
+        "{:?}",
+        o.warnings
+    );
 }
 
 #[test]
@@ -387,6 +476,21 @@ fn each_bad_value_is_one_warning_and_is_ignored() {
             "ignoring RETRY_BILLING_EU_MAX_ATTEMPTS=\"many\": max_attempts is a whole number \
              from 1 to 4294967295"
                 .to_string(),
+            // The good values `fixed` writes over.
+            format!(
+                "ignoring {path}:3 in [default] (mode = adaptive) for `fixed`: its attribute \
+                 writes mode = standard, which is used (the code's values take precedence over \
+                 the environment and the config file, as in the AWS SDKs: code, then \
+                 environment, then shared config file); leave mode out of the attribute to set \
+                 it from outside"
+            ),
+            format!(
+                "ignoring {path}:6 in [profile.billing-eu] (max_attempts = 6) for `fixed`: its \
+                 attribute writes max_attempts = 2, which is used (the code's values take \
+                 precedence over the environment and the config file, as in the AWS SDKs: code, \
+                 then environment, then shared config file); leave max_attempts out of the \
+                 attribute to set it from outside"
+            ),
         ]
     );
 }
@@ -491,7 +595,10 @@ fn check_every_key(o: &Outcome, source: &dyn Fn(&str) -> String) {
     assert_eq!(billing["hedge_after"], "none (default)");
     assert_eq!(billing["max_in_flight"], "2 (default)");
     // One warning per untimed function of the profile and timer key (billing, fixed, hedged),
-    // and per function that does not hedge and hedging key (billing, fixed, slow_a, slow_b).
+    // per function that does not hedge and hedging key (billing, fixed, slow_a, slow_b), and
+    // per key a function writes over another value from outside (billing: initial_backoff;
+    // fixed: mode, max_attempts, initial_backoff; slow_a: deadline; slow_b: attempt_timeout;
+    // hedged: hedge_after).
     let untimed: Vec<&String> = o
         .warnings
         .iter()
@@ -504,7 +611,42 @@ fn check_every_key(o: &Outcome, source: &dyn Fn(&str) -> String) {
         .filter(|w| w.contains("its attribute does not set hedge_after"))
         .count();
     assert_eq!(unhedged, 16, "{:?}", o.warnings);
-    assert_eq!(o.warnings.len(), 28, "{:?}", o.warnings);
+    let mut shadowed: Vec<(&str, &str)> = o
+        .warnings
+        .iter()
+        .filter(|w| w.contains(", which is used (the code's values take precedence"))
+        .map(|w| {
+            let function = w.split('`').nth(1).unwrap();
+            let key = w.split(" (").nth(1).unwrap().split(' ').next().unwrap();
+            (function, key)
+        })
+        .collect();
+    shadowed.sort_unstable();
+    assert_eq!(
+        shadowed,
+        [
+            ("billing", "initial_backoff"),
+            ("fixed", "initial_backoff"),
+            ("fixed", "max_attempts"),
+            ("fixed", "mode"),
+            ("hedged", "hedge_after"),
+            ("slow_a", "deadline"),
+            ("slow_b", "attempt_timeout"),
+        ],
+        "{:?}",
+        o.warnings
+    );
+    assert_eq!(o.warnings.len(), 35, "{:?}", o.warnings);
+    // `explain` shows each shadowed value beside the attribute's.
+    let shadow = |function: &str, key: &str| {
+        o.shadowed
+            .get(&(function.to_string(), key.to_string()))
+            .map(|(v, s)| format!("{v} ({s})"))
+    };
+    assert_eq!(shadow("slow_a", "deadline"), Some(from("deadline", "30s")));
+    assert_eq!(shadow("fixed", "mode"), Some(from("mode", "adaptive")));
+    assert_eq!(shadow("fixed", "multiplier"), None);
+    assert_eq!(o.shadowed.len(), 7, "{:?}", o.shadowed);
 }
 
 #[test]
@@ -579,4 +721,226 @@ fn an_incoherent_value_from_outside_is_ignored_with_a_warning() {
         explained(&o, "slow_a")["max_backoff"],
         "500µs (env RETRY_MAX_BACKOFF)"
     );
+}
+
+/// The end of every warning about a value the code shadows, after `writes KEY = VALUE`.
+fn precedence(writer: &str, key: &str) -> String {
+    format!(
+        ", which is used (the code's values take precedence over the environment and the config \
+         file, as in the AWS SDKs: code, then environment, then shared config file); leave {key} \
+         out of the {writer} to set it from outside"
+    )
+}
+
+#[test]
+fn a_variable_the_attribute_shadows_is_one_warning() {
+    let o = run("shadow-env", &[("RETRY_MAX_ATTEMPTS", "1")], None, None);
+    // The functions that leave max_attempts open take the variable; `fixed` writes 2.
+    assert_eq!(resolved(&o, "plain"), ("standard", 1));
+    assert_eq!(resolved(&o, "billing"), ("standard", 1));
+    assert_eq!(resolved(&o, "fixed"), ("standard", 2));
+    assert_eq!(o.second["fixed"], 2);
+    // Two rounds of calls, one warning: the function, the key, the variable and its value, the
+    // attribute's value, and why.
+    assert_eq!(
+        o.warnings,
+        [format!(
+            "ignoring RETRY_MAX_ATTEMPTS (max_attempts = 1) for `fixed`: its attribute writes \
+             max_attempts = 2{}",
+            precedence("attribute", "max_attempts")
+        )]
+    );
+    // `explain` shows the shadowed value beside the one in effect.
+    let key = |f: &str| (f.to_string(), "max_attempts".to_string());
+    assert_eq!(
+        o.explained[&key("fixed")],
+        ("2".to_string(), "attribute".to_string())
+    );
+    assert_eq!(
+        o.shadowed[&key("fixed")],
+        ("1".to_string(), "env RETRY_MAX_ATTEMPTS".to_string())
+    );
+    assert_eq!(
+        o.explained[&key("plain")],
+        ("1".to_string(), "env RETRY_MAX_ATTEMPTS".to_string())
+    );
+    assert!(!o.shadowed.contains_key(&key("plain")), "{:?}", o.shadowed);
+    assert_eq!(o.shadowed.len(), 1, "{:?}", o.shadowed);
+    assert_eq!(o.shown[0], "fixed (profile billing-eu)");
+    assert_eq!(
+        o.shown[2],
+        "  max_attempts                2          attribute; shadows 1 (env RETRY_MAX_ATTEMPTS)"
+    );
+    assert_eq!(
+        o.shown[3],
+        "  initial_backoff             1ms        attribute"
+    );
+}
+
+#[test]
+fn a_profile_variable_the_attribute_shadows_is_one_warning() {
+    let o = run(
+        "shadow-profile-env",
+        &[("RETRY_BILLING_EU_MODE", "adaptive")],
+        None,
+        None,
+    );
+    assert_eq!(resolved(&o, "billing"), ("adaptive", 3));
+    assert_eq!(resolved(&o, "fixed"), ("standard", 2));
+    assert_eq!(
+        o.warnings,
+        [format!(
+            "ignoring RETRY_BILLING_EU_MODE (mode = adaptive) for `fixed`: its attribute writes \
+             mode = standard{}",
+            precedence("attribute", "mode")
+        )]
+    );
+    assert_eq!(
+        o.shadowed[&("fixed".to_string(), "mode".to_string())],
+        (
+            "adaptive".to_string(),
+            "env RETRY_BILLING_EU_MODE".to_string()
+        )
+    );
+}
+
+#[test]
+fn a_file_value_the_attribute_shadows_is_one_warning_naming_the_file_and_profile() {
+    let file = "[default]\n\
+                max_attempts = 5\n\
+                [profile.billing-eu]\n\
+                mode = \"adaptive\"\n";
+    let o = run("shadow-file", &[], Some(file), None);
+    assert_eq!(resolved(&o, "plain"), ("standard", 5));
+    assert_eq!(resolved(&o, "billing"), ("adaptive", 5));
+    assert_eq!(resolved(&o, "fixed"), ("standard", 2));
+    let path = temp_file("shadow-file");
+    let path = path.display();
+    assert_eq!(
+        o.warnings,
+        [
+            format!(
+                "ignoring {path}:4 in [profile.billing-eu] (mode = adaptive) for `fixed`: its \
+                 attribute writes mode = standard{}",
+                precedence("attribute", "mode")
+            ),
+            format!(
+                "ignoring {path}:2 in [default] (max_attempts = 5) for `fixed`: its attribute \
+                 writes max_attempts = 2{}",
+                precedence("attribute", "max_attempts")
+            ),
+        ]
+    );
+    let shadow = |key: &str| o.shadowed[&("fixed".to_string(), key.to_string())].clone();
+    assert_eq!(
+        shadow("mode"),
+        ("adaptive".into(), format!("file {path}:4"))
+    );
+    assert_eq!(
+        shadow("max_attempts"),
+        ("5".into(), format!("file {path}:2"))
+    );
+}
+
+#[test]
+fn a_value_the_attribute_leaves_open_applies_without_a_warning() {
+    let o = run(
+        "not-shadowed",
+        &[("RETRY_MULTIPLIER", "3"), ("RETRY_JITTER", "none")],
+        Some("[profile.billing-eu]\nmax_backoff = \"50ms\"\n"),
+        None,
+    );
+    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+    assert!(o.shadowed.is_empty(), "{:?}", o.shadowed);
+    let fixed = explained(&o, "fixed");
+    assert_eq!(fixed["multiplier"], "3 (env RETRY_MULTIPLIER)");
+    assert_eq!(fixed["jitter"], "none (env RETRY_JITTER)");
+    assert_eq!(
+        fixed["max_backoff"],
+        format!("50ms (file {}:2)", temp_file("not-shadowed").display())
+    );
+}
+
+#[test]
+fn a_shadowed_value_is_a_tracing_event_with_a_subscriber() {
+    let o = run(
+        "shadow-traced",
+        &[(TRACE, "1"), ("RETRY_BILLING_EU_MAX_ATTEMPTS", "9")],
+        None,
+        None,
+    );
+    assert_eq!(resolved(&o, "billing"), ("standard", 9));
+    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+    assert_eq!(
+        o.traced,
+        [format!(
+            "ignoring RETRY_BILLING_EU_MAX_ATTEMPTS (max_attempts = 9) for `fixed`: its \
+             attribute writes max_attempts = 2{}",
+            precedence("attribute", "max_attempts")
+        )]
+    );
+}
+
+#[test]
+fn a_policy_built_in_code_is_warned_about_once_over_many_calls() {
+    let o = run(
+        "shadow-policy",
+        &[(POLICY, "1"), ("RETRY_MAX_ATTEMPTS", "1")],
+        None,
+        None,
+    );
+    // Both policies write max_attempts = 2, which every call runs with.
+    let calls = vec![2; POLICY_CALLS as usize];
+    assert_eq!(o.policy["kept"], calls);
+    assert_eq!(o.policy["built"], calls);
+    // One warning for `fixed`, and one per policy: the kept policy resolves once, the one
+    // built for each call on each call, and says the same thing once.
+    let policy = |name: &str| {
+        format!(
+            "ignoring RETRY_MAX_ATTEMPTS (max_attempts = 1) for `{name}`: its Policy writes \
+             max_attempts = 2{}",
+            precedence("Policy", "max_attempts")
+        )
+    };
+    assert_eq!(o.warnings.len(), 3, "{:?}", o.warnings);
+    assert!(o.warnings[0].contains("for `fixed`: its attribute writes"));
+    assert_eq!(o.warnings[1..], [policy("kept"), policy("built")]);
+    assert_eq!(
+        o.shadowed[&("kept".to_string(), "max_attempts".to_string())],
+        ("1".to_string(), "env RETRY_MAX_ATTEMPTS".to_string())
+    );
+}
+
+#[test]
+fn a_misspelt_value_says_what_it_meant() {
+    let o = run(
+        "did-you-mean",
+        &[
+            ("RETRY_MODE", "standrd"),
+            ("RETRY_BILLING_EU_JITTER", "ful"),
+        ],
+        Some("[profile.billing-eu]\nhedge_after = \"p955\"\n"),
+        None,
+    );
+    let path = temp_file("did-you-mean");
+    assert_eq!(
+        o.warnings,
+        [
+            "ignoring RETRY_MODE=\"standrd\": did you mean \"standard\"? mode is \"standard\" \
+             or \"adaptive\""
+                .to_string(),
+            format!(
+                "{}:2: hedge_after = \"p955\": did you mean \"p95\"? hedge_after is a duration \
+                 above zero with a unit, such as \"50ms\", or a percentile of the function's \
+                 latency: \"p50\", \"p90\", \"p95\" or \"p99\"; ignored",
+                path.display()
+            ),
+            "ignoring RETRY_BILLING_EU_JITTER=\"ful\": did you mean \"full\"? jitter is \
+             \"full\", \"equal\", \"none\", \"decorrelated\" or a number in [0, 1]"
+                .to_string(),
+        ]
+    );
+    // Ignored: the defaults apply.
+    assert_eq!(resolved(&o, "plain"), ("standard", 3));
+    assert_eq!(explained(&o, "billing")["jitter"], "full (default)");
 }

@@ -14,6 +14,10 @@
 //!   [`parse_jitter`], [`parse_hedge`], [`parse_count`], [`parse_factor`],
 //!   [`parse_budget_share`], [`parse_failure_ratio`], [`is_name`], [`is_profile_name`]; and
 //!   [`Key::parse`] / [`Key::from_number`], a setting's value from text or a config file's number.
+//!   A misspelt mode, jitter or percentile is an error that carries the value it most likely
+//!   meant ([`UnknownName`], [`HedgeError::Percentile`], [`ValueError::DidYouMean`]), so that the
+//!   attribute's errors and the runtime's warnings both say `did you mean "full"?`
+//!   ([`did_you_mean`]).
 //! - The rules: [`Key::check`] (a value on its own) and [`Values::problems`] (the values
 //!   written together), each [`Problem`] with the key it is about and its texts.
 //!
@@ -37,9 +41,9 @@ mod table;
 mod value;
 
 pub use parse::{
-    DurationError, HedgeError, ValueError, is_name, is_profile_name, parse_budget_share,
-    parse_count, parse_duration, parse_factor, parse_failure_ratio, parse_hedge, parse_jitter,
-    parse_mode,
+    DurationError, HedgeError, UnknownName, ValueError, did_you_mean, is_name, is_profile_name,
+    parse_budget_share, parse_count, parse_duration, parse_factor, parse_failure_ratio,
+    parse_hedge, parse_jitter, parse_mode,
 };
 pub use rules::{Place, Problem, Values};
 pub use table::{AttributeKey, Form, Key, POLICY_FIELDS, suggest};

@@ -1,7 +1,7 @@
 //! The values as text: the attribute's string literals, environment variables, the config file's
 //! strings (and its numbers, for [`Key::from_number`]).
 
-use crate::table::Key;
+use crate::table::{Key, suggest};
 use crate::value::{HedgeSpec, Jitter, Mode, Value};
 use std::fmt;
 use std::time::Duration;
@@ -101,23 +101,80 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     Ok(Duration::from_nanos(ns))
 }
 
-/// Reads `"standard"` or `"adaptive"`, in any ASCII case, blanks around ignored.
+/// `did you mean "full"? ` (a blank after it) when a misspelt value most likely meant `full`,
+/// else nothing: how every message about a value that is not one begins, in the attribute's
+/// errors and in the runtime's warnings and errors alike.
+///
+/// ```
+/// assert_eq!(retry_keys::did_you_mean(Some("full")), "did you mean \"full\"? ");
+/// assert_eq!(retry_keys::did_you_mean(None), "");
+/// ```
 #[must_use]
-pub fn parse_mode(text: &str) -> Option<Mode> {
-    Mode::parse(text)
+pub fn did_you_mean(meant: Option<&str>) -> String {
+    meant.map_or_else(String::new, |m| format!("did you mean \"{m}\"? "))
+}
+
+/// A word that names none of a key's values (`"ful"` for `jitter`), and the name it most likely
+/// meant if it is close enough to be a typo ([`suggest`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct UnknownName {
+    /// The name a misspelt word most likely meant (`"full"` for `"ful"`).
+    pub meant: Option<&'static str>,
+}
+
+impl UnknownName {
+    /// `text`, which is none of `names`, and the one of them it most likely meant.
+    fn of(text: &str, names: &[&'static str]) -> UnknownName {
+        UnknownName {
+            meant: suggest(text.trim(), names),
+        }
+    }
+}
+
+impl fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.meant {
+            Some(m) => write!(f, "unknown name: did you mean \"{m}\"?"),
+            None => f.write_str("unknown name"),
+        }
+    }
+}
+
+impl std::error::Error for UnknownName {}
+
+/// The names of the modes.
+const MODES: [&str; 2] = [Mode::Standard.as_str(), Mode::Adaptive.as_str()];
+
+/// The names of the jitters.
+const JITTERS: [&str; 4] = ["full", "equal", "none", "decorrelated"];
+
+/// Reads `"standard"` or `"adaptive"`, in any ASCII case, blanks around ignored; another word
+/// is an error with the mode it most likely meant (`"standrd"`: `"standard"`).
+///
+/// ```
+/// use retry_keys::{Mode, parse_mode};
+///
+/// assert_eq!(parse_mode(" Adaptive "), Ok(Mode::Adaptive));
+/// assert_eq!(parse_mode("standrd").unwrap_err().meant, Some("standard"));
+/// ```
+pub fn parse_mode(text: &str) -> Result<Mode, UnknownName> {
+    Mode::parse(text).ok_or_else(|| UnknownName::of(text, &MODES))
 }
 
 /// Reads `"full"`, `"equal"`, `"none"` or `"decorrelated"` (any ASCII case, blanks around
-/// ignored), or a number as a fraction. The fraction is not checked here: one outside [0, 1] is
-/// a problem of [`Key::check`].
-#[must_use]
-pub fn parse_jitter(text: &str) -> Option<Jitter> {
+/// ignored), or a number as a fraction; another word is an error with the jitter it most
+/// likely meant (`"ful"`: `"full"`). The fraction is not checked here: one outside [0, 1] is a
+/// problem of [`Key::check`].
+pub fn parse_jitter(text: &str) -> Result<Jitter, UnknownName> {
     match text.trim().to_ascii_lowercase().as_str() {
-        "full" => Some(Jitter::Full),
-        "equal" => Some(Jitter::Equal),
-        "none" => Some(Jitter::None),
-        "decorrelated" => Some(Jitter::Decorrelated),
-        other => other.parse::<f64>().ok().map(Jitter::Fraction),
+        "full" => Ok(Jitter::Full),
+        "equal" => Ok(Jitter::Equal),
+        "none" => Ok(Jitter::None),
+        "decorrelated" => Ok(Jitter::Decorrelated),
+        other => other
+            .parse::<f64>()
+            .map(Jitter::Fraction)
+            .map_err(|_| UnknownName::of(text, &JITTERS)),
     }
 }
 
@@ -125,18 +182,35 @@ pub fn parse_jitter(text: &str) -> Option<Jitter> {
 /// messages write it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HedgeError {
-    /// `p` (or `P`) and something other than 50, 90, 95 or 99.
-    Percentile,
+    /// `p` (or `P`) and something other than 50, 90, 95 or 99, or a percentile written another
+    /// way (`"95th"`, `"95%"`); `meant`: the percentile it most likely meant.
+    Percentile {
+        /// The percentile a misspelt one most likely meant (`"p95"` for `"p955"` or `"95th"`).
+        meant: Option<&'static str>,
+    },
     /// Not a percentile, and not a duration either.
     Duration(DurationError),
+}
+
+impl HedgeError {
+    /// The percentile a misspelt one most likely meant, if any.
+    #[must_use]
+    pub const fn meant(&self) -> Option<&'static str> {
+        match self {
+            HedgeError::Percentile { meant } => *meant,
+            HedgeError::Duration(_) => None,
+        }
+    }
 }
 
 impl fmt::Display for HedgeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HedgeError::Percentile => f.write_str(
-                "the percentiles are \"p50\", \"p90\", \"p95\" or \"p99\" (\"The Tail at Scale\" \
-                 hedges at the 95th)",
+            HedgeError::Percentile { meant } => write!(
+                f,
+                "{}the percentiles are \"p50\", \"p90\", \"p95\" or \"p99\" (\"The Tail at \
+                 Scale\" hedges at the 95th)",
+                did_you_mean(*meant)
             ),
             HedgeError::Duration(e) => e.fmt(f),
         }
@@ -146,18 +220,80 @@ impl fmt::Display for HedgeError {
 impl std::error::Error for HedgeError {}
 
 /// Reads a `hedge_after`: `"p50"`, `"p90"`, `"p95"` or `"p99"` (or with `P`), or a duration
-/// ([`parse_duration`]). A zero duration is read: it is a problem of [`Key::check`].
+/// ([`parse_duration`]). A zero duration is read: it is a problem of [`Key::check`]. A
+/// percentile that is not one of those, misspelt or written another way, is an error with the
+/// one it most likely meant: `"p955"`, `"95th"`, `"95%"` and `"95p"` meant `"p95"`.
+///
+/// ```
+/// use retry_keys::{HedgeError, parse_hedge};
+///
+/// assert_eq!(parse_hedge("95th"), Err(HedgeError::Percentile { meant: Some("p95") }));
+/// assert_eq!(parse_hedge("p42"), Err(HedgeError::Percentile { meant: None }));
+/// ```
 pub fn parse_hedge(text: &str) -> Result<HedgeSpec, HedgeError> {
     let text = text.trim();
+    let percentile = || HedgeError::Percentile {
+        meant: meant_percentile(text),
+    };
     if let Some(n) = text.strip_prefix(['p', 'P']) {
         return match n.parse::<u8>() {
             Ok(p) if HedgeSpec::PERCENTILES.contains(&p) => Ok(HedgeSpec::Percentile(p)),
-            _ => Err(HedgeError::Percentile),
+            _ => Err(percentile()),
         };
     }
-    parse_duration(text)
-        .map(HedgeSpec::Fixed)
-        .map_err(HedgeError::Duration)
+    parse_duration(text).map(HedgeSpec::Fixed).map_err(|e| {
+        // A percentile written another way is no duration with a strange unit.
+        match meant_percentile(text) {
+            Some(meant) => HedgeError::Percentile { meant: Some(meant) },
+            None => HedgeError::Duration(e),
+        }
+    })
+}
+
+/// The percentiles as `hedge_after` writes them, in the order of [`HedgeSpec::PERCENTILES`].
+const PERCENTILE_NAMES: [&str; 4] = ["p50", "p90", "p95", "p99"];
+
+/// The percentile `text` (which is not one) most likely meant: the same number written another
+/// way (`"95th"`, `"95%"`, `"95p"`, `"p95.0"`, `"p 95"`, `"pct95"`, `"0.95p"`), or else, for a
+/// text that starts with `p` and is not another percentile (`"p75"`), the closest by edit
+/// distance (`"p955"`, `"p95x"`).
+fn meant_percentile(text: &str) -> Option<&'static str> {
+    let lower = text.trim().to_ascii_lowercase();
+    let mut rest = lower.as_str();
+    let mut marked = false;
+    for prefix in ["percentile", "pct", "p"] {
+        if let Some(r) = rest.strip_prefix(prefix) {
+            (rest, marked) = (r, true);
+            break;
+        }
+    }
+    for suffix in ["th percentile", "percentile", "th", "pct", "%", "p"] {
+        if let Some(r) = rest.strip_suffix(suffix) {
+            (rest, marked) = (r, true);
+            break;
+        }
+    }
+    let number = rest
+        .trim_matches(|c: char| c.is_whitespace() || c == '-' || c == '_')
+        .parse::<f64>();
+    if let (true, Ok(x)) = (marked, number) {
+        // A fraction (0.95) is the same percentile.
+        let x = if x > 0.0 && x < 1.0 { x * 100.0 } else { x };
+        let same = HedgeSpec::PERCENTILES
+            .iter()
+            .position(|&p| (f64::from(p) - x).abs() < 1e-9);
+        if let Some(i) = same {
+            return Some(PERCENTILE_NAMES[i]);
+        }
+        if x > 0.0 && x < 100.0 {
+            // A percentile, only not one of those: no typo.
+            return None;
+        }
+    }
+    if lower.starts_with('p') {
+        return suggest(&lower, &PERCENTILE_NAMES);
+    }
+    None
 }
 
 /// Reads a count written in decimal digits only (blanks around ignored), up to `u32::MAX`. Zero
@@ -220,11 +356,14 @@ pub fn is_profile_name(text: &str) -> bool {
 }
 
 /// Why a setting's value from the environment or the config file cannot be used; `Display`
-/// says what the value should look like.
+/// says what the value should look like, after the value a misspelt one most likely meant.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ValueError {
     /// Not a value of the key: [`Key::expected`].
     Expected(Key),
+    /// Not a value of the key, but close to one: a misspelt name (`"ful"` for `jitter`) or
+    /// percentile (`"p955"` for `hedge_after`), and the value it most likely meant.
+    DidYouMean(Key, &'static str),
     /// A number for a key whose value needs a unit.
     NeedsUnit(Key, f64),
 }
@@ -233,6 +372,9 @@ impl fmt::Display for ValueError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ValueError::Expected(key) => f.write_str(&key.expected()),
+            ValueError::DidYouMean(key, meant) => {
+                write!(f, "{}{}", did_you_mean(Some(meant)), key.expected())
+            }
             ValueError::NeedsUnit(key, x) => write!(
                 f,
                 "{} needs a unit: write it as a string, such as \"{x}s\"",
@@ -245,9 +387,11 @@ impl fmt::Display for ValueError {
 impl std::error::Error for ValueError {}
 
 impl Key {
-    /// Reads `text` (an environment variable, a string of the config file) as the value of
-    /// this key, checked on its own ([`Key::check`]). A timeout, a deadline and the hedge delay
-    /// bounds must also be above zero here, and `max_in_flight` at least 2.
+    /// Reads `text` (an environment variable, a string of the config file, a string of a
+    /// `Policy` read with serde) as the value of this key, checked on its own ([`Key::check`]).
+    /// A timeout, a deadline and the hedge delay bounds must also be above zero here, and
+    /// `max_in_flight` at least 2. A misspelt mode, jitter or percentile is an error with the
+    /// value it most likely meant ([`ValueError::DidYouMean`]).
     ///
     /// ```
     /// use retry_keys::{Key, Mode, Value};
@@ -257,16 +401,24 @@ impl Key {
     ///     Key::Deadline.parse("0s").unwrap_err().to_string(),
     ///     "deadline is a duration above zero with a unit, such as \"10s\" (units: ns, us, ms, s, m, h)"
     /// );
+    /// assert_eq!(
+    ///     Key::Mode.parse("standrd").unwrap_err().to_string(),
+    ///     "did you mean \"standard\"? mode is \"standard\" or \"adaptive\""
+    /// );
     /// ```
     pub fn parse(self, text: &str) -> Result<Value, ValueError> {
-        let value = match self {
-            Key::Mode => parse_mode(text).map(Value::Mode),
-            Key::MaxAttempts => parse_count(text).map(Value::Count),
-            Key::MaxInFlight => parse_count(text).filter(|n| *n >= 2).map(Value::Count),
+        // Not a value of the key: the one it most likely meant, if any.
+        let value: Result<Value, Option<&'static str>> = match self {
+            Key::Mode => parse_mode(text).map(Value::Mode).map_err(|e| e.meant),
+            Key::MaxAttempts => parse_count(text).map(Value::Count).ok_or(None),
+            Key::MaxInFlight => parse_count(text)
+                .filter(|n| *n >= 2)
+                .map(Value::Count)
+                .ok_or(None),
             Key::Multiplier | Key::AttemptTimeoutMultiplier => {
-                parse_factor(text).map(Value::Factor)
+                parse_factor(text).map(Value::Factor).ok_or(None)
             }
-            Key::Jitter => parse_jitter(text).map(Value::Jitter),
+            Key::Jitter => parse_jitter(text).map(Value::Jitter).map_err(|e| e.meant),
             Key::InitialBackoff
             | Key::MaxBackoff
             | Key::AttemptTimeout
@@ -276,12 +428,15 @@ impl Key {
             | Key::MaxHedgeAfter => parse_duration(text)
                 .ok()
                 .filter(|d| !d.is_zero() || !self.above_zero())
-                .map(Value::Duration),
-            Key::HedgeAfter => parse_hedge(text).ok().map(Value::Hedge),
+                .map(Value::Duration)
+                .ok_or(None),
+            Key::HedgeAfter => parse_hedge(text).map(Value::Hedge).map_err(|e| e.meant()),
         };
-        value
-            .filter(|v| self.check(v).is_none())
-            .ok_or(ValueError::Expected(self))
+        match value {
+            Ok(v) if self.check(&v).is_none() => Ok(v),
+            Ok(_) | Err(None) => Err(ValueError::Expected(self)),
+            Err(Some(meant)) => Err(ValueError::DidYouMean(self, meant)),
+        }
     }
 
     /// Reads a number of the config file (`integer`: written without a fraction) as the value
@@ -425,47 +580,129 @@ mod tests {
 
     #[test]
     fn modes_parse_loosely() {
-        assert_eq!(parse_mode("standard"), Some(Mode::Standard));
-        assert_eq!(parse_mode(" Adaptive "), Some(Mode::Adaptive));
-        assert_eq!(parse_mode("STANDARD"), Some(Mode::Standard));
-        assert_eq!(parse_mode("legacy"), None);
-        assert_eq!(parse_mode(""), None);
+        let unknown = |meant| Err(UnknownName { meant });
+        assert_eq!(parse_mode("standard"), Ok(Mode::Standard));
+        assert_eq!(parse_mode(" Adaptive "), Ok(Mode::Adaptive));
+        assert_eq!(parse_mode("STANDARD"), Ok(Mode::Standard));
+        assert_eq!(parse_mode("legacy"), unknown(None));
+        assert_eq!(parse_mode(""), unknown(None));
+    }
+
+    #[test]
+    fn a_misspelt_mode_or_jitter_says_what_it_meant() {
+        fn meant<T>(r: Result<T, UnknownName>) -> Option<&'static str> {
+            r.err().and_then(|e| e.meant)
+        }
+        assert_eq!(meant(parse_mode("standrd")), Some("standard"));
+        assert_eq!(meant(parse_mode(" Adaptiv ")), Some("adaptive"));
+        assert_eq!(meant(parse_mode("stan")), Some("standard"));
+        assert_eq!(meant(parse_mode("turbo")), None);
+        assert_eq!(meant(parse_jitter("ful")), Some("full"));
+        assert_eq!(meant(parse_jitter("FULLL")), Some("full"));
+        assert_eq!(meant(parse_jitter("decorelated")), Some("decorrelated"));
+        assert_eq!(meant(parse_jitter("non")), Some("none"));
+        assert_eq!(meant(parse_jitter("random")), None);
+        assert_eq!(meant(parse_jitter("0.5.5")), None);
+        assert_eq!(
+            UnknownName {
+                meant: Some("full")
+            }
+            .to_string(),
+            "unknown name: did you mean \"full\"?"
+        );
+        assert_eq!(UnknownName { meant: None }.to_string(), "unknown name");
     }
 
     #[test]
     fn jitters_parse_by_name_or_as_a_fraction() {
-        assert_eq!(parse_jitter("full"), Some(Jitter::Full));
-        assert_eq!(parse_jitter("Equal"), Some(Jitter::Equal));
-        assert_eq!(parse_jitter(" none "), Some(Jitter::None));
-        assert_eq!(parse_jitter("decorrelated"), Some(Jitter::Decorrelated));
-        assert_eq!(parse_jitter("0.25"), Some(Jitter::Fraction(0.25)));
+        assert_eq!(parse_jitter("full"), Ok(Jitter::Full));
+        assert_eq!(parse_jitter("Equal"), Ok(Jitter::Equal));
+        assert_eq!(parse_jitter(" none "), Ok(Jitter::None));
+        assert_eq!(parse_jitter("decorrelated"), Ok(Jitter::Decorrelated));
+        assert_eq!(parse_jitter("0.25"), Ok(Jitter::Fraction(0.25)));
         // Out of range: read here, refused by `Key::check`.
-        assert_eq!(parse_jitter("1.5"), Some(Jitter::Fraction(1.5)));
-        assert_eq!(parse_jitter("sometimes"), None);
-        assert_eq!(parse_jitter(""), None);
+        assert_eq!(parse_jitter("1.5"), Ok(Jitter::Fraction(1.5)));
+        assert_eq!(parse_jitter("sometimes"), Err(UnknownName { meant: None }));
+        assert_eq!(parse_jitter(""), Err(UnknownName { meant: None }));
     }
 
     #[test]
     fn hedges_parse_as_a_percentile_or_a_duration() {
+        let percentile = |meant| Err(HedgeError::Percentile { meant });
         assert_eq!(parse_hedge("p95"), Ok(HedgeSpec::Percentile(95)));
         assert_eq!(parse_hedge(" P99 "), Ok(HedgeSpec::Percentile(99)));
         assert_eq!(parse_hedge("20ms"), Ok(HedgeSpec::Fixed(MS(20))));
         assert_eq!(parse_hedge("0ms"), Ok(HedgeSpec::Fixed(Duration::ZERO)));
-        assert_eq!(parse_hedge("p42"), Err(HedgeError::Percentile));
-        assert_eq!(parse_hedge("p"), Err(HedgeError::Percentile));
-        assert_eq!(parse_hedge("p1000"), Err(HedgeError::Percentile));
+        assert_eq!(parse_hedge("p42"), percentile(None));
+        assert_eq!(parse_hedge("p"), percentile(None));
+        assert_eq!(parse_hedge("p1000"), percentile(None));
         assert_eq!(
             parse_hedge("fast"),
             Err(HedgeError::Duration(DurationError::UnknownUnit))
         );
         assert_eq!(
-            HedgeError::Percentile.to_string(),
+            parse_hedge("95"),
+            Err(HedgeError::Duration(DurationError::MissingUnit))
+        );
+        assert_eq!(
+            HedgeError::Percentile { meant: None }.to_string(),
             "the percentiles are \"p50\", \"p90\", \"p95\" or \"p99\" (\"The Tail at Scale\" \
              hedges at the 95th)"
         );
         assert_eq!(
             HedgeError::Duration(DurationError::MissingUnit).to_string(),
             "the unit is missing"
+        );
+    }
+
+    #[test]
+    fn a_percentile_misspelt_or_written_another_way_says_what_it_meant() {
+        for (text, meant) in [
+            ("p955", "p95"),
+            ("p95x", "p95"),
+            ("P95.0", "p95"),
+            ("p 99", "p99"),
+            ("p-90", "p90"),
+            ("p95th", "p95"),
+            ("95th", "p95"),
+            ("99TH", "p99"),
+            ("95th percentile", "p95"),
+            ("percentile 50", "p50"),
+            ("95%", "p95"),
+            ("95 %", "p95"),
+            ("95p", "p95"),
+            ("pct90", "p90"),
+            ("0.99p", "p99"),
+        ] {
+            let err = parse_hedge(text).unwrap_err();
+            assert_eq!(err.meant(), Some(meant), "{text:?}");
+            assert_eq!(
+                err,
+                HedgeError::Percentile { meant: Some(meant) },
+                "{text:?}"
+            );
+        }
+        // Durations with an unknown unit, and percentiles too far from one, suggest nothing.
+        for text in [
+            "5 parsecs",
+            "95ps",
+            "1.5p",
+            "p42",
+            "p75",
+            "p9.5",
+            "70th",
+            "p1000",
+        ] {
+            assert_eq!(parse_hedge(text).unwrap_err().meant(), None, "{text:?}");
+        }
+        assert_eq!(
+            parse_hedge("p955").unwrap_err().to_string(),
+            "did you mean \"p95\"? the percentiles are \"p50\", \"p90\", \"p95\" or \"p99\" \
+             (\"The Tail at Scale\" hedges at the 95th)"
+        );
+        assert_eq!(
+            PERCENTILE_NAMES.map(|n| n[1..].parse::<u8>().unwrap()),
+            HedgeSpec::PERCENTILES
         );
     }
 
@@ -547,6 +784,13 @@ mod tests {
             );
         }
         assert_eq!(Key::Mode.parse("legacy"), expected(Key::Mode));
+        let meant = |key, m| Err(ValueError::DidYouMean(key, m));
+        assert_eq!(Key::Mode.parse("standrd"), meant(Key::Mode, "standard"));
+        assert_eq!(Key::Jitter.parse(" ful "), meant(Key::Jitter, "full"));
+        assert_eq!(Key::HedgeAfter.parse("p955"), meant(Key::HedgeAfter, "p95"));
+        assert_eq!(Key::HedgeAfter.parse("95th"), meant(Key::HedgeAfter, "p95"));
+        // A value that reads but breaks its own rule suggests nothing.
+        assert_eq!(Key::Jitter.parse("1.5"), expected(Key::Jitter));
         assert_eq!(
             Key::Deadline.parse("10_000ms"),
             Ok(Value::Duration(MS(10_000)))
@@ -601,6 +845,11 @@ mod tests {
              s, m, h)"
         );
         assert_eq!(Key::Mode.expected(), "mode is \"standard\" or \"adaptive\"");
+        assert_eq!(
+            ValueError::DidYouMean(Key::Jitter, "full").to_string(),
+            "did you mean \"full\"? jitter is \"full\", \"equal\", \"none\", \"decorrelated\" \
+             or a number in [0, 1]"
+        );
         for key in Key::ALL {
             assert!(key.expected().starts_with(key.name()), "{key:?}");
         }

@@ -440,7 +440,7 @@ impl Problem {
                 .to_owned(),
             Problem::UnknownPercentile(p) => format!(
                 "`hedge_after` = \"p{p}\": {}",
-                crate::parse::HedgeError::Percentile
+                crate::parse::HedgeError::Percentile { meant: None }
             ),
             Problem::BackoffBounds { initial, max } => format!(
                 "`max_backoff` ({max:?}) is shorter than `initial_backoff` ({initial:?}): the \

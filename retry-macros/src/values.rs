@@ -110,17 +110,22 @@ impl Value for Mode {
     fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
         let name = key.name();
         if let Some(text) = str_lit(expr) {
-            let mode = keys::parse_mode(&text);
-            if mode.is_none() {
-                errors.on(
-                    expr,
-                    format!("unknown mode \"{text}\": `{name}` is \"standard\" or \"adaptive\""),
-                );
-            }
-            return mode;
+            return match keys::parse_mode(&text) {
+                Ok(mode) => Some(mode),
+                Err(unknown) => {
+                    errors.on(
+                        expr,
+                        format!(
+                            "unknown mode \"{text}\": {}`{name}` is \"standard\" or \"adaptive\"",
+                            keys::did_you_mean(unknown.meant)
+                        ),
+                    );
+                    None
+                }
+            };
         }
         let msg = match path(expr).and_then(|p| p.path.get_ident().map(ToString::to_string)) {
-            Some(word) if keys::parse_mode(&word).is_some() => {
+            Some(word) if keys::parse_mode(&word).is_ok() => {
                 format!("`{name}` takes a string: write `{name} = \"{word}\"`")
             }
             _ => format!("`{name}` takes \"standard\" or \"adaptive\""),
@@ -217,17 +222,20 @@ impl Value for Jitter {
     fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
         let name = key.name();
         let jitter = if let Some(text) = str_lit(expr) {
-            let Some(jitter) = keys::parse_jitter(&text) else {
-                errors.on(
-                    expr,
-                    format!(
-                        "unknown jitter \"{text}\": `{name}` is \"full\", \"equal\", \"none\", \
-                         \"decorrelated\" or a number in [0, 1]"
-                    ),
-                );
-                return None;
-            };
-            jitter
+            match keys::parse_jitter(&text) {
+                Ok(jitter) => jitter,
+                Err(unknown) => {
+                    errors.on(
+                        expr,
+                        format!(
+                            "unknown jitter \"{text}\": {}`{name}` is \"full\", \"equal\", \
+                             \"none\", \"decorrelated\" or a number in [0, 1]",
+                            keys::did_you_mean(unknown.meant)
+                        ),
+                    );
+                    return None;
+                }
+            }
         } else if let Some(fraction) = number(expr) {
             Jitter::Fraction(fraction)
         } else {
@@ -264,7 +272,7 @@ impl Value for HedgeSpec {
                 errors.on(expr, bad_duration(key, &text, why));
                 None
             }
-            Err(why @ HedgeError::Percentile) => {
+            Err(why @ HedgeError::Percentile { .. }) => {
                 errors.on(expr, format!("`{name}` = \"{text}\": {why}"));
                 None
             }
@@ -798,5 +806,37 @@ mod tests {
             read::<Mode>(AttributeKey::Mode, parse_quote!("Adaptive")),
             Ok(Mode::Adaptive)
         );
+    }
+
+    #[test]
+    fn misspelt_values_say_what_they_meant() {
+        assert_eq!(
+            read::<Mode>(AttributeKey::Mode, parse_quote!("standrd")).unwrap_err(),
+            [
+                "unknown mode \"standrd\": did you mean \"standard\"? `mode` is \"standard\" or \
+                 \"adaptive\""
+            ]
+        );
+        assert_eq!(
+            read::<Mode>(AttributeKey::Mode, parse_quote!("fast")).unwrap_err(),
+            ["unknown mode \"fast\": `mode` is \"standard\" or \"adaptive\""]
+        );
+        assert_eq!(
+            read::<Jitter>(AttributeKey::Jitter, parse_quote!("ful")).unwrap_err(),
+            [
+                "unknown jitter \"ful\": did you mean \"full\"? `jitter` is \"full\", \"equal\", \
+                 \"none\", \"decorrelated\" or a number in [0, 1]"
+            ]
+        );
+        for text in ["p955", "95th"] {
+            assert_eq!(
+                read::<HedgeSpec>(AttributeKey::HedgeAfter, parse_quote!(#text)).unwrap_err(),
+                [format!(
+                    "`hedge_after` = \"{text}\": did you mean \"p95\"? the percentiles are \
+                     \"p50\", \"p90\", \"p95\" or \"p99\" (\"The Tail at Scale\" hedges at the \
+                     95th)"
+                )]
+            );
+        }
     }
 }

@@ -68,11 +68,11 @@
 //!
 //! Every setting the attribute leaves out (`mode`, `max_attempts`, `initial_backoff`,
 //! `multiplier`, `max_backoff`, `jitter`, `attempt_timeout`, `attempt_timeout_multiplier`,
-//! `max_attempt_timeout`, `deadline`) comes from, first match wins, key by key: the
-//! environment (`RETRY_<PROFILE>_<KEY>` for a function with `profile = "..."`, the name
-//! upper-cased with `-` written `_`; then `RETRY_<KEY>`: `RETRY_MAX_ATTEMPTS`,
-//! `RETRY_DEADLINE`, ...), then the TOML file named by `RETRY_CONFIG_FILE` (feature
-//! `config-file`, on by default), then the mode default:
+//! `max_attempt_timeout`, `deadline`, and the hedging keys of a hedged function) comes from,
+//! first match wins, key by key: the environment (`RETRY_<PROFILE>_<KEY>` for a function with
+//! `profile = "..."`, the name upper-cased with `-` written `_`; then `RETRY_<KEY>`:
+//! `RETRY_MAX_ATTEMPTS`, `RETRY_DEADLINE`, ...), then the TOML file named by
+//! `RETRY_CONFIG_FILE` (feature `config-file`, on by default), then the mode default:
 //!
 //! ```toml
 //! [default]
@@ -85,12 +85,21 @@
 //! attempt_timeout = "2s"    # for functions whose attribute sets a timeout or deadline
 //! ```
 //!
+//! What the code writes wins: a key the attribute (or a [`Policy`]) writes holds whatever the
+//! environment and the file say, as in the AWS SDKs, where a value set in code wins over the
+//! environment, which wins over the shared config file. A variable or a file key that the
+//! code's value shadows with another is one warning per function and key, naming the key, the
+//! value set and where, the code's value that is used, and why; leave a key out of the
+//! attribute for the environment to set it.
+//!
 //! Both sources are read once per process, when a `#[retry]` function first runs. A value
 //! that cannot be used (an unknown mode, `max_attempts = 0`, a duration without a unit, a file
 //! that is not TOML) is one warning with the variable or the file's line, as a tracing event
-//! of target `retry::config` or on standard error, and is ignored; so is a value that breaks
-//! the attribute's coherence rules for a function (`max_backoff` below its `initial_backoff`).
-//! Nothing panics. [`config::explain`] shows each function's settings and where each came from.
+//! of target `retry::config` or on standard error, and is ignored (a misspelled mode, jitter or
+//! percentile says which one it most likely meant: `did you mean "full"?`); so is a value that
+//! breaks the attribute's coherence rules for a function (`max_backoff` below its
+//! `initial_backoff`). Nothing panics. [`config::explain`] shows each function's settings,
+//! where each came from, and the value from outside each shadowed one had.
 //!
 //! # Retry budgets
 //!

@@ -88,7 +88,7 @@ impl Policy {
     #[must_use]
     pub const fn new() -> Policy {
         Policy {
-            site: Site::new("policy", Keys::new()),
+            site: Site::new("policy", Keys::new()).of_policy(),
             idempotent: true,
             classify: ByTrait,
             repeat: NoRepeat,

@@ -267,6 +267,34 @@ fn a_policy_comes_from_a_configuration_file() {
     );
     let unit = toml::from_str::<Policy>("deadline = 10").unwrap_err();
     assert!(unit.to_string().contains("deadline needs a unit"), "{unit}");
+    // A misspelt value says which one it most likely meant, as the attribute and the
+    // environment do.
+    for (text, meant) in [
+        (
+            "jitter = \"ful\"",
+            "did you mean \"full\"? jitter is \"full\", \"equal\"",
+        ),
+        (
+            "mode = \"standrd\"",
+            "did you mean \"standard\"? mode is \"standard\" or",
+        ),
+        (
+            "hedge_after = \"p955\"",
+            "did you mean \"p95\"? hedge_after is a duration",
+        ),
+        (
+            "hedge_after = \"95th\"",
+            "did you mean \"p95\"? hedge_after is a duration",
+        ),
+    ] {
+        let misspelt = toml::from_str::<Policy>(text).unwrap_err();
+        assert!(misspelt.to_string().contains(meant), "{text}: {misspelt}");
+    }
+    let unknown_mode = toml::from_str::<Policy>("mode = \"turbo\"").unwrap_err();
+    assert!(
+        !unknown_mode.to_string().contains("did you mean"),
+        "{unknown_mode}"
+    );
     let incoherent =
         toml::from_str::<Policy>("attempt_timeout = \"5s\"\ndeadline = \"1s\"").unwrap_err();
     assert!(

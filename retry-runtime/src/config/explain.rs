@@ -4,7 +4,8 @@ use super::Source;
 use std::fmt;
 use std::sync::{Mutex, PoisonError};
 
-/// One setting of a function: its key, the value in effect, and where that came from.
+/// One setting of a function: its key, the value in effect, where that came from, and the
+/// value from outside it shadows, if any.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Entry {
@@ -14,16 +15,33 @@ pub struct Entry {
     pub value: String,
     /// Where it came from.
     pub source: Source,
+    /// For a key the attribute (or a `Policy`) writes, what the environment or the config file
+    /// set for it: the value that would apply without the code's, which the code's value
+    /// shadows (the code's values take precedence, as in the AWS SDKs).
+    pub shadowed: Option<Shadowed>,
+}
+
+/// A value from the environment or the config file that the code's value for the same key
+/// shadows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Shadowed {
+    /// The value, as the attribute would write it.
+    pub value: String,
+    /// Where it was set: a variable, or the config file's line.
+    pub source: Source,
 }
 
 /// The resolved settings of one `#[retry]` function.
 ///
-/// `Display` writes one line per key:
+/// `Display` writes one line per key, with the value from outside that the code's value
+/// shadows after it:
 ///
 /// ```text
 /// get_object (profile store)
 ///   mode                        standard   default
 ///   max_attempts                5          env RETRY_STORE_MAX_ATTEMPTS
+///   deadline                    10s        attribute; shadows 30s (env RETRY_DEADLINE)
 ///   ...
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,6 +71,9 @@ impl fmt::Display for Explained {
         }
         for e in &self.entries {
             write!(f, "\n  {:<27} {:<10} {}", e.key, e.value, e.source)?;
+            if let Some(s) = &e.shadowed {
+                write!(f, "; shadows {} ({})", s.value, s.source)?;
+            }
         }
         Ok(())
     }
@@ -70,7 +91,8 @@ pub(super) fn register(explained: &Explained) {
 
 /// The settings of every `#[retry]` function that has run in this process, in the order they
 /// first ran: each key's value and where it came from (the attribute, a variable, the config
-/// file's line, or the default).
+/// file's line, or the default), and for a key the attribute writes, the value from outside
+/// that it shadows ([`Entry::shadowed`]).
 ///
 /// ```
 /// use retry_runtime::{config, retry};
@@ -87,6 +109,8 @@ pub(super) fn register(explained: &Explained) {
 /// let attempts = explained.get("max_attempts").unwrap();
 /// assert_eq!(attempts.value, "5");
 /// assert_eq!(attempts.source, config::Source::Attribute);
+/// // Had RETRY_STORE_MAX_ATTEMPTS or RETRY_MAX_ATTEMPTS been set, it would show here.
+/// assert_eq!(attempts.shadowed, None);
 /// println!("{explained}");
 /// # std::io::Result::Ok(())
 /// # }).unwrap();

@@ -41,14 +41,15 @@ pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> Fil
         at(span, format!("not valid TOML ({})", e.message()));
     }
     let mut config = FileConfig::default();
-    let source = |span: Range<usize>| Source::File {
+    let source = |span: Range<usize>, profile: Option<&str>| Source::File {
         path: path.to_owned(),
         line: line(span),
+        profile: profile.map(str::to_owned),
     };
     for (name, value) in doc.get_ref() {
         match (name.get_ref().as_ref(), value.get_ref()) {
             ("default", DeValue::Table(table)) => {
-                config.default = layer(text, table, &source, &mut at);
+                config.default = layer(text, table, &|span| source(span, None), &mut at);
             }
             ("profile", DeValue::Table(profiles)) => {
                 for (profile, table) in profiles {
@@ -62,8 +63,9 @@ pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> Fil
                         );
                         continue;
                     };
-                    let layer = layer(text, t, &source, &mut at);
-                    config.profiles.push((profile.get_ref().to_string(), layer));
+                    let name = profile.get_ref().to_string();
+                    let layer = layer(text, t, &|span| source(span, Some(&name)), &mut at);
+                    config.profiles.push((name, layer));
                 }
             }
             (other, _) => at(
@@ -179,7 +181,19 @@ profile.inline = { mode = "standard" }
             d.get(Key::Mode).map(|(_, s)| s.clone()),
             Some(Source::File {
                 path: "retry.toml".into(),
-                line: 4
+                line: 4,
+                profile: None,
+            })
+        );
+        assert_eq!(
+            config
+                .profile("billing")
+                .get(Key::Deadline)
+                .map(|(_, s)| s.clone()),
+            Some(Source::File {
+                path: "retry.toml".into(),
+                line: 12,
+                profile: Some("billing".into()),
             })
         );
         let billing = config.profile("billing");

@@ -1,6 +1,6 @@
 //! Where each setting of a `#[retry]` function comes from, first match wins, key by key:
 //!
-//! 1. the attribute (`#[retry(max_attempts = 5, deadline = "10s")]`);
+//! 1. the attribute (`#[retry(max_attempts = 5, deadline = "10s")]`), or a `Policy`'s builders;
 //! 2. the environment: `RETRY_<PROFILE>_<KEY>` for a function with `profile = "..."` (the
 //!    profile upper-cased, `-` written `_`), then `RETRY_<KEY>`;
 //! 3. the TOML file named by `RETRY_CONFIG_FILE` (feature `config-file`, on by default): its
@@ -22,21 +22,30 @@
 //!
 //! Durations are written as in the attribute: `"500us"`, `"150ms"`, `"2s"`, `"1.5s"`, `"1m"`.
 //!
+//! What the code writes wins, as in the AWS SDKs (code, then the environment, then the shared
+//! config file): a variable or a file key that sets a key the function's attribute (or a
+//! `Policy`) also writes is shadowed, and where its value differs from the code's, the function
+//! warns once, naming the key, both values and where the shadowed one was set; `explain` shows
+//! the shadowed value beside the one in effect.
+//!
 //! The environment and the file are read once per process, when the first `#[retry]` function
 //! first runs (a profile's variables when the first function of that profile first runs); each
 //! function resolves its settings on its first call. A value that cannot be used is one
-//! warning, with the variable, or the file's line and key, and is ignored as if it were
-//! absent. The coherence rules the attribute is held to at compile time hold for the resolved
-//! values too: where a value from outside breaks one (`RETRY_MAX_BACKOFF=100ms` under an
-//! attribute's `initial_backoff = "1s"`), the function warns once and ignores that value.
+//! warning, with the variable, or the file's line and key, and is ignored as if it were absent
+//! (a misspelt mode, jitter or percentile says which one it most likely meant). The coherence
+//! rules the attribute is held to at compile time hold for the resolved values too: where a
+//! value from outside breaks one (`RETRY_MAX_BACKOFF=100ms` under an attribute's
+//! `initial_backoff = "1s"`), the function warns once and ignores that value.
 //! Timeouts (`attempt_timeout` and the keys that shape it, `deadline`) apply from outside only
 //! to a function whose attribute sets `attempt_timeout` or `deadline`: without either, its
 //! attempts run without a timer (and its error type need not represent a timeout), which the
 //! warning says. Nothing here panics.
 //!
-//! [`explain`] lists, for every function that has run, each setting and where it came from.
+//! [`explain`] lists, for every function that has run, each setting and where it came from,
+//! and the value from outside that each setting the code writes shadows.
 
 use crate::spec::{KEYS, Key, Keys, Settings, Value};
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fmt;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -45,7 +54,7 @@ mod explain;
 #[cfg(feature = "config-file")]
 mod file;
 
-pub use explain::{Entry, Explained, explain};
+pub use explain::{Entry, Explained, Shadowed, explain};
 
 /// Where a setting's value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,6 +73,8 @@ pub enum Source {
         path: String,
         /// The line of the key (1-based).
         line: usize,
+        /// The table of the key: `Some(NAME)` for `[profile.NAME]`, `None` for `[default]`.
+        profile: Option<String>,
     },
     /// The default of the mode.
     Default,
@@ -74,7 +85,7 @@ impl fmt::Display for Source {
         match self {
             Source::Attribute => f.write_str("attribute"),
             Source::Environment { variable } => write!(f, "env {variable}"),
-            Source::File { path, line } => write!(f, "file {path}:{line}"),
+            Source::File { path, line, .. } => write!(f, "file {path}:{line}"),
             Source::Default => f.write_str("default"),
         }
     }
@@ -85,7 +96,14 @@ impl Source {
     fn describe(&self, key: Key) -> String {
         match self {
             Source::Environment { variable } => variable.clone(),
-            Source::File { path, line } => format!("{path}:{line}: {}", key.name()),
+            Source::File {
+                path,
+                line,
+                profile,
+            } => match profile {
+                Some(profile) => format!("{path}:{line} in [profile.{profile}]"),
+                None => format!("{path}:{line} in [default]"),
+            },
             Source::Attribute => format!("the attribute's {}", key.name()),
             Source::Default => format!("the default {}", key.name()),
         }
@@ -119,6 +137,38 @@ fn warn(message: &str) {
     eprintln!("warning: retry: {message}");
 }
 
+/// What wrote a function's keys, as a warning about a value they shadow names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Writer {
+    /// A `#[retry]` function's attribute.
+    Attribute,
+    /// A `Policy`'s builders (or the map it was read from with serde).
+    Policy,
+}
+
+impl Writer {
+    fn noun(self) -> &'static str {
+        match self {
+            Writer::Attribute => "attribute",
+            Writer::Policy => "Policy",
+        }
+    }
+}
+
+/// Warns once per process with each text: a `Policy` built for each call resolves on each
+/// call, and says what it says about its keys once.
+fn warn_once(message: String) {
+    static WARNED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    // Inserted whole under the lock: a poisoned set is still consistent.
+    let new = WARNED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(message.clone());
+    if new {
+        warn(&message);
+    }
+}
+
 /// A function's resolved settings: what the engine reads on every call, and where each value
 /// came from.
 pub(crate) struct Resolution {
@@ -126,13 +176,15 @@ pub(crate) struct Resolution {
     pub(crate) explained: Explained,
 }
 
-/// Resolves the settings of `function` written with `policy` and `profile`; `timed`: whether
-/// its attempts run under a timer (the attribute sets `attempt_timeout` or `deadline`). The
-/// hedging keys apply only to a function whose attribute sets `hedge_after` (whose attempts can
-/// run side by side).
+/// Resolves the settings of `function` written with `policy` (by `writer`) and `profile`;
+/// `timed`: whether its attempts run under a timer (the attribute sets `attempt_timeout` or
+/// `deadline`). The hedging keys apply only to a function whose attribute sets `hedge_after`
+/// (whose attempts can run side by side). Runs once per function (its site keeps the result),
+/// so that what it warns about costs its calls nothing.
 pub(crate) fn resolve(
     function: &'static str,
     policy: &Keys,
+    writer: Writer,
     profile: Option<&'static str>,
     timed: bool,
 ) -> Resolution {
@@ -140,25 +192,54 @@ pub(crate) fn resolve(
     let sources =
         SOURCES.get_or_init(|| Sources::load(&|name| std::env::var_os(name), &mut |w| warn(&w)));
     let layers = sources.layers(profile, &|name| std::env::var_os(name), &mut |w| warn(&w));
-    let resolution = resolution(function, profile, policy, &layers, timed, &mut |w| warn(&w));
+    let resolution = resolution(
+        Written {
+            function,
+            profile,
+            keys: policy,
+            writer,
+        },
+        &layers,
+        timed,
+        &mut warn_once,
+    );
     explain::register(&resolution.explained);
     resolution
 }
 
-/// The attribute over the layers, in order, over the mode defaults; then the coherence rules.
-fn resolution(
+/// What one function's code wrote: its name, profile and keys, and whether an attribute or a
+/// `Policy` wrote them.
+struct Written<'a> {
     function: &'static str,
     profile: Option<&'static str>,
-    policy: &Keys,
+    keys: &'a Keys,
+    writer: Writer,
+}
+
+/// The attribute over the layers, in order, over the mode defaults; then the coherence rules;
+/// then a warning for each value from outside that the attribute shadows with another.
+fn resolution(
+    written: Written<'_>,
     layers: &[Layer],
     timed: bool,
     warn: &mut dyn FnMut(String),
 ) -> Resolution {
+    let Written {
+        function,
+        profile,
+        keys: policy,
+        writer,
+    } = written;
+    // What the environment or the file sets for a key the attribute writes: the value that
+    // would apply without the attribute's.
+    let mut shadowed: [Option<(Value, Source)>; KEYS] = Default::default();
     let mut chosen: [Option<(Value, Source)>; KEYS] = Key::ALL.map(|key| {
+        let outside = layers.iter().find_map(|l| l.get(key).cloned());
         if policy.wrote(key) {
+            shadowed[key as usize] = outside;
             policy.value(key).map(|v| (v, Source::Attribute))
         } else {
-            layers.iter().find_map(|l| l.get(key).cloned())
+            outside
         }
     });
     if !policy.wrote(Key::HedgeAfter) {
@@ -217,17 +298,46 @@ fn resolution(
             }
         }
     };
+    // The attribute's values that are in effect (the coherence rules above drop only values
+    // from outside) over a different value from outside.
+    for key in Key::ALL {
+        let (Some((value, Source::Attribute)), Some((outside, source))) =
+            (&chosen[key as usize], &shadowed[key as usize])
+        else {
+            continue;
+        };
+        if value != outside {
+            let (name, writer) = (key.name(), writer.noun());
+            warn(format!(
+                "ignoring {} ({name} = {outside}) for `{function}`: its {writer} writes {name} = \
+                 {value}, which is used (the code's values take precedence over the environment \
+                 and the config file, as in the AWS SDKs: code, then environment, then shared \
+                 config file); leave {name} out of the {writer} to set it from outside",
+                source.describe(key),
+            ));
+        }
+    }
     let settings = Settings::of(&policy);
     let entries = Key::ALL
         .iter()
-        .map(|&key| Entry {
-            key: key.name(),
-            value: settings
-                .value(key)
-                .map_or_else(|| "none".to_owned(), |v| v.to_string()),
-            source: chosen[key as usize]
+        .map(|&key| {
+            let source = chosen[key as usize]
                 .as_ref()
-                .map_or(Source::Default, |(_, s)| s.clone()),
+                .map_or(Source::Default, |(_, s)| s.clone());
+            Entry {
+                key: key.name(),
+                value: settings
+                    .value(key)
+                    .map_or_else(|| "none".to_owned(), |v| v.to_string()),
+                shadowed: shadowed[key as usize]
+                    .take()
+                    .filter(|_| source == Source::Attribute)
+                    .map(|(value, source)| Shadowed {
+                        value: value.to_string(),
+                        source,
+                    }),
+                source,
+            }
         })
         .collect();
     Resolution {
@@ -487,6 +597,7 @@ mod tests {
         let (layers, warnings) = load(
             &[
                 ("RETRY_MODE", "legacy"),
+                ("RETRY_INITIAL_BACKOFF", "fast"),
                 ("RETRY_MAX_ATTEMPTS", "0"),
                 ("RETRY_X_MAX_ATTEMPTS", "three"),
                 ("RETRY_DEADLINE", "10"),
@@ -502,6 +613,8 @@ mod tests {
                 "ignoring RETRY_MODE=\"legacy\": mode is \"standard\" or \"adaptive\"",
                 "ignoring RETRY_MAX_ATTEMPTS=\"0\": max_attempts is a whole number from 1 to \
                  4294967295",
+                "ignoring RETRY_INITIAL_BACKOFF=\"fast\": initial_backoff is a duration with a \
+                 unit, such as \"100ms\" (units: ns, us, ms, s, m, h)",
                 "ignoring RETRY_JITTER=\"1.5\": jitter is \"full\", \"equal\", \"none\", \
                  \"decorrelated\" or a number in [0, 1]",
                 "ignoring RETRY_DEADLINE=\"10\": deadline is a duration above zero with a unit, \
@@ -537,10 +650,25 @@ mod tests {
         }
     }
 
-    fn resolve_with(policy: &Keys, layers: &[Layer], timed: bool) -> (Resolution, Vec<String>) {
+    fn resolve_as(
+        writer: Writer,
+        policy: &Keys,
+        layers: &[Layer],
+        timed: bool,
+    ) -> (Resolution, Vec<String>) {
         let mut warnings = Vec::new();
-        let r = resolution("f", None, policy, layers, timed, &mut |w| warnings.push(w));
+        let written = Written {
+            function: "f",
+            profile: None,
+            keys: policy,
+            writer,
+        };
+        let r = resolution(written, layers, timed, &mut |w| warnings.push(w));
         (r, warnings)
+    }
+
+    fn resolve_with(policy: &Keys, layers: &[Layer], timed: bool) -> (Resolution, Vec<String>) {
+        resolve_as(Writer::Attribute, policy, layers, timed)
     }
 
     #[test]
@@ -554,6 +682,7 @@ mod tests {
             &Source::File {
                 path: "retry.toml".into(),
                 line: 2,
+                profile: None,
             },
         );
         let general = layer(
@@ -566,7 +695,15 @@ mod tests {
         );
         let layers = [profile, general, Layer::default(), file];
         let (r, warnings) = resolve_with(&Keys::new().multiplier(1.5), &layers, false);
-        assert!(warnings.is_empty(), "{warnings:?}");
+        // The file's multiplier is shadowed by the attribute's: said once.
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with(
+                "ignoring retry.toml:2 in [default] (multiplier = 3) for `f`: its attribute \
+                 writes multiplier = 1.5, which is used"
+            ),
+            "{warnings:?}"
+        );
         assert_eq!(
             (r.settings.mode, r.settings.max_attempts),
             (Mode::Standard, 4)
@@ -586,6 +723,17 @@ mod tests {
                 "initial_backoff=1s (default)",
                 "multiplier=1.5 (attribute)",
             ]
+        );
+        let shadowed = r
+            .explained
+            .get("multiplier")
+            .unwrap()
+            .shadowed
+            .clone()
+            .unwrap();
+        assert_eq!(
+            (shadowed.value.as_str(), shadowed.source.to_string()),
+            ("3", "file retry.toml:2".to_owned())
         );
     }
 
@@ -660,6 +808,119 @@ mod tests {
         );
         let (r, warnings) = resolve_with(&Keys::new().attempt_timeout(MS(100)), &[general], true);
         assert!(warnings.is_empty());
+        assert_eq!(r.settings.deadline, Some(MS(5000)));
+    }
+
+    #[test]
+    fn a_misspelt_value_says_what_it_meant() {
+        let (_, warnings) = load(
+            &[
+                ("RETRY_MODE", "standrd"),
+                ("RETRY_JITTER", "ful"),
+                ("RETRY_P_HEDGE_AFTER", "p955"),
+            ],
+            Some("p"),
+        );
+        assert_eq!(
+            warnings,
+            [
+                "ignoring RETRY_MODE=\"standrd\": did you mean \"standard\"? mode is \
+                 \"standard\" or \"adaptive\"",
+                "ignoring RETRY_JITTER=\"ful\": did you mean \"full\"? jitter is \"full\", \
+                 \"equal\", \"none\", \"decorrelated\" or a number in [0, 1]",
+                "ignoring RETRY_P_HEDGE_AFTER=\"p955\": did you mean \"p95\"? hedge_after is a \
+                 duration above zero with a unit, such as \"50ms\", or a percentile of the \
+                 function's latency: \"p50\", \"p90\", \"p95\" or \"p99\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_value_from_outside_shadowed_by_the_attribute_is_one_warning() {
+        let general = layer(
+            &[
+                (Key::MaxAttempts, Value::Count(1)),
+                (Key::Multiplier, Value::Factor(3.0)),
+                (Key::Mode, Value::Mode(Mode::Standard)),
+            ],
+            &env_source("RETRY_MAX_ATTEMPTS"),
+        );
+        let file = layer(
+            &[(Key::MaxAttempts, Value::Count(9))],
+            &Source::File {
+                path: "retry.toml".into(),
+                line: 3,
+                profile: None,
+            },
+        );
+        // The attribute writes max_attempts (shadowing a different value) and mode (the same
+        // value: nothing to say); multiplier is left open and comes from outside.
+        let attribute = Keys::new().max_attempts(4).mode(Mode::Standard);
+        let (r, warnings) = resolve_with(&attribute, &[general, file], false);
+        assert_eq!(
+            warnings,
+            [
+                "ignoring RETRY_MAX_ATTEMPTS (max_attempts = 1) for `f`: its attribute writes \
+                 max_attempts = 4, which is used (the code's values take precedence over the \
+                 environment and the config file, as in the AWS SDKs: code, then environment, \
+                 then shared config file); leave max_attempts out of the attribute to set it \
+                 from outside"
+            ]
+        );
+        assert_eq!(r.settings.max_attempts, 4);
+        assert_eq!(r.settings.multiplier, 3.0);
+        let entry = |key: &str| r.explained.get(key).unwrap().clone();
+        assert_eq!(
+            entry("max_attempts").shadowed,
+            Some(Shadowed {
+                value: "1".into(),
+                source: env_source("RETRY_MAX_ATTEMPTS"),
+            }),
+            "the nearest value from outside"
+        );
+        assert_eq!(
+            entry("mode").shadowed.map(|s| s.value),
+            Some("standard".into())
+        );
+        assert_eq!(entry("multiplier").shadowed, None);
+        let shown = r.explained.to_string();
+        assert!(
+            shown.contains(
+                "max_attempts                4          attribute; shadows 1 (env \
+                 RETRY_MAX_ATTEMPTS)"
+            ),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("multiplier                  3          env RETRY_MAX_ATTEMPTS\n"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_file_value_shadowed_by_a_policy_names_the_file_and_its_table() {
+        let profile = layer(
+            &[(Key::Deadline, Value::Duration(MS(30_000)))],
+            &Source::File {
+                path: "retry.toml".into(),
+                line: 7,
+                profile: Some("billing".into()),
+            },
+        );
+        let policy = Keys::new().deadline(MS(5000));
+        let (r, warnings) = resolve_as(Writer::Policy, &policy, &[profile], true);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with(
+                "ignoring retry.toml:7 in [profile.billing] (deadline = 30s) for `f`: its Policy \
+                 writes deadline = 5s, which is used"
+            ),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings[0].ends_with("leave deadline out of the Policy to set it from outside"),
+            "{warnings:?}"
+        );
         assert_eq!(r.settings.deadline, Some(MS(5000)));
     }
 }

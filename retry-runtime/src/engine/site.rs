@@ -1,7 +1,7 @@
 //! One function's site: what the expansion of `#[retry]` keeps in a `static` (and a `Policy`
 //! value holds), and what its calls read once it is resolved.
 
-use crate::config;
+use crate::config::{self, Writer};
 use crate::hedge::Latency;
 #[cfg(feature = "metrics")]
 use crate::observe::meters::Meters;
@@ -22,6 +22,8 @@ use std::sync::atomic::AtomicBool;
 pub struct Site {
     pub(crate) name: &'static str,
     pub(crate) keys: Keys,
+    /// What wrote the keys: the attribute, or a `Policy`.
+    writer: Writer,
     pub(crate) partition: Option<&'static str>,
     pub(crate) profile: Option<&'static str>,
     pub(crate) bucket: Option<&'static TokenBucket>,
@@ -43,6 +45,7 @@ impl Site {
         Site {
             name,
             keys,
+            writer: Writer::Attribute,
             partition: None,
             profile: None,
             bucket: None,
@@ -54,6 +57,12 @@ impl Site {
             shared: OnceLock::new(),
             resolved: OnceLock::new(),
         }
+    }
+
+    /// The site of a `Policy` value: its keys are the builders', as its warnings say.
+    pub(crate) const fn of_policy(mut self) -> Site {
+        self.writer = Writer::Policy;
+        self
     }
 
     /// Shares the bucket and limiter of the named partition.
@@ -166,7 +175,7 @@ impl Site {
     fn resolve(&self, timed: bool) -> &Resolved {
         self.resolved.get_or_init(|| {
             let config::Resolution { settings, .. } =
-                config::resolve(self.name, &self.keys, self.profile, timed);
+                config::resolve(self.name, &self.keys, self.writer, self.profile, timed);
             let budget = self.budget.or_else(|| {
                 let share = self.budget_share?;
                 let make = || RetryBudget::ratio(share);
