@@ -92,7 +92,7 @@ pub mod shared {
         if !limiter.is_enabled() {
             return Ok(None);
         }
-        let draw = || rand::rng().random::<f64>();
+        let draw = || crate::engine::scope::thread_rng().random::<f64>();
         limiter.try_send(cost, Instant::now(), deadline, lost, draw)
     }
 

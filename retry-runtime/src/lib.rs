@@ -72,7 +72,8 @@
 //! first match wins, key by key: the environment (`RETRY_<PROFILE>_<KEY>` for a function with
 //! `profile = "..."`, the name upper-cased with `-` written `_`; then `RETRY_<KEY>`:
 //! `RETRY_MAX_ATTEMPTS`, `RETRY_DEADLINE`, ...), then the TOML file named by
-//! `RETRY_CONFIG_FILE` (feature `config-file`, on by default), then the mode default:
+//! `RETRY_CONFIG_FILE` (feature `config-file`, off by default: without it a file named there is
+//! one warning), then the mode default:
 //!
 //! ```toml
 //! [default]
@@ -184,6 +185,10 @@
 //! # Features
 //!
 //! - `tracing` (default): the events above.
+//! - `config-file`: the TOML file named by `RETRY_CONFIG_FILE` (see Configuration above),
+//!   parsed by the `toml` crate; without it a file named there is one warning.
+//! - `metrics`: counters and gauges per function through the `metrics` facade (`meters`).
+//! - `serde`: `serde::Deserialize` for [`Policy`].
 //! - `http`: `Classify` for `http::StatusCode` and `http::Response`,
 //!   `hint::from_headers`, and [`wire::WithAttempt`] for `http::request::Builder`.
 //! - `reqwest`: `Classify` for `reqwest::Error` and `reqwest::Response`, and the

@@ -3,8 +3,9 @@
 //! 1. the attribute (`#[retry(max_attempts = 5, deadline = "10s")]`), or a `Policy`'s builders;
 //! 2. the environment: `RETRY_<PROFILE>_<KEY>` for a function with `profile = "..."` (the
 //!    profile upper-cased, `-` written `_`), then `RETRY_<KEY>`;
-//! 3. the TOML file named by `RETRY_CONFIG_FILE` (feature `config-file`, on by default): its
-//!    `[profile.NAME]` table, then its `[default]` table;
+//! 3. the TOML file named by `RETRY_CONFIG_FILE` (feature `config-file`, off by default: without
+//!    it a file named there is one warning): its `[profile.NAME]` table, then its `[default]`
+//!    table;
 //! 4. the default of the mode.
 //!
 //! | key | environment | value |
@@ -590,6 +591,32 @@ mod tests {
                 variable: "RETRY_DEADLINE".into()
             })
         );
+    }
+
+    /// Without the `config-file` feature (off by default) the file named by `RETRY_CONFIG_FILE`
+    /// is not read: one warning says so, and the environment still applies.
+    /// `tests/engine_default_features.rs` runs this in a build of the runtime with its default
+    /// features, as the workspace's own tests turn the feature on.
+    #[cfg(not(feature = "config-file"))]
+    #[test]
+    fn without_the_config_file_feature_a_named_file_is_one_warning() {
+        let (layers, warnings) = load(
+            &[
+                ("RETRY_CONFIG_FILE", "/etc/retry.toml"),
+                ("RETRY_MAX_ATTEMPTS", "4"),
+            ],
+            Some("billing"),
+        );
+        assert_eq!(
+            warnings,
+            [
+                "ignoring RETRY_CONFIG_FILE=\"/etc/retry.toml\": this build of retry-runtime reads \
+                 no config file (its `config-file` feature is off)"
+            ]
+        );
+        assert_eq!(value(&layers[1], Key::MaxAttempts), Some(Value::Count(4)));
+        assert_eq!(layers[2], Layer::default());
+        assert_eq!(layers[3], Layer::default());
     }
 
     #[test]

@@ -174,7 +174,7 @@ impl<'a> Frame<'a> {
         if hi != 0 || lo != 0 {
             return InvocationId::from_halves(hi, lo);
         }
-        let bits = rand::rng().random::<u128>();
+        let bits = scope::thread_rng().random::<u128>();
         let id = InvocationId::v4(bits);
         let (hi, lo) = id.halves();
         self.id[0].store(hi, Ordering::Relaxed);

@@ -8,8 +8,13 @@
 //! step and passes the instant to the shared state, which never reads a clock of its own.
 
 use crate::observe::report::{EndedEarly, Hedged, Retried};
-use rand::Rng;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng, TryRng};
+use std::cell::RefCell;
+use std::collections::hash_map::RandomState;
+use std::convert::Infallible;
 use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -80,12 +85,12 @@ impl Around {
     #[inline]
     pub(crate) fn draw<T>(&self, f: impl FnOnce(&mut dyn Rng) -> T) -> T {
         let Some(a) = &self.0 else {
-            return f(&mut rand::rng());
+            return f(&mut thread_rng());
         };
         let mut f = Some(f);
         let mut out = None;
         if !a.with_rng(&mut |rng| out = f.take().map(|f| f(rng))) {
-            out = f.take().map(|f| f(&mut rand::rng()));
+            out = f.take().map(|f| f(&mut thread_rng()));
         }
         out.expect("drawn above")
     }
@@ -112,6 +117,56 @@ impl Around {
         if let Some(a) = &self.0 {
             a.hedged(hedge);
         }
+    }
+}
+
+/// The thread's generator: what a call draws from outside a seeded scope (jitter, the adaptive
+/// limiter's spread, invocation ids). One `StdRng` (the generator of a seeded scope too) per
+/// thread, seeded when the thread first draws, from the standard library's `RandomState`: the
+/// random keys `HashMap` is seeded with, so that no crate of system randomness is compiled for
+/// it. Nothing here needs a cryptographic secret: jitter spreads retries, an invocation id
+/// tells one call's attempts from another's.
+#[inline]
+pub(crate) fn thread_rng() -> ThreadRng {
+    ThreadRng(())
+}
+
+/// A handle on the thread's generator (see [`thread_rng`]).
+pub(crate) struct ThreadRng(());
+
+thread_local! {
+    static THREAD_RNG: RefCell<StdRng> = RefCell::new(StdRng::from_seed(seed()));
+}
+
+/// 256 bits for a thread's generator: four SipHash outputs under the thread's random keys.
+fn seed() -> [u8; 32] {
+    let mut seed = [0; 32];
+    for (i, chunk) in seed.chunks_exact_mut(8).enumerate() {
+        // Each `RandomState::new()` has keys of its own.
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_usize(i);
+        chunk.copy_from_slice(&hasher.finish().to_le_bytes());
+    }
+    seed
+}
+
+impl TryRng for ThreadRng {
+    type Error = Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        Ok(THREAD_RNG.with(|rng| rng.borrow_mut().next_u32()))
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        Ok(THREAD_RNG.with(|rng| rng.borrow_mut().next_u64()))
+    }
+
+    #[inline]
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        THREAD_RNG.with(|rng| rng.borrow_mut().fill_bytes(dst));
+        Ok(())
     }
 }
 
@@ -142,4 +197,25 @@ pub(crate) async fn enter<F: Future>(ambient: Arc<dyn Scope>, fut: F) -> F::Outp
 pub(crate) fn enter_sync<T>(ambient: Arc<dyn Scope>, f: impl FnOnce() -> T) -> T {
     EVER_SCOPED.store(true, Ordering::Release);
     CURRENT.sync_scope(ambient, f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thread_rng;
+    use rand::RngExt;
+
+    #[test]
+    fn each_thread_draws_a_sequence_of_its_own() {
+        let draws = || {
+            (0..4)
+                .map(|_| thread_rng().random::<u64>())
+                .collect::<Vec<_>>()
+        };
+        let here = draws();
+        let there = std::thread::spawn(draws).join().unwrap();
+        assert_ne!(here, there);
+        assert_ne!(here[0], here[1]);
+        // The same thread goes on with its sequence: no draw repeats.
+        assert!(draws().iter().all(|d| !here.contains(d)));
+    }
 }

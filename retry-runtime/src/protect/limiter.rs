@@ -237,7 +237,7 @@ impl RateLimiter {
             return Ok(());
         }
         let mut lost = false;
-        let draw = || rand::rng().random::<f64>();
+        let draw = || crate::engine::scope::thread_rng().random::<f64>();
         while let Some(wait) = self.try_send(cost, Instant::now(), deadline, lost, draw)? {
             tokio::time::sleep(wait).await;
             lost = true;
