@@ -234,7 +234,7 @@ pub use integrations::wire;
 pub use observe::event::RetryEvent;
 #[cfg(feature = "metrics")]
 pub use observe::meters;
-pub use policy::{Policy, PolicyError};
+pub use policy::{NoTimeouts, Policy, PolicyError, Retry, Timeouts};
 pub use protect::breaker::{BreakerState, CircuitBreaker, CircuitOpen};
 pub use protect::bucket::TokenBucket;
 pub use protect::budget::RetryBudget;

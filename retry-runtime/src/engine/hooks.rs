@@ -49,7 +49,7 @@ impl<E: Classify> Classifier<E> for ByTrait {
     }
 }
 
-impl<E, C: Classifier<E>> Classifier<E> for &C {
+impl<E, C: Classifier<E> + ?Sized> Classifier<E> for &C {
     #[inline]
     fn class(&self, err: &E) -> ErrorClass {
         (**self).class(err)

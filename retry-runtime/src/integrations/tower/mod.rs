@@ -160,7 +160,7 @@ pub use exchange::{Cloning, Exchange, Http, IDEMPOTENCY_KEY};
 use crate::classify::{Classify, ErrorClass, TimedOut};
 use crate::engine::{ByTrait, NoBreaker};
 use crate::policy::Policy;
-use crate::policy::{BreakerPlug, Hook, NoHook, NoRepeat, Repeat};
+use crate::policy::{BreakerPlug, Hook, NoHook, NoRepeat, Repeat, Timeouts};
 use crate::protect::breaker::CircuitOpen;
 use core::future::{Future, poll_fn};
 use core::pin::Pin;
@@ -182,7 +182,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// [`Failure`]). Its `retry_if_ok` predicate sees responses, its `on_retry` hook sees
 /// [`Failure`]s; it may have a circuit breaker ([`Policy::breaker`]).
 pub struct RetryLayer<M = Http, P = NoRepeat, O = NoHook, B = NoBreaker> {
-    policy: Arc<Policy<ByTrait, P, O, B>>,
+    policy: Arc<Policy<Timeouts, ByTrait, P, O, B>>,
     exchange: M,
     idempotent: Option<bool>,
 }
@@ -190,13 +190,13 @@ pub struct RetryLayer<M = Http, P = NoRepeat, O = NoHook, B = NoBreaker> {
 impl<P, O, B> RetryLayer<Http, P, O, B> {
     /// A layer for `http::Request`s ([`Http`]) under `policy`, which it keeps in an `Arc`.
     #[must_use]
-    pub fn new(policy: Policy<ByTrait, P, O, B>) -> Self {
-        Self::shared(Arc::new(policy))
+    pub fn new<T>(policy: Policy<T, ByTrait, P, O, B>) -> Self {
+        Self::shared(Arc::new(policy.with_timeouts()))
     }
 
     /// A layer under a policy already shared (with its bucket) by other users.
     #[must_use]
-    pub fn shared(policy: Arc<Policy<ByTrait, P, O, B>>) -> Self {
+    pub fn shared(policy: Arc<Policy<Timeouts, ByTrait, P, O, B>>) -> Self {
         RetryLayer {
             policy,
             exchange: Http::new(),
@@ -228,7 +228,7 @@ impl<P, O, B, M> RetryLayer<M, P, O, B> {
 
     /// The policy.
     #[must_use]
-    pub fn policy(&self) -> &Policy<ByTrait, P, O, B> {
+    pub fn policy(&self) -> &Policy<Timeouts, ByTrait, P, O, B> {
         &self.policy
     }
 }
@@ -269,7 +269,7 @@ impl<S, P, O, B, M: Clone> Layer<S> for RetryLayer<M, P, O, B> {
 /// A service whose requests are retried under a [`Policy`] (made by [`RetryLayer`]).
 pub struct Retry<S, M = Http, P = NoRepeat, O = NoHook, B = NoBreaker> {
     inner: S,
-    policy: Arc<Policy<ByTrait, P, O, B>>,
+    policy: Arc<Policy<Timeouts, ByTrait, P, O, B>>,
     exchange: M,
     idempotent: Option<bool>,
 }
@@ -520,7 +520,7 @@ fn failure<R>(
 /// so as an input, `once`): its failure ends the call with its own class, which the bucket,
 /// the rate limiter, a budget and a breaker count as they count any other.
 async fn run<S, Req, P, O, B, M>(
-    policy: &Policy<ByTrait, P, O, B>,
+    policy: &Policy<Timeouts, ByTrait, P, O, B>,
     exchange: &M,
     service: S,
     request: Req,
@@ -553,10 +553,11 @@ where
     // count any other. One that can runs under the policy, as idempotent or not (the loop
     // itself retries a POST only after what provably was not acted on).
     let out = policy
-        .retry_as(gate.idempotent, !gate.replayable, || {
+        .retry(|| {
             let (request, fresh) = next();
             session.attempt(request, fresh)
         })
+        .limited(gate.idempotent, !gate.replayable)
         .await;
     out.or_else(Failure::into_result)
 }

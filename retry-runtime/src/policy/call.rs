@@ -1,0 +1,588 @@
+//! One call of a [`Policy`]: the [`Retry`] future that [`Policy::retry`] returns.
+//!
+//! The future is built in two steps, so that the closure's types are known before anything is
+//! asked of them: [`Policy::retry`] takes the attempt closure (which fixes `T` and `E`); the
+//! chained [`Retry::classify`], [`Retry::retry_if_ok`] and [`Retry::on_retry`] take closures
+//! whose argument types are then inferred; and awaiting it asks what the policy needs of `E`
+//! (a classifier, `From<TimedOut>` for a policy with timeouts, `From<CircuitOpen>` for one with
+//! a breaker), each unmet need one error with its own message. The loop is the engine's, the
+//! one `#[retry]` runs, started in place in this future at its first poll.
+
+use super::{BreakerKind, BreakerPlug, ClassifiesWith, Hook, Policy, Repeat, TimeoutKind, TimeoutsFor};
+use crate::classify::ErrorClass;
+use crate::engine::{Classifier, IntoErrorClass, OnRefusal, Timer};
+use crate::observe::event::RetryEvent;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use std::time::Duration;
+
+pin_project_lite::pin_project! {
+    /// The future of one [`Policy::retry`] call: it resolves to the last attempt's `Result`.
+    ///
+    /// Before it is awaited, [`classify`](Self::classify), [`retry_if_ok`](Self::retry_if_ok)
+    /// and [`on_retry`](Self::on_retry) give this call a classifier, a polling predicate or a
+    /// hook of its own in place of the policy's, and their closures' argument types are
+    /// inferred from the attempt closure's `Result`:
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    ///
+    /// #[derive(Debug)]
+    /// struct ApiError {
+    ///     status: u16,
+    /// }
+    ///
+    /// async fn fetch() -> Result<u32, ApiError> {
+    ///     Ok(1)
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let out = Policy::new()
+    ///     .max_attempts(3)
+    ///     .retry(|| fetch())
+    ///     .classify(|e| e.status >= 500)
+    ///     .await;
+    /// assert_eq!(out.unwrap(), 1);
+    /// # }
+    /// ```
+    ///
+    /// It is `Send` when the closure, its futures and their outputs are, so it can be
+    /// spawned; it allocates nothing (but for a hedged policy's loop).
+    #[must_use = "a retry does nothing until it is awaited"]
+    pub struct Retry<'p, Pol, F, X, D>
+    where
+        Parts<'p, Pol, F, X>: Shape,
+        D: Drive<Parts<'p, Pol, F, X>>,
+    {
+        #[pin]
+        state: State<Parts<'p, Pol, F, X>, D, <D as Drive<Parts<'p, Pol, F, X>>>::Fut>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StateProj]
+    #[project_replace = StateTake]
+    enum State<A, D, Fut> {
+        Idle { parts: A, drive: D },
+        Running { #[pin] fut: Fut },
+        Done,
+    }
+}
+
+impl<'p, Pol, F, X, D> Retry<'p, Pol, F, X, D>
+where
+    Parts<'p, Pol, F, X>: Shape,
+    D: Drive<Parts<'p, Pol, F, X>>,
+{
+    #[inline]
+    pub(super) fn new(parts: Parts<'p, Pol, F, X>, drive: D) -> Self {
+        Retry {
+            state: State::Idle { parts, drive },
+        }
+    }
+
+    /// The parts, before the first poll.
+    fn into_parts(self) -> Parts<'p, Pol, F, X> {
+        match self.state {
+            State::Idle { parts, .. } => parts,
+            // A `Retry` is only ever handed out idle; its builders take it by value.
+            State::Running { .. } | State::Done => unreachable!("a Retry is built idle"),
+        }
+    }
+}
+
+impl<'p, Pol, F, X, D> Future for Retry<'p, Pol, F, X, D>
+where
+    Parts<'p, Pol, F, X>: Prepare,
+    D: Drive<Parts<'p, Pol, F, X>>,
+{
+    type Output = <D::Fut as Future>::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut state = self.project().state;
+        if let StateProj::Idle { .. } = state.as_mut().project() {
+            if let StateTake::Idle { parts, drive } = state.as_mut().project_replace(State::Done)
+            {
+                let ready = parts.prepare();
+                state.set(State::Running {
+                    fut: drive.drive(parts, ready),
+                });
+            }
+        }
+        match state.project() {
+            StateProj::Running { fut } => fut.poll(cx),
+            // Polled again after it completed.
+            StateProj::Idle { .. } | StateProj::Done => Poll::Pending,
+        }
+    }
+}
+
+/// What a [`Retry`] holds until its first poll: the policy, the attempt closure, and this
+/// call's own plugs (a classifier, a polling predicate and a hook, each [`Own`] unless one was
+/// chained).
+pub struct Parts<'p, Pol, F, X> {
+    pub(super) policy: &'p Pol,
+    pub(super) attempt: F,
+    pub(super) plugs: X,
+    /// Whether the call may repeat an attempt whose request may have reached the server (a
+    /// tower layer's POST may not) and whether it may make more than one (a request whose body
+    /// cannot be sent again may not), whatever the policy says.
+    pub(super) idempotent: bool,
+    pub(super) once: bool,
+}
+
+/// The policy's own plug: no per-call one was chained.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Own;
+
+/// This call's classifier ([`Retry::classify`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ClassifyBy<G>(G);
+
+/// This call's polling predicate ([`Retry::retry_if_ok`]).
+#[derive(Clone, Copy, Debug)]
+pub struct RepeatBy<G>(G);
+
+/// This call's hook ([`Retry::on_retry`]).
+#[derive(Clone, Copy, Debug)]
+pub struct HookBy<G>(G);
+
+/// The types of one call, known from its parts alone (nothing asked of them yet).
+pub trait Shape {
+    /// What the call returns: the attempt closure's `Result`.
+    type Output;
+    /// What the first poll prepares: the timer, the classifier and what a refused call
+    /// returns.
+    type Ready;
+}
+
+/// What the first poll asks of the call's types (its bounds are where an unmet need is
+/// reported, once).
+pub trait Prepare: Shape {
+    /// The timer, classifier and refusal of the call.
+    fn prepare(&self) -> Self::Ready;
+}
+
+/// Starts the loop from a call's parts and what its first poll prepared.
+pub trait Drive<A: Shape> {
+    /// The loop's future.
+    type Fut: Future;
+    /// Starts it.
+    fn drive(self, parts: A, ready: A::Ready) -> Self::Fut;
+}
+
+impl<A: Shape, D, Fut> Drive<A> for D
+where
+    D: FnOnce(A, A::Ready) -> Fut,
+    Fut: Future,
+{
+    type Fut = Fut;
+
+    #[inline]
+    fn drive(self, parts: A, ready: A::Ready) -> Fut {
+        self(parts, ready)
+    }
+}
+
+/// What the first poll of a call prepares.
+pub struct Ready<K, C, X> {
+    pub(super) timer: K,
+    pub(super) classify: C,
+    pub(super) refusal: X,
+}
+
+/// A call's classifier: the policy's (prepared at the first poll, where a missing `Classify`
+/// is reported) or its own.
+pub trait ClassifierSlot<'p, C, E> {
+    /// What the first poll prepares for it.
+    type Prepared;
+    /// The classifier the loop consults.
+    type Use: Classifier<E>;
+    /// It.
+    fn using(self, prepared: Self::Prepared) -> Self::Use;
+}
+
+impl<'p, C: 'p, E> ClassifierSlot<'p, C, E> for Own {
+    type Prepared = Erased<'p, C, E>;
+    type Use = Erased<'p, C, E>;
+
+    #[inline]
+    fn using(self, prepared: Self::Prepared) -> Self::Use {
+        prepared
+    }
+}
+
+/// The policy's classifier, with its functions for this error type taken where its bound was
+/// checked (the first poll), so that nothing before asks it of the error type.
+pub struct Erased<'p, C, E> {
+    own: &'p C,
+    class: fn(&C, &E) -> ErrorClass,
+    hint: fn(&C, &E) -> Option<Duration>,
+}
+
+impl<C, E> Classifier<E> for Erased<'_, C, E> {
+    #[inline]
+    fn class(&self, err: &E) -> ErrorClass {
+        (self.class)(self.own, err)
+    }
+
+    #[inline]
+    fn hint(&self, err: &E) -> Option<Duration> {
+        (self.hint)(self.own, err)
+    }
+}
+
+impl<'p, C, E, G, R> ClassifierSlot<'p, C, E> for ClassifyBy<G>
+where
+    G: Fn(&E) -> R,
+    R: IntoErrorClass,
+{
+    type Prepared = ();
+    type Use = Self;
+
+    #[inline]
+    fn using(self, (): ()) -> Self {
+        self
+    }
+}
+
+impl<E, G, R> Classifier<E> for ClassifyBy<G>
+where
+    G: Fn(&E) -> R,
+    R: IntoErrorClass,
+{
+    #[inline]
+    fn class(&self, err: &E) -> ErrorClass {
+        (self.0)(err).into_error_class()
+    }
+
+    #[inline]
+    fn hint(&self, _: &E) -> Option<Duration> {
+        None
+    }
+}
+
+/// The preparation of a call's classifier slot (see [`ClassifierSlot`]).
+pub trait ClassifierReady<'p, C, E>: ClassifierSlot<'p, C, E> {
+    /// It, from the policy's classifier.
+    fn prepare(own: &'p C) -> Self::Prepared;
+}
+
+impl<'p, C: ClassifiesWith<E> + 'p, E> ClassifierReady<'p, C, E> for Own {
+    #[inline]
+    fn prepare(own: &'p C) -> Self::Prepared {
+        Erased {
+            own,
+            class: <C as Classifier<E>>::class,
+            hint: <C as Classifier<E>>::hint,
+        }
+    }
+}
+
+impl<'p, C, E, G, R> ClassifierReady<'p, C, E> for ClassifyBy<G>
+where
+    G: Fn(&E) -> R,
+    R: IntoErrorClass,
+{
+    #[inline]
+    fn prepare(_: &'p C) {}
+}
+
+/// A call's polling predicate: the policy's or its own.
+pub trait RepeatSlot<'p, P, T> {
+    /// The predicate the loop consults.
+    type Use: Repeat<T>;
+    /// It.
+    fn using(self, own: &'p P) -> Self::Use;
+}
+
+impl<'p, P: Repeat<T> + 'p, T> RepeatSlot<'p, P, T> for Own {
+    type Use = Ref<'p, P>;
+
+    #[inline]
+    fn using(self, own: &'p P) -> Ref<'p, P> {
+        Ref(own)
+    }
+}
+
+impl<'p, P, T, G: Fn(&T) -> bool> RepeatSlot<'p, P, T> for RepeatBy<G> {
+    type Use = G;
+
+    #[inline]
+    fn using(self, _: &'p P) -> G {
+        self.0
+    }
+}
+
+/// A call's hook: the policy's or its own.
+pub trait HookSlot<'p, O, E> {
+    /// The hook the loop calls.
+    type Use: Hook<E>;
+    /// It.
+    fn using(self, own: &'p O) -> Self::Use;
+}
+
+impl<'p, O: Hook<E> + 'p, E> HookSlot<'p, O, E> for Own {
+    type Use = Ref<'p, O>;
+
+    #[inline]
+    fn using(self, own: &'p O) -> Ref<'p, O> {
+        Ref(own)
+    }
+}
+
+/// The policy's own predicate or hook, borrowed for one call.
+#[derive(Debug)]
+pub struct Ref<'p, X>(&'p X);
+
+impl<T, P: Repeat<T>> Repeat<T> for Ref<'_, P> {
+    const POLLS: bool = P::POLLS;
+
+    #[inline]
+    fn repeat(&self, value: &T) -> bool {
+        self.0.repeat(value)
+    }
+}
+
+impl<E, O: Hook<E>> Hook<E> for Ref<'_, O> {
+    #[inline]
+    fn on_retry(&self, event: &RetryEvent<'_, E>) {
+        self.0.on_retry(event);
+    }
+}
+
+impl<'p, O, E, G: Fn(&RetryEvent<'_, E>)> HookSlot<'p, O, E> for HookBy<G> {
+    type Use = G;
+
+    #[inline]
+    fn using(self, _: &'p O) -> G {
+        self.0
+    }
+}
+
+type PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox> =
+    Parts<'p, Policy<T, C, P, O, B>, F, (Cx, Px, Ox)>;
+
+impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox> Shape
+    for PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    T: TimeoutKind<E>,
+    Cx: ClassifierSlot<'p, C, E>,
+    B: BreakerKind<Result<V, E>>,
+{
+    type Output = Result<V, E>;
+    type Ready = Ready<T::Kind, Cx::Prepared, B::Refusal>;
+}
+
+impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox> Prepare
+    for PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    T: TimeoutsFor<E>,
+    Cx: ClassifierReady<'p, C, E>,
+    B: BreakerPlug<Result<V, E>>,
+{
+    #[inline]
+    fn prepare(&self) -> Self::Ready {
+        Ready {
+            timer: T::timer(),
+            classify: Cx::prepare(&self.policy.classify),
+            refusal: B::refusal(),
+        }
+    }
+}
+
+/// The loop of one call, started at its first poll: the engine's, as `#[retry]` runs it (and
+/// the hedged loop for a hedged policy, boxed, since its slots would double every call's
+/// future).
+#[allow(clippy::type_complexity)]
+fn start<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
+    parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
+    ready: Ready<T::Kind, Cx::Prepared, B::Refusal>,
+) -> impl Future<Output = Result<V, E>>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    T: TimeoutKind<E>,
+    T::Kind: Timer<Result<V, E>>,
+    Cx: ClassifierSlot<'p, C, E>,
+    Px: RepeatSlot<'p, P, V>,
+    Ox: HookSlot<'p, O, E>,
+    B: BreakerKind<Result<V, E>>,
+{
+    async move {
+        let Parts {
+            policy,
+            mut attempt,
+            plugs: (cx, px, ox),
+            idempotent,
+            once,
+        } = parts;
+        let repeat = px.using(&policy.repeat);
+        let hook = ox.using(&policy.on_retry);
+        let polls = <Px::Use as Repeat<V>>::POLLS;
+        let idempotent = policy.idempotent && idempotent;
+        let mut call = crate::engine::Call::of(
+            &policy.site,
+            idempotent,
+            ready.timer,
+            cx.using(ready.classify),
+            move |value: &V| repeat.repeat(value),
+            move |event: &RetryEvent<'_, E>| hook.on_retry(event),
+        )
+        .with_refusal(ready.refusal);
+        if once {
+            call = call.once();
+        } else if idempotent && !polls && policy.site.hedged() {
+            return Box::pin(call.run_hedged(attempt)).await;
+        }
+        let call = &mut call;
+        crate::__retry_loop!(call, attempt())
+    }
+}
+
+/// Starts a [`Retry`] of `policy` with these plugs.
+#[inline]
+#[allow(clippy::type_complexity)]
+pub(super) fn retry<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
+    parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
+) -> Retry<
+    'p,
+    Policy<T, C, P, O, B>,
+    F,
+    (Cx, Px, Ox),
+    impl Drive<PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>, Fut = impl Future<Output = Result<V, E>>>,
+>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    T: TimeoutKind<E>,
+    T::Kind: Timer<Result<V, E>>,
+    Cx: ClassifierSlot<'p, C, E>,
+    Px: RepeatSlot<'p, P, V>,
+    Ox: HookSlot<'p, O, E>,
+    B: BreakerKind<Result<V, E>>,
+{
+    Retry::new(parts, start::<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>)
+}
+
+impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox, D>
+    Retry<'p, Policy<T, C, P, O, B>, F, (Cx, Px, Ox), D>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    T: TimeoutKind<E>,
+    T::Kind: Timer<Result<V, E>>,
+    Cx: ClassifierSlot<'p, C, E>,
+    Px: RepeatSlot<'p, P, V>,
+    Ox: HookSlot<'p, O, E>,
+    B: BreakerKind<Result<V, E>>,
+    D: Drive<PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>>,
+{
+    /// Classifies this call's errors with `f` (returning [`ErrorClass`] or `bool`, as
+    /// `retry_on`) instead of the policy's classifier; `f`'s argument is the closure's error.
+    #[allow(clippy::type_complexity)]
+    pub fn classify<G, R>(
+        self,
+        f: G,
+    ) -> Retry<
+        'p,
+        Policy<T, C, P, O, B>,
+        F,
+        (ClassifyBy<G>, Px, Ox),
+        impl Drive<
+            PolicyParts<'p, T, C, P, O, B, F, ClassifyBy<G>, Px, Ox>,
+            Fut = impl Future<Output = Result<V, E>>,
+        >,
+    >
+    where
+        G: Fn(&E) -> R,
+        R: IntoErrorClass,
+    {
+        let parts = self.into_parts();
+        let (_, px, ox) = parts.plugs;
+        retry(Parts {
+            policy: parts.policy,
+            attempt: parts.attempt,
+            plugs: (ClassifyBy(f), px, ox),
+            idempotent: parts.idempotent,
+            once: parts.once,
+        })
+    }
+
+    /// Repeats this call's successful attempts while `f` returns `true` (polling), as
+    /// `retry_if_ok`, instead of the policy's predicate.
+    #[allow(clippy::type_complexity)]
+    pub fn retry_if_ok<G>(
+        self,
+        f: G,
+    ) -> Retry<
+        'p,
+        Policy<T, C, P, O, B>,
+        F,
+        (Cx, RepeatBy<G>, Ox),
+        impl Drive<
+            PolicyParts<'p, T, C, P, O, B, F, Cx, RepeatBy<G>, Ox>,
+            Fut = impl Future<Output = Result<V, E>>,
+        >,
+    >
+    where
+        G: Fn(&V) -> bool,
+    {
+        let parts = self.into_parts();
+        let (cx, _, ox) = parts.plugs;
+        retry(Parts {
+            policy: parts.policy,
+            attempt: parts.attempt,
+            plugs: (cx, RepeatBy(f), ox),
+            idempotent: parts.idempotent,
+            once: parts.once,
+        })
+    }
+
+    /// Calls `f` before each of this call's sleeps, as `on_retry`, instead of the policy's
+    /// hook.
+    #[allow(clippy::type_complexity)]
+    pub fn on_retry<G>(
+        self,
+        f: G,
+    ) -> Retry<
+        'p,
+        Policy<T, C, P, O, B>,
+        F,
+        (Cx, Px, HookBy<G>),
+        impl Drive<
+            PolicyParts<'p, T, C, P, O, B, F, Cx, Px, HookBy<G>>,
+            Fut = impl Future<Output = Result<V, E>>,
+        >,
+    >
+    where
+        G: Fn(&RetryEvent<'_, E>),
+    {
+        let parts = self.into_parts();
+        let (cx, px, _) = parts.plugs;
+        retry(Parts {
+            policy: parts.policy,
+            attempt: parts.attempt,
+            plugs: (cx, px, HookBy(f)),
+            idempotent: parts.idempotent,
+            once: parts.once,
+        })
+    }
+
+    /// This call may not repeat an attempt whose request may have reached the server
+    /// (`idempotent` false), or may make one attempt only (`once`), whatever the policy says.
+    pub(crate) fn limited(mut self, idempotent: bool, once: bool) -> Self {
+        if let State::Idle { parts, .. } = &mut self.state {
+            parts.idempotent &= idempotent;
+            parts.once |= once;
+        }
+        self
+    }
+}

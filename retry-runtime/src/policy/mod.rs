@@ -1,0 +1,983 @@
+//! The engine without the attribute: a [`Policy`] value whose [`retry`](Policy::retry) runs a
+//! closure's attempts with the same loop, the same shared state and the same semantics as a
+//! `#[retry]` function.
+
+mod call;
+
+pub use call::Retry;
+#[allow(unused_imports)] // named in the public signatures, not by users
+pub use call::{ClassifyBy, Erased, HookBy, Own, Parts, Ready, Ref, RepeatBy};
+pub use call::{ClassifierReady, ClassifierSlot, Drive, HookSlot, Prepare, RepeatSlot, Shape};
+
+use crate::classify::{Classify, ErrorClass};
+use crate::engine::site::{BreakerRef, BudgetRef, Site};
+use crate::engine::{
+    ByTrait, Classifier, FromCircuitOpen, FromTimedOut, IntoErrorClass, NoBreaker, OnRefusal,
+    Timed, Timer, TimerKind, Untimed,
+};
+use crate::observe::event::RetryEvent;
+use crate::protect::breaker::{CircuitBreaker, CircuitOpen};
+use crate::protect::bucket::TokenBucket;
+use crate::protect::budget::RetryBudget;
+use crate::protect::limiter::RateLimiter;
+use crate::protect::partition::Partition;
+use crate::spec::HedgeSpec;
+use crate::spec::{Jitter, Keys, Mode, core_keys};
+use core::future::Future;
+use std::fmt;
+use std::time::Duration;
+
+/// A retry policy as a value: the attribute's keys as `const fn` builders, with the same
+/// defaults, and [`retry`](Self::retry) to run a closure under it.
+///
+/// ```
+/// use retry_runtime::{ErrorClass, Policy};
+/// use std::time::Duration;
+///
+/// // Built once (a `static`, or from configuration), shared by every call: its retry bucket
+/// // is shared too, as a `#[retry]` function's is.
+/// static FETCH: Policy = Policy::new()
+///     .max_attempts(4)
+///     .initial_backoff(Duration::from_millis(100))
+///     .deadline(Duration::from_secs(5));
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let mut calls = 0;
+/// let out: Result<u32, std::io::Error> = FETCH
+///     .retry(|| {
+///         calls += 1;
+///         let n = calls;
+///         async move {
+///             if n < 3 {
+///                 Err(std::io::ErrorKind::ConnectionReset.into())
+///             } else {
+///                 Ok(n)
+///             }
+///         }
+///     })
+///     .await;
+/// assert_eq!(out.unwrap(), 3);
+///
+/// // Built where it is used, with a classifier of its own.
+/// let polled = Policy::new()
+///     .max_attempts(2)
+///     .classify(|e: &String| if e == "busy" { ErrorClass::Throttling } else { ErrorClass::Permanent })
+///     .retry(|| async { Err::<(), _>("busy".to_string()) })
+///     .await;
+/// assert!(polled.is_err());
+/// # }
+/// ```
+///
+/// The closure makes one attempt's future each time it is called; inside it,
+/// [`attempt()`](crate::attempt) tells which attempt it is. The closure's error type `E` is
+/// classified by its [`Classify`](crate::Classify) impl, or by [`classify`](Self::classify);
+/// and since a policy may carry timeouts (from the environment or a config file too), `E` must
+/// be able to represent one: `From<TimedOut>`, which `std::io::Error`, `anyhow::Error`,
+/// `Box<dyn Error + Send + Sync>`, `String` and `tonic::Status` have.
+///
+/// A policy without a partition or a bucket of its own has its own retry bucket and rate
+/// limiter, shared by the calls made through that value: build it once and keep it (a
+/// `static`, a field, an `Arc`) for the bucket to bound a fleet's retries; a policy built for
+/// each call starts each call with a full bucket.
+pub struct Policy<T = NoTimeouts, C = ByTrait, P = NoRepeat, O = NoHook, B = NoBreaker> {
+    site: Site,
+    idempotent: bool,
+    timeouts: T,
+    classify: C,
+    repeat: P,
+    on_retry: O,
+    breaker: B,
+    /// What builders taking a string found wrong with it, for [`build`](Self::build).
+    problems: Vec<String>,
+}
+
+impl Policy {
+    /// The attribute's defaults: 3 attempts, backoff from 1 s doubling to 20 s with full
+    /// jitter, no timeouts, standard mode, idempotent, classified by `Classify`.
+    #[must_use]
+    pub const fn new() -> Policy {
+        Policy {
+            site: Site::new("policy", Keys::new()).of_policy(),
+            idempotent: true,
+            timeouts: NoTimeouts,
+            classify: ByTrait,
+            repeat: NoRepeat,
+            on_retry: NoHook,
+            breaker: NoBreaker,
+            problems: Vec::new(),
+        }
+    }
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::new()
+    }
+}
+
+macro_rules! key_builders {
+    ($($(#[$doc:meta])* $key:ident: $ty:ty;)*) => {
+        $( key_builders!(@one $(#[$doc])* $key: $ty); )*
+    };
+    // A timeout written in code: see `timeout_builders`.
+    (@one $(#[$doc:meta])* attempt_timeout: $ty:ty) => {};
+    (@one $(#[$doc:meta])* deadline: $ty:ty) => {};
+    (@one $(#[$doc:meta])* $key:ident: $ty:ty) => {
+        $(#[$doc])*
+        #[must_use]
+        pub const fn $key(mut self, value: $ty) -> Self {
+            self.site.keys = self.site.keys.$key(value);
+            self
+        }
+    };
+}
+
+/// The builders of the keys that write a timeout in code (`attempt_timeout`, `deadline`): on a
+/// `Policy<NoTimeouts, ..>` they make it a `Policy<Timeouts, ..>`, whose calls can time out, so
+/// that its closures' error type needs `From<TimedOut>`; on a `Policy<Timeouts, ..>` they set
+/// the value.
+macro_rules! timeout_builders {
+    ($($key:ident,)*) => {
+        impl<C: Copy, P: Copy, O: Copy, B: Copy> Policy<NoTimeouts, C, P, O, B> {
+            $(
+                #[doc = concat!("`", stringify!($key), "`, as the attribute's key (see [`Keys`]): the")]
+                /// policy becomes a `Policy<Timeouts, ..>`, whose closures' error type needs
+                /// `From<TimedOut>`. (Written before `retry_if_ok` or `on_retry` with a closure
+                /// that owns data.)
+                #[must_use]
+                pub const fn $key(self, value: Duration) -> Policy<Timeouts, C, P, O, B> {
+                    self.timed().$key(value)
+                }
+            )*
+
+            /// The same policy, with timeouts.
+            const fn timed(mut self) -> Policy<Timeouts, C, P, O, B> {
+                // Moved field by field without running a destructor (which a `const fn`
+                // cannot): the values that own memory are swapped out for empty ones.
+                let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
+                let problems = core::mem::replace(&mut self.problems, Vec::new());
+                let (idempotent, classify, repeat, on_retry, breaker) =
+                    (self.idempotent, self.classify, self.repeat, self.on_retry, self.breaker);
+                core::mem::forget(self);
+                Policy {
+                    site,
+                    idempotent,
+                    timeouts: Timeouts,
+                    classify,
+                    repeat,
+                    on_retry,
+                    breaker,
+                    problems,
+                }
+            }
+        }
+
+        impl<C, P, O, B> Policy<Timeouts, C, P, O, B> {
+            $(
+                #[doc = concat!("`", stringify!($key), "`, as the attribute's key.")]
+                #[must_use]
+                pub const fn $key(mut self, value: Duration) -> Self {
+                    self.site.keys = self.site.keys.$key(value);
+                    self
+                }
+            )*
+        }
+    };
+}
+
+timeout_builders!(attempt_timeout, deadline,);
+
+impl<T, C, P, O, B> Policy<T, C, P, O, B> {
+    core_keys!(key_builders);
+
+    /// The name events, metrics and [`attempt()`](crate::attempt) report (`"policy"` unless
+    /// set).
+    #[must_use]
+    pub const fn name(mut self, name: &'static str) -> Self {
+        self.site.name = name;
+        self
+    }
+
+    /// Whether an attempt may be repeated after its request may have reached the server
+    /// (`true` unless set; `false` retries only `NotSent` and `Throttling` failures).
+    #[must_use]
+    pub const fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = idempotent;
+        self
+    }
+
+    /// Shares the bucket and rate limiter of the named partition with every function and
+    /// policy that names it.
+    #[must_use]
+    pub const fn partition(mut self, name: &'static str) -> Self {
+        self.site.partition = Some(name);
+        self
+    }
+
+    /// Shares the partition called `name` (a name read at run time, from configuration).
+    #[must_use]
+    pub fn partition_named(mut self, name: &str) -> Self {
+        self.site.partition = Some(Partition::named(name).name());
+        self
+    }
+
+    /// Draws retries from a `static` bucket (instead of the partition's or its own).
+    #[must_use]
+    pub const fn bucket(mut self, bucket: &'static TokenBucket) -> Self {
+        self.site.bucket = Some(bucket);
+        self
+    }
+
+    /// Paces sends with a `static` rate limiter in adaptive mode.
+    #[must_use]
+    pub const fn rate_limiter(mut self, limiter: &'static RateLimiter) -> Self {
+        self.site.limiter = Some(limiter);
+        self
+    }
+
+    /// Hedges the calls, as `hedge_after`: after a fixed delay (a [`Duration`]), or after a
+    /// percentile of the policy's own latency (`"p50"`, `"p90"`, `"p95"` or `"p99"`, hedging
+    /// at `max_hedge_after` until it knows enough, and within `[min_hedge_after,
+    /// max_hedge_after]`; see [`Hedge`]). An attempt that has not answered by then gets a
+    /// copy beside it (idempotent calls only: a policy with `idempotent(false)`, a tower
+    /// layer's POST, or a policy that polls with `retry_if_ok` runs its attempts one at a
+    /// time). The closure is called once per attempt, and its futures may run side by side. A
+    /// hedged policy call allocates its loop once (a `#[retry(hedge_after = ...)]` function
+    /// does not).
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// let fixed = Policy::new().hedge_after(Duration::from_millis(50));
+    /// let tail = Policy::new().hedge_after("p95").max_hedge_after(Duration::from_secs(1));
+    /// assert!(fixed.build().is_ok() && tail.build().is_ok());
+    /// assert!(Policy::new().hedge_after("p955").build().is_err());
+    /// ```
+    ///
+    /// A string that is neither a percentile nor a duration (such as `"50ms"`) is a problem
+    /// that [`build`](Self::build) reports, and leaves the policy unhedged. (This builder
+    /// takes either form, so it is not `const`: a shared policy that hedges is built once, in
+    /// a `LazyLock` or an `Arc`.)
+    #[must_use]
+    pub fn hedge_after(mut self, when: impl HedgeValue) -> Self {
+        match when.hedge() {
+            Ok(spec) => self.site.keys = self.site.keys.hedge_after(spec),
+            Err(problem) => self.problems.push(problem),
+        }
+        self
+    }
+
+    /// At most `n` attempts of a hedged call at once, as `max_in_flight` (2 unless set).
+    #[must_use]
+    pub const fn max_in_flight(mut self, n: u32) -> Self {
+        self.site.keys = self.site.keys.max_in_flight(n);
+        self
+    }
+
+    /// The shortest delay a percentile `hedge_after` may give, as `min_hedge_after`.
+    #[must_use]
+    pub const fn min_hedge_after(mut self, delay: Duration) -> Self {
+        self.site.keys = self.site.keys.min_hedge_after(delay);
+        self
+    }
+
+    /// The longest delay a percentile `hedge_after` may give (and the delay until the
+    /// latency is known), as `max_hedge_after`.
+    #[must_use]
+    pub const fn max_hedge_after(mut self, delay: Duration) -> Self {
+        self.site.keys = self.site.keys.max_hedge_after(delay);
+        self
+    }
+
+    /// Bounds retries by a budget too, as `budget`: a `static` [`RetryBudget`], or a share
+    /// of the requests such as `"20%"` (the partition's budget if the policy names one, else
+    /// one of the policy's own). Not `const`, as it takes either form; a share that does not
+    /// parse is a problem that [`build`](Self::build) reports.
+    #[must_use]
+    pub fn budget(mut self, budget: impl BudgetValue) -> Self {
+        match budget.budget() {
+            Ok(b) => self.site = self.site.budget(b),
+            Err(problem) => self.problems.push(problem),
+        }
+        self
+    }
+
+    /// The profile under which the environment and the config file may set what the policy
+    /// leaves out, as for a `#[retry(profile = "...")]` function.
+    #[must_use]
+    pub const fn profile(mut self, profile: &'static str) -> Self {
+        self.site.profile = Some(profile);
+        self
+    }
+
+    /// Repeats a successful attempt while `f` returns `true` (polling), as `retry_if_ok`.
+    /// (One call's own predicate, whose argument is inferred: [`Retry::retry_if_ok`].)
+    #[must_use]
+    pub fn retry_if_ok<F>(self, f: F) -> Policy<T, C, F, O, B> {
+        let Policy {
+            site,
+            idempotent,
+            timeouts,
+            classify,
+            on_retry,
+            breaker,
+            problems,
+            ..
+        } = self;
+        Policy {
+            site,
+            idempotent,
+            timeouts,
+            classify,
+            repeat: f,
+            on_retry,
+            breaker,
+            problems,
+        }
+    }
+
+    /// Calls `f` before each sleep, as `on_retry`. (One call's own hook, whose argument is
+    /// inferred: [`Retry::on_retry`].)
+    #[must_use]
+    pub fn on_retry<F>(self, f: F) -> Policy<T, C, P, F, B> {
+        let Policy {
+            site,
+            idempotent,
+            timeouts,
+            classify,
+            repeat,
+            breaker,
+            problems,
+            ..
+        } = self;
+        Policy {
+            site,
+            idempotent,
+            timeouts,
+            classify,
+            repeat,
+            on_retry: f,
+            breaker,
+            problems,
+        }
+    }
+
+    /// Puts the calls' attempts behind a circuit breaker, as `breaker`: a `static`
+    /// [`CircuitBreaker`], or a failure ratio such as `"50%"` (the partition's breaker if the
+    /// policy names one, else one of the policy's own). An open breaker refuses a call at once
+    /// with `E::from(CircuitOpen)`, so the closure's error type needs `From<CircuitOpen>`
+    /// (which `std::io::Error`, `String` and `tonic::Status` have). Not `const`, as it takes
+    /// either form.
+    #[must_use]
+    pub fn breaker(self, breaker: impl BreakerValue) -> Policy<T, C, P, O, WithBreaker> {
+        let Policy {
+            mut site,
+            idempotent,
+            timeouts,
+            classify,
+            repeat,
+            on_retry,
+            mut problems,
+            ..
+        } = self;
+        match breaker.breaker() {
+            Ok(b) => site = site.breaker(b),
+            Err(problem) => problems.push(problem),
+        }
+        Policy {
+            site,
+            idempotent,
+            timeouts,
+            classify,
+            repeat,
+            on_retry,
+            breaker: WithBreaker,
+            problems,
+        }
+    }
+
+    /// The policy if its values hold together (the checks the attribute makes at compile
+    /// time), or every way they do not.
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// let bad = Policy::new()
+    ///     .attempt_timeout(Duration::from_secs(10))
+    ///     .deadline(Duration::from_secs(5))
+    ///     .build();
+    /// assert_eq!(
+    ///     bad.err().unwrap().to_string(),
+    ///     "attempt_timeout (10s) is longer than deadline (5s)"
+    /// );
+    /// ```
+    pub fn build(self) -> Result<Self, PolicyError> {
+        let mut problems = self.problems.clone();
+        problems.extend(self.site.keys.problems());
+        if self.site.hedged() && !self.idempotent {
+            problems.push(
+                "hedge_after needs an idempotent policy: a hedge sends another copy of a \
+                 request while the first may still reach the server"
+                    .to_owned(),
+            );
+        }
+        if problems.is_empty() {
+            Ok(self)
+        } else {
+            Err(PolicyError { problems })
+        }
+    }
+
+    /// Runs `attempt`'s futures, one per attempt, under this policy; the caller gets the last
+    /// attempt's own `Result`. The same loop, timelines and shared state as a `#[retry]`
+    /// function with the same keys.
+    ///
+    /// The returned [`Retry`] takes this call's own classifier, polling predicate or hook
+    /// before it is awaited (`.retry(|| ..).classify(|e| ..)`), their arguments' types
+    /// inferred. Awaiting it asks of the closure's error type `E` what the policy needs: a
+    /// classifier (`E: Classify`, or one given), `From<TimedOut>` if the policy writes
+    /// `attempt_timeout` or `deadline`, `From<CircuitOpen>` if it has a breaker.
+    #[allow(clippy::type_complexity)]
+    pub fn retry<F, Fut, V, E>(
+        &self,
+        attempt: F,
+    ) -> Retry<
+        '_,
+        Self,
+        F,
+        (Own, Own, Own),
+        impl Drive<Parts<'_, Self, F, (Own, Own, Own)>, Fut = impl Future<Output = Result<V, E>>>,
+    >
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<V, E>>,
+        T: TimeoutKind<E>,
+        T::Kind: Timer<Result<V, E>>,
+        P: Repeat<V>,
+        O: Hook<E>,
+        B: BreakerKind<Result<V, E>>,
+    {
+        call::retry(Parts {
+            policy: self,
+            attempt,
+            plugs: (Own, Own, Own),
+            idempotent: true,
+            once: false,
+        })
+    }
+}
+
+impl<T: Copy, P: Copy, O: Copy, B: Copy> Policy<T, ByTrait, P, O, B> {
+    /// Classifies errors with `f` (returning [`ErrorClass`] or `bool`, as `retry_on`) instead
+    /// of their `Classify` impl: a function, or a closure that captures nothing, so that the
+    /// policy can be a `static` (whose type names the error, and infers the closure's
+    /// argument):
+    ///
+    /// ```
+    /// use retry_runtime::{NoTimeouts, Policy};
+    ///
+    /// #[derive(Debug)]
+    /// struct ApiError {
+    ///     status: u16,
+    /// }
+    ///
+    /// static API: Policy<NoTimeouts, fn(&ApiError) -> bool> =
+    ///     Policy::new().max_attempts(4).classify(|e| e.status >= 500);
+    /// # let _ = &API;
+    /// ```
+    ///
+    /// A classifier that captures its environment is given to one call:
+    /// [`Retry::classify`].
+    #[must_use]
+    pub const fn classify<E, R>(mut self, f: fn(&E) -> R) -> Policy<T, fn(&E) -> R, P, O, B> {
+        let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
+        let problems = core::mem::replace(&mut self.problems, Vec::new());
+        let (idempotent, timeouts, repeat, on_retry, breaker) =
+            (self.idempotent, self.timeouts, self.repeat, self.on_retry, self.breaker);
+        core::mem::forget(self);
+        Policy {
+            site,
+            idempotent,
+            timeouts,
+            classify: f,
+            repeat,
+            on_retry,
+            breaker,
+            problems,
+        }
+    }
+}
+
+impl<T: Copy, E, R, P: Copy, O: Copy, B: Copy> Policy<T, fn(&E) -> R, P, O, B> {
+    /// Reads the server's hint from an error with `f`, as `retry_after` (after
+    /// [`classify`](Self::classify)).
+    #[must_use]
+    #[allow(clippy::type_complexity)]
+    pub const fn retry_after(
+        mut self,
+        f: fn(&E) -> Option<Duration>,
+    ) -> Policy<T, (fn(&E) -> R, fn(&E) -> Option<Duration>), P, O, B> {
+        let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
+        let problems = core::mem::replace(&mut self.problems, Vec::new());
+        let (idempotent, timeouts, classify, repeat, on_retry, breaker) = (
+            self.idempotent,
+            self.timeouts,
+            self.classify,
+            self.repeat,
+            self.on_retry,
+            self.breaker,
+        );
+        core::mem::forget(self);
+        Policy {
+            site,
+            idempotent,
+            timeouts,
+            classify: (classify, f),
+            repeat,
+            on_retry,
+            breaker,
+            problems,
+        }
+    }
+}
+
+impl<T, C, P, O, B> Policy<T, C, P, O, B> {
+    /// The same policy as one whose calls can time out (a tower layer's, whose error type
+    /// always can).
+    pub(crate) fn with_timeouts(self) -> Policy<Timeouts, C, P, O, B> {
+        let Policy {
+            site,
+            idempotent,
+            classify,
+            repeat,
+            on_retry,
+            breaker,
+            problems,
+            ..
+        } = self;
+        Policy {
+            site,
+            idempotent,
+            timeouts: Timeouts,
+            classify,
+            repeat,
+            on_retry,
+            breaker,
+            problems,
+        }
+    }
+}
+
+impl<T, C, P, O, B> fmt::Debug for Policy<T, C, P, O, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Policy")
+            .field("name", &self.site.name)
+            .field("keys", &self.site.keys)
+            .field("partition", &self.site.partition)
+            .field("idempotent", &self.idempotent)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A policy without a timeout written in code (`Policy<NoTimeouts, ..>`, the default): its
+/// closures' error type needs no `From<TimedOut>`, and a timeout set from the environment or a
+/// config file is ignored, with a warning, as for a `#[retry]` function without one.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTimeouts;
+
+/// A policy with `attempt_timeout` or `deadline` written in code (`Policy<Timeouts, ..>`): its
+/// closures' error type needs `From<TimedOut>`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timeouts;
+
+/// What a policy's timeouts make of a call's attempts ([`NoTimeouts`] or [`Timeouts`]).
+pub trait TimeoutKind<E>: sealed::Sealed {
+    /// The engine's timer.
+    type Kind: TimerKind;
+}
+
+impl<E> TimeoutKind<E> for NoTimeouts {
+    type Kind = Untimed;
+}
+
+impl<E> TimeoutKind<E> for Timeouts {
+    type Kind = Timed<E>;
+}
+
+/// What a policy's timeouts ask of the error type.
+#[diagnostic::on_unimplemented(
+    message = "this policy writes `attempt_timeout` or `deadline`, so `Policy::retry` needs `{E}` to represent a timeout",
+    label = "`{E}` does not implement `From<retry_runtime::TimedOut>`",
+    note = "add `impl From<retry_runtime::TimedOut> for {E}` (a variant that keeps the `TimedOut` is enough), or leave the timeouts out of the policy"
+)]
+pub trait TimeoutsFor<E>: TimeoutKind<E> {
+    /// The engine's timer.
+    fn timer() -> Self::Kind;
+}
+
+impl<E> TimeoutsFor<E> for NoTimeouts {
+    #[inline]
+    fn timer() -> Untimed {
+        Untimed
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: FromTimedOut> TimeoutsFor<E> for Timeouts {
+    #[inline]
+    fn timer() -> Timed<E> {
+        Timed(E::from_timed_out)
+    }
+}
+
+/// What a policy classifies with: `ByTrait` (the error's `Classify` impl), or the functions
+/// given to [`Policy::classify`] and [`Policy::retry_after`].
+#[diagnostic::on_unimplemented(
+    message = "`Policy::retry` cannot tell whether `{E}` is worth retrying",
+    label = "`{E}` does not implement `retry_runtime::Classify`",
+    note = "derive it (`#[derive(retry_runtime::Classify)]`, with `#[classify(transient)]`... on its variants), implement it, or give the call a classifier: `.retry(|| ..).classify(|e| ..)`"
+)]
+pub trait ClassifiesWith<E>: Classifier<E> {}
+
+#[diagnostic::do_not_recommend]
+impl<E: Classify> ClassifiesWith<E> for ByTrait {}
+
+impl<E, R: IntoErrorClass> ClassifiesWith<E> for fn(&E) -> R {}
+
+impl<E, R: IntoErrorClass> ClassifiesWith<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {}
+
+impl<E, R: IntoErrorClass> Classifier<E> for fn(&E) -> R {
+    #[inline]
+    fn class(&self, err: &E) -> ErrorClass {
+        self(err).into_error_class()
+    }
+
+    #[inline]
+    fn hint(&self, _: &E) -> Option<Duration> {
+        None
+    }
+}
+
+impl<E, R: IntoErrorClass> Classifier<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
+    #[inline]
+    fn class(&self, err: &E) -> ErrorClass {
+        (self.0)(err).into_error_class()
+    }
+
+    #[inline]
+    fn hint(&self, err: &E) -> Option<Duration> {
+        (self.1)(err)
+    }
+}
+
+/// A policy with a breaker ([`Policy::breaker`]).
+#[derive(Clone, Copy, Debug)]
+pub struct WithBreaker;
+
+/// What a call refused by a policy's breaker returns.
+pub trait BreakerKind<R>: sealed::Sealed {
+    /// The engine's conversion.
+    type Refusal: OnRefusal<R>;
+}
+
+impl<R> BreakerKind<R> for NoBreaker {
+    type Refusal = NoBreaker;
+}
+
+impl<T, E> BreakerKind<Result<T, E>> for WithBreaker {
+    type Refusal = fn(CircuitOpen) -> Result<T, E>;
+}
+
+/// What a policy's breaker asks of the error type.
+#[diagnostic::on_unimplemented(
+    message = "this policy has a `breaker`, so `Policy::retry` needs its error type to represent a refused call",
+    label = "the error type does not implement `From<retry_runtime::CircuitOpen>`",
+    note = "add `impl From<retry_runtime::CircuitOpen>` for the error type (a variant that keeps the `CircuitOpen` is enough)"
+)]
+pub trait BreakerPlug<R>: BreakerKind<R> {
+    /// The conversion.
+    fn refusal() -> Self::Refusal;
+}
+
+impl<R> BreakerPlug<R> for NoBreaker {
+    #[inline]
+    fn refusal() -> NoBreaker {
+        NoBreaker
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E: FromCircuitOpen> BreakerPlug<Result<T, E>> for WithBreaker {
+    #[inline]
+    fn refusal() -> Self::Refusal {
+        |open| Err(E::from_circuit_open(open))
+    }
+}
+
+/// A value `hedge_after` takes: a [`Duration`], or a percentile (or a duration) written as the
+/// attribute writes it (`"p95"`, `"50ms"`).
+pub trait HedgeValue: sealed::Sealed {
+    /// The delay, or what is wrong with it.
+    #[doc(hidden)]
+    fn hedge(self) -> Result<HedgeSpec, String>;
+}
+
+impl HedgeValue for Duration {
+    fn hedge(self) -> Result<HedgeSpec, String> {
+        Ok(HedgeSpec::Fixed(self))
+    }
+}
+
+impl HedgeValue for &str {
+    fn hedge(self) -> Result<HedgeSpec, String> {
+        retry_keys::parse_hedge(self).map_err(|e| format!("hedge_after: {e}"))
+    }
+}
+
+/// A value `budget` takes: a `static` [`RetryBudget`], or a share of the requests such as
+/// `"20%"`.
+pub trait BudgetValue: sealed::Sealed {
+    /// The budget, or what is wrong with it.
+    #[doc(hidden)]
+    fn budget(self) -> Result<BudgetRef, String>;
+}
+
+impl BudgetValue for &'static RetryBudget {
+    fn budget(self) -> Result<BudgetRef, String> {
+        Ok(BudgetRef::Static(self))
+    }
+}
+
+impl BudgetValue for &str {
+    fn budget(self) -> Result<BudgetRef, String> {
+        retry_keys::parse_budget_share(self)
+            .map(BudgetRef::Share)
+            .ok_or_else(|| {
+                format!("budget: {self:?} is not a share of the requests such as \"20%\"")
+            })
+    }
+}
+
+/// A value `breaker` takes: a `static` [`CircuitBreaker`], or a failure ratio such as
+/// `"50%"`.
+pub trait BreakerValue: sealed::Sealed {
+    /// The breaker, or what is wrong with it.
+    #[doc(hidden)]
+    fn breaker(self) -> Result<BreakerRef, String>;
+}
+
+impl BreakerValue for &'static CircuitBreaker {
+    fn breaker(self) -> Result<BreakerRef, String> {
+        Ok(BreakerRef::Static(self))
+    }
+}
+
+impl BreakerValue for &str {
+    fn breaker(self) -> Result<BreakerRef, String> {
+        retry_keys::parse_failure_ratio(self)
+            .map(BreakerRef::Ratio)
+            .ok_or_else(|| {
+                format!("breaker: {self:?} is not a failure ratio such as \"50%\" (above 0%, at most 100%)")
+            })
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::NoTimeouts {}
+    impl Sealed for super::Timeouts {}
+    impl Sealed for crate::engine::NoBreaker {}
+    impl Sealed for super::WithBreaker {}
+    impl Sealed for std::time::Duration {}
+    impl Sealed for &str {}
+    impl Sealed for &'static crate::RetryBudget {}
+    impl Sealed for &'static crate::CircuitBreaker {}
+}
+
+
+/// What [`Policy::build`] found wrong, every problem at once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyError {
+    problems: Vec<String>,
+}
+
+impl PolicyError {
+    /// Each problem, as a sentence.
+    #[must_use]
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.problems.join("; "))
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+/// No polling: a success ends the call.
+#[derive(Clone, Copy, Debug)]
+pub struct NoRepeat;
+
+/// Whether a success is polled again (`Policy::retry_if_ok`).
+pub trait Repeat<T> {
+    /// Whether a success may be repeated (a hedged policy that polls runs its attempts one
+    /// at a time).
+    const POLLS: bool = true;
+    /// `true`: make another attempt.
+    fn repeat(&self, value: &T) -> bool;
+}
+
+impl<T> Repeat<T> for NoRepeat {
+    const POLLS: bool = false;
+    #[inline]
+    fn repeat(&self, _: &T) -> bool {
+        false
+    }
+}
+
+impl<T, F: Fn(&T) -> bool> Repeat<T> for F {
+    #[inline]
+    fn repeat(&self, value: &T) -> bool {
+        self(value)
+    }
+}
+
+/// No hook.
+#[derive(Clone, Copy, Debug)]
+pub struct NoHook;
+
+/// The hook called before each sleep (`Policy::on_retry`).
+pub trait Hook<E> {
+    /// A retry is about to sleep.
+    fn on_retry(&self, event: &RetryEvent<'_, E>);
+}
+
+impl<E> Hook<E> for NoHook {
+    #[inline]
+    fn on_retry(&self, _: &RetryEvent<'_, E>) {}
+}
+
+impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
+    #[inline]
+    fn on_retry(&self, event: &RetryEvent<'_, E>) {
+        self(event);
+    }
+}
+
+/// A policy from configuration (feature `serde`): a map of the attribute's keys, with values
+/// written as the attribute, the environment and the config file write them (durations as
+/// strings with a unit), plus `idempotent` (a bool) and `partition` (a name). Unknown keys and
+/// values that do not hold together are errors that name them.
+///
+/// ```
+/// # #[cfg(feature = "config-file")] {
+/// use retry_runtime::Policy;
+///
+/// let policy: Policy = toml::from_str(
+///     r#"
+///     max_attempts = 5
+///     initial_backoff = "200ms"
+///     deadline = "10s"
+///     partition = "billing"
+///     "#,
+/// )
+/// .unwrap();
+/// # let _ = policy;
+/// # }
+/// ```
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Policy {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(PolicyVisitor)
+    }
+}
+
+#[cfg(feature = "serde")]
+struct PolicyVisitor;
+
+#[cfg(feature = "serde")]
+const FIELDS: &[&str] = &retry_keys::POLICY_FIELDS;
+
+#[cfg(feature = "serde")]
+impl<'de> serde::de::Visitor<'de> for PolicyVisitor {
+    type Value = Policy;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a retry policy: a map of the attribute's keys")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Policy, A::Error> {
+        use crate::spec::Key;
+        use serde::de::Error;
+        let mut policy = Policy::new();
+        while let Some(name) = map.next_key::<String>()? {
+            if let Some(key) = Key::from_name(&name) {
+                let value = match map.next_value::<Raw>()? {
+                    Raw::Str(s) => key.parse(&s).map_err(|e| e.to_string()),
+                    #[allow(clippy::cast_precision_loss)] // counts and factors, far below 2^53
+                    Raw::Int(i) => key.from_number(i as f64, true).map_err(|e| e.to_string()),
+                    Raw::Float(x) => key.from_number(x, false).map_err(|e| e.to_string()),
+                    Raw::Bool => Err(key.expected()),
+                };
+                let value = value.map_err(A::Error::custom)?;
+                policy.site.keys = policy.site.keys.with(key, value);
+                continue;
+            }
+            match name.as_str() {
+                "idempotent" => policy.idempotent = map.next_value()?,
+                "partition" => {
+                    let partition: String = map.next_value()?;
+                    policy = policy.partition_named(&partition);
+                }
+                other => return Err(A::Error::unknown_field(other, FIELDS)),
+            }
+        }
+        policy.build().map_err(A::Error::custom)
+    }
+}
+
+/// A value as configuration formats write it.
+#[cfg(feature = "serde")]
+enum Raw {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool,
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Raw {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RawVisitor;
+        impl serde::de::Visitor<'_> for RawVisitor {
+            type Value = Raw;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, a number or a bool")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Raw, E> {
+                Ok(Raw::Str(v.to_owned()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Raw, E> {
+                Ok(Raw::Int(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Raw, E> {
+                i64::try_from(v)
+                    .map(Raw::Int)
+                    .map_err(|_| E::custom("a number too large"))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
+                Ok(Raw::Float(v))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Raw, E> {
+                Ok(Raw::Bool)
+            }
+        }
+        deserializer.deserialize_any(RawVisitor)
+    }
+}
