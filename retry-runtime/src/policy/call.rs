@@ -8,11 +8,14 @@
 //! a breaker), each unmet need one error with its own message. The loop is the engine's, the
 //! one `#[retry]` runs, started in place in this future at its first poll.
 
-use super::{BreakerKind, BreakerPlug, ClassifiesWith, Hook, Policy, Repeat, TimeoutKind, TimeoutsFor};
+use super::{
+    BreakerKind, BreakerPlug, ClassifiesWith, Hook, Policy, Repeat, TimeoutKind, TimeoutsFor,
+};
 use crate::classify::ErrorClass;
-use crate::engine::{Classifier, IntoErrorClass, OnRefusal, Timer};
+use crate::engine::{Classifier, IntoErrorClass, Timer};
 use crate::observe::event::RetryEvent;
 use core::future::Future;
+use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use std::time::Duration;
@@ -51,13 +54,12 @@ pin_project_lite::pin_project! {
     /// It is `Send` when the closure, its futures and their outputs are, so it can be
     /// spawned; it allocates nothing (but for a hedged policy's loop).
     #[must_use = "a retry does nothing until it is awaited"]
-    pub struct Retry<'p, Pol, F, X, D>
+    pub struct Retry<D>
     where
-        Parts<'p, Pol, F, X>: Shape,
-        D: Drive<Parts<'p, Pol, F, X>>,
+        D: Drive,
     {
         #[pin]
-        state: State<Parts<'p, Pol, F, X>, D, <D as Drive<Parts<'p, Pol, F, X>>>::Fut>,
+        state: State<D::Parts, D, D::Fut>,
     }
 }
 
@@ -71,20 +73,16 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<'p, Pol, F, X, D> Retry<'p, Pol, F, X, D>
-where
-    Parts<'p, Pol, F, X>: Shape,
-    D: Drive<Parts<'p, Pol, F, X>>,
-{
+impl<D: Drive> Retry<D> {
     #[inline]
-    pub(super) fn new(parts: Parts<'p, Pol, F, X>, drive: D) -> Self {
+    fn new(parts: D::Parts, drive: D) -> Self {
         Retry {
             state: State::Idle { parts, drive },
         }
     }
 
     /// The parts, before the first poll.
-    fn into_parts(self) -> Parts<'p, Pol, F, X> {
+    fn into_parts(self) -> D::Parts {
         match self.state {
             State::Idle { parts, .. } => parts,
             // A `Retry` is only ever handed out idle; its builders take it by value.
@@ -93,10 +91,10 @@ where
     }
 }
 
-impl<'p, Pol, F, X, D> Future for Retry<'p, Pol, F, X, D>
+impl<D> Future for Retry<D>
 where
-    Parts<'p, Pol, F, X>: Prepare,
-    D: Drive<Parts<'p, Pol, F, X>>,
+    D: Drive,
+    D::Parts: Prepare,
 {
     type Output = <D::Fut as Future>::Output;
 
@@ -104,8 +102,7 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut state = self.project().state;
         if let StateProj::Idle { .. } = state.as_mut().project() {
-            if let StateTake::Idle { parts, drive } = state.as_mut().project_replace(State::Done)
-            {
+            if let StateTake::Idle { parts, drive } = state.as_mut().project_replace(State::Done) {
                 let ready = parts.prepare();
                 state.set(State::Running {
                     fut: drive.drive(parts, ready),
@@ -167,23 +164,37 @@ pub trait Prepare: Shape {
 }
 
 /// Starts the loop from a call's parts and what its first poll prepared.
-pub trait Drive<A: Shape> {
+///
+/// The parts and the loop's future are associated types, not parameters, so that a [`Retry`]
+/// names the lifetime of the policy it borrows once (inside its driver's type): a future
+/// that awaits a `Retry` can then be proven `Send` (a projection whose trait named the
+/// lifetime a second time could not, under `tokio::spawn`).
+pub trait Drive {
+    /// The call's parts.
+    type Parts: Shape;
     /// The loop's future.
     type Fut: Future;
     /// Starts it.
-    fn drive(self, parts: A, ready: A::Ready) -> Self::Fut;
+    fn drive(self, parts: Self::Parts, ready: <Self::Parts as Shape>::Ready) -> Self::Fut;
 }
 
-impl<A: Shape, D, Fut> Drive<A> for D
+/// The loop's start function (`start`, for a call's parts of type `A`) as a [`Drive`].
+pub struct Driver<A, G> {
+    start: G,
+    parts: PhantomData<fn(A)>,
+}
+
+impl<A: Shape, G, Fut> Drive for Driver<A, G>
 where
-    D: FnOnce(A, A::Ready) -> Fut,
+    G: FnOnce(A, A::Ready) -> Fut,
     Fut: Future,
 {
+    type Parts = A;
     type Fut = Fut;
 
     #[inline]
     fn drive(self, parts: A, ready: A::Ready) -> Fut {
-        self(parts, ready)
+        (self.start)(parts, ready)
     }
 }
 
@@ -402,10 +413,10 @@ where
 /// the hedged loop for a hedged policy, boxed, since its slots would double every call's
 /// future).
 #[allow(clippy::type_complexity)]
-fn start<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
+async fn start<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
     ready: Ready<T::Kind, Cx::Prepared, B::Refusal>,
-) -> impl Future<Output = Result<V, E>>
+) -> Result<V, E>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
@@ -416,35 +427,55 @@ where
     Ox: HookSlot<'p, O, E>,
     B: BreakerKind<Result<V, E>>,
 {
-    async move {
-        let Parts {
-            policy,
-            mut attempt,
-            plugs: (cx, px, ox),
-            idempotent,
-            once,
-        } = parts;
-        let repeat = px.using(&policy.repeat);
-        let hook = ox.using(&policy.on_retry);
-        let polls = <Px::Use as Repeat<V>>::POLLS;
-        let idempotent = policy.idempotent && idempotent;
-        let mut call = crate::engine::Call::of(
-            &policy.site,
-            idempotent,
-            ready.timer,
-            cx.using(ready.classify),
-            move |value: &V| repeat.repeat(value),
-            move |event: &RetryEvent<'_, E>| hook.on_retry(event),
-        )
-        .with_refusal(ready.refusal);
-        if once {
-            call = call.once();
-        } else if idempotent && !polls && policy.site.hedged() {
-            return Box::pin(call.run_hedged(attempt)).await;
-        }
-        let call = &mut call;
-        crate::__retry_loop!(call, attempt())
+    let Parts {
+        policy,
+        mut attempt,
+        plugs: (cx, px, ox),
+        idempotent,
+        once,
+    } = parts;
+    let repeat = px.using(&policy.repeat);
+    let hook = ox.using(&policy.on_retry);
+    let polls = <Px::Use as Repeat<V>>::POLLS;
+    let idempotent = policy.idempotent && idempotent;
+    let mut call = crate::engine::Call::of(
+        &policy.site,
+        idempotent,
+        ready.timer,
+        cx.using(ready.classify),
+        move |value: &V| repeat.repeat(value),
+        move |event: &RetryEvent<'_, E>| hook.on_retry(event),
+    )
+    .with_refusal(ready.refusal);
+    if once {
+        call = call.once();
+    } else if idempotent && !polls && policy.site.hedged() {
+        return Box::pin(call.run_hedged(attempt)).await;
     }
+    let call = &mut call;
+    crate::__retry_loop!(call, attempt())
+}
+
+/// Runs a call of `policy` at once, without the [`Retry`] wrapper: for the tower layer, whose
+/// boxed `Send` future cannot see through the wrapper's driver (a projection of an opaque type
+/// that borrows the policy).
+#[allow(clippy::type_complexity)]
+#[cfg(feature = "tower")]
+pub(crate) fn run_now<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
+    parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
+) -> impl Future<Output = Result<V, E>>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    T: TimeoutsFor<E>,
+    T::Kind: Timer<Result<V, E>>,
+    Cx: ClassifierReady<'p, C, E>,
+    Px: RepeatSlot<'p, P, V>,
+    Ox: HookSlot<'p, O, E>,
+    B: BreakerPlug<Result<V, E>>,
+{
+    let ready = parts.prepare();
+    start(parts, ready)
 }
 
 /// Starts a [`Retry`] of `policy` with these plugs.
@@ -453,11 +484,10 @@ where
 pub(super) fn retry<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
 ) -> Retry<
-    'p,
-    Policy<T, C, P, O, B>,
-    F,
-    (Cx, Px, Ox),
-    impl Drive<PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>, Fut = impl Future<Output = Result<V, E>>>,
+    impl Drive<
+        Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
+        Fut = impl Future<Output = Result<V, E>>,
+    >,
 >
 where
     F: FnMut() -> Fut,
@@ -469,11 +499,16 @@ where
     Ox: HookSlot<'p, O, E>,
     B: BreakerKind<Result<V, E>>,
 {
-    Retry::new(parts, start::<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>)
+    Retry::new(
+        parts,
+        Driver {
+            start: start::<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>,
+            parts: PhantomData,
+        },
+    )
 }
 
-impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox, D>
-    Retry<'p, Policy<T, C, P, O, B>, F, (Cx, Px, Ox), D>
+impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox, D> Retry<D>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
@@ -483,7 +518,8 @@ where
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
     B: BreakerKind<Result<V, E>>,
-    D: Drive<PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>>,
+    Policy<T, C, P, O, B>: 'p,
+    D: Drive<Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>>,
 {
     /// Classifies this call's errors with `f` (returning [`ErrorClass`] or `bool`, as
     /// `retry_on`) instead of the policy's classifier; `f`'s argument is the closure's error.
@@ -492,12 +528,8 @@ where
         self,
         f: G,
     ) -> Retry<
-        'p,
-        Policy<T, C, P, O, B>,
-        F,
-        (ClassifyBy<G>, Px, Ox),
         impl Drive<
-            PolicyParts<'p, T, C, P, O, B, F, ClassifyBy<G>, Px, Ox>,
+            Parts = PolicyParts<'p, T, C, P, O, B, F, ClassifyBy<G>, Px, Ox>,
             Fut = impl Future<Output = Result<V, E>>,
         >,
     >
@@ -523,12 +555,8 @@ where
         self,
         f: G,
     ) -> Retry<
-        'p,
-        Policy<T, C, P, O, B>,
-        F,
-        (Cx, RepeatBy<G>, Ox),
         impl Drive<
-            PolicyParts<'p, T, C, P, O, B, F, Cx, RepeatBy<G>, Ox>,
+            Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, RepeatBy<G>, Ox>,
             Fut = impl Future<Output = Result<V, E>>,
         >,
     >
@@ -553,12 +581,8 @@ where
         self,
         f: G,
     ) -> Retry<
-        'p,
-        Policy<T, C, P, O, B>,
-        F,
-        (Cx, Px, HookBy<G>),
         impl Drive<
-            PolicyParts<'p, T, C, P, O, B, F, Cx, Px, HookBy<G>>,
+            Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, HookBy<G>>,
             Fut = impl Future<Output = Result<V, E>>,
         >,
     >
@@ -574,15 +598,5 @@ where
             idempotent: parts.idempotent,
             once: parts.once,
         })
-    }
-
-    /// This call may not repeat an attempt whose request may have reached the server
-    /// (`idempotent` false), or may make one attempt only (`once`), whatever the policy says.
-    pub(crate) fn limited(mut self, idempotent: bool, once: bool) -> Self {
-        if let State::Idle { parts, .. } = &mut self.state {
-            parts.idempotent &= idempotent;
-            parts.once |= once;
-        }
-        self
     }
 }

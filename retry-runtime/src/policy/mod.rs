@@ -5,9 +5,7 @@
 mod call;
 
 pub use call::Retry;
-#[allow(unused_imports)] // named in the public signatures, not by users
-pub use call::{ClassifyBy, Erased, HookBy, Own, Parts, Ready, Ref, RepeatBy};
-pub use call::{ClassifierReady, ClassifierSlot, Drive, HookSlot, Prepare, RepeatSlot, Shape};
+use call::{Drive, Own, Parts};
 
 use crate::classify::{Classify, ErrorClass};
 use crate::engine::site::{BreakerRef, BudgetRef, Site};
@@ -152,6 +150,7 @@ macro_rules! timeout_builders {
             )*
 
             /// The same policy, with timeouts.
+            #[allow(clippy::mem_replace_with_default)] // `mem::take` is not a `const fn`
             const fn timed(mut self) -> Policy<Timeouts, C, P, O, B> {
                 // Moved field by field without running a destructor (which a `const fn`
                 // cannot): the values that own memory are swapped out for empty ones.
@@ -445,11 +444,10 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
         &self,
         attempt: F,
     ) -> Retry<
-        '_,
-        Self,
-        F,
-        (Own, Own, Own),
-        impl Drive<Parts<'_, Self, F, (Own, Own, Own)>, Fut = impl Future<Output = Result<V, E>>>,
+        impl Drive<
+            Parts = Parts<'_, Self, F, (Own, Own, Own)>,
+            Fut = impl Future<Output = Result<V, E>>,
+        >,
     >
     where
         F: FnMut() -> Fut,
@@ -492,11 +490,17 @@ impl<T: Copy, P: Copy, O: Copy, B: Copy> Policy<T, ByTrait, P, O, B> {
     /// A classifier that captures its environment is given to one call:
     /// [`Retry::classify`].
     #[must_use]
+    #[allow(clippy::type_complexity, clippy::mem_replace_with_default)] // `mem::take` is not const
     pub const fn classify<E, R>(mut self, f: fn(&E) -> R) -> Policy<T, fn(&E) -> R, P, O, B> {
         let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
         let problems = core::mem::replace(&mut self.problems, Vec::new());
-        let (idempotent, timeouts, repeat, on_retry, breaker) =
-            (self.idempotent, self.timeouts, self.repeat, self.on_retry, self.breaker);
+        let (idempotent, timeouts, repeat, on_retry, breaker) = (
+            self.idempotent,
+            self.timeouts,
+            self.repeat,
+            self.on_retry,
+            self.breaker,
+        );
         core::mem::forget(self);
         Policy {
             site,
@@ -515,7 +519,7 @@ impl<T: Copy, E, R, P: Copy, O: Copy, B: Copy> Policy<T, fn(&E) -> R, P, O, B> {
     /// Reads the server's hint from an error with `f`, as `retry_after` (after
     /// [`classify`](Self::classify)).
     #[must_use]
-    #[allow(clippy::type_complexity)]
+    #[allow(clippy::type_complexity, clippy::mem_replace_with_default)] // `mem::take` is not const
     pub const fn retry_after(
         mut self,
         f: fn(&E) -> Option<Duration>,
@@ -545,8 +549,40 @@ impl<T: Copy, E, R, P: Copy, O: Copy, B: Copy> Policy<T, fn(&E) -> R, P, O, B> {
 }
 
 impl<T, C, P, O, B> Policy<T, C, P, O, B> {
+    /// Runs a call at once (no per-call plugs) that may not repeat an attempt whose request
+    /// may have reached the server (`idempotent` false) or may make one attempt only (`once`),
+    /// whatever the policy says: the tower layer's call.
+    #[cfg(feature = "tower")]
+    pub(crate) fn retry_limited<F, Fut, V, E>(
+        &self,
+        idempotent: bool,
+        once: bool,
+        attempt: F,
+    ) -> impl Future<Output = Result<V, E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<V, E>>,
+        T: TimeoutsFor<E>,
+        T::Kind: Timer<Result<V, E>>,
+        C: ClassifiesWith<E>,
+        P: Repeat<V>,
+        O: Hook<E>,
+        B: BreakerPlug<Result<V, E>>,
+    {
+        call::run_now(Parts {
+            policy: self,
+            attempt,
+            plugs: (Own, Own, Own),
+            idempotent,
+            once,
+        })
+    }
+}
+
+impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     /// The same policy as one whose calls can time out (a tower layer's, whose error type
     /// always can).
+    #[cfg(feature = "tower")]
     pub(crate) fn with_timeouts(self) -> Policy<Timeouts, C, P, O, B> {
         let Policy {
             site,
@@ -796,7 +832,6 @@ mod sealed {
     impl Sealed for &'static crate::RetryBudget {}
     impl Sealed for &'static crate::CircuitBreaker {}
 }
-
 
 /// What [`Policy::build`] found wrong, every problem at once.
 #[derive(Clone, Debug, PartialEq, Eq)]

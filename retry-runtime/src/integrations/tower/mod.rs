@@ -553,11 +553,10 @@ where
     // count any other. One that can runs under the policy, as idempotent or not (the loop
     // itself retries a POST only after what provably was not acted on).
     let out = policy
-        .retry(|| {
+        .retry_limited(gate.idempotent, !gate.replayable, || {
             let (request, fresh) = next();
             session.attempt(request, fresh)
         })
-        .limited(gate.idempotent, !gate.replayable)
         .await;
     out.or_else(Failure::into_result)
 }
