@@ -48,7 +48,7 @@ mod first_screen {
     use crate::http_server::{Fault, Server, client};
 
     use retry_runtime::reqwest::{Error, error_for_status};
-    use retry_runtime::{Policy, retry};
+    use retry_runtime::{Policy, Timeouts, retry};
     use std::time::Duration;
 
     // The attribute: the body is one attempt; `?` and `return` end it, the loop decides what follows.
@@ -59,7 +59,7 @@ mod first_screen {
     }
 
     // The same call through a closure: the same keys on a `Policy` value, the same loop.
-    static PAGES: Policy = Policy::new()
+    static PAGES: Policy<Timeouts> = Policy::new()
         .max_attempts(4)
         .attempt_timeout(Duration::from_secs(2))
         .deadline(Duration::from_secs(10));
