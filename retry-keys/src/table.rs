@@ -185,16 +185,16 @@ const ROWS: [Row; AttributeKey::COUNT] = {
         row("idempotent",                 F::Bool,      "`true` or `false`", None, true),
         row("idempotent_if",              F::Condition, "a `bool` expression over the arguments", None, false),
         row("partition",                  F::Name,      "a string naming a shared partition", None, true),
-        row("bucket",                     F::Bucket,    "a path to a `static TokenBucket`, or \"none\"", None, false),
+        row("bucket",                     F::Bucket,    "a path to a `static TokenBucket`, or \"none\"", None, true),
         row("rate_limiter",               F::Static,    "a path to a `static RateLimiter`", None, false),
-        row("budget",                     F::Budget,    "a share of the requests such as \"20%\", or a path to a `static RetryBudget`", None, false),
+        row("budget",                     F::Budget,    "a share of the requests such as \"20%\", or a path to a `static RetryBudget`", None, true),
         row("breaker",                    F::Breaker,   "a failure ratio such as \"50%\", or a path to a `static CircuitBreaker`", None, false),
         row("hedge_after",                F::Hedge,     "a duration such as \"50ms\", or a percentile of the function's latency: \"p50\", \"p90\", \"p95\" or \"p99\"", Some(Key::HedgeAfter), true),
         row("max_in_flight",              F::Count,     "an integer >= 2", Some(Key::MaxInFlight), true),
         row("min_hedge_after",            F::Duration,  "a duration such as \"5ms\"", Some(Key::MinHedgeAfter), true),
         row("max_hedge_after",            F::Duration,  "a duration such as \"500ms\"", Some(Key::MaxHedgeAfter), true),
         row("on_retry",                   F::Function,  "a path to `fn(&RetryEvent<'_, E>)`", None, false),
-        row("profile",                    F::Name,      "a string naming a config profile", None, false),
+        row("profile",                    F::Name,      "a string naming a config profile", None, true),
         row("clone",                      F::Arguments, "a list of owned arguments: `clone(a, b)`", None, false),
         row("crate",                      F::Crate,     "a path to the runtime crate: `crate = ::my_retry`", None, false),
     ]
@@ -339,11 +339,12 @@ impl Key {
 }
 
 /// The keys a `Policy` read with serde accepts, in the order of the documentation's table: the
-/// keys the environment may set, `idempotent` and `partition` (for its unknown-field error).
-pub const POLICY_FIELDS: [&str; 16] = policy_fields();
+/// keys the environment may set, `idempotent`, `partition`, `bucket` (`"none"`), `budget` (a
+/// share) and `profile` (for its unknown-field error).
+pub const POLICY_FIELDS: [&str; 19] = policy_fields();
 
-const fn policy_fields() -> [&'static str; 16] {
-    let mut out = [""; 16];
+const fn policy_fields() -> [&'static str; 19] {
+    let mut out = [""; 19];
     let (mut i, mut n) = (0, 0);
     while i < AttributeKey::COUNT {
         let key = AttributeKey::ALL[i];
@@ -443,7 +444,7 @@ mod tests {
     }
 
     #[test]
-    fn a_policy_accepts_the_settable_keys_idempotent_and_partition() {
+    fn a_policy_accepts_the_settable_keys_and_the_named_values() {
         assert_eq!(
             POLICY_FIELDS,
             [
@@ -459,10 +460,13 @@ mod tests {
                 "deadline",
                 "idempotent",
                 "partition",
+                "bucket",
+                "budget",
                 "hedge_after",
                 "max_in_flight",
                 "min_hedge_after",
                 "max_hedge_after",
+                "profile",
             ]
         );
     }

@@ -5,7 +5,8 @@
 use crate::util::{self, TestError};
 use retry_runtime::testing::{self, EarlyEnd, Overrides};
 use retry_runtime::{
-    ErrorClass, Jitter, Partition, Policy, RetryEvent, TokenBucket, attempt, retry,
+    ErrorClass, Jitter, NoTimeouts, Partition, Policy, RetryEvent, Timeouts, TokenBucket, attempt,
+    retry,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -229,7 +230,7 @@ async fn a_policys_future_can_be_spawned() {
 
 #[test]
 fn a_policy_comes_from_a_configuration_file() {
-    let policy: Policy = toml::from_str(
+    let policy: Policy<Timeouts> = toml::from_str(
         r#"
         mode = "adaptive"
         max_attempts = 5
@@ -265,7 +266,7 @@ fn a_policy_comes_from_a_configuration_file() {
         unknown.to_string().contains("unknown field `max_retries`"),
         "{unknown}"
     );
-    let unit = toml::from_str::<Policy>("deadline = 10").unwrap_err();
+    let unit = toml::from_str::<Policy<Timeouts>>("deadline = 10").unwrap_err();
     assert!(unit.to_string().contains("deadline needs a unit"), "{unit}");
     // A misspelt value says which one it most likely meant, as the attribute and the
     // environment do.
@@ -296,7 +297,8 @@ fn a_policy_comes_from_a_configuration_file() {
         "{unknown_mode}"
     );
     let incoherent =
-        toml::from_str::<Policy>("attempt_timeout = \"5s\"\ndeadline = \"1s\"").unwrap_err();
+        toml::from_str::<Policy<Timeouts>>("attempt_timeout = \"5s\"\ndeadline = \"1s\"")
+            .unwrap_err();
     assert!(
         incoherent
             .to_string()
@@ -336,4 +338,252 @@ async fn a_policy_puts_its_calls_behind_a_breaker() {
             .starts_with("circuit open: policy was not called"),
         "{out:?}"
     );
+}
+
+/// The crate's own error type: no `Classify`, no `From<TimedOut>`, no `From<CircuitOpen>`.
+#[derive(Debug, PartialEq)]
+struct ApiError {
+    status: u16,
+}
+
+/// Answers `status` errors until `fails` attempts have failed, then the attempt number.
+fn api(
+    calls: &AtomicU32,
+    fails: u32,
+    status: u16,
+) -> impl Future<Output = Result<u32, ApiError>> + use<> {
+    let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+    async move {
+        if n <= fails {
+            Err(ApiError { status })
+        } else {
+            Ok(n)
+        }
+    }
+}
+
+/// backon's one line, over an error type that knows nothing of retries: the classifier's
+/// argument is inferred from the closure's `Result`, and an untimed policy asks nothing more.
+#[tokio::test(start_paused = true)]
+async fn any_error_type_in_one_line() {
+    let calls = AtomicU32::new(0);
+    let (out, record) = testing::record(
+        instant(),
+        Policy::new()
+            .max_attempts(4)
+            .retry(|| api(&calls, 2, 503))
+            .classify(|e| e.status >= 500),
+    )
+    .await;
+    assert_eq!(out, Ok(3));
+    assert_eq!(record.attempts("policy"), 3);
+    // A 404 is permanent: one attempt, its own error back.
+    let calls = AtomicU32::new(0);
+    let out = Policy::new()
+        .retry(|| api(&calls, 5, 404))
+        .classify(|e| e.status >= 500)
+        .await;
+    assert_eq!(out, Err(ApiError { status: 404 }));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // The call's own classifier may return an `ErrorClass`, and its hook and polling
+    // predicate are inferred too.
+    let calls = AtomicU32::new(0);
+    let hooked = std::sync::Mutex::new(Vec::new());
+    let out = Policy::new()
+        .max_attempts(5)
+        .retry(|| api(&calls, 1, 429))
+        .classify(|e| {
+            if e.status == 429 {
+                ErrorClass::Throttling
+            } else {
+                ErrorClass::Permanent
+            }
+        })
+        .on_retry(|event| {
+            let status = event.error().map(|e| e.status);
+            hooked.lock().unwrap().push((event.class(), status));
+        })
+        .retry_if_ok(|n| *n < 3)
+        .await;
+    assert_eq!(out, Ok(3));
+    // The throttled attempt, then the poll of the success that `retry_if_ok` repeats.
+    assert_eq!(
+        *hooked.lock().unwrap(),
+        [
+            (ErrorClass::Throttling, Some(429)),
+            (ErrorClass::Transient, None)
+        ]
+    );
+}
+
+/// A policy with a classifier is a `static`: `classify` takes a function, and the static's
+/// type names the error, which infers the closure's argument.
+#[tokio::test(start_paused = true)]
+async fn a_static_policy_with_a_classifier() {
+    static API: Policy<NoTimeouts, fn(&ApiError) -> bool> = Policy::new()
+        .max_attempts(3)
+        .initial_backoff(Duration::from_millis(10))
+        .classify(|e| e.status >= 500);
+    let calls = AtomicU32::new(0);
+    let (out, record) = testing::record(instant(), API.retry(|| api(&calls, 1, 502))).await;
+    assert_eq!(out, Ok(2));
+    assert_eq!(record.attempts("policy"), 2);
+    // A static with a hint reader beside its classifier, and timeouts.
+    static TIMED: Policy<
+        Timeouts,
+        (
+            fn(&ErrorClass) -> ErrorClass,
+            fn(&ErrorClass) -> Option<Duration>,
+        ),
+    > = Policy::new()
+        .deadline(Duration::from_secs(1))
+        .classify(|e| *e)
+        .retry_after(|_| Some(Duration::from_millis(300)));
+    let calls = AtomicU32::new(0);
+    let (out, record) = testing::record(
+        instant(),
+        TIMED.retry(|| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Err::<(), _>(ErrorClass::Transient) }
+        }),
+    )
+    .await;
+    assert_eq!(out, Err(ErrorClass::Transient));
+    assert_eq!(record.delays(), [MS(300), MS(300)]);
+}
+
+/// `ErrorClass` is an error type a timed policy can use: a timed-out attempt becomes
+/// `ErrorClass::Timeout`.
+#[tokio::test(start_paused = true)]
+async fn error_class_is_the_error_of_a_timed_policy() {
+    let policy = Policy::new()
+        .max_attempts(2)
+        .attempt_timeout(Duration::from_secs(1))
+        .deadline(Duration::from_secs(5));
+    let calls = AtomicU32::new(0);
+    let (out, record) = testing::record(
+        instant(),
+        policy.retry(|| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok::<(), ErrorClass>(())
+            }
+        }),
+    )
+    .await;
+    assert_eq!(out, Err(ErrorClass::Timeout));
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(record.attempts("policy"), 2);
+}
+
+/// The keys whose attribute value takes several forms take them on `Policy` too, and a
+/// string that does not parse is a problem `build` reports.
+#[test]
+fn the_builders_take_the_attributes_value_forms() {
+    let ok = Policy::new()
+        .hedge_after("p95")
+        .min_hedge_after(MS(5))
+        .max_hedge_after(MS(500))
+        .max_in_flight(3)
+        .budget("20%")
+        .breaker("50%")
+        .build();
+    assert!(ok.is_ok(), "{:?}", ok.err());
+    let fixed = Policy::new().hedge_after("50ms").build();
+    assert!(fixed.is_ok(), "{:?}", fixed.err());
+    let bad = Policy::new()
+        .hedge_after("p955")
+        .budget("twenty")
+        .breaker("150%")
+        .build()
+        .unwrap_err();
+    let problems = bad.problems().join("\n");
+    assert!(problems.contains("did you mean \"p95\""), "{problems}");
+    assert!(
+        problems.contains("budget: \"twenty\" is not a share"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("breaker: \"150%\" is not a failure ratio"),
+        "{problems}"
+    );
+}
+
+/// A policy from configuration takes every key whose value is not code; a `Policy` without
+/// timeouts refuses a timeout, and a breaker is code's.
+#[test]
+fn the_serde_form_takes_every_value_key() {
+    let policy: Policy<Timeouts> = toml::from_str(
+        r#"
+        max_attempts = 4
+        deadline = "10s"
+        budget = "20%"
+        bucket = "none"
+        profile = "billing-eu"
+        hedge_after = "p90"
+        max_hedge_after = "200ms"
+        "#,
+    )
+    .unwrap();
+    let text = format!("{policy:?}");
+    assert!(text.contains("max_attempts: Some(4)"), "{text}");
+    let untimed = toml::from_str::<Policy>("deadline = \"10s\"").unwrap_err();
+    assert!(
+        untimed.to_string().contains("read a `Policy<Timeouts>`"),
+        "{untimed}"
+    );
+    let breaker = toml::from_str::<Policy>("breaker = \"50%\"").unwrap_err();
+    assert!(
+        breaker.to_string().contains("a breaker is given in code"),
+        "{breaker}"
+    );
+    let bucket = toml::from_str::<Policy>("bucket = \"shared\"").unwrap_err();
+    assert!(bucket.to_string().contains("is not \"none\""), "{bucket}");
+    let profile = toml::from_str::<Policy>("profile = \"a b\"").unwrap_err();
+    assert!(
+        profile.to_string().contains("is not a profile name"),
+        "{profile}"
+    );
+    let share = toml::from_str::<Policy>("budget = \"lots\"").unwrap_err();
+    assert!(share.to_string().contains("is not a share"), "{share}");
+}
+
+/// A task that builds a policy and awaits its call can be spawned, and so can a boxed
+/// future of a generic function.
+#[tokio::test(start_paused = true)]
+async fn a_call_with_its_own_classifier_can_be_spawned() {
+    fn boxed<E: Send + 'static>(
+        err: E,
+        transient: fn(&E) -> bool,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<u32, E>> + Send>>
+    where
+        E: Clone + Sync,
+    {
+        Box::pin(async move {
+            let policy = Policy::new().max_attempts(2).initial_backoff(MS(1));
+            policy
+                .retry(|| {
+                    let err = err.clone();
+                    async move { Err(err) }
+                })
+                .classify(transient)
+                .await
+        })
+    }
+    let out = tokio::spawn(async move {
+        let policy = Policy::new().max_attempts(3).initial_backoff(MS(1));
+        let calls = AtomicU32::new(0);
+        policy
+            .retry(|| api(&calls, 2, 500))
+            .classify(|e| e.status >= 500)
+            .await
+    })
+    .await
+    .unwrap();
+    assert_eq!(out, Ok(3));
+    let out = tokio::spawn(boxed("down".to_string(), |_| true))
+        .await
+        .unwrap();
+    assert_eq!(out, Err("down".to_string()));
 }

@@ -582,7 +582,7 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
 impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     /// The same policy as one whose calls can time out (a tower layer's, whose error type
     /// always can).
-    #[cfg(feature = "tower")]
+    #[cfg(any(feature = "tower", feature = "serde"))]
     pub(crate) fn with_timeouts(self) -> Policy<Timeouts, C, P, O, B> {
         let Policy {
             site,
@@ -907,52 +907,116 @@ impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
 
 /// A policy from configuration (feature `serde`): a map of the attribute's keys, with values
 /// written as the attribute, the environment and the config file write them (durations as
-/// strings with a unit), plus `idempotent` (a bool) and `partition` (a name). Unknown keys and
-/// values that do not hold together are errors that name them.
+/// strings with a unit), plus `idempotent` (a bool), `partition` and `profile` (names),
+/// `budget` (a share such as `"20%"`) and `bucket = "none"`. Unknown keys and values that do
+/// not hold together are errors that name them.
+///
+/// A [`Policy`] (`Policy<NoTimeouts>`) takes no `attempt_timeout` or `deadline`, since its
+/// closures' error type need not represent a timeout; a `Policy<Timeouts>` takes them (and its
+/// closures' error type needs `From<TimedOut>`, as in code). A `breaker` is given in code
+/// ([`Policy::breaker`]), since it asks the error type for `From<CircuitOpen>`; the keys whose
+/// values are code (`retry_on`, `retry_after`, `retry_if_ok`, `on_retry`, `idempotent_if`,
+/// `rate_limiter`, a `static` bucket, budget or breaker) are builders only.
 ///
 /// ```
 /// # #[cfg(feature = "config-file")] {
-/// use retry_runtime::Policy;
+/// use retry_runtime::{Policy, Timeouts};
 ///
-/// let policy: Policy = toml::from_str(
+/// let policy: Policy<Timeouts> = toml::from_str(
 ///     r#"
 ///     max_attempts = 5
 ///     initial_backoff = "200ms"
 ///     deadline = "10s"
 ///     partition = "billing"
+///     budget = "20%"
 ///     "#,
 /// )
 /// .unwrap();
 /// # let _ = policy;
+/// let untimed: Result<Policy, _> = toml::from_str(r#"deadline = "10s""#);
+/// assert!(untimed.unwrap_err().to_string().contains("Policy<Timeouts>"));
 /// # }
 /// ```
 #[cfg(feature = "serde")]
-impl<'de> serde::Deserialize<'de> for Policy {
+impl<'de, T: FromConfig> serde::Deserialize<'de> for Policy<T> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(PolicyVisitor)
+        deserializer.deserialize_map(PolicyVisitor(core::marker::PhantomData))
     }
 }
 
+/// A policy type that configuration can describe: [`NoTimeouts`] or [`Timeouts`].
 #[cfg(feature = "serde")]
-struct PolicyVisitor;
+pub trait FromConfig: Sized + sealed::Sealed {
+    /// A policy of this kind with the attribute's defaults.
+    #[doc(hidden)]
+    fn empty() -> Policy<Self>;
+    /// Whether its calls can time out.
+    #[doc(hidden)]
+    const TIMED: bool;
+}
+
+#[cfg(feature = "serde")]
+impl FromConfig for NoTimeouts {
+    fn empty() -> Policy<NoTimeouts> {
+        Policy::new()
+    }
+    const TIMED: bool = false;
+}
+
+#[cfg(feature = "serde")]
+impl FromConfig for Timeouts {
+    fn empty() -> Policy<Timeouts> {
+        Policy::new().with_timeouts()
+    }
+    const TIMED: bool = true;
+}
+
+#[cfg(feature = "serde")]
+struct PolicyVisitor<T>(core::marker::PhantomData<T>);
 
 #[cfg(feature = "serde")]
 const FIELDS: &[&str] = &retry_keys::POLICY_FIELDS;
 
+/// One token bucket that never refuses, for `bucket = "none"` in configuration.
 #[cfg(feature = "serde")]
-impl<'de> serde::de::Visitor<'de> for PolicyVisitor {
-    type Value = Policy;
+static NO_BUCKET: TokenBucket = TokenBucket::unlimited();
+
+/// The profile named `name`, for as long as the process runs (each name kept once).
+#[cfg(feature = "serde")]
+fn profile_named(name: &str) -> &'static str {
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = names.iter().find(|n| **n == name) {
+        return known;
+    }
+    let kept: &'static str = Box::leak(name.into());
+    names.push(kept);
+    kept
+}
+
+#[cfg(feature = "serde")]
+impl<'de, T: FromConfig> serde::de::Visitor<'de> for PolicyVisitor<T> {
+    type Value = Policy<T>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a retry policy: a map of the attribute's keys")
     }
 
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Policy, A::Error> {
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Policy<T>, A::Error> {
         use crate::spec::Key;
         use serde::de::Error;
-        let mut policy = Policy::new();
+        let mut policy = T::empty();
         while let Some(name) = map.next_key::<String>()? {
             if let Some(key) = Key::from_name(&name) {
+                if !T::TIMED && matches!(key, Key::AttemptTimeout | Key::Deadline) {
+                    return Err(A::Error::custom(format_args!(
+                        "{name}: a `Policy` without timeouts cannot take one (its closures' \
+                         error type need not represent a timeout); read a \
+                         `Policy<Timeouts>`, whose error type converts `TimedOut`"
+                    )));
+                }
                 let value = match map.next_value::<Raw>()? {
                     Raw::Str(s) => key.parse(&s).map_err(|e| e.to_string()),
                     #[allow(clippy::cast_precision_loss)] // counts and factors, far below 2^53
@@ -969,6 +1033,36 @@ impl<'de> serde::de::Visitor<'de> for PolicyVisitor {
                 "partition" => {
                     let partition: String = map.next_value()?;
                     policy = policy.partition_named(&partition);
+                }
+                "profile" => {
+                    let profile: String = map.next_value()?;
+                    if !retry_keys::is_profile_name(&profile) {
+                        return Err(A::Error::custom(format_args!(
+                            "profile: {profile:?} is not a profile name (letters, digits, \
+                             `_` and `-`)"
+                        )));
+                    }
+                    policy.site.profile = Some(profile_named(&profile));
+                }
+                "budget" => {
+                    let share: String = map.next_value()?;
+                    policy = policy.budget(share.as_str());
+                }
+                "bucket" => {
+                    let bucket: String = map.next_value()?;
+                    if bucket != "none" {
+                        return Err(A::Error::custom(format_args!(
+                            "bucket: {bucket:?} is not \"none\" (a `static TokenBucket` is \
+                             given in code, with `Policy::bucket`)"
+                        )));
+                    }
+                    policy = policy.bucket(&NO_BUCKET);
+                }
+                "breaker" => {
+                    return Err(A::Error::custom(
+                        "breaker: a breaker is given in code (`Policy::breaker(\"50%\")`), since \
+                         a refused call asks the closures' error type for `From<CircuitOpen>`",
+                    ));
                 }
                 other => return Err(A::Error::unknown_field(other, FIELDS)),
             }
