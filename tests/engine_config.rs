@@ -911,6 +911,32 @@ fn a_policy_built_in_code_is_warned_about_once_over_many_calls() {
     );
 }
 
+/// A policy without timeouts in code (`Policy<NoTimeouts>`) cannot time out, so a timeout
+/// from outside is one warning per policy and ignored, as for an untimed `#[retry]` function.
+#[test]
+fn a_timeout_from_outside_is_one_warning_for_an_untimed_policy() {
+    let o = run(
+        "untimed-policy",
+        &[(POLICY, "1"), ("RETRY_DEADLINE", "5s")],
+        None,
+        None,
+    );
+    assert_eq!(o.policy["kept"], vec![2; POLICY_CALLS as usize]);
+    for name in ["kept", "built"] {
+        let warned: Vec<&String> = o
+            .warnings
+            .iter()
+            .filter(|w| w.contains(&format!("`{name}`")))
+            .collect();
+        assert_eq!(warned.len(), 1, "{name}: {:?}", o.warnings);
+        assert!(
+            warned[0].contains("RETRY_DEADLINE")
+                && warned[0].contains("its Policy sets neither attempt_timeout nor deadline"),
+            "{warned:?}"
+        );
+    }
+}
+
 #[test]
 fn a_misspelt_value_says_what_it_meant() {
     let o = run(

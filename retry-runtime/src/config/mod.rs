@@ -246,13 +246,22 @@ fn resolution(
     if !policy.wrote(Key::HedgeAfter) {
         for key in HEDGE_KEYS {
             if let Some((value, source)) = chosen[key as usize].take() {
+                let (why, fix) = match writer {
+                    Writer::Attribute => (
+                        "it may not be idempotent, or borrow its arguments mutably",
+                        "write hedge_after in the attribute",
+                    ),
+                    Writer::Policy => {
+                        ("it may not be idempotent", "call hedge_after on the Policy")
+                    }
+                };
                 warn(format!(
-                    "ignoring {} ({} = {value}) for `{function}`: its attribute does not set \
-                     hedge_after, so its attempts may not run side by side (it may not be \
-                     idempotent, or borrow its arguments mutably); write hedge_after in the \
-                     attribute to make hedging configurable",
+                    "ignoring {} ({} = {value}) for `{function}`: its {} does not set \
+                     hedge_after, so its attempts may not run side by side ({why}); {fix} to \
+                     make hedging configurable",
                     source.describe(key),
                     key.name(),
+                    writer.noun(),
                 ));
             }
         }
@@ -260,12 +269,20 @@ fn resolution(
     if !timed {
         for key in TIMER_KEYS {
             if let Some((value, source)) = chosen[key as usize].take() {
+                let fix = match writer {
+                    Writer::Attribute => "write one of them in the attribute",
+                    Writer::Policy => {
+                        "write one of them on the Policy (a `Policy<Timeouts>`, whose error \
+                         type represents a timeout)"
+                    }
+                };
                 warn(format!(
-                    "ignoring {} ({} = {value}) for `{function}`: its attribute sets neither \
-                     attempt_timeout nor deadline, so its attempts run without a timer; write \
-                     one of them in the attribute to make the timeouts configurable",
+                    "ignoring {} ({} = {value}) for `{function}`: its {} sets neither \
+                     attempt_timeout nor deadline, so its attempts run without a timer; {fix} \
+                     to make the timeouts configurable",
                     source.describe(key),
                     key.name(),
+                    writer.noun(),
                 ));
             }
         }

@@ -29,12 +29,12 @@ use std::time::Duration;
 /// defaults, and [`retry`](Self::retry) to run a closure under it.
 ///
 /// ```
-/// use retry_runtime::{ErrorClass, Policy};
+/// use retry_runtime::{ErrorClass, Policy, Timeouts};
 /// use std::time::Duration;
 ///
 /// // Built once (a `static`, or from configuration), shared by every call: its retry bucket
-/// // is shared too, as a `#[retry]` function's is.
-/// static FETCH: Policy = Policy::new()
+/// // is shared too, as a `#[retry]` function's is. A deadline makes it a `Policy<Timeouts>`.
+/// static FETCH: Policy<Timeouts> = Policy::new()
 ///     .max_attempts(4)
 ///     .initial_backoff(Duration::from_millis(100))
 ///     .deadline(Duration::from_secs(5));
@@ -69,10 +69,19 @@ use std::time::Duration;
 ///
 /// The closure makes one attempt's future each time it is called; inside it,
 /// [`attempt()`](crate::attempt) tells which attempt it is. The closure's error type `E` is
-/// classified by its [`Classify`](crate::Classify) impl, or by [`classify`](Self::classify);
-/// and since a policy may carry timeouts (from the environment or a config file too), `E` must
-/// be able to represent one: `From<TimedOut>`, which `std::io::Error`, `anyhow::Error`,
-/// `Box<dyn Error + Send + Sync>`, `String` and `tonic::Status` have.
+/// classified by its [`Classify`](crate::Classify) impl, by [`classify`](Self::classify) (a
+/// function, so that the policy can be a `static`), or by the call's own
+/// [`Retry::classify`] (a closure, whose argument is inferred). A policy that writes
+/// `attempt_timeout` or `deadline` is a `Policy<Timeouts>`, and `E` must then represent a
+/// timeout: `From<TimedOut>`, which `std::io::Error`, `anyhow::Error`,
+/// `Box<dyn Error + Send + Sync>`, `String`, `ErrorClass` and `tonic::Status` have. Without
+/// them (`Policy<NoTimeouts>`, the default) `E` needs nothing, and a timeout from the
+/// environment or a config file is one warning and ignored, as for a `#[retry]` function
+/// without timeouts.
+///
+/// The other type parameters say what the builders gave: a classifier, a polling predicate,
+/// a hook, a breaker; a `static` names them (`Policy<NoTimeouts, fn(&MyError) -> bool>` after
+/// `classify`).
 ///
 /// A policy without a partition or a bucket of its own has its own retry bucket and rate
 /// limiter, shared by the calls made through that value: build it once and keep it (a
