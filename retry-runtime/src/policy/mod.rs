@@ -29,12 +29,12 @@ use std::time::Duration;
 /// defaults, and [`retry`](Self::retry) to run a closure under it.
 ///
 /// ```
-/// use retry_runtime::{ErrorClass, Policy};
+/// use retry_runtime::{ErrorClass, Policy, Timeouts};
 /// use std::time::Duration;
 ///
 /// // Built once (a `static`, or from configuration), shared by every call: its retry bucket
-/// // is shared too, as a `#[retry]` function's is.
-/// static FETCH: Policy = Policy::new()
+/// // is shared too, as a `#[retry]` function's is. A deadline makes it a `Policy<Timeouts>`.
+/// static FETCH: Policy<Timeouts> = Policy::new()
 ///     .max_attempts(4)
 ///     .initial_backoff(Duration::from_millis(100))
 ///     .deadline(Duration::from_secs(5));
@@ -69,10 +69,12 @@ use std::time::Duration;
 ///
 /// The closure makes one attempt's future each time it is called; inside it,
 /// [`attempt()`](crate::attempt) tells which attempt it is. The closure's error type `E` is
-/// classified by its [`Classify`](crate::Classify) impl, or by [`classify`](Self::classify);
-/// and since a policy may carry timeouts (from the environment or a config file too), `E` must
-/// be able to represent one: `From<TimedOut>`, which `std::io::Error`, `anyhow::Error`,
-/// `Box<dyn Error + Send + Sync>`, `String` and `tonic::Status` have.
+/// classified by its [`Classify`](crate::Classify) impl, by [`classify`](Self::classify), or
+/// by one call's [`Retry::classify`]. A policy that writes `attempt_timeout` or `deadline` is a
+/// `Policy<Timeouts>`, whose `E` must be able to represent a timeout: `From<TimedOut>`, which
+/// `std::io::Error`, `anyhow::Error`, `Box<dyn Error + Send + Sync>`, `String` and
+/// `tonic::Status` have (a `Policy<NoTimeouts>` asks nothing of `E`, and ignores a timeout set
+/// from the environment or a config file, with a warning).
 ///
 /// A policy without a partition or a bucket of its own has its own retry bucket and rate
 /// limiter, shared by the calls made through that value: build it once and keep it (a
