@@ -1,10 +1,12 @@
-//! The README's code, compiled and run against the loopback HTTP server: its first screen (a
-//! `#[retry]` function and the same call through a `Policy` closure) and "Your error type" (an
-//! error enum deriving `Classify`). Each README block is checked to be this file's lines, in
-//! order, so the page shows what compiles here.
+//! The README's code, compiled and run: its first screen (a `#[retry]` function and the same
+//! call through a `Policy` closure) and "Your error type" (an error enum deriving `Classify`)
+//! against the loopback HTTP server, and "Without the attribute" (a `Policy` over an error type
+//! of one's own) against a local async fn. Each README block is checked to be this file's
+//! lines, in order, so the page shows what compiles here.
 //!
-//! The calls run in `testing::record` with instant retries: the README's backoffs are seconds
-//! long, and what is asserted is what the loop decided and what the server executed.
+//! The calls against the server run in `testing::record` with instant retries: the README's
+//! backoffs are seconds long, and what is asserted is what the loop decided and what the server
+//! executed. The others run on tokio's paused clock, whose backoffs and timeouts pass at once.
 
 use retry_runtime::testing::{Overrides, record};
 
@@ -13,10 +15,33 @@ const THIS_FILE: &str = include_str!("readme.rs");
 
 /// The lines of the first Rust block after `after` in the README.
 fn block_after(after: &str) -> Vec<&'static str> {
-    let start = README.find(after).expect("the heading in README.md") + after.len();
-    let open = start + README[start..].find("```rust\n").expect("a rust block") + 8;
-    let close = open + README[open..].find("```").expect("the end of the block");
-    README[open..close].lines().collect()
+    let start = README.find(after).expect("the text in README.md") + after.len();
+    blocks(&README[start..]).swap_remove(0)
+}
+
+/// The lines of each Rust block of the README's section under `heading` (up to the next
+/// heading).
+fn blocks_in_section(heading: &str) -> Vec<Vec<&'static str>> {
+    let start = README.find(heading).expect("the heading in README.md") + heading.len();
+    let section = &README[start..];
+    let end = ["\n## ", "\n### "]
+        .iter()
+        .filter_map(|next| section.find(next))
+        .min()
+        .unwrap_or(section.len());
+    blocks(&section[..end])
+}
+
+/// The lines of each Rust block in `text`, in order.
+fn blocks(mut text: &'static str) -> Vec<Vec<&'static str>> {
+    let mut found = Vec::new();
+    while let Some(open) = text.find("```rust\n") {
+        let body = &text[open + 8..];
+        let close = body.find("```").expect("the end of the block");
+        found.push(body[..close].lines().collect());
+        text = &body[close + 3..];
+    }
+    found
 }
 
 /// Whether every non-blank line of `block` is a line of this file (leading spaces aside), in
@@ -40,6 +65,14 @@ fn the_readme_shows_this_files_code() {
     let error_type = block_after("\n## Your error type\n");
     assert!(error_type.iter().any(|l| l.contains("derive(")));
     assert_is_this_files_code(&error_type);
+    let without = blocks_in_section("\n### Without the attribute\n");
+    assert_eq!(without.len(), 3, "a call's classifier, timeouts, a static");
+    assert!(without[0].iter().any(|l| l.contains(".classify(|e|")));
+    assert!(without[1].iter().any(|l| l.contains("impl From<TimedOut>")));
+    assert!(without[2].iter().any(|l| l.starts_with("static ")));
+    for block in &without {
+        assert_is_this_files_code(block);
+    }
 }
 
 /// The README's first screen.
@@ -159,5 +192,180 @@ mod error_type {
         assert_eq!(error.classify(), ErrorClass::Permanent);
         assert_eq!(decided.delays(), [Duration::from_secs(1)]); // the Retry-After
         assert_eq!(server.executed("/items/3"), 2);
+    }
+}
+
+/// The README's "Without the attribute": a `Policy` over an error type of one's own (a call's
+/// classifier; then timeouts, which need `From<TimedOut>`; then a `static` policy with a
+/// classifier of its own), each against a local async fn that answers what the test scripted.
+/// On the paused clock, backoffs and timeouts pass at once, in order.
+mod without_the_attribute {
+    use std::cell::{Cell, RefCell};
+    use std::collections::VecDeque;
+
+    thread_local! {
+        /// What the local service answers next: a status (200 is a success), or `None` for an
+        /// answer that never comes. (Each `#[tokio::test]` runs on a thread of its own.)
+        static ANSWERS: RefCell<VecDeque<Option<u16>>> = const { RefCell::new(VecDeque::new()) };
+        static CALLS: Cell<u32> = const { Cell::new(0) };
+    }
+
+    fn script(answers: &[Option<u16>]) {
+        ANSWERS.with(|a| *a.borrow_mut() = answers.iter().copied().collect());
+        CALLS.with(|c| c.set(0));
+    }
+
+    fn calls() -> u32 {
+        CALLS.with(Cell::get)
+    }
+
+    /// The service behind each module's `fetch`: item `id`, or a failed status.
+    async fn answer(id: u32) -> Result<String, u16> {
+        CALLS.with(|c| c.set(c.get() + 1));
+        let next = ANSWERS.with(|a| a.borrow_mut().pop_front().expect("a scripted answer"));
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        match next {
+            Some(200) => Ok(format!("item {id}")),
+            Some(status) => Err(status),
+            None => std::future::pending().await,
+        }
+    }
+
+    /// The error type of one's own, with neither `Classify` nor `From<TimedOut>`.
+    mod own_error_type {
+        use super::{answer, calls, script};
+
+        use retry_runtime::Policy;
+
+        #[derive(Debug)]
+        struct ApiError {
+            status: u16,
+        }
+
+        async fn fetch(id: u32) -> Result<String, ApiError> {
+            answer(id).await.map_err(|status| ApiError { status })
+        }
+
+        async fn get(id: u32) -> Result<String, ApiError> {
+            let item = Policy::new()
+                .max_attempts(4)
+                .retry(|| fetch(id))
+                .classify(|e| e.status >= 500) // `e: &ApiError`; `true` retries, as `Transient`
+                .await?;
+            Ok(item)
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn the_calls_classifier_retries_5xx_and_returns_a_404() {
+            script(&[Some(503), Some(502), Some(200)]);
+            assert_eq!(get(7).await.unwrap(), "item 7");
+            assert_eq!(calls(), 3);
+
+            script(&[Some(404), Some(200)]);
+            assert_eq!(get(7).await.unwrap_err().status, 404);
+            assert_eq!(calls(), 1);
+        }
+    }
+
+    /// The same with timeouts: a `Policy<Timeouts>`, whose error type represents a timeout.
+    mod with_timeouts {
+        use super::{answer, calls, script};
+        use tokio::time::Instant;
+
+        #[derive(Debug)]
+        struct ApiError {
+            status: u16,
+        }
+
+        async fn fetch(id: u32) -> Result<String, ApiError> {
+            answer(id).await.map_err(|status| ApiError { status })
+        }
+
+        use retry_runtime::{Policy, TimedOut};
+        use std::time::Duration;
+
+        impl From<TimedOut> for ApiError {
+            fn from(_: TimedOut) -> Self {
+                ApiError { status: 504 }
+            }
+        }
+
+        async fn get(id: u32) -> Result<String, ApiError> {
+            let item = Policy::new()
+                .max_attempts(4)
+                .attempt_timeout(Duration::from_secs(2))
+                .deadline(Duration::from_secs(10))
+                .retry(|| fetch(id))
+                .classify(|e| e.status >= 500)
+                .await?;
+            Ok(item)
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn an_attempt_that_hangs_is_cut_off_and_retried_within_the_deadline() {
+            script(&[None, Some(200)]);
+            let start = Instant::now();
+            assert_eq!(get(7).await.unwrap(), "item 7");
+            assert_eq!(calls(), 2);
+            // The attempt timeout, a backoff of at most a second, the second attempt.
+            let took = start.elapsed();
+            assert!(took >= Duration::from_secs(2), "{took:?}");
+            assert!(took < Duration::from_secs(4), "{took:?}");
+
+            script(&[None, None, None, None]);
+            // Every attempt hangs: the deadline ends the call with its own error.
+            let start = Instant::now();
+            assert_eq!(get(7).await.unwrap_err().status, 504);
+            assert!(calls() >= 2, "{}", calls());
+            let took = start.elapsed();
+            assert!(took <= Duration::from_secs(10), "{took:?}");
+        }
+    }
+
+    /// A `static` policy, with timeouts and a classifier of its own.
+    mod a_static {
+        use super::{answer, calls, script};
+        use retry_runtime::TimedOut;
+
+        #[derive(Debug)]
+        struct ApiError {
+            status: u16,
+        }
+
+        impl From<TimedOut> for ApiError {
+            fn from(_: TimedOut) -> Self {
+                ApiError { status: 504 }
+            }
+        }
+
+        async fn fetch(id: u32) -> Result<String, ApiError> {
+            answer(id).await.map_err(|status| ApiError { status })
+        }
+
+        use retry_runtime::{Policy, Timeouts};
+        use std::time::Duration;
+
+        static STOCK: Policy<Timeouts, fn(&ApiError) -> bool> = Policy::new()
+            .max_attempts(4)
+            .initial_backoff(Duration::from_millis(50))
+            .deadline(Duration::from_secs(5))
+            .partition("inventory")
+            .classify(|e| e.status >= 500);
+
+        async fn get(id: u32) -> Result<String, ApiError> {
+            let item = STOCK.retry(|| fetch(id)).await?;
+            Ok(item)
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn the_static_policys_classifier_retries_5xx_and_returns_a_404() {
+            script(&[Some(503), Some(200)]);
+            assert_eq!(get(42).await.unwrap(), "item 42");
+            assert_eq!(calls(), 2);
+
+            script(&[Some(404), Some(200)]);
+            assert_eq!(get(42).await.unwrap_err().status, 404);
+            assert_eq!(calls(), 1);
+        }
     }
 }

@@ -5,14 +5,22 @@
 //! chained [`Retry::classify`], [`Retry::retry_if_ok`] and [`Retry::on_retry`] take closures
 //! whose argument types are then inferred; and awaiting it asks what the policy needs of `E`
 //! (a classifier, `From<TimedOut>` for a policy with timeouts, `From<CircuitOpen>` for one with
-//! a breaker), each unmet need one error with its own message. The loop is the engine's, the
-//! one `#[retry]` runs, started in place in this future at its first poll.
+//! a breaker) and that a chained classifier returns `bool` or `ErrorClass`.
+//!
+//! Everything that can fail is asked by the bounds of `Retry`'s `Future` impl, each directly
+//! (not through a trait of the call's parts), and by nothing else: each unmet need is then one
+//! error at the `.await`, with its own message and no engine trait between it and the user's
+//! code. A bound that could fail on `retry` or `classify` would be reported three times: at the
+//! call, and again wherever its opaque return type is used (the compiler checks the bounds of
+//! the function that defines an opaque type each time it uses the type's bounds). The loop is
+//! the engine's, the one `#[retry]` runs, started in place in this future at its first poll.
 
 use super::{
-    BreakerKind, BreakerPlug, ClassifiesWith, Hook, Policy, Repeat, TimeoutKind, TimeoutsFor,
+    BreakerKind, BreakerPlug, ClassOutput, ClassifiesWith, Hook, Policy, Repeat, TimeoutKind,
+    TimeoutsFor,
 };
 use crate::classify::ErrorClass;
-use crate::engine::{Classifier, IntoErrorClass, Timer};
+use crate::engine::{Classifier, Timer};
 use crate::observe::event::RetryEvent;
 use core::future::Future;
 use core::marker::PhantomData;
@@ -91,10 +99,18 @@ impl<D: Drive> Retry<D> {
     }
 }
 
-impl<D> Future for Retry<D>
+// What the call asks of its types, each need one bound of this impl (see the module's doc).
+impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox, D> Future for Retry<D>
 where
-    D: Drive,
-    D::Parts: Prepare,
+    D: Drive<Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>>,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    T: TimeoutsFor<E>,
+    Cx: ClassifierSlot<'p, C, E>,
+    Cx::Asks: ClassifiesWith<E>,
+    Cx::Returns: ClassOutput,
+    B: BreakerPlug<V, E>,
+    Policy<T, C, P, O, B>: 'p,
 {
     type Output = <D::Fut as Future>::Output;
 
@@ -103,7 +119,12 @@ where
         let mut state = self.project().state;
         if let StateProj::Idle { .. } = state.as_mut().project() {
             if let StateTake::Idle { parts, drive } = state.as_mut().project_replace(State::Done) {
-                let ready = parts.prepare();
+                let policy: &'p Policy<T, C, P, O, B> = parts.policy;
+                let ready = Ready {
+                    timer: T::timer(),
+                    classify: Cx::prepare(&policy.classify),
+                    refusal: B::refusal(),
+                };
                 state.set(State::Running {
                     fut: drive.drive(parts, ready),
                 });
@@ -135,9 +156,9 @@ pub struct Parts<'p, Pol, F, X> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Own;
 
-/// This call's classifier ([`Retry::classify`]).
+/// This call's classifier ([`Retry::classify`]), returning `R`.
 #[derive(Clone, Copy, Debug)]
-pub struct ClassifyBy<G>(G);
+pub struct ClassifyBy<G, R>(G, PhantomData<fn() -> R>);
 
 /// This call's polling predicate ([`Retry::retry_if_ok`]).
 #[derive(Clone, Copy, Debug)]
@@ -147,20 +168,11 @@ pub struct RepeatBy<G>(G);
 #[derive(Clone, Copy, Debug)]
 pub struct HookBy<G>(G);
 
-/// The types of one call, known from its parts alone (nothing asked of them yet).
+/// The types of one call, known from its parts alone (nothing asked of them).
 pub trait Shape {
-    /// What the call returns: the attempt closure's `Result`.
-    type Output;
     /// What the first poll prepares: the timer, the classifier and what a refused call
     /// returns.
     type Ready;
-}
-
-/// What the first poll asks of the call's types (its bounds are where an unmet need is
-/// reported, once).
-pub trait Prepare: Shape {
-    /// The timer, classifier and refusal of the call.
-    fn prepare(&self) -> Self::Ready;
 }
 
 /// Starts the loop from a call's parts and what its first poll prepared.
@@ -205,20 +217,49 @@ pub struct Ready<K, C, X> {
     pub(super) refusal: X,
 }
 
-/// A call's classifier: the policy's (prepared at the first poll, where a missing `Classify`
-/// is reported) or its own.
+/// A call's classifier: the policy's or its own, prepared at the first poll, where what it
+/// needs is asked (and reported).
+///
+/// Its needs are two types the first poll's bounds name directly: the policy's classifier
+/// must classify `E` (`Asks: ClassifiesWith<E>`), and this call's must return a class
+/// (`Returns: ClassOutput`); the slot that does not use one names a type that always meets it.
+/// What the loop then consults asks nothing more (its functions were taken where the bounds
+/// held), so that nothing before the first poll asks anything of the error type.
 pub trait ClassifierSlot<'p, C, E> {
+    /// What must classify `E`: the policy's classifier, or (for this call's) a function type.
+    type Asks;
+    /// What this call's classifier returns ([`ErrorClass`] for the policy's).
+    type Returns;
     /// What the first poll prepares for it.
     type Prepared;
     /// The classifier the loop consults.
     type Use: Classifier<E>;
+    /// It, from the policy's classifier.
+    fn prepare(own: &'p C) -> Self::Prepared
+    where
+        Self::Asks: ClassifiesWith<E>,
+        Self::Returns: ClassOutput;
     /// It.
     fn using(self, prepared: Self::Prepared) -> Self::Use;
 }
 
 impl<'p, C: 'p, E> ClassifierSlot<'p, C, E> for Own {
+    type Asks = C;
+    type Returns = ErrorClass;
     type Prepared = Erased<'p, C, E>;
     type Use = Erased<'p, C, E>;
+
+    #[inline]
+    fn prepare(own: &'p C) -> Self::Prepared
+    where
+        Self::Asks: ClassifiesWith<E>,
+    {
+        Erased {
+            own,
+            class: <C as Classifier<E>>::class,
+            hint: <C as Classifier<E>>::hint,
+        }
+    }
 
     #[inline]
     fn using(self, prepared: Self::Prepared) -> Self::Use {
@@ -246,60 +287,47 @@ impl<C, E> Classifier<E> for Erased<'_, C, E> {
     }
 }
 
-impl<'p, C, E, G, R> ClassifierSlot<'p, C, E> for ClassifyBy<G>
+impl<'p, C, E, G, R> ClassifierSlot<'p, C, E> for ClassifyBy<G, R>
 where
     G: Fn(&E) -> R,
-    R: IntoErrorClass,
 {
-    type Prepared = ();
-    type Use = Self;
+    // The policy's classifier is not consulted: a type that classifies any `E`.
+    type Asks = fn(&E) -> ErrorClass;
+    type Returns = R;
+    type Prepared = fn(R) -> ErrorClass;
+    type Use = Converted<G, R>;
 
     #[inline]
-    fn using(self, (): ()) -> Self {
-        self
+    fn prepare(_: &'p C) -> Self::Prepared
+    where
+        Self::Returns: ClassOutput,
+    {
+        R::class
+    }
+
+    #[inline]
+    fn using(self, class: Self::Prepared) -> Self::Use {
+        Converted { f: self.0, class }
     }
 }
 
-impl<E, G, R> Classifier<E> for ClassifyBy<G>
-where
-    G: Fn(&E) -> R,
-    R: IntoErrorClass,
-{
+/// This call's classifier, with the conversion of what it returns taken where its bound was
+/// checked (the first poll).
+pub struct Converted<G, R> {
+    f: G,
+    class: fn(R) -> ErrorClass,
+}
+
+impl<E, G: Fn(&E) -> R, R> Classifier<E> for Converted<G, R> {
     #[inline]
     fn class(&self, err: &E) -> ErrorClass {
-        (self.0)(err).into_error_class()
+        (self.class)((self.f)(err))
     }
 
     #[inline]
     fn hint(&self, _: &E) -> Option<Duration> {
         None
     }
-}
-
-/// The preparation of a call's classifier slot (see [`ClassifierSlot`]).
-pub trait ClassifierReady<'p, C, E>: ClassifierSlot<'p, C, E> {
-    /// It, from the policy's classifier.
-    fn prepare(own: &'p C) -> Self::Prepared;
-}
-
-impl<'p, C: ClassifiesWith<E> + 'p, E> ClassifierReady<'p, C, E> for Own {
-    #[inline]
-    fn prepare(own: &'p C) -> Self::Prepared {
-        Erased {
-            own,
-            class: <C as Classifier<E>>::class,
-            hint: <C as Classifier<E>>::hint,
-        }
-    }
-}
-
-impl<'p, C, E, G, R> ClassifierReady<'p, C, E> for ClassifyBy<G>
-where
-    G: Fn(&E) -> R,
-    R: IntoErrorClass,
-{
-    #[inline]
-    fn prepare(_: &'p C) {}
 }
 
 /// A call's polling predicate: the policy's or its own.
@@ -386,27 +414,7 @@ where
     Cx: ClassifierSlot<'p, C, E>,
     B: BreakerKind<Result<V, E>>,
 {
-    type Output = Result<V, E>;
     type Ready = Ready<T::Kind, Cx::Prepared, B::Refusal>;
-}
-
-impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox> Prepare
-    for PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<V, E>>,
-    T: TimeoutsFor<E>,
-    Cx: ClassifierReady<'p, C, E>,
-    B: BreakerPlug<Result<V, E>>,
-{
-    #[inline]
-    fn prepare(&self) -> Self::Ready {
-        Ready {
-            timer: T::timer(),
-            classify: Cx::prepare(&self.policy.classify),
-            refusal: B::refusal(),
-        }
-    }
 }
 
 /// The loop of one call, started at its first poll: the engine's, as `#[retry]` runs it (and
@@ -469,12 +477,18 @@ where
     Fut: Future<Output = Result<V, E>>,
     T: TimeoutsFor<E>,
     T::Kind: Timer<Result<V, E>>,
-    Cx: ClassifierReady<'p, C, E>,
+    Cx: ClassifierSlot<'p, C, E>,
+    Cx::Asks: ClassifiesWith<E>,
+    Cx::Returns: ClassOutput,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
-    B: BreakerPlug<Result<V, E>>,
+    B: BreakerPlug<V, E>,
 {
-    let ready = parts.prepare();
+    let ready = Ready {
+        timer: T::timer(),
+        classify: Cx::prepare(&parts.policy.classify),
+        refusal: B::refusal(),
+    };
     start(parts, ready)
 }
 
@@ -523,26 +537,27 @@ where
 {
     /// Classifies this call's errors with `f` (returning [`ErrorClass`] or `bool`, as
     /// `retry_on`) instead of the policy's classifier; `f`'s argument is the closure's error.
+    /// (That it returns one of those is asked where the call is awaited, with the policy's
+    /// other needs.)
     #[allow(clippy::type_complexity)]
     pub fn classify<G, R>(
         self,
         f: G,
     ) -> Retry<
         impl Drive<
-            Parts = PolicyParts<'p, T, C, P, O, B, F, ClassifyBy<G>, Px, Ox>,
+            Parts = PolicyParts<'p, T, C, P, O, B, F, ClassifyBy<G, R>, Px, Ox>,
             Fut = impl Future<Output = Result<V, E>>,
         >,
     >
     where
         G: Fn(&E) -> R,
-        R: IntoErrorClass,
     {
         let parts = self.into_parts();
         let (_, px, ox) = parts.plugs;
         retry(Parts {
             policy: parts.policy,
             attempt: parts.attempt,
-            plugs: (ClassifyBy(f), px, ox),
+            plugs: (ClassifyBy(f, PhantomData), px, ox),
             idempotent: parts.idempotent,
             once: parts.once,
         })

@@ -247,7 +247,7 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     /// Hedges the calls, as `hedge_after`: after a fixed delay (a [`Duration`]), or after a
     /// percentile of the policy's own latency (`"p50"`, `"p90"`, `"p95"` or `"p99"`, hedging
     /// at `max_hedge_after` until it knows enough, and within `[min_hedge_after,
-    /// max_hedge_after]`; see [`Hedge`]). An attempt that has not answered by then gets a
+    /// max_hedge_after]`; see [`Hedge`](crate::Hedge)). An attempt that has not answered by then gets a
     /// copy beside it (idempotent calls only: a policy with `idempotent(false)`, a tower
     /// layer's POST, or a policy that polls with `retry_if_ok` runs its attempts one at a
     /// time). The closure is called once per attempt, and its futures may run side by side. A
@@ -447,7 +447,8 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     /// before it is awaited (`.retry(|| ..).classify(|e| ..)`), their arguments' types
     /// inferred. Awaiting it asks of the closure's error type `E` what the policy needs: a
     /// classifier (`E: Classify`, or one given), `From<TimedOut>` if the policy writes
-    /// `attempt_timeout` or `deadline`, `From<CircuitOpen>` if it has a breaker.
+    /// `attempt_timeout` or `deadline` (a `Policy<Timeouts>`), `From<CircuitOpen>` if it has a
+    /// breaker.
     #[allow(clippy::type_complexity)]
     pub fn retry<F, Fut, V, E>(
         &self,
@@ -576,7 +577,7 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
         C: ClassifiesWith<E>,
         P: Repeat<V>,
         O: Hook<E>,
-        B: BreakerPlug<Result<V, E>>,
+        B: BreakerPlug<V, E>,
     {
         call::run_now(Parts {
             policy: self,
@@ -663,6 +664,9 @@ pub trait TimeoutsFor<E>: TimeoutKind<E> {
     fn timer() -> Self::Kind;
 }
 
+// Not listed as another implementor when a `Policy<Timeouts>` is refused: the note says what
+// leaving the timeouts out means.
+#[diagnostic::do_not_recommend]
 impl<E> TimeoutsFor<E> for NoTimeouts {
     #[inline]
     fn timer() -> Untimed {
@@ -680,6 +684,10 @@ impl<E: FromTimedOut> TimeoutsFor<E> for Timeouts {
 
 /// What a policy classifies with: `ByTrait` (the error's `Classify` impl), or the functions
 /// given to [`Policy::classify`] and [`Policy::retry_after`].
+///
+/// The functions implement it through one blanket impl (over [`GivenClassifier`]): with two
+/// candidate impls, a missing `Classify` is reported with this trait's message alone, and the
+/// function forms are not listed as other types that implement it.
 #[diagnostic::on_unimplemented(
     message = "`Policy::retry` cannot tell whether `{E}` is worth retrying",
     label = "`{E}` does not implement `retry_runtime::Classify`",
@@ -690,14 +698,41 @@ pub trait ClassifiesWith<E>: Classifier<E> {}
 #[diagnostic::do_not_recommend]
 impl<E: Classify> ClassifiesWith<E> for ByTrait {}
 
-impl<E, R: IntoErrorClass> ClassifiesWith<E> for fn(&E) -> R {}
+impl<E, G: GivenClassifier + Classifier<E>> ClassifiesWith<E> for G {}
 
-impl<E, R: IntoErrorClass> ClassifiesWith<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {}
+/// A classifier given as a function, to [`Policy::classify`] (with or without
+/// [`Policy::retry_after`]). Not generic, so that no other crate can implement it for
+/// `ByTrait`: the blanket impl of [`ClassifiesWith`] is then disjoint from `ByTrait`'s.
+pub trait GivenClassifier: sealed::Sealed {}
 
-impl<E, R: IntoErrorClass> Classifier<E> for fn(&E) -> R {
+impl<E, R> GivenClassifier for fn(&E) -> R {}
+
+impl<E, R> GivenClassifier for (fn(&E) -> R, fn(&E) -> Option<Duration>) {}
+
+/// What a classifier given as a function ([`Policy::classify`], [`Retry::classify`]) returns:
+/// `bool` or [`ErrorClass`].
+#[diagnostic::on_unimplemented(
+    message = "a classifier given to `Policy::retry` must return `bool` or `ErrorClass`, not `{Self}`",
+    label = "the classifier returns `{Self}`",
+    note = "`true` retries the error as `Transient`; return an `ErrorClass` to say more"
+)]
+pub trait ClassOutput {
+    /// The class.
+    fn class(self) -> ErrorClass;
+}
+
+#[diagnostic::do_not_recommend]
+impl<R: IntoErrorClass> ClassOutput for R {
+    #[inline]
+    fn class(self) -> ErrorClass {
+        self.into_error_class()
+    }
+}
+
+impl<E, R: ClassOutput> Classifier<E> for fn(&E) -> R {
     #[inline]
     fn class(&self, err: &E) -> ErrorClass {
-        self(err).into_error_class()
+        self(err).class()
     }
 
     #[inline]
@@ -706,10 +741,10 @@ impl<E, R: IntoErrorClass> Classifier<E> for fn(&E) -> R {
     }
 }
 
-impl<E, R: IntoErrorClass> Classifier<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
+impl<E, R: ClassOutput> Classifier<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
     #[inline]
     fn class(&self, err: &E) -> ErrorClass {
-        (self.0)(err).into_error_class()
+        (self.0)(err).class()
     }
 
     #[inline]
@@ -736,18 +771,20 @@ impl<T, E> BreakerKind<Result<T, E>> for WithBreaker {
     type Refusal = fn(CircuitOpen) -> Result<T, E>;
 }
 
-/// What a policy's breaker asks of the error type.
+/// What a policy's breaker asks of the error type `E` (of a closure returning `Result<T, E>`).
 #[diagnostic::on_unimplemented(
-    message = "this policy has a `breaker`, so `Policy::retry` needs its error type to represent a refused call",
-    label = "the error type does not implement `From<retry_runtime::CircuitOpen>`",
-    note = "add `impl From<retry_runtime::CircuitOpen>` for the error type (a variant that keeps the `CircuitOpen` is enough)"
+    message = "this policy has a `breaker`, so `Policy::retry` needs `{E}` to represent a refused call",
+    label = "`{E}` does not implement `From<retry_runtime::CircuitOpen>`",
+    note = "add `impl From<retry_runtime::CircuitOpen> for {E}` (a variant that keeps the `CircuitOpen` is enough), or leave the breaker out of the policy"
 )]
-pub trait BreakerPlug<R>: BreakerKind<R> {
+pub trait BreakerPlug<T, E>: BreakerKind<Result<T, E>> {
     /// The conversion.
     fn refusal() -> Self::Refusal;
 }
 
-impl<R> BreakerPlug<R> for NoBreaker {
+// Not listed as another implementor when a policy with a breaker is refused.
+#[diagnostic::do_not_recommend]
+impl<T, E> BreakerPlug<T, E> for NoBreaker {
     #[inline]
     fn refusal() -> NoBreaker {
         NoBreaker
@@ -755,7 +792,7 @@ impl<R> BreakerPlug<R> for NoBreaker {
 }
 
 #[diagnostic::do_not_recommend]
-impl<T, E: FromCircuitOpen> BreakerPlug<Result<T, E>> for WithBreaker {
+impl<T, E: FromCircuitOpen> BreakerPlug<T, E> for WithBreaker {
     #[inline]
     fn refusal() -> Self::Refusal {
         |open| Err(E::from_circuit_open(open))
@@ -840,6 +877,8 @@ mod sealed {
     impl Sealed for &str {}
     impl Sealed for &'static crate::RetryBudget {}
     impl Sealed for &'static crate::CircuitBreaker {}
+    impl<E, R> Sealed for fn(&E) -> R {}
+    impl<E, R> Sealed for (fn(&E) -> R, fn(&E) -> Option<std::time::Duration>) {}
 }
 
 /// What [`Policy::build`] found wrong, every problem at once.

@@ -323,7 +323,7 @@ where
     M: Exchange<Req, S::Response> + Clone + Send + Sync + 'static,
     P: Repeat<S::Response> + Send + Sync + 'static,
     O: Hook<Failure<S::Response>> + Send + Sync + 'static,
-    B: BreakerPlug<Result<S::Response, Failure<S::Response>>> + Send + Sync + 'static,
+    B: BreakerPlug<S::Response, Failure<S::Response>> + Send + Sync + 'static,
     B::Refusal: Send,
 {
     type Response = S::Response;
@@ -533,7 +533,7 @@ where
     M: Exchange<Req, S::Response>,
     P: Repeat<S::Response>,
     O: Hook<Failure<S::Response>>,
-    B: BreakerPlug<Result<S::Response, Failure<S::Response>>>,
+    B: BreakerPlug<S::Response, Failure<S::Response>>,
 {
     let session = &Session {
         service: Mutex::new(service),
