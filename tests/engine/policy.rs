@@ -429,13 +429,11 @@ async fn a_static_policy_with_a_classifier() {
     assert_eq!(out, Ok(2));
     assert_eq!(record.attempts("policy"), 2);
     // A static with a hint reader beside its classifier, and timeouts.
-    static TIMED: Policy<
-        Timeouts,
-        (
-            fn(&ErrorClass) -> ErrorClass,
-            fn(&ErrorClass) -> Option<Duration>,
-        ),
-    > = Policy::new()
+    type ClassAndHint = (
+        fn(&ErrorClass) -> ErrorClass,
+        fn(&ErrorClass) -> Option<Duration>,
+    );
+    static TIMED: Policy<Timeouts, ClassAndHint> = Policy::new()
         .deadline(Duration::from_secs(1))
         .classify(|e| *e)
         .retry_after(|_| Some(Duration::from_millis(300)));
@@ -553,12 +551,12 @@ fn the_serde_form_takes_every_value_key() {
 /// future of a generic function.
 #[tokio::test(start_paused = true)]
 async fn a_call_with_its_own_classifier_can_be_spawned() {
-    fn boxed<E: Send + 'static>(
+    fn boxed<E>(
         err: E,
         transient: fn(&E) -> bool,
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<u32, E>> + Send>>
     where
-        E: Clone + Sync,
+        E: Clone + Send + Sync + 'static,
     {
         Box::pin(async move {
             let policy = Policy::new().max_attempts(2).initial_backoff(MS(1));

@@ -247,7 +247,7 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     /// Hedges the calls, as `hedge_after`: after a fixed delay (a [`Duration`]), or after a
     /// percentile of the policy's own latency (`"p50"`, `"p90"`, `"p95"` or `"p99"`, hedging
     /// at `max_hedge_after` until it knows enough, and within `[min_hedge_after,
-    /// max_hedge_after]`; see [`Hedge`](crate::Hedge)). An attempt that has not answered by then gets a
+    /// max_hedge_after]`). An attempt that has not answered by then gets a
     /// copy beside it (idempotent calls only: a policy with `idempotent(false)`, a tower
     /// layer's POST, or a policy that polls with `retry_if_ok` runs its attempts one at a
     /// time). The closure is called once per attempt, and its futures may run side by side. A
