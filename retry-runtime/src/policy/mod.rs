@@ -875,8 +875,8 @@ mod sealed {
     impl Sealed for super::WithBreaker {}
     impl Sealed for std::time::Duration {}
     impl Sealed for &str {}
-    impl Sealed for &'static crate::RetryBudget {}
-    impl Sealed for &'static crate::CircuitBreaker {}
+    impl Sealed for &'static super::RetryBudget {}
+    impl Sealed for &'static super::CircuitBreaker {}
     impl<E, R> Sealed for fn(&E) -> R {}
     impl<E, R> Sealed for (fn(&E) -> R, fn(&E) -> Option<std::time::Duration>) {}
 }
