@@ -119,12 +119,7 @@ where
         let mut state = self.project().state;
         if let StateProj::Idle { .. } = state.as_mut().project() {
             if let StateTake::Idle { parts, drive } = state.as_mut().project_replace(State::Done) {
-                let policy: &'p Policy<T, C, P, O, B> = parts.policy;
-                let ready = Ready {
-                    timer: T::timer(),
-                    classify: Cx::prepare(&policy.classify),
-                    refusal: B::refusal(),
-                };
+                let ready = prepare::<T, C, P, O, B, V, E, Cx>(parts.policy);
                 state.set(State::Running {
                     fut: drive.drive(parts, ready),
                 });
@@ -215,6 +210,27 @@ pub struct Ready<K, C, X> {
     pub(super) timer: K,
     pub(super) classify: C,
     pub(super) refusal: X,
+}
+
+/// What a call of `policy` prepares before its loop starts: its timer, its classifier and what
+/// a refused call returns (the bounds are its caller's, which report an unmet one).
+#[inline]
+#[allow(clippy::type_complexity)]
+fn prepare<'p, T, C, P, O, B, V, E, Cx>(
+    policy: &'p Policy<T, C, P, O, B>,
+) -> Ready<T::Kind, Cx::Prepared, <B as BreakerKind<Result<V, E>>>::Refusal>
+where
+    T: TimeoutsFor<E>,
+    Cx: ClassifierSlot<'p, C, E>,
+    Cx::Asks: ClassifiesWith<E>,
+    Cx::Returns: ClassOutput,
+    B: BreakerPlug<V, E>,
+{
+    Ready {
+        timer: T::timer(),
+        classify: Cx::prepare(&policy.classify),
+        refusal: B::refusal(),
+    }
 }
 
 /// A call's classifier: the policy's or its own, prepared at the first poll, where what it
@@ -464,9 +480,8 @@ where
     crate::__retry_loop!(call, attempt())
 }
 
-/// Runs a call of `policy` at once, without the [`Retry`] wrapper: for the tower layer, whose
-/// boxed `Send` future cannot see through the wrapper's driver (a projection of an opaque type
-/// that borrows the policy).
+/// Runs a call of `policy` at once, without the [`Retry`] wrapper (no per-call plugs to wait
+/// for): the tower layer's call, whose limits are set before it starts.
 #[allow(clippy::type_complexity)]
 #[cfg(feature = "tower")]
 pub(crate) fn run_now<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
@@ -484,11 +499,7 @@ where
     Ox: HookSlot<'p, O, E>,
     B: BreakerPlug<V, E>,
 {
-    let ready = Ready {
-        timer: T::timer(),
-        classify: Cx::prepare(&parts.policy.classify),
-        refusal: B::refusal(),
-    };
+    let ready = prepare::<T, C, P, O, B, V, E, Cx>(parts.policy);
     start(parts, ready)
 }
 
