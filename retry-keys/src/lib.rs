@@ -8,9 +8,9 @@
 //! - The table: [`AttributeKey`] (every key of the attribute, with the [`Form`] of its value)
 //!   and [`Key`] (the keys the environment and the config file may set, `as usize` dense for
 //!   arrays); [`POLICY_FIELDS`]; did-you-mean for a misspelled key ([`AttributeKey::suggest`]).
-//! - The values, as plain data: [`Mode`], [`Jitter`], [`HedgeSpec`], [`Value`], and the
+//! - The values, as plain data: [`Mode`], [`Behavior`], [`Jitter`], [`HedgeSpec`], [`Value`], and the
 //!   defaults (`DEFAULT_*`).
-//! - The parsers: [`parse_duration`] (exact to the nanosecond), [`parse_mode`],
+//! - The parsers: [`parse_duration`] (exact to the nanosecond), [`parse_mode`], [`parse_behavior`],
 //!   [`parse_jitter`], [`parse_hedge`], [`parse_count`], [`parse_factor`],
 //!   [`parse_budget_share`], [`parse_failure_ratio`], [`is_name`], [`is_profile_name`]; and
 //!   [`Key::parse`] / [`Key::from_number`], a setting's value from text or a config file's number.
@@ -42,13 +42,14 @@ mod value;
 
 pub use parse::{
     DurationError, HedgeError, UnknownName, ValueError, did_you_mean, is_name, is_profile_name,
-    parse_budget_share, parse_count, parse_duration, parse_factor, parse_failure_ratio,
-    parse_hedge, parse_jitter, parse_mode,
+    parse_behavior, parse_budget_share, parse_count, parse_duration, parse_factor,
+    parse_failure_ratio, parse_hedge, parse_jitter, parse_mode,
 };
 pub use rules::{Place, Problem, Values};
 pub use table::{AttributeKey, Form, Key, POLICY_FIELDS, suggest};
 pub use value::{
-    DEFAULT_ATTEMPT_TIMEOUT_MULTIPLIER, DEFAULT_INITIAL_BACKOFF, DEFAULT_JITTER,
+    AWS_2026_HINT_ABOVE_BACKOFF, AWS_2026_INITIAL_BACKOFF, AWS_2026_THROTTLING_BACKOFF, Behavior,
+    DEFAULT_ATTEMPT_TIMEOUT_MULTIPLIER, DEFAULT_BEHAVIOR, DEFAULT_INITIAL_BACKOFF, DEFAULT_JITTER,
     DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_BACKOFF, DEFAULT_MAX_HEDGE_AFTER, DEFAULT_MAX_IN_FLIGHT,
     DEFAULT_MIN_HEDGE_AFTER, DEFAULT_MODE, DEFAULT_MULTIPLIER, HedgeSpec, Jitter, Mode, Value,
 };

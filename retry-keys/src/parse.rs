@@ -2,7 +2,7 @@
 //! strings (and its numbers, for [`Key::from_number`]).
 
 use crate::table::{Key, suggest};
-use crate::value::{HedgeSpec, Jitter, Mode, Value};
+use crate::value::{Behavior, HedgeSpec, Jitter, Mode, Value};
 use std::fmt;
 use std::time::Duration;
 
@@ -145,6 +145,9 @@ impl std::error::Error for UnknownName {}
 /// The names of the modes.
 const MODES: [&str; 2] = [Mode::Standard.as_str(), Mode::Adaptive.as_str()];
 
+/// The names of the behaviors.
+const BEHAVIORS: [&str; 2] = [Behavior::Classic.as_str(), Behavior::Aws2026.as_str()];
+
 /// The names of the jitters.
 const JITTERS: [&str; 4] = ["full", "equal", "none", "decorrelated"];
 
@@ -159,6 +162,19 @@ const JITTERS: [&str; 4] = ["full", "equal", "none", "decorrelated"];
 /// ```
 pub fn parse_mode(text: &str) -> Result<Mode, UnknownName> {
     Mode::parse(text).ok_or_else(|| UnknownName::of(text, &MODES))
+}
+
+/// Reads `"classic"` (any ASCII case) or `"2026"`, blanks around ignored; another word is an
+/// error with the behavior it most likely meant (`"classik"`: `"classic"`, `"2025"`: `"2026"`).
+///
+/// ```
+/// use retry_keys::{Behavior, parse_behavior};
+///
+/// assert_eq!(parse_behavior(" 2026 "), Ok(Behavior::Aws2026));
+/// assert_eq!(parse_behavior("clasic").unwrap_err().meant, Some("classic"));
+/// ```
+pub fn parse_behavior(text: &str) -> Result<Behavior, UnknownName> {
+    Behavior::parse(text).ok_or_else(|| UnknownName::of(text, &BEHAVIORS))
 }
 
 /// Reads `"full"`, `"equal"`, `"none"` or `"decorrelated"` (any ASCII case, blanks around
@@ -410,6 +426,9 @@ impl Key {
         // Not a value of the key: the one it most likely meant, if any.
         let value: Result<Value, Option<&'static str>> = match self {
             Key::Mode => parse_mode(text).map(Value::Mode).map_err(|e| e.meant),
+            Key::Behavior => parse_behavior(text)
+                .map(Value::Behavior)
+                .map_err(|e| e.meant),
             Key::MaxAttempts => parse_count(text).map(Value::Count).ok_or(None),
             Key::MaxInFlight => parse_count(text)
                 .filter(|n| *n >= 2)
@@ -460,6 +479,8 @@ impl Key {
             | Key::MinHedgeAfter
             | Key::MaxHedgeAfter => return Err(ValueError::NeedsUnit(self, x)),
             Key::Mode => None,
+            // `behavior = 2026`, written as a number.
+            Key::Behavior => (integer && x == 2026.0).then_some(Value::Behavior(Behavior::Aws2026)),
         };
         value
             .filter(|v| self.check(v).is_none())
@@ -473,6 +494,7 @@ impl Key {
         let name = self.name();
         match self {
             Key::Mode => format!("{name} is \"standard\" or \"adaptive\""),
+            Key::Behavior => format!("{name} is \"classic\" or \"2026\""),
             Key::MaxAttempts => format!("{name} is a whole number from 1 to {}", u32::MAX),
             Key::Multiplier | Key::AttemptTimeoutMultiplier => {
                 format!("{name} is a number >= 1, such as 2")
@@ -786,6 +808,32 @@ mod tests {
         assert_eq!(Key::Mode.parse("legacy"), expected(Key::Mode));
         let meant = |key, m| Err(ValueError::DidYouMean(key, m));
         assert_eq!(Key::Mode.parse("standrd"), meant(Key::Mode, "standard"));
+        assert_eq!(
+            Key::Behavior.parse(" 2026 "),
+            Ok(Value::Behavior(Behavior::Aws2026))
+        );
+        assert_eq!(
+            Key::Behavior.parse("Classic"),
+            Ok(Value::Behavior(Behavior::Classic))
+        );
+        assert_eq!(Key::Behavior.parse("2025"), meant(Key::Behavior, "2026"));
+        assert_eq!(
+            Key::Behavior.parse("clasic"),
+            meant(Key::Behavior, "classic")
+        );
+        assert_eq!(Key::Behavior.parse("new"), expected(Key::Behavior));
+        assert_eq!(
+            Key::Behavior.from_number(2026.0, true),
+            Ok(Value::Behavior(Behavior::Aws2026))
+        );
+        assert_eq!(
+            Key::Behavior.from_number(2025.0, true),
+            Err(ValueError::Expected(Key::Behavior))
+        );
+        assert_eq!(
+            Key::Behavior.expected(),
+            "behavior is \"classic\" or \"2026\""
+        );
         assert_eq!(Key::Jitter.parse(" ful "), meant(Key::Jitter, "full"));
         assert_eq!(Key::HedgeAfter.parse("p955"), meant(Key::HedgeAfter, "p95"));
         assert_eq!(Key::HedgeAfter.parse("95th"), meant(Key::HedgeAfter, "p95"));

@@ -2,7 +2,9 @@
 //! written together ([`Values::problems`]).
 
 use crate::table::Key;
-use crate::value::{DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF, HedgeSpec, Jitter, Mode, Value};
+use crate::value::{
+    Behavior, DEFAULT_BEHAVIOR, DEFAULT_MAX_BACKOFF, HedgeSpec, Jitter, Mode, Value,
+};
 use std::fmt;
 use std::time::Duration;
 
@@ -13,6 +15,8 @@ use std::time::Duration;
 pub struct Values {
     /// `mode`.
     pub mode: Option<Mode>,
+    /// `behavior`.
+    pub behavior: Option<Behavior>,
     /// `max_attempts`.
     pub max_attempts: Option<u32>,
     /// `initial_backoff`.
@@ -47,6 +51,7 @@ impl Values {
     pub const fn new() -> Values {
         Values {
             mode: None,
+            behavior: None,
             max_attempts: None,
             initial_backoff: None,
             multiplier: None,
@@ -68,6 +73,7 @@ impl Values {
     pub fn get(&self, key: Key) -> Option<Value> {
         match key {
             Key::Mode => self.mode.map(Value::Mode),
+            Key::Behavior => self.behavior.map(Value::Behavior),
             Key::MaxAttempts => self.max_attempts.map(Value::Count),
             Key::InitialBackoff => self.initial_backoff.map(Value::Duration),
             Key::Multiplier => self.multiplier.map(Value::Factor),
@@ -88,6 +94,7 @@ impl Values {
     pub fn set(&mut self, key: Key, value: Value) -> bool {
         match (key, value) {
             (Key::Mode, Value::Mode(m)) => self.mode = Some(m),
+            (Key::Behavior, Value::Behavior(b)) => self.behavior = Some(b),
             (Key::MaxAttempts, Value::Count(n)) => self.max_attempts = Some(n),
             (Key::InitialBackoff, Value::Duration(d)) => self.initial_backoff = Some(d),
             (Key::Multiplier, Value::Factor(x)) => self.multiplier = Some(x),
@@ -116,9 +123,14 @@ impl Values {
 
     /// The backoff bounds in effect, `(initial_backoff, max_backoff)`: where only one is
     /// written, the other's default yields to it, so `initial_backoff` alone at 30 s also caps
-    /// the backoff at 30 s, and `max_backoff` alone at 300 ms also starts it at 300 ms.
+    /// the backoff at 30 s, and `max_backoff` alone at 300 ms also starts it at 300 ms. The
+    /// default `initial_backoff` is the behavior's ([`Behavior::default_initial_backoff`]).
     #[must_use]
     pub const fn backoff_bounds(&self) -> (Duration, Duration) {
+        let initial_default = match self.behavior {
+            Some(b) => b.default_initial_backoff(),
+            None => DEFAULT_BEHAVIOR.default_initial_backoff(),
+        };
         match (self.initial_backoff, self.max_backoff) {
             (Some(initial), Some(max)) => (initial, max),
             (Some(initial), None) => {
@@ -129,13 +141,13 @@ impl Values {
                 }
             }
             (None, Some(max)) => {
-                if max.as_nanos() < DEFAULT_INITIAL_BACKOFF.as_nanos() {
+                if max.as_nanos() < initial_default.as_nanos() {
                     (max, max)
                 } else {
-                    (DEFAULT_INITIAL_BACKOFF, max)
+                    (initial_default, max)
                 }
             }
-            (None, None) => (DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF),
+            (None, None) => (initial_default, DEFAULT_MAX_BACKOFF),
         }
     }
 
@@ -603,6 +615,36 @@ mod tests {
     }
 
     #[test]
+    fn the_2026_behavior_starts_the_backoff_at_50ms_unless_written() {
+        use crate::value::Behavior;
+        let aws2026 = Values {
+            behavior: Some(Behavior::Aws2026),
+            ..Values::new()
+        };
+        assert_eq!(aws2026.backoff_bounds(), (MS(50), S(20)));
+        let classic = Values {
+            behavior: Some(Behavior::Classic),
+            ..Values::new()
+        };
+        assert_eq!(classic.backoff_bounds(), (S(1), S(20)));
+        assert_eq!(Values::new().backoff_bounds(), (S(1), S(20)));
+        // A max_backoff alone below the classic default starts the backoff at it; under 2026,
+        // 50 ms is below it and stays.
+        let capped = Values {
+            behavior: Some(Behavior::Aws2026),
+            max_backoff: Some(MS(300)),
+            ..Values::new()
+        };
+        assert_eq!(capped.backoff_bounds(), (MS(50), MS(300)));
+        let written = Values {
+            behavior: Some(Behavior::Aws2026),
+            initial_backoff: Some(MS(25)),
+            ..Values::new()
+        };
+        assert_eq!(written.backoff_bounds(), (MS(25), S(20)));
+    }
+
+    #[test]
     fn nothing_written_holds() {
         assert_eq!(Values::new().problems(), []);
         assert_eq!(Values::default(), Values::new());
@@ -612,6 +654,7 @@ mod tests {
     fn every_key_gets_and_sets() {
         let values = [
             Value::Mode(Mode::Adaptive),
+            Value::Behavior(crate::value::Behavior::Aws2026),
             Value::Count(5),
             Value::Duration(MS(50)),
             Value::Factor(1.5),

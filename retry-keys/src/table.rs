@@ -6,6 +6,8 @@
 pub enum Form {
     /// `"standard"` or `"adaptive"` ([`parse_mode`](crate::parse_mode)).
     Mode,
+    /// `"classic"` or `"2026"` ([`parse_behavior`](crate::parse_behavior)).
+    Behavior,
     /// A whole number of attempts ([`parse_count`](crate::parse_count)).
     Count,
     /// A duration with a unit, such as `"150ms"` ([`parse_duration`](crate::parse_duration)).
@@ -80,6 +82,8 @@ key_enum! {
 pub enum AttributeKey {
     /// `mode`.
     Mode,
+    /// `behavior`.
+    Behavior,
     /// `max_attempts`.
     MaxAttempts,
     /// `initial_backoff`.
@@ -170,6 +174,7 @@ const ROWS: [Row; AttributeKey::COUNT] = {
     use Form as F;
     [
         row("mode",                       F::Mode,      "\"standard\" or \"adaptive\"", Some(Key::Mode), true),
+        row("behavior",                   F::Behavior,  "\"classic\" or \"2026\"", Some(Key::Behavior), true),
         row("max_attempts",               F::Count,     "an integer >= 1", Some(Key::MaxAttempts), true),
         row("initial_backoff",            F::Duration,  "a duration such as \"100ms\"", Some(Key::InitialBackoff), true),
         row("multiplier",                 F::Factor,    "a number >= 1.0", Some(Key::Multiplier), true),
@@ -266,6 +271,8 @@ key_enum! {
 pub enum Key in AttributeKey {
     /// `mode`.
     Mode,
+    /// `behavior`.
+    Behavior,
     /// `max_attempts`.
     MaxAttempts,
     /// `initial_backoff`.
@@ -341,10 +348,10 @@ impl Key {
 /// The keys a `Policy` read with serde accepts, in the order of the documentation's table: the
 /// keys the environment may set, `idempotent`, `partition`, `bucket` (`"none"`), `budget` (a
 /// share) and `profile` (for its unknown-field error).
-pub const POLICY_FIELDS: [&str; 19] = policy_fields();
+pub const POLICY_FIELDS: [&str; 20] = policy_fields();
 
-const fn policy_fields() -> [&'static str; 19] {
-    let mut out = [""; 19];
+const fn policy_fields() -> [&'static str; 20] {
+    let mut out = [""; 20];
     let (mut i, mut n) = (0, 0);
     while i < AttributeKey::COUNT {
         let key = AttributeKey::ALL[i];
@@ -430,7 +437,7 @@ mod tests {
         let names = AttributeKey::ALL.map(AttributeKey::name).join(", ");
         assert_eq!(
             names,
-            "mode, max_attempts, initial_backoff, multiplier, max_backoff, jitter, \
+            "mode, behavior, max_attempts, initial_backoff, multiplier, max_backoff, jitter, \
              attempt_timeout, attempt_timeout_multiplier, max_attempt_timeout, deadline, \
              retry_on, retry_after, retry_if_ok, idempotent, idempotent_if, partition, bucket, \
              rate_limiter, budget, breaker, hedge_after, max_in_flight, min_hedge_after, \
@@ -449,6 +456,7 @@ mod tests {
             POLICY_FIELDS,
             [
                 "mode",
+                "behavior",
                 "max_attempts",
                 "initial_backoff",
                 "multiplier",

@@ -43,6 +43,62 @@ impl fmt::Display for Mode {
     }
 }
 
+/// Which generation of the AWS SDKs' standard-mode defaults a policy follows.
+///
+/// `Classic` is standard mode as the AWS SDKs reference guide described it until 2026 (every
+/// retry's backoff grows from `initial_backoff`, a timeout's retry costs twice another's). `Aws2026`
+/// is the SDKs' updated standard mode (their "retry behavior 2.1", opt-in there with
+/// `AWS_NEW_RETRIES_2026=true`): a retry after a throttling error costs 5 tokens and after any
+/// other error 14; the backoff starts at 1 s after a throttling error and at `initial_backoff`
+/// (50 ms unless written) after any other; a server's hint is kept within [the computed
+/// backoff, the computed backoff + 5 s].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Behavior {
+    /// `"classic"`: standard mode as it was (the default).
+    Classic,
+    /// `"2026"`: the AWS SDKs' updated standard mode.
+    Aws2026,
+}
+
+impl Behavior {
+    /// Parses `"classic"` (ASCII case-insensitive) or `"2026"`, surrounding spaces ignored.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Behavior> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("classic") {
+            Some(Behavior::Classic)
+        } else if text == "2026" {
+            Some(Behavior::Aws2026)
+        } else {
+            None
+        }
+    }
+
+    /// The behavior's name as the attribute, the environment and the config file write it.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Behavior::Classic => "classic",
+            Behavior::Aws2026 => "2026",
+        }
+    }
+
+    /// `initial_backoff` unless set: 1 s, or 50 ms under the 2026 behavior.
+    #[must_use]
+    pub const fn default_initial_backoff(self) -> Duration {
+        match self {
+            Behavior::Classic => DEFAULT_INITIAL_BACKOFF,
+            Behavior::Aws2026 => AWS_2026_INITIAL_BACKOFF,
+        }
+    }
+}
+
+impl fmt::Display for Behavior {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// How the computed backoff `d` is randomised.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Jitter {
@@ -102,6 +158,8 @@ impl fmt::Display for HedgeSpec {
 pub enum Value {
     /// `mode`.
     Mode(Mode),
+    /// `behavior`.
+    Behavior(Behavior),
     /// `max_attempts`, `max_in_flight`.
     Count(u32),
     /// `initial_backoff`, `max_backoff`, `attempt_timeout`, `max_attempt_timeout`, `deadline`,
@@ -121,6 +179,7 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Mode(m) => m.fmt(f),
+            Value::Behavior(b) => b.fmt(f),
             Value::Count(n) => write!(f, "{n}"),
             Value::Duration(d) => write!(f, "{d:?}"),
             Value::Factor(x) => write!(f, "{x}"),
@@ -132,10 +191,20 @@ impl fmt::Display for Value {
 
 /// `mode` unless set.
 pub const DEFAULT_MODE: Mode = Mode::Standard;
+/// `behavior` unless set.
+pub const DEFAULT_BEHAVIOR: Behavior = Behavior::Classic;
 /// `max_attempts` unless set.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 /// `initial_backoff` unless set (and unless `max_backoff` is set alone below it).
 pub const DEFAULT_INITIAL_BACKOFF: Duration = Duration::from_secs(1);
+/// `initial_backoff` unless set under the 2026 behavior: the base of a retry's backoff after
+/// an error that is not throttling.
+pub const AWS_2026_INITIAL_BACKOFF: Duration = Duration::from_millis(50);
+/// The base of a retry's backoff after a throttling error under the 2026 behavior (whatever
+/// `initial_backoff` is).
+pub const AWS_2026_THROTTLING_BACKOFF: Duration = Duration::from_secs(1);
+/// How far above the computed backoff the 2026 behavior lets a server's hint go.
+pub const AWS_2026_HINT_ABOVE_BACKOFF: Duration = Duration::from_secs(5);
 /// `multiplier` unless set.
 pub const DEFAULT_MULTIPLIER: f64 = 2.0;
 /// `max_backoff` unless set (and unless `initial_backoff` is set alone above it).
@@ -159,6 +228,7 @@ mod tests {
     fn values_display_as_the_attribute_writes_them() {
         let shown = [
             Value::Mode(Mode::Adaptive),
+            Value::Behavior(Behavior::Aws2026),
             Value::Count(3),
             Value::Duration(Duration::from_millis(1500)),
             Value::Duration(Duration::from_micros(500)),
@@ -174,6 +244,7 @@ mod tests {
             shown,
             [
                 "adaptive",
+                "2026",
                 "3",
                 "1.5s",
                 "500µs",

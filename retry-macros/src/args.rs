@@ -13,7 +13,7 @@ use crate::values::{
     Arg, Breaker, Bucket, Budget, Clones, Emit, FnPath, Name, Profile, Static, Value,
 };
 use proc_macro2::{Span, TokenStream};
-use retry_keys::{AttributeKey, HedgeSpec, Jitter, Mode};
+use retry_keys::{AttributeKey, Behavior, HedgeSpec, Jitter, Mode};
 use std::time::Duration;
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
@@ -95,6 +95,7 @@ macro_rules! keys {
 keys! {
     // field                        value type  feeds   key
     mode:                           Mode,       Keys,   Mode;
+    behavior:                       Behavior,   Keys,   Behavior;
     max_attempts:                   u32,        Keys,   MaxAttempts;
     initial_backoff:                Duration,   Keys,   InitialBackoff;
     multiplier:                     f64,        Keys,   Multiplier;

@@ -71,6 +71,7 @@ fn values(args: &Args) -> Values {
     }
     Values {
         mode: value(&args.mode),
+        behavior: value(&args.behavior),
         max_attempts: value(&args.max_attempts),
         initial_backoff: value(&args.initial_backoff),
         multiplier: value(&args.multiplier),

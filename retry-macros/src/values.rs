@@ -10,7 +10,9 @@
 use crate::errors::Errors;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
-use retry_keys::{self as keys, AttributeKey, HedgeError, HedgeSpec, Jitter, Mode, Problem};
+use retry_keys::{
+    self as keys, AttributeKey, Behavior, HedgeError, HedgeSpec, Jitter, Mode, Problem,
+};
 use std::time::Duration;
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
@@ -129,6 +131,40 @@ impl Value for Mode {
                 format!("`{name}` takes a string: write `{name} = \"{word}\"`")
             }
             _ => format!("`{name}` takes \"standard\" or \"adaptive\""),
+        };
+        errors.on(expr, msg);
+        None
+    }
+}
+
+/// `behavior`.
+impl Value for Behavior {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        let name = key.name();
+        if let Some(text) = str_lit(expr) {
+            return match keys::parse_behavior(&text) {
+                Ok(behavior) => Some(behavior),
+                Err(unknown) => {
+                    errors.on(
+                        expr,
+                        format!(
+                            "unknown behavior \"{text}\": {}`{name}` is \"classic\" or \"2026\"",
+                            keys::did_you_mean(unknown.meant)
+                        ),
+                    );
+                    None
+                }
+            };
+        }
+        let word = match lit(expr) {
+            Some(Lit::Int(i)) => Some(i.base10_digits().to_string()),
+            _ => path(expr).and_then(|p| p.path.get_ident().map(ToString::to_string)),
+        };
+        let msg = match word {
+            Some(word) if keys::parse_behavior(&word).is_ok() => {
+                format!("`{name}` takes a string: write `{name} = \"{word}\"`")
+            }
+            _ => format!("`{name}` takes \"classic\" or \"2026\""),
         };
         errors.on(expr, msg);
         None
@@ -608,6 +644,15 @@ impl Emit for Mode {
         match self {
             Mode::Standard => quote!(#p::Mode::Standard),
             Mode::Adaptive => quote!(#p::Mode::Adaptive),
+        }
+    }
+}
+
+impl Emit for Behavior {
+    fn tokens(&self, p: &TokenStream) -> TokenStream {
+        match self {
+            Behavior::Classic => quote!(#p::Behavior::Classic),
+            Behavior::Aws2026 => quote!(#p::Behavior::Aws2026),
         }
     }
 }

@@ -14,7 +14,7 @@ pub use crate::observe::event::RetryEvent;
 pub use crate::protect::breaker::{CircuitBreaker, CircuitOpen};
 pub use crate::protect::bucket::TokenBucket;
 pub use crate::protect::budget::RetryBudget;
-pub use crate::spec::{HedgeSpec, Jitter, Keys, Mode};
+pub use crate::spec::{Behavior, HedgeSpec, Jitter, Keys, Mode};
 pub use core::ops::ControlFlow;
 pub use std::thread::sleep as thread_sleep;
 pub use std::time::Duration;

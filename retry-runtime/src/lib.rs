@@ -241,4 +241,4 @@ pub use protect::budget::RetryBudget;
 pub use protect::limiter::RateLimiter;
 pub use protect::partition::Partition;
 pub use retry_macros::retry;
-pub use spec::{Jitter, Mode};
+pub use spec::{Behavior, Jitter, Mode};

@@ -10,6 +10,7 @@ mod capture;
 #[path = "../util/mod.rs"]
 mod util;
 
+mod aws2026;
 mod blocking;
 mod context;
 mod derive;

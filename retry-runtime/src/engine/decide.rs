@@ -4,6 +4,7 @@
 
 use crate::classify::ErrorClass;
 use crate::observe::report::EarlyEnd;
+use retry_keys::AWS_2026_HINT_ABOVE_BACKOFF;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -45,6 +46,17 @@ pub(crate) fn delay(
         Some(h) if h > max_backoff => Err(EarlyEnd::HintTooLong),
         Some(h) => Ok(h),
         None => Ok(jittered()),
+    }
+}
+
+/// Step 5 under the 2026 behavior: the computed (jittered) backoff `t`, or the server's hint
+/// kept within `[t, t + 5 s]` (the AWS SDKs' rule for `x-amz-retry-after`; a hint never ends
+/// the call early).
+#[inline]
+pub(crate) fn delay_2026(hint: Option<Duration>, t: Duration) -> Duration {
+    match hint {
+        Some(h) => h.clamp(t, t.saturating_add(AWS_2026_HINT_ABOVE_BACKOFF)),
+        None => t,
     }
 }
 
@@ -116,6 +128,22 @@ mod tests {
         assert_eq!(
             delay(Some(Duration::ZERO), MS(1000), never),
             Ok(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn under_2026_a_hint_is_kept_within_five_seconds_above_the_backoff() {
+        // The AWS SDKs' vectors: with a backoff of 50 ms, a hint of 1.5 s is obeyed, 0 and 10 ms
+        // give the backoff, 10 s gives the backoff + 5 s.
+        assert_eq!(delay_2026(Some(MS(1500)), MS(50)), MS(1500));
+        assert_eq!(delay_2026(Some(MS(0)), MS(50)), MS(50));
+        assert_eq!(delay_2026(Some(MS(10)), MS(50)), MS(50));
+        assert_eq!(delay_2026(Some(MS(10_000)), MS(50)), MS(5050));
+        assert_eq!(delay_2026(Some(MS(3000)), MS(50)), MS(3000));
+        assert_eq!(delay_2026(None, MS(50)), MS(50));
+        assert_eq!(
+            delay_2026(Some(Duration::MAX), Duration::MAX),
+            Duration::MAX
         );
     }
 

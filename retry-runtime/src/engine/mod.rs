@@ -304,6 +304,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             breaker: self.r().breaker,
             budget: self.r().budget,
             limiter: self.adaptive().then(|| self.limiter()),
+            costs_2026: self.r().costs_2026,
         }
     }
 
@@ -920,8 +921,14 @@ where
         a: &Around,
     ) -> Next<R> {
         let n = self.current.frame.number;
-        let max_backoff = self.r().settings.max_backoff;
-        let delay = match decide::delay(hint, max_backoff, || self.backoff(a)) {
+        let settings = &self.r().settings;
+        let throttled = class == Some(ErrorClass::Throttling);
+        let delay = if settings.aws2026() {
+            Ok(decide::delay_2026(hint, self.backoff(a, throttled)))
+        } else {
+            decide::delay(hint, settings.max_backoff, || self.backoff(a, throttled))
+        };
+        let delay = match delay {
             Ok(delay) => delay,
             Err(why) => {
                 self.release();
@@ -957,23 +964,25 @@ where
         Next::Sleep(delay)
     }
 
-    /// Step 5's backoff after the current attempt, jittered with the ambient's randomness.
-    /// Without jitter there is nothing to draw.
+    /// Step 5's backoff after the current attempt (`throttled`: it failed with a throttling
+    /// error), jittered with the ambient's randomness. Without jitter there is nothing to draw.
     #[inline]
-    fn backoff(&mut self, a: &Around) -> Duration {
+    fn backoff(&mut self, a: &Around, throttled: bool) -> Duration {
         let n = self.current.frame.number;
         let settings = &self.r().settings;
         match settings.jitter {
-            Jitter::None => settings.backoff_for(n),
+            Jitter::None => settings.backoff_after(n, throttled),
             // Only decorrelated jitter grows from the last delay.
             Jitter::Decorrelated => {
-                let bounds = (settings.initial_backoff, settings.max_backoff);
+                let bounds = (settings.backoff_after(1, throttled), settings.max_backoff);
                 let r = self.retrying();
                 let d = a.draw(|rng| backoff::decorrelated(bounds, r.previous_delay, rng));
                 r.previous_delay = d;
                 d
             }
-            jitter => a.draw(|rng| backoff::apply(jitter, settings.backoff_for(n), rng)),
+            jitter => {
+                a.draw(|rng| backoff::apply(jitter, settings.backoff_after(n, throttled), rng))
+            }
         }
     }
 

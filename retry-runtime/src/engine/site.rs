@@ -204,6 +204,8 @@ impl Site {
             let own_latency =
                 (self.latency.is_none() && percentile).then(|| Box::new(Latency::new()));
             let adaptive = settings.mode == Mode::Adaptive;
+            // A user's `static` bucket keeps its own costs.
+            let costs_2026 = settings.aws2026() && self.bucket.is_none();
             Resolved {
                 function: self.name,
                 partition: self.partition,
@@ -218,6 +220,7 @@ impl Site {
                 own_latency,
                 own_bucket: TokenBucket::standard(),
                 own_limiter: RateLimiter::adaptive(),
+                costs_2026,
                 gated: adaptive || breaker.is_some(),
                 extras: adaptive || budget.is_some() || breaker.is_some(),
                 nested_warned: AtomicBool::new(false),
@@ -272,6 +275,9 @@ pub(crate) struct Resolved {
     /// partition (made with the resolution, so a `Policy` value has its own).
     own_bucket: TokenBucket,
     own_limiter: RateLimiter,
+    /// The function's retries cost [`TokenBucket::cost_2026`]: the 2026 behavior, with a
+    /// bucket the runtime made.
+    pub(crate) costs_2026: bool,
     /// Adaptive mode or a breaker: an attempt waits at the loop's gate for a send token or
     /// the breaker's leave (one test on the success path for both).
     pub(crate) gated: bool,

@@ -20,7 +20,7 @@ use crate::protect::budget::RetryBudget;
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
 use crate::spec::HedgeSpec;
-use crate::spec::{Jitter, Keys, Mode, core_keys};
+use crate::spec::{Behavior, Jitter, Keys, Mode, core_keys};
 use core::future::Future;
 use std::fmt;
 use std::time::Duration;

@@ -158,6 +158,19 @@ impl TokenBucket {
         }
     }
 
+    /// What a retry after an error of `class` costs under the AWS SDKs' 2026 standard mode, in
+    /// a bucket the runtime makes (a function's own, a partition's): 5 after a throttling
+    /// error, 14 after any other (a timeout is no longer dearer). A `static` bucket keeps the
+    /// costs it was built with.
+    #[must_use]
+    pub const fn cost_2026(class: ErrorClass) -> u32 {
+        match class {
+            ErrorClass::Permanent => 0,
+            ErrorClass::Transient | ErrorClass::NotSent | ErrorClass::Timeout => 14,
+            ErrorClass::Throttling => 5,
+        }
+    }
+
     /// Whether a retry finding the bucket short waits for the refill rather than failing.
     #[must_use]
     pub const fn waits_when_empty(&self) -> bool {

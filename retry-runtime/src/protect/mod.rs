@@ -107,6 +107,9 @@ pub(crate) struct Protections<'a> {
     pub(crate) budget: Option<&'a RetryBudget>,
     /// The limiter, in adaptive mode only.
     pub(crate) limiter: Option<&'a RateLimiter>,
+    /// The bucket is one the runtime made (the function's own or its partition's) for a
+    /// function under the 2026 behavior: a retry costs [`TokenBucket::cost_2026`].
+    pub(crate) costs_2026: bool,
 }
 
 /// What [`Protections::admit_another`] decided.
@@ -134,7 +137,11 @@ impl Protections<'_> {
         } else {
             None
         };
-        let cost = self.bucket.cost(class);
+        let cost = if self.costs_2026 {
+            TokenBucket::cost_2026(class)
+        } else {
+            self.bucket.cost(class)
+        };
         if !self.bucket.try_take_now(cost) {
             return if self.bucket.waits_when_empty() {
                 Admission::Short(cost)

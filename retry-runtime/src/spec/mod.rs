@@ -11,11 +11,11 @@ pub(crate) mod backoff;
 
 use backoff::grow;
 use retry_keys::{
-    DEFAULT_ATTEMPT_TIMEOUT_MULTIPLIER, DEFAULT_JITTER, DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_HEDGE_AFTER, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MIN_HEDGE_AFTER, DEFAULT_MODE,
-    DEFAULT_MULTIPLIER, Values,
+    AWS_2026_THROTTLING_BACKOFF, DEFAULT_ATTEMPT_TIMEOUT_MULTIPLIER, DEFAULT_BEHAVIOR,
+    DEFAULT_JITTER, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_HEDGE_AFTER, DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MIN_HEDGE_AFTER, DEFAULT_MODE, DEFAULT_MULTIPLIER, Values,
 };
-pub use retry_keys::{HedgeSpec, Jitter, Mode};
+pub use retry_keys::{Behavior, HedgeSpec, Jitter, Mode};
 pub(crate) use retry_keys::{Key, Value};
 use std::time::Duration;
 
@@ -37,9 +37,13 @@ macro_rules! core_keys {
         $builders! {
             /// `"standard"` (the token bucket) or `"adaptive"` (plus the rate limiter).
             mode: Mode;
+            /// Which generation of the AWS SDKs' standard-mode defaults applies: `Classic`
+            /// unless set, or `Aws2026` (see [`Behavior`]).
+            behavior: Behavior;
             /// Attempts, the first included (3 unless set).
             max_attempts: u32;
-            /// The first backoff (1 s unless set; set alone above 20 s, it raises
+            /// The first backoff (1 s unless set, 50 ms under the 2026 behavior, which starts a
+            /// retry after a throttling error at 1 s instead; set alone above 20 s, it raises
             /// `max_backoff`).
             initial_backoff: Duration;
             /// The backoff's growth per attempt (2.0 unless set).
@@ -179,6 +183,7 @@ impl Default for Keys {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Settings {
     pub(crate) mode: Mode,
+    pub(crate) behavior: Behavior,
     pub(crate) max_attempts: u32,
     pub(crate) initial_backoff: Duration,
     pub(crate) multiplier: f64,
@@ -217,6 +222,7 @@ impl Settings {
         let (initial_backoff, max_backoff) = v.backoff_bounds();
         Settings {
             mode: or(v.mode, DEFAULT_MODE),
+            behavior: or(v.behavior, DEFAULT_BEHAVIOR),
             max_attempts: or(v.max_attempts, DEFAULT_MAX_ATTEMPTS),
             initial_backoff,
             multiplier: or(v.multiplier, DEFAULT_MULTIPLIER),
@@ -247,6 +253,7 @@ impl Settings {
         let hedge = self.hedge;
         Some(match key {
             Key::Mode => Value::Mode(self.mode),
+            Key::Behavior => Value::Behavior(self.behavior),
             Key::MaxAttempts => Value::Count(self.max_attempts),
             Key::InitialBackoff => Value::Duration(self.initial_backoff),
             Key::Multiplier => Value::Factor(self.multiplier),
@@ -290,6 +297,28 @@ impl Settings {
     #[inline]
     pub fn backoff_for(&self, n: u32) -> Duration {
         grow(self.initial_backoff, self.multiplier, n, self.max_backoff)
+    }
+
+    /// The backoff after attempt `n` failed with a throttling error (`throttled`), before
+    /// jitter: under the 2026 behavior it grows from 1 s instead of `initial_backoff`.
+    #[inline]
+    pub(crate) fn backoff_after(&self, n: u32, throttled: bool) -> Duration {
+        if throttled && self.aws2026() {
+            grow(
+                AWS_2026_THROTTLING_BACKOFF,
+                self.multiplier,
+                n,
+                self.max_backoff,
+            )
+        } else {
+            self.backoff_for(n)
+        }
+    }
+
+    /// Whether the AWS SDKs' 2026 standard mode applies.
+    #[inline]
+    pub(crate) fn aws2026(&self) -> bool {
+        matches!(self.behavior, Behavior::Aws2026)
     }
 }
 
