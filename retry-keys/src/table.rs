@@ -112,6 +112,8 @@ pub enum AttributeKey {
     Idempotent,
     /// `idempotent_if`.
     IdempotentIf,
+    /// `long_polling`.
+    LongPolling,
     /// `partition`.
     Partition,
     /// `bucket`.
@@ -189,6 +191,7 @@ const ROWS: [Row; AttributeKey::COUNT] = {
         row("retry_if_ok",                F::Function,  "a path to `fn(&T) -> bool`", None, false),
         row("idempotent",                 F::Bool,      "`true` or `false`", None, true),
         row("idempotent_if",              F::Condition, "a `bool` expression over the arguments", None, false),
+        row("long_polling",               F::Bool,      "`true` or `false`", None, true),
         row("partition",                  F::Name,      "a string naming a shared partition", None, true),
         row("bucket",                     F::Bucket,    "a path to a `static TokenBucket`, or \"none\"", None, true),
         row("rate_limiter",               F::Static,    "a path to a `static RateLimiter`", None, false),
@@ -348,10 +351,10 @@ impl Key {
 /// The keys a `Policy` read with serde accepts, in the order of the documentation's table: the
 /// keys the environment may set, `idempotent`, `partition`, `bucket` (`"none"`), `budget` (a
 /// share) and `profile` (for its unknown-field error).
-pub const POLICY_FIELDS: [&str; 20] = policy_fields();
+pub const POLICY_FIELDS: [&str; 21] = policy_fields();
 
-const fn policy_fields() -> [&'static str; 20] {
-    let mut out = [""; 20];
+const fn policy_fields() -> [&'static str; 21] {
+    let mut out = [""; 21];
     let (mut i, mut n) = (0, 0);
     while i < AttributeKey::COUNT {
         let key = AttributeKey::ALL[i];
@@ -439,7 +442,8 @@ mod tests {
             names,
             "mode, behavior, max_attempts, initial_backoff, multiplier, max_backoff, jitter, \
              attempt_timeout, attempt_timeout_multiplier, max_attempt_timeout, deadline, \
-             retry_on, retry_after, retry_if_ok, idempotent, idempotent_if, partition, bucket, \
+             retry_on, retry_after, retry_if_ok, idempotent, idempotent_if, long_polling, partition, \
+             bucket, \
              rate_limiter, budget, breaker, hedge_after, max_in_flight, min_hedge_after, \
              max_hedge_after, on_retry, profile, clone, crate"
         );
@@ -467,6 +471,7 @@ mod tests {
                 "max_attempt_timeout",
                 "deadline",
                 "idempotent",
+                "long_polling",
                 "partition",
                 "bucket",
                 "budget",

@@ -110,6 +110,7 @@ keys! {
     retry_if_ok:                    FnPath,     _,      RetryIfOk;
     idempotent:                     bool,       _,      Idempotent;
     idempotent_if:                  Expr,       _,      IdempotentIf;
+    long_polling:                   bool,       Site,   LongPolling;
     partition:                      Name,       Site,   Partition;
     bucket:                         Bucket,     Site,   Bucket;
     rate_limiter:                   Static,     Site,   RateLimiter;

@@ -657,6 +657,12 @@ impl Emit for Behavior {
     }
 }
 
+impl Emit for bool {
+    fn tokens(&self, _: &TokenStream) -> TokenStream {
+        quote!(#self)
+    }
+}
+
 impl Emit for u32 {
     fn tokens(&self, _: &TokenStream) -> TokenStream {
         self.to_token_stream()

@@ -243,3 +243,116 @@ async fn a_policy_takes_the_behavior_in_code_and_from_a_file() {
         "{misspelt}"
     );
 }
+
+// --- Long polling ---------------------------------------------------------------------------
+
+/// A bucket that is empty from the start (capacity 0).
+static EMPTY: TokenBucket = TokenBucket::standard().with_capacity(0);
+
+#[retry(behavior = "2026", jitter = "none", long_polling = true, bucket = EMPTY)]
+async fn receive_message(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+/// SQS `ReceiveMessage` in the SDKs' scenarios: the quota is empty, so the retry is refused;
+/// the call sleeps the backoff the retry would have had (50 ms, or 1 s after throttling) and
+/// returns the error, instead of coming back at once to poll again.
+#[tokio::test(start_paused = true)]
+async fn a_long_polling_call_backs_off_before_it_returns_a_refused_retry() {
+    let t0 = tokio::time::Instant::now();
+    let s = Script::always(ErrorClass::Transient);
+    assert!(receive_message(&s).await.is_err());
+    assert_eq!(s.attempts(), 1);
+    assert_eq!(t0.elapsed(), MS(50));
+
+    let t0 = tokio::time::Instant::now();
+    let s = Script::always(ErrorClass::Throttling);
+    assert!(receive_message(&s).await.is_err());
+    assert_eq!(s.attempts(), 1);
+    assert_eq!(t0.elapsed(), MS(1000));
+
+    // Nothing to retry, nothing to wait for.
+    let t0 = tokio::time::Instant::now();
+    let s = Script::always(ErrorClass::Permanent);
+    assert!(receive_message(&s).await.is_err());
+    assert_eq!(t0.elapsed(), Duration::ZERO);
+
+    // A hint is the delay, as it would have been the retry's.
+    let t0 = tokio::time::Instant::now();
+    let s = Script::new([Hint(ErrorClass::Transient, MS(700))]);
+    assert!(receive_message(&s).await.is_err());
+    assert_eq!(t0.elapsed(), MS(700));
+    assert_eq!(EMPTY.available(), 0);
+}
+
+#[retry(
+    behavior = "2026",
+    jitter = "none",
+    long_polling = true,
+    max_attempts = 2,
+    partition = "aws2026-long-polling"
+)]
+async fn long_poll_with_tokens(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+/// With tokens, a long-polling call retries as any other, and its last attempt's failure
+/// returns at once (no extra sleep).
+#[tokio::test(start_paused = true)]
+async fn a_long_polling_call_with_tokens_retries_as_any_other() {
+    let t0 = tokio::time::Instant::now();
+    let s = Script::always(ErrorClass::Transient);
+    assert!(long_poll_with_tokens(&s).await.is_err());
+    assert_eq!(s.starts_ms(), [0, 50]);
+    assert_eq!(t0.elapsed(), MS(50));
+    assert_eq!(level("aws2026-long-polling"), 486);
+}
+
+#[retry(jitter = "none", long_polling = true, bucket = EMPTY, deadline = "500ms")]
+async fn classic_long_poll(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[retry(jitter = "none", long_polling = true, bucket = EMPTY)]
+async fn classic_long_poll_no_deadline(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+/// The key works in the classic behavior too (its backoff starts at 1 s); a backoff that
+/// would reach the deadline is not slept.
+#[tokio::test(start_paused = true)]
+async fn long_polling_backs_off_by_the_behavior_and_within_the_deadline() {
+    let t0 = tokio::time::Instant::now();
+    let s = Script::always(ErrorClass::Transient);
+    assert!(classic_long_poll_no_deadline(&s).await.is_err());
+    assert_eq!(t0.elapsed(), MS(1000));
+
+    let t0 = tokio::time::Instant::now();
+    let s = Script::always(ErrorClass::Transient);
+    assert!(classic_long_poll(&s).await.is_err());
+    assert_eq!(s.attempts(), 1);
+    assert_eq!(t0.elapsed(), Duration::ZERO);
+}
+
+/// `Policy::long_polling` and its serde key.
+#[tokio::test(start_paused = true)]
+async fn a_policy_long_polls_in_code_and_from_a_file() {
+    static POLL: Policy = Policy::new()
+        .behavior(Behavior::Aws2026)
+        .jitter(retry_runtime::Jitter::None)
+        .long_polling(true)
+        .bucket(&EMPTY);
+    let t0 = tokio::time::Instant::now();
+    let s = Script::always(ErrorClass::Throttling);
+    assert!(POLL.retry(|| s.attempt()).await.is_err());
+    assert_eq!(s.attempts(), 1);
+    assert_eq!(t0.elapsed(), MS(1000));
+
+    let read: Policy = toml::from_str(
+        "behavior = \"2026\"\njitter = \"none\"\nlong_polling = true\nbucket = \"none\"",
+    )
+    .unwrap();
+    let s = Script::new([Fail(ErrorClass::Transient), Step::Ok(1)]);
+    assert_eq!(read.retry(|| s.attempt()).await.unwrap(), 1);
+    assert_eq!(s.starts_ms(), [0, 50]);
+}

@@ -475,7 +475,12 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     ) -> Result<Option<Duration>, ()> {
         let limiter = self.limiter();
         let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
-        let cost = send_cost(self.current.frame.number + 1, after_throttle);
+        // The 2026 behavior takes one send token for a retry as for a first attempt.
+        let cost = if self.r().settings.aws2026() {
+            1
+        } else {
+            send_cost(self.current.frame.number + 1, after_throttle)
+        };
         if a.skips_waits() {
             limiter.take_without_waiting(cost, now);
             return Ok(None);
@@ -718,6 +723,8 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         let judged = match out {
             Some(out) => self.judge(out, a),
             None => match self.retrying.as_mut().and_then(|r| r.pending.take()) {
+                // A long-polling call's backoff before it returns.
+                Some(short) if short.ends => Ok(Next::Return(short.out)),
                 Some(short) => self.after_refill(short, a),
                 // Only a `Wait` leads here, and it left its retry pending.
                 None => return Settled::Retry,
@@ -794,6 +801,8 @@ enum Next<R> {
     Return(R),
     /// Sleep this long, then run the next attempt (the outcome is kept in `Retrying::last`).
     Sleep(Duration),
+    /// Sleep this long, then return (the outcome is kept in `Retrying::pending`).
+    Linger(Duration),
 }
 
 impl<R> Next<R> {
@@ -804,6 +813,7 @@ impl<R> Next<R> {
             Next::Return(out) => Settled::Return(out),
             Next::Sleep(delay) if delay.is_zero() || a.skips_waits() => Settled::Retry,
             Next::Sleep(delay) => Settled::Sleep(delay),
+            Next::Linger(delay) => Settled::Wait(delay),
         }
     }
 }
@@ -814,6 +824,8 @@ struct Short<R> {
     class: ErrorClass,
     hint: Option<Duration>,
     cost: u32,
+    /// Not a retry: a long-polling call's outcome, returned after its backoff.
+    ends: bool,
 }
 
 impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J>
@@ -887,6 +899,7 @@ where
                 class,
                 hint,
                 cost,
+                ends: false,
             }),
             Admission::Refused(refusal) => {
                 let why = match refusal {
@@ -897,9 +910,38 @@ where
                     }
                 };
                 self.ended_early(a, n, Some(class), why);
+                if self.r().long_polling && why == EarlyEnd::BucketEmpty {
+                    return Ok(self.linger(out, class, hint, a));
+                }
                 Ok(Next::Return(out))
             }
         }
+    }
+
+    /// A long-polling call the bucket refused a retry: it sleeps the backoff the retry would
+    /// have had (the server's hint as the behavior takes it), unless that reaches the
+    /// deadline, and then returns `out` (kept in `Retrying::pending` across the sleep).
+    fn linger(&mut self, out: R, class: ErrorClass, hint: Option<Duration>, a: &Around) -> Next<R> {
+        let settings = &self.r().settings;
+        let throttled = class == ErrorClass::Throttling;
+        let backoff = self.backoff(a, throttled);
+        let delay = if settings.aws2026() {
+            decide::delay_2026(hint, backoff)
+        } else {
+            hint.filter(|h| *h <= settings.max_backoff)
+                .unwrap_or(backoff)
+        };
+        if delay.is_zero() || a.skips_waits() || self.reaches_deadline(delay) {
+            return Next::Return(out);
+        }
+        self.retrying().pending = Some(Short {
+            out,
+            class,
+            hint,
+            cost: 0,
+            ends: true,
+        });
+        Next::Linger(delay)
     }
 
     /// A polling repeat: no retry cost, the backoff, the same limits.

@@ -28,6 +28,8 @@ pub struct Site {
     pub(crate) profile: Option<&'static str>,
     pub(crate) bucket: Option<&'static TokenBucket>,
     pub(crate) limiter: Option<&'static RateLimiter>,
+    /// `long_polling = true`.
+    pub(crate) long_polling: bool,
     pub(crate) budget: Option<&'static RetryBudget>,
     /// `budget = "N%"`: that share, the partition's budget or one of the function's own.
     budget_share: Option<f64>,
@@ -50,6 +52,7 @@ impl Site {
             profile: None,
             bucket: None,
             limiter: None,
+            long_polling: false,
             budget: None,
             budget_share: None,
             breaker: None,
@@ -69,6 +72,15 @@ impl Site {
     #[must_use]
     pub const fn partition(mut self, name: &'static str) -> Site {
         self.partition = Some(name);
+        self
+    }
+
+    /// Backs off, then returns the error, when the bucket refuses a retry (`long_polling`): the
+    /// AWS SDKs' rule for long-polling operations, which would otherwise answer at once again
+    /// and again while the quota is empty.
+    #[must_use]
+    pub const fn long_polling(mut self, long_polling: bool) -> Site {
+        self.long_polling = long_polling;
         self
     }
 
@@ -221,6 +233,7 @@ impl Site {
                 own_bucket: TokenBucket::standard(),
                 own_limiter: RateLimiter::adaptive(),
                 costs_2026,
+                long_polling: self.long_polling,
                 gated: adaptive || breaker.is_some(),
                 extras: adaptive || budget.is_some() || breaker.is_some(),
                 nested_warned: AtomicBool::new(false),
@@ -275,6 +288,8 @@ pub(crate) struct Resolved {
     /// partition (made with the resolution, so a `Policy` value has its own).
     own_bucket: TokenBucket,
     own_limiter: RateLimiter,
+    /// When the bucket refuses a retry, back off before returning the error.
+    pub(crate) long_polling: bool,
     /// The function's retries cost [`TokenBucket::cost_2026`]: the 2026 behavior, with a
     /// bucket the runtime made.
     pub(crate) costs_2026: bool,

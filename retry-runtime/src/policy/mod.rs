@@ -215,6 +215,15 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
         self
     }
 
+    /// Backs off, then returns the error, when the retry bucket refuses a retry, as
+    /// `long_polling`: the AWS SDKs' rule for long-polling operations (SQS `ReceiveMessage`),
+    /// which would otherwise call again at once, over and over, while the quota is empty.
+    #[must_use]
+    pub const fn long_polling(mut self, long_polling: bool) -> Self {
+        self.site.long_polling = long_polling;
+        self
+    }
+
     /// Shares the bucket and rate limiter of the named partition with every function and
     /// policy that names it.
     #[must_use]
@@ -1078,6 +1087,7 @@ impl<'de, T: FromConfig> serde::de::Visitor<'de> for PolicyVisitor<T> {
             }
             match name.as_str() {
                 "idempotent" => policy.idempotent = map.next_value()?,
+                "long_polling" => policy.site.long_polling = map.next_value()?,
                 "partition" => {
                     let partition: String = map.next_value()?;
                     policy = policy.partition_named(&partition);
