@@ -532,8 +532,9 @@ fn with_a_tracing_subscriber_warnings_are_events() {
 }
 
 /// Every key, for the profile of `billing`, `fixed`, `slow_a`, `slow_b` and `hedged`.
-const EVERY_KEY: [(&str, &str); 14] = [
+const EVERY_KEY: [(&str, &str); 15] = [
     ("mode", "adaptive"),
+    ("behavior", "2026"),
     ("max_attempts", "4"),
     ("initial_backoff", "2ms"),
     ("multiplier", "3"),
@@ -556,6 +557,7 @@ fn check_every_key(o: &Outcome, source: &dyn Fn(&str) -> String) {
     // `billing` writes initial_backoff; it has no timer, so the four timer keys stay unset.
     let billing = explained(o, "billing");
     assert_eq!(billing["mode"], from("mode", "adaptive"));
+    assert_eq!(billing["behavior"], from("behavior", "2026"));
     assert_eq!(billing["max_attempts"], from("max_attempts", "4"));
     assert_eq!(billing["initial_backoff"], "1ms (attribute)");
     assert_eq!(billing["multiplier"], from("multiplier", "3"));
@@ -678,7 +680,7 @@ fn every_key_from_the_file() {
     }
     let o = run("every-file", &[], Some(&file), None);
     let path = temp_file("every-file");
-    // The profile's keys are on lines 5 to 14, in EVERY_KEY's order.
+    // The profile's keys are on lines 5 to 19, in EVERY_KEY's order.
     let line = |key: &str| 5 + EVERY_KEY.iter().position(|(k, _)| *k == key).unwrap();
     check_every_key(&o, &|key| format!("file {}:{}", path.display(), line(key)));
     let plain = explained(&o, "plain");
@@ -943,6 +945,7 @@ fn a_misspelt_value_says_what_it_meant() {
         "did-you-mean",
         &[
             ("RETRY_MODE", "standrd"),
+            ("RETRY_BEHAVIOR", "2025"),
             ("RETRY_BILLING_EU_JITTER", "ful"),
         ],
         Some("[profile.billing-eu]\nhedge_after = \"p955\"\n"),
@@ -954,6 +957,9 @@ fn a_misspelt_value_says_what_it_meant() {
         [
             "ignoring RETRY_MODE=\"standrd\": did you mean \"standard\"? mode is \"standard\" \
              or \"adaptive\""
+                .to_string(),
+            "ignoring RETRY_BEHAVIOR=\"2025\": did you mean \"2026\"? behavior is \"classic\" \
+             or \"2026\""
                 .to_string(),
             format!(
                 "{}:2: hedge_after = \"p955\": did you mean \"p95\"? hedge_after is a duration \
@@ -969,4 +975,5 @@ fn a_misspelt_value_says_what_it_meant() {
     // Ignored: the defaults apply.
     assert_eq!(resolved(&o, "plain"), ("standard", 3));
     assert_eq!(explained(&o, "billing")["jitter"], "full (default)");
+    assert_eq!(explained(&o, "plain")["behavior"], "classic (default)");
 }
