@@ -184,7 +184,7 @@
 //!
 //! # Features
 //!
-//! - `tracing` (default): the events above.
+//! - `tracing`: the events above. No feature is on by default.
 //! - `config-file`: the TOML file named by `RETRY_CONFIG_FILE` (see Configuration above),
 //!   parsed by the `toml` crate; without it a file named there is one warning.
 //! - `metrics`: counters and gauges per function through the `metrics` facade (`meters`).
