@@ -771,10 +771,14 @@ fn a_variable_the_attribute_shadows_is_one_warning() {
     assert_eq!(o.shown[0], "fixed (profile billing-eu)");
     assert_eq!(
         o.shown[2],
-        "  max_attempts                2          attribute; shadows 1 (env RETRY_MAX_ATTEMPTS)"
+        "  behavior                    classic    default"
     );
     assert_eq!(
         o.shown[3],
+        "  max_attempts                2          attribute; shadows 1 (env RETRY_MAX_ATTEMPTS)"
+    );
+    assert_eq!(
+        o.shown[4],
         "  initial_backoff             1ms        attribute"
     );
 }

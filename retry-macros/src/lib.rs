@@ -48,6 +48,7 @@ use proc_macro::TokenStream;
 /// | key | value | default |
 /// |---|---|---|
 /// | `mode` | `"standard"` or `"adaptive"` | `"standard"` |
+/// | `behavior` | `"classic"` or `"2026"`: the AWS SDKs' standard-mode defaults before or after their 2026 update (14 tokens a retry, 5 after throttling; a 50 ms base, 1 s after throttling; a hint kept within the backoff + 5 s) | `"classic"` |
 /// | `max_attempts` | integer >= 1, the first attempt included | 3 |
 /// | `initial_backoff` | duration | `"1s"` |
 /// | `multiplier` | number >= 1.0 | 2.0 |
@@ -62,6 +63,7 @@ use proc_macro::TokenStream;
 /// | `retry_if_ok` | path to `fn(&T) -> bool`: repeat while true (polling) | none |
 /// | `idempotent` | `true` / `false` | `true` |
 /// | `idempotent_if` | a `bool` expression over the arguments, evaluated once per call | none |
+/// | `long_polling` | `true` / `false`: when the bucket refuses a retry, sleep its backoff before returning the error | `false` |
 /// | `partition` | string: functions naming the same partition share one bucket and limiter | one per function |
 /// | `bucket` | path to a `static TokenBucket`, or `"none"` for no bucket | from `partition` |
 /// | `rate_limiter` | path to a `static RateLimiter` (adaptive only) | from `partition` |
