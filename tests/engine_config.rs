@@ -25,6 +25,8 @@ const TRACE: &str = "RETRY_CONFIG_TEST_TRACE";
 /// `POLICY_CALLS` times.
 const POLICY: &str = "RETRY_CONFIG_TEST_POLICY";
 const POLICY_CALLS: u32 = 5;
+/// Set: the child also calls `aws`, the function that reads the AWS SDKs' settings.
+const AWS: &str = "RETRY_CONFIG_TEST_AWS";
 
 /// A policy kept for every call, whose `max_attempts` is written in code.
 static KEPT: Policy = Policy::new()
@@ -71,6 +73,14 @@ async fn billing(calls: &AtomicU32) -> Result<(), ErrorClass> {
 async fn fixed(calls: &AtomicU32) -> Result<(), ErrorClass> {
     calls.fetch_add(1, Ordering::SeqCst);
     seen_max();
+    Err(ErrorClass::Throttling)
+}
+
+// A function that also reads the AWS SDKs' variables and shared config file.
+
+#[retry(initial_backoff = "1ms", partition = "config-aws", aws_config = true)]
+async fn aws(calls: &AtomicU32) -> Result<(), ErrorClass> {
+    calls.fetch_add(1, Ordering::SeqCst);
     Err(ErrorClass::Throttling)
 }
 
@@ -144,6 +154,14 @@ fn child() {
         slow_a().await.unwrap();
         slow_b().await.unwrap();
         hedged().await.unwrap();
+        if std::env::var_os(AWS).is_some() {
+            let calls = AtomicU32::new(0);
+            let out = testing::scope(Overrides::new().instant(), aws(&calls)).await;
+            assert!(out.is_err());
+            let adaptive = Partition::named("config-aws").rate_limiter().is_enabled();
+            let mode = if adaptive { "adaptive" } else { "standard" };
+            println!("RESULT round1 aws {mode} {}", calls.load(Ordering::SeqCst));
+        }
         if std::env::var_os(POLICY).is_some() {
             for name in ["kept", "built"] {
                 for _ in 0..POLICY_CALLS {
@@ -235,7 +253,8 @@ fn run(case: &str, env: &[(&str, &str)], file: Option<&str>, rewrite: Option<&st
         "--test-threads=1",
     ]);
     for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("RETRY_") {
+        let key_text = key.to_string_lossy();
+        if key_text.starts_with("RETRY_") || key_text.starts_with("AWS_") {
             cmd.env_remove(key);
         }
     }
@@ -305,8 +324,9 @@ fn run(case: &str, env: &[(&str, &str)], file: Option<&str>, rewrite: Option<&st
         };
         assert!(new, "{} printed twice in {}:\n{stdout}", f[1], f[0]);
     }
-    // The child ran: one line per function and round.
-    assert_eq!(outcome.first.len(), 3, "{stdout}");
+    // The child ran: one line per function and round (and one for `aws` if asked).
+    let with_aws = env.iter().any(|(k, _)| *k == AWS);
+    assert_eq!(outcome.first.len(), 3 + usize::from(with_aws), "{stdout}");
     assert_eq!(outcome.second.len(), 3, "{stdout}");
     outcome
 }
@@ -980,4 +1000,83 @@ fn a_misspelt_value_says_what_it_meant() {
     assert_eq!(resolved(&o, "plain"), ("standard", 3));
     assert_eq!(explained(&o, "billing")["jitter"], "full (default)");
     assert_eq!(explained(&o, "plain")["behavior"], "classic (default)");
+}
+
+/// A home directory holding `~/.aws/config` with `text`.
+fn aws_home(case: &str, text: &str) -> PathBuf {
+    let home = std::env::temp_dir().join(format!("retry-aws-home-{}-{case}", std::process::id()));
+    std::fs::create_dir_all(home.join(".aws")).unwrap();
+    std::fs::write(home.join(".aws").join("config"), text).unwrap();
+    home
+}
+
+#[test]
+fn aws_config_reads_the_aws_variables_and_shared_config_file() {
+    let home = aws_home(
+        "aws",
+        "[default]\nmax_attempts = 9\n\n[profile ops]\nretry_mode = adaptive\nmax_attempts = 5\n",
+    );
+    let config = home.join(".aws").join("config");
+    let o = run(
+        "aws",
+        &[
+            (AWS, "1"),
+            ("HOME", home.to_str().unwrap()),
+            ("AWS_PROFILE", "ops"),
+            ("AWS_MAX_ATTEMPTS", "4"),
+            ("AWS_NEW_RETRIES_2026", "true"),
+        ],
+        None,
+        None,
+    );
+    // The variable over the file; the file's profile `ops`, not `[default]`.
+    assert_eq!(resolved(&o, "aws"), ("adaptive", 4));
+    let explained_aws = explained(&o, "aws");
+    assert_eq!(explained_aws["max_attempts"], "4 (env AWS_MAX_ATTEMPTS)");
+    assert_eq!(
+        explained_aws["mode"],
+        format!("adaptive (aws config {}:5)", config.display())
+    );
+    assert_eq!(explained_aws["behavior"], "2026 (env AWS_NEW_RETRIES_2026)");
+    // A function without `aws_config` reads none of it.
+    assert_eq!(resolved(&o, "plain"), ("standard", 3));
+    assert_eq!(explained(&o, "plain")["behavior"], "classic (default)");
+    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+    std::fs::remove_dir_all(&home).unwrap();
+}
+
+#[test]
+fn the_retry_settings_come_before_the_aws_ones() {
+    let home = aws_home(
+        "aws-order",
+        "[default]\nretry_mode = adaptive\nmax_attempts = 5\n",
+    );
+    let o = run(
+        "aws-order",
+        &[
+            (AWS, "1"),
+            ("HOME", home.to_str().unwrap()),
+            ("AWS_MAX_ATTEMPTS", "4"),
+            ("RETRY_MAX_ATTEMPTS", "2"),
+            ("AWS_RETRY_MODE", "legacy"),
+        ],
+        Some("[default]\nmode = \"standard\"\n"),
+        None,
+    );
+    // `RETRY_*` over `AWS_*`; `RETRY_CONFIG_FILE` over the AWS config file.
+    assert_eq!(resolved(&o, "aws"), ("standard", 2));
+    let explained_aws = explained(&o, "aws");
+    assert_eq!(explained_aws["max_attempts"], "2 (env RETRY_MAX_ATTEMPTS)");
+    assert!(
+        explained_aws["mode"].starts_with("standard (file "),
+        "{explained_aws:?}"
+    );
+    assert_eq!(
+        o.warnings,
+        [
+            "ignoring AWS_RETRY_MODE=\"legacy\": the legacy mode has no equivalent here; \
+          \"standard\" or \"adaptive\""
+        ]
+    );
+    std::fs::remove_dir_all(&home).unwrap();
 }

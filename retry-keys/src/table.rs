@@ -136,6 +136,8 @@ pub enum AttributeKey {
     OnRetry,
     /// `profile`.
     Profile,
+    /// `aws_config`.
+    AwsConfig,
     /// `clone`.
     Clone,
     /// `crate`.
@@ -203,6 +205,7 @@ const ROWS: [Row; AttributeKey::COUNT] = {
         row("max_hedge_after",            F::Duration,  "a duration such as \"500ms\"", Some(Key::MaxHedgeAfter), true),
         row("on_retry",                   F::Function,  "a path to `fn(&RetryEvent<'_, E>)`", None, false),
         row("profile",                    F::Name,      "a string naming a config profile", None, true),
+        row("aws_config",                 F::Bool,      "`true` or `false`", None, true),
         row("clone",                      F::Arguments, "a list of owned arguments: `clone(a, b)`", None, false),
         row("crate",                      F::Crate,     "a path to the runtime crate: `crate = ::my_retry`", None, false),
     ]
@@ -351,10 +354,10 @@ impl Key {
 /// The keys a `Policy` read with serde accepts, in the order of the documentation's table: the
 /// keys the environment may set, `idempotent`, `partition`, `bucket` (`"none"`), `budget` (a
 /// share) and `profile` (for its unknown-field error).
-pub const POLICY_FIELDS: [&str; 21] = policy_fields();
+pub const POLICY_FIELDS: [&str; 22] = policy_fields();
 
-const fn policy_fields() -> [&'static str; 21] {
-    let mut out = [""; 21];
+const fn policy_fields() -> [&'static str; 22] {
+    let mut out = [""; 22];
     let (mut i, mut n) = (0, 0);
     while i < AttributeKey::COUNT {
         let key = AttributeKey::ALL[i];
@@ -445,7 +448,7 @@ mod tests {
              retry_on, retry_after, retry_if_ok, idempotent, idempotent_if, long_polling, partition, \
              bucket, \
              rate_limiter, budget, breaker, hedge_after, max_in_flight, min_hedge_after, \
-             max_hedge_after, on_retry, profile, clone, crate"
+             max_hedge_after, on_retry, profile, aws_config, clone, crate"
         );
         assert_eq!(AttributeKey::from_name("Mode"), None);
         assert_eq!(Key::from_name("retry_on"), None);
@@ -480,6 +483,7 @@ mod tests {
                 "min_hedge_after",
                 "max_hedge_after",
                 "profile",
+                "aws_config",
             ]
         );
     }

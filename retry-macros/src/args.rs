@@ -122,6 +122,7 @@ keys! {
     max_hedge_after:                Duration,   _,      MaxHedgeAfter;
     on_retry:                       FnPath,     _,      OnRetry;
     profile:                        Profile,    Site,   Profile;
+    aws_config:                     bool,       Site,   AwsConfig;
     clone:                          Clones,     _,      Clone;
     krate:                          syn::Path,  _,      Crate;
 }

@@ -75,6 +75,7 @@ use proc_macro::TokenStream;
 /// | `max_hedge_after` | duration: a percentile's delay is never longer, and is this until 20 successful attempts are seen | `"1s"` |
 /// | `on_retry` | path to `fn(&RetryEvent<'_, E>)`, called before each sleep and as each hedge starts | none |
 /// | `profile` | string: the environment and config file may set what the attribute leaves out under it | none |
+/// | `aws_config` | `true` / `false`: also read `AWS_RETRY_MODE`, `AWS_MAX_ATTEMPTS`, `AWS_NEW_RETRIES_2026` and the AWS shared config file, below the `RETRY_*` settings | `false` |
 /// | `clone` | owned arguments cloned for each attempt: `clone(body, headers)` | none |
 /// | `crate` | path to the runtime crate if renamed | `::retry_runtime` |
 ///

@@ -51,6 +51,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
+mod aws;
 mod explain;
 #[cfg(feature = "config-file")]
 mod file;
@@ -77,6 +78,15 @@ pub enum Source {
         /// The table of the key: `Some(NAME)` for `[profile.NAME]`, `None` for `[default]`.
         profile: Option<String>,
     },
+    /// The AWS shared config file (`aws_config = true`).
+    AwsConfig {
+        /// The file: `AWS_CONFIG_FILE`, else `~/.aws/config`.
+        path: String,
+        /// The line of the key (1-based).
+        line: usize,
+        /// The profile: `AWS_PROFILE`, else `default`.
+        profile: String,
+    },
     /// The default of the mode.
     Default,
 }
@@ -87,6 +97,7 @@ impl fmt::Display for Source {
             Source::Attribute => f.write_str("attribute"),
             Source::Environment { variable } => write!(f, "env {variable}"),
             Source::File { path, line, .. } => write!(f, "file {path}:{line}"),
+            Source::AwsConfig { path, line, .. } => write!(f, "aws config {path}:{line}"),
             Source::Default => f.write_str("default"),
         }
     }
@@ -105,6 +116,17 @@ impl Source {
                 Some(profile) => format!("{path}:{line} in [profile.{profile}]"),
                 None => format!("{path}:{line} in [default]"),
             },
+            Source::AwsConfig {
+                path,
+                line,
+                profile,
+            } => {
+                if profile == "default" {
+                    format!("{path}:{line} in [default]")
+                } else {
+                    format!("{path}:{line} in [profile {profile}]")
+                }
+            }
             Source::Attribute => format!("the attribute's {}", key.name()),
             Source::Default => format!("the default {}", key.name()),
         }
@@ -188,11 +210,17 @@ pub(crate) fn resolve(
     writer: Writer,
     profile: Option<&'static str>,
     timed: bool,
+    aws_config: bool,
 ) -> Resolution {
     static SOURCES: OnceLock<Sources> = OnceLock::new();
-    let sources =
-        SOURCES.get_or_init(|| Sources::load(&|name| std::env::var_os(name), &mut |w| warn(&w)));
-    let layers = sources.layers(profile, &|name| std::env::var_os(name), &mut |w| warn(&w));
+    let env = &|name: &str| std::env::var_os(name);
+    let sources = SOURCES.get_or_init(|| Sources::load(env, &mut |w| warn(&w)));
+    let layers = sources.layers(profile, env, &mut |w| warn(&w));
+    let layers = if aws_config {
+        sources.with_aws(layers, env, &mut |w| warn(&w))
+    } else {
+        layers.to_vec()
+    };
     let resolution = resolution(
         Written {
             function,
@@ -402,6 +430,9 @@ struct Sources {
     file: FileConfig,
     /// `RETRY_<PROFILE>_*` of each profile asked for so far.
     profile_env: Mutex<Vec<(Box<str>, Layer)>>,
+    /// The AWS variables and shared config file, read when a function with `aws_config = true`
+    /// first resolves.
+    aws: OnceLock<(Layer, Layer)>,
 }
 
 type Around<'a> = &'a dyn Fn(&str) -> Option<OsString>;
@@ -417,7 +448,30 @@ impl Sources {
             env: layer,
             file,
             profile_env: Mutex::new(Vec::new()),
+            aws: OnceLock::new(),
         }
+    }
+
+    /// `layers` with the AWS SDKs' settings in their places: the `AWS_*` variables below the
+    /// `RETRY_*` ones, the shared config file below `RETRY_CONFIG_FILE`.
+    fn with_aws(
+        &self,
+        layers: [Layer; 4],
+        env: Around<'_>,
+        warn: &mut dyn FnMut(String),
+    ) -> Vec<Layer> {
+        let (aws_env, aws_file) = self
+            .aws
+            .get_or_init(|| (aws::env_layer(env, warn), aws::file_layer(env, warn)));
+        let [profile_env, env, file_profile, file_default] = layers;
+        vec![
+            profile_env,
+            env,
+            aws_env.clone(),
+            file_profile,
+            file_default,
+            aws_file.clone(),
+        ]
     }
 
     /// The layers for a function of `profile`, most specific first.
@@ -566,6 +620,7 @@ mod tests {
         let (layers, warnings) = load(
             &[
                 ("RETRY_MODE", " Adaptive "),
+                ("RETRY_BEHAVIOR", "2026"),
                 ("RETRY_MAX_ATTEMPTS", "7"),
                 ("RETRY_INITIAL_BACKOFF", "50ms"),
                 ("RETRY_MULTIPLIER", "1.5"),
@@ -589,6 +644,7 @@ mod tests {
         let general = &layers[1];
         let expected = [
             Value::Mode(Mode::Adaptive),
+            Value::Behavior(crate::spec::Behavior::Aws2026),
             Value::Count(7),
             Value::Duration(MS(50)),
             Value::Factor(1.5),
@@ -760,9 +816,10 @@ mod tests {
             .map(|e| format!("{}={} ({})", e.key, e.value, e.source))
             .collect();
         assert_eq!(
-            sources[..4],
+            sources[..5],
             [
                 "mode=standard (env RETRY_P_MODE)",
+                "behavior=classic (default)",
                 "max_attempts=4 (env RETRY_MAX_ATTEMPTS)",
                 "initial_backoff=1s (default)",
                 "multiplier=1.5 (attribute)",

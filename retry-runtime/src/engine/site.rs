@@ -30,6 +30,8 @@ pub struct Site {
     pub(crate) limiter: Option<&'static RateLimiter>,
     /// `long_polling = true`.
     pub(crate) long_polling: bool,
+    /// `aws_config = true`.
+    pub(crate) aws_config: bool,
     pub(crate) budget: Option<&'static RetryBudget>,
     /// `budget = "N%"`: that share, the partition's budget or one of the function's own.
     budget_share: Option<f64>,
@@ -53,6 +55,7 @@ impl Site {
             bucket: None,
             limiter: None,
             long_polling: false,
+            aws_config: false,
             budget: None,
             budget_share: None,
             breaker: None,
@@ -81,6 +84,14 @@ impl Site {
     #[must_use]
     pub const fn long_polling(mut self, long_polling: bool) -> Site {
         self.long_polling = long_polling;
+        self
+    }
+
+    /// Also reads the AWS SDKs' settings (`aws_config`): `AWS_RETRY_MODE`, `AWS_MAX_ATTEMPTS`,
+    /// `AWS_NEW_RETRIES_2026` and the shared config file, below the `RETRY_*` ones.
+    #[must_use]
+    pub const fn aws_config(mut self, aws_config: bool) -> Site {
+        self.aws_config = aws_config;
         self
     }
 
@@ -186,8 +197,14 @@ impl Site {
     #[inline(never)]
     fn resolve(&self, timed: bool) -> &Resolved {
         self.resolved.get_or_init(|| {
-            let config::Resolution { settings, .. } =
-                config::resolve(self.name, &self.keys, self.writer, self.profile, timed);
+            let config::Resolution { settings, .. } = config::resolve(
+                self.name,
+                &self.keys,
+                self.writer,
+                self.profile,
+                timed,
+                self.aws_config,
+            );
             let budget = self.budget.or_else(|| {
                 let share = self.budget_share?;
                 let make = || RetryBudget::ratio(share);

@@ -224,6 +224,15 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
         self
     }
 
+    /// Also reads the AWS SDKs' settings, as `aws_config`: `AWS_RETRY_MODE`, `AWS_MAX_ATTEMPTS`,
+    /// `AWS_NEW_RETRIES_2026` and the shared config file (`AWS_CONFIG_FILE`, else
+    /// `~/.aws/config`, profile `AWS_PROFILE`, else `default`), below the `RETRY_*` variables.
+    #[must_use]
+    pub const fn aws_config(mut self, aws_config: bool) -> Self {
+        self.site.aws_config = aws_config;
+        self
+    }
+
     /// Shares the bucket and rate limiter of the named partition with every function and
     /// policy that names it.
     #[must_use]
@@ -1088,6 +1097,7 @@ impl<'de, T: FromConfig> serde::de::Visitor<'de> for PolicyVisitor<T> {
             match name.as_str() {
                 "idempotent" => policy.idempotent = map.next_value()?,
                 "long_polling" => policy.site.long_polling = map.next_value()?,
+                "aws_config" => policy.site.aws_config = map.next_value()?,
                 "partition" => {
                     let partition: String = map.next_value()?;
                     policy = policy.partition_named(&partition);
