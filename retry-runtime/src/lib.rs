@@ -226,6 +226,8 @@ pub use attempt::{Attempt, InvocationId};
 pub use classify::{Classify, ErrorClass, TimedOut, TimeoutKind};
 pub use classify::{aws, hint};
 pub use engine::frame::attempt;
+#[cfg(feature = "grpc-config")]
+pub use integrations::grpc;
 #[cfg(feature = "reqwest")]
 pub use integrations::reqwest;
 #[cfg(feature = "tower")]
