@@ -85,6 +85,31 @@ impl Throttle {
     }
 }
 
+/// A non-negative number in thousandths, decimals beyond the third dropped (A6: `0.5466` is
+/// `0.546`), saturating at `u32::MAX`; `None` for a negative number or NaN.
+///
+/// The number is the one a JSON text wrote, read as the nearest `f64`: multiplying by 1000 and
+/// dropping the fraction would lose a thousandth wherever that `f64` lies just below the
+/// decimal (`1.001` is `1.000999...`, and `1.001 * 1000` is `1000.999...`). So the candidate
+/// is the nearest whole number of thousandths, kept if its own nearest `f64` is not above `x`
+/// (the decimal it stands for is then not above the one written), else one less.
+pub(crate) fn thousandths(x: f64) -> Option<u32> {
+    if x.is_nan() || x < 0.0 {
+        return None;
+    }
+    let scaled = x * f64::from(MILLI);
+    if scaled >= f64::from(u32::MAX) {
+        return Some(u32::MAX);
+    }
+    // In range and non-negative: the cast neither truncates nor loses the sign.
+    let nearest = scaled.round() as u32;
+    if f64::from(nearest) / f64::from(MILLI) <= x {
+        Some(nearest)
+    } else {
+        Some(nearest - 1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,6 +203,39 @@ mod tests {
         t.on_success();
         assert_eq!(t.tokens(), 1501);
         assert!(t.allows());
+    }
+
+    #[test]
+    fn thousandths_drop_decimals_beyond_the_third() {
+        assert_eq!(thousandths(0.5466), Some(546));
+        assert_eq!(thousandths(0.1), Some(100));
+        assert_eq!(thousandths(0.0009), Some(0));
+        assert_eq!(thousandths(0.001), Some(1));
+        assert_eq!(thousandths(0.0), Some(0));
+        assert_eq!(thousandths(1.0), Some(1000));
+        assert_eq!(thousandths(0.9999), Some(999));
+        assert_eq!(thousandths(0.999_999_999_9), Some(999));
+        assert_eq!(thousandths(1e300), Some(u32::MAX));
+        assert_eq!(thousandths(-0.5), None);
+        assert_eq!(thousandths(f64::NAN), None);
+    }
+
+    /// The decimals whose `f64` lies just below them: `x * 1000` truncated would lose one.
+    #[test]
+    fn thousandths_of_decimals_just_below_their_value() {
+        assert!((1.001_f64 * 1000.0).floor() < 1001.0);
+        assert!((1.005_f64 * 1000.0).floor() < 1005.0);
+        assert_eq!(thousandths(1.001), Some(1001));
+        assert_eq!(thousandths(1.005), Some(1005));
+        assert_eq!(thousandths(2.675), Some(2675));
+        assert_eq!(thousandths(1.0019), Some(1001));
+        for written in 1..200_000_u32 {
+            let text = format!("{}.{:03}", written / 1000, written % 1000);
+            let x: f64 = text.parse().expect("a decimal");
+            assert_eq!(thousandths(x), Some(written), "{text}");
+            let longer: f64 = format!("{text}9").parse().expect("a decimal");
+            assert_eq!(thousandths(longer), Some(written), "{text}9");
+        }
     }
 
     /// Threads taking and giving back tokens at once, never near zero or the maximum: every
