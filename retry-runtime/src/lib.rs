@@ -197,6 +197,10 @@
 //! - `hyper`: `Classify` for `hyper::Error` and `hyper_util::client::legacy::Error`.
 //! - `tonic`: `Classify` and `From<TimedOut>` for `tonic::Status`; [`wire::WithAttempt`] for
 //!   `tonic::Request`.
+//! - `grpc-config` (with `tonic`): the `retry_runtime::grpc` module, gRPC service config
+//!   retry policies (gRFC A6's `retryPolicy`, `hedgingPolicy` and `retryThrottling`) read and
+//!   validated from their JSON, every problem reported at once, and the retry throttling state
+//!   they share.
 //! - `anyhow`: `Classify` for `anyhow::Error`, by its chain of causes.
 //! - `tower`: `tower::RetryLayer`, which retries a tower service's requests under a [`Policy`].
 //!
@@ -226,6 +230,8 @@ pub use attempt::{Attempt, InvocationId};
 pub use classify::{Classify, ErrorClass, TimedOut, TimeoutKind};
 pub use classify::{aws, hint};
 pub use engine::frame::attempt;
+#[cfg(feature = "grpc-config")]
+pub use integrations::grpc;
 #[cfg(feature = "reqwest")]
 pub use integrations::reqwest;
 #[cfg(feature = "tower")]

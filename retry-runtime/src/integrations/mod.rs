@@ -6,6 +6,8 @@
 #[cfg(feature = "anyhow")]
 mod anyhow;
 pub(crate) mod chain;
+#[cfg(feature = "grpc-config")]
+pub mod grpc;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "hyper")]
