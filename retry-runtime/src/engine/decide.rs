@@ -34,8 +34,8 @@ pub(crate) fn after_error(class: ErrorClass, last: bool, idempotent: bool) -> Af
     }
 }
 
-/// Step 5: the server's hint, unjittered, unless it asks for more than `max_backoff`; else
-/// the backoff `jittered` computes.
+/// Step 5 in the classic behavior: the server's hint, unjittered, unless it asks for more
+/// than `max_backoff`; else the backoff `jittered` computes.
 #[inline]
 pub(crate) fn delay(
     hint: Option<Duration>,
@@ -129,6 +129,7 @@ mod tests {
             delay(Some(Duration::ZERO), MS(1000), never),
             Ok(Duration::ZERO)
         );
+        assert_eq!(delay_2026(None, MS(42)), MS(42));
     }
 
     #[test]

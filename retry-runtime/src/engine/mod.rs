@@ -304,7 +304,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             breaker: self.r().breaker,
             budget: self.r().budget,
             limiter: self.adaptive().then(|| self.limiter()),
-            costs_2026: self.r().costs_2026,
+            costs: &self.r().costs,
         }
     }
 
@@ -723,8 +723,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         let judged = match out {
             Some(out) => self.judge(out, a),
             None => match self.retrying.as_mut().and_then(|r| r.pending.take()) {
-                // A long-polling call's backoff before it returns.
-                Some(short) if short.ends => Ok(Next::Return(short.out)),
                 Some(short) => self.after_refill(short, a),
                 // Only a `Wait` leads here, and it left its retry pending.
                 None => return Settled::Retry,
@@ -834,8 +832,12 @@ where
     K: Timer<R>,
     J: OnFailure<R>,
 {
-    /// Step 4 again after a `Wait`: the bucket may cover the retry now.
+    /// Step 4 again after a `Wait`: the bucket may cover the retry now (or, for a long-polling
+    /// call's backoff, the call returns).
     fn after_refill(&mut self, short: Short<R>, a: &Around) -> Result<Next<R>, Short<R>> {
+        if short.ends {
+            return Ok(Next::Return(short.out));
+        }
         match self.protections().admit_after_refill(short.cost) {
             Some(ticket) => {
                 self.current.ticket = ticket;
@@ -901,21 +903,33 @@ where
                 cost,
                 ends: false,
             }),
-            Admission::Refused(refusal) => {
-                let why = match refusal {
-                    Refusal::CircuitOpen => EarlyEnd::CircuitOpen,
-                    Refusal::BudgetExhausted => EarlyEnd::BudgetExhausted,
-                    Refusal::BucketEmpty => {
-                        decide::bucket_short(self.reaches_deadline(Duration::ZERO))
-                    }
-                };
-                self.ended_early(a, n, Some(class), why);
-                if self.r().long_polling && why == EarlyEnd::BucketEmpty {
-                    return Ok(self.linger(out, class, hint, a));
-                }
-                Ok(Next::Return(out))
-            }
+            Admission::Refused(refusal) => Ok(self.retry_refused(out, class, hint, refusal, a)),
         }
+    }
+
+    /// Step 4 when a protection refused the retry: the call ends early, at once, or after its
+    /// backoff for a long-polling call the bucket refused. Out of line: the retry path only
+    /// tests for it.
+    #[cold]
+    #[inline(never)]
+    fn retry_refused(
+        &mut self,
+        out: R,
+        class: ErrorClass,
+        hint: Option<Duration>,
+        refusal: Refusal,
+        a: &Around,
+    ) -> Next<R> {
+        let why = match refusal {
+            Refusal::CircuitOpen => EarlyEnd::CircuitOpen,
+            Refusal::BudgetExhausted => EarlyEnd::BudgetExhausted,
+            Refusal::BucketEmpty => decide::bucket_short(self.reaches_deadline(Duration::ZERO)),
+        };
+        self.ended_early(a, self.current.frame.number, Some(class), why);
+        if self.r().long_polling && why == EarlyEnd::BucketEmpty {
+            return self.linger(out, class, hint, a);
+        }
+        Next::Return(out)
     }
 
     /// A long-polling call the bucket refused a retry: it sleeps the backoff the retry would
@@ -964,11 +978,12 @@ where
     ) -> Next<R> {
         let n = self.current.frame.number;
         let settings = &self.r().settings;
-        let throttled = class == Some(ErrorClass::Throttling);
         let delay = if settings.aws2026() {
+            let throttled = class == Some(ErrorClass::Throttling);
             Ok(decide::delay_2026(hint, self.backoff(a, throttled)))
         } else {
-            decide::delay(hint, settings.max_backoff, || self.backoff(a, throttled))
+            // The classic behavior starts every backoff at `initial_backoff`.
+            decide::delay(hint, settings.max_backoff, || self.backoff(a, false))
         };
         let delay = match delay {
             Ok(delay) => delay,
@@ -1008,7 +1023,8 @@ where
 
     /// Step 5's backoff after the current attempt (`throttled`: it failed with a throttling
     /// error), jittered with the ambient's randomness. Without jitter there is nothing to draw.
-    #[inline]
+    /// Inlined where it is used: the retry path's `schedule`, and the cold `linger`.
+    #[inline(always)]
     fn backoff(&mut self, a: &Around, throttled: bool) -> Duration {
         let n = self.current.frame.number;
         let settings = &self.r().settings;

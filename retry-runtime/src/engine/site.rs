@@ -6,7 +6,7 @@ use crate::hedge::Latency;
 #[cfg(feature = "metrics")]
 use crate::observe::meters::Meters;
 use crate::protect::breaker::CircuitBreaker;
-use crate::protect::bucket::TokenBucket;
+use crate::protect::bucket::{Costs, TokenBucket};
 use crate::protect::budget::RetryBudget;
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
@@ -233,15 +233,20 @@ impl Site {
             let own_latency =
                 (self.latency.is_none() && percentile).then(|| Box::new(Latency::new()));
             let adaptive = settings.mode == Mode::Adaptive;
+            let bucket = self.bucket.or_else(|| self.shared().map(|p| &p.bucket));
             // A user's `static` bucket keeps its own costs.
-            let costs_2026 = settings.aws2026() && self.bucket.is_none();
+            let costs = if settings.aws2026() && self.bucket.is_none() {
+                Costs::AWS_2026
+            } else {
+                bucket.map_or(TokenBucket::standard().costs(), TokenBucket::costs)
+            };
             Resolved {
                 function: self.name,
                 partition: self.partition,
                 settings,
                 #[cfg(feature = "metrics")]
                 meters: Meters::new(self.name, self.partition),
-                bucket: self.bucket.or_else(|| self.shared().map(|p| &p.bucket)),
+                bucket,
                 limiter: self.limiter.or_else(|| self.shared().map(|p| &p.limiter)),
                 budget,
                 breaker,
@@ -249,7 +254,7 @@ impl Site {
                 own_latency,
                 own_bucket: TokenBucket::standard(),
                 own_limiter: RateLimiter::adaptive(),
-                costs_2026,
+                costs,
                 long_polling: self.long_polling,
                 gated: adaptive || breaker.is_some(),
                 extras: adaptive || budget.is_some() || breaker.is_some(),
@@ -307,9 +312,8 @@ pub(crate) struct Resolved {
     own_limiter: RateLimiter,
     /// When the bucket refuses a retry, back off before returning the error.
     pub(crate) long_polling: bool,
-    /// The function's retries cost [`TokenBucket::cost_2026`]: the 2026 behavior, with a
-    /// bucket the runtime made.
-    pub(crate) costs_2026: bool,
+    /// What its retries cost in its bucket (the 2026 behavior's in a bucket the runtime made).
+    pub(crate) costs: Costs,
     /// Adaptive mode or a breaker: an attempt waits at the loop's gate for a send token or
     /// the breaker's leave (one test on the success path for both).
     pub(crate) gated: bool,

@@ -7,6 +7,36 @@ use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// What a retry costs after each class of error: a bucket's own, or the 2026 behavior's for a
+/// bucket the runtime makes. A function resolves its costs once, and its retries read them
+/// beside its other settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Costs {
+    retry: u32,
+    timeout: u32,
+    throttling: u32,
+}
+
+impl Costs {
+    /// The AWS SDKs' 2026 standard mode: 14, a timeout too, and 5 after throttling.
+    pub(crate) const AWS_2026: Costs = Costs {
+        retry: 14,
+        timeout: 14,
+        throttling: 5,
+    };
+
+    /// A retry's cost after an error of `class` (`Permanent` errors are never retried: 0).
+    #[inline]
+    pub(crate) const fn of(&self, class: ErrorClass) -> u32 {
+        match class {
+            ErrorClass::Permanent => 0,
+            ErrorClass::Transient | ErrorClass::NotSent => self.retry,
+            ErrorClass::Timeout => self.timeout,
+            ErrorClass::Throttling => self.throttling,
+        }
+    }
+}
+
 /// A retry token bucket: every retry must first take its cost from the bucket, and an empty
 /// bucket stops retries, so a fleet stops multiplying load on a service that is down.
 ///
@@ -164,10 +194,15 @@ impl TokenBucket {
     /// costs it was built with.
     #[must_use]
     pub const fn cost_2026(class: ErrorClass) -> u32 {
-        match class {
-            ErrorClass::Permanent => 0,
-            ErrorClass::Transient | ErrorClass::NotSent | ErrorClass::Timeout => 14,
-            ErrorClass::Throttling => 5,
+        Costs::AWS_2026.of(class)
+    }
+
+    /// Its costs, as a function takes them from it when it resolves.
+    pub(crate) const fn costs(&self) -> Costs {
+        Costs {
+            retry: self.retry_cost,
+            timeout: self.timeout_cost,
+            throttling: self.throttling_cost,
         }
     }
 

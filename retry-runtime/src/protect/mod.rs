@@ -13,7 +13,7 @@ pub(crate) mod window;
 
 use crate::classify::ErrorClass;
 use breaker::{Admit, Change, CircuitBreaker, Pass};
-use bucket::TokenBucket;
+use bucket::{Costs, TokenBucket};
 use budget::RetryBudget;
 use limiter::RateLimiter;
 use std::time::Duration;
@@ -107,9 +107,9 @@ pub(crate) struct Protections<'a> {
     pub(crate) budget: Option<&'a RetryBudget>,
     /// The limiter, in adaptive mode only.
     pub(crate) limiter: Option<&'a RateLimiter>,
-    /// The bucket is one the runtime made (the function's own or its partition's) for a
-    /// function under the 2026 behavior: a retry costs [`TokenBucket::cost_2026`].
-    pub(crate) costs_2026: bool,
+    /// What a retry costs in the bucket: its own costs, or the 2026 behavior's in a bucket the
+    /// runtime made (resolved with the function's settings).
+    pub(crate) costs: &'a Costs,
 }
 
 /// What [`Protections::admit_another`] decided.
@@ -137,11 +137,7 @@ impl Protections<'_> {
         } else {
             None
         };
-        let cost = if self.costs_2026 {
-            TokenBucket::cost_2026(class)
-        } else {
-            self.bucket.cost(class)
-        };
+        let cost = self.costs.of(class);
         if !self.bucket.try_take_now(cost) {
             return if self.bucket.waits_when_empty() {
                 Admission::Short(cost)

@@ -186,6 +186,9 @@ pub(crate) struct Settings {
     pub(crate) behavior: Behavior,
     pub(crate) max_attempts: u32,
     pub(crate) initial_backoff: Duration,
+    /// The base of the backoff after a throttling error: `initial_backoff`, or 1 s under the
+    /// 2026 behavior.
+    pub(crate) throttling_backoff: Duration,
     pub(crate) multiplier: f64,
     pub(crate) max_backoff: Duration,
     pub(crate) jitter: Jitter,
@@ -220,11 +223,16 @@ impl Settings {
     pub(crate) const fn of(keys: &Keys) -> Settings {
         let v = &keys.values;
         let (initial_backoff, max_backoff) = v.backoff_bounds();
+        let behavior = or(v.behavior, DEFAULT_BEHAVIOR);
         Settings {
             mode: or(v.mode, DEFAULT_MODE),
-            behavior: or(v.behavior, DEFAULT_BEHAVIOR),
+            behavior,
             max_attempts: or(v.max_attempts, DEFAULT_MAX_ATTEMPTS),
             initial_backoff,
+            throttling_backoff: match behavior {
+                Behavior::Aws2026 => AWS_2026_THROTTLING_BACKOFF,
+                Behavior::Classic => initial_backoff,
+            },
             multiplier: or(v.multiplier, DEFAULT_MULTIPLIER),
             max_backoff,
             jitter: or(v.jitter, DEFAULT_JITTER),
@@ -293,9 +301,8 @@ impl Settings {
 
     /// The backoff after attempt `n` (1-based) before jitter:
     /// `min(initial_backoff * multiplier^(n-1), max_backoff)`.
-    #[must_use]
-    #[inline]
-    pub fn backoff_for(&self, n: u32) -> Duration {
+    #[cfg(test)]
+    pub(crate) fn backoff_for(&self, n: u32) -> Duration {
         grow(self.initial_backoff, self.multiplier, n, self.max_backoff)
     }
 
@@ -303,16 +310,12 @@ impl Settings {
     /// jitter: under the 2026 behavior it grows from 1 s instead of `initial_backoff`.
     #[inline]
     pub(crate) fn backoff_after(&self, n: u32, throttled: bool) -> Duration {
-        if throttled && self.aws2026() {
-            grow(
-                AWS_2026_THROTTLING_BACKOFF,
-                self.multiplier,
-                n,
-                self.max_backoff,
-            )
+        let base = if throttled {
+            self.throttling_backoff
         } else {
-            self.backoff_for(n)
-        }
+            self.initial_backoff
+        };
+        grow(base, self.multiplier, n, self.max_backoff)
     }
 
     /// Whether the AWS SDKs' 2026 standard mode applies.
