@@ -370,6 +370,43 @@ async fn a_hint_longer_than_max_backoff_ends_the_retries() {
     assert_eq!(end.class, Some(ErrorClass::Throttling));
 }
 
+#[retry(
+    behavior = "2026",
+    max_attempts = 5,
+    jitter = "none",
+    partition = "http-aws-2026"
+)]
+async fn get_item_2026(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let response = error_for_status(client.get(url).send().await?)?;
+    Ok(response.text().await?)
+}
+
+/// `behavior = "2026"` against a real server's `x-amz-retry-after` (milliseconds): the AWS
+/// SDKs keep the hint within [the backoff, the backoff + 5 s], where the backoff after a
+/// throttling error starts at 1 s. 10 ms waits the 1 s backoff, 1.5 s waits the 2 s one, and
+/// 60 s (which ends the classic behavior's retries) waits 4 s + 5 s; each retry costs 5 tokens,
+/// the last one's given back when it succeeds.
+#[tokio::test]
+async fn under_the_2026_behavior_x_amz_retry_after_is_kept_near_the_backoff() {
+    let server = Server::start().await;
+    server.script(&[
+        Fault::Throttle(Hint::AmzMillis(10)),
+        Fault::Throttle(Hint::AmzMillis(1500)),
+        Fault::Throttle(Hint::AmzMillis(60_000)),
+    ]);
+    let url = server.url("/items/2026");
+    let (out, record) = testing::record(instant(), get_item_2026(&client(), &url)).await;
+    assert_eq!(out.unwrap(), "GET /items/2026");
+    assert_eq!(
+        record.delays(),
+        [1000, 2000, 9000].map(Duration::from_millis)
+    );
+    assert_eq!(classes(&record), [ErrorClass::Throttling; 3]);
+    assert_eq!(server.arrivals().len(), 4);
+    let bucket = retry_runtime::Partition::named("http-aws-2026").bucket();
+    assert_eq!(bucket.available(), 500 - 10);
+}
+
 /// Without the instant override the hint is slept: the server cannot see the retry sooner.
 #[tokio::test]
 async fn retry_after_is_slept() {

@@ -246,7 +246,7 @@ max_attempts = 2
                 "retry.toml:3: mode = \"legacy\": mode is \"standard\" or \"adaptive\"; ignored",
                 "retry.toml:5: deadline = 10: deadline needs a unit: write it as a string, such as \
                  \"10s\"; ignored",
-                "retry.toml:6: unknown key `timeout` (the keys: mode, max_attempts, \
+                "retry.toml:6: unknown key `timeout` (the keys: mode, behavior, max_attempts, \
                  initial_backoff, multiplier, max_backoff, jitter, attempt_timeout, \
                  attempt_timeout_multiplier, max_attempt_timeout, deadline, hedge_after, max_in_flight, min_hedge_after, max_hedge_after); ignored",
                 "retry.toml:7: jitter = true: jitter is \"full\", \"equal\", \"none\", \

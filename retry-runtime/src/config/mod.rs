@@ -595,7 +595,8 @@ mod tests {
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
 
-    fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> + use<> {
+    /// An environment of `vars` alone.
+    pub(super) fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> + use<> {
         let map: HashMap<String, OsString> = vars
             .iter()
             .map(|(k, v)| ((*k).to_string(), OsString::from(*v)))
