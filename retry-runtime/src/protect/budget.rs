@@ -216,14 +216,22 @@ impl RetryBudget {
     }
 }
 
-/// `x` in thousandths, clamped to [0, 1000] (0 for NaN).
+/// `x` in thousandths, decimals beyond the third dropped, clamped to [0, 1000] (0 for NaN).
+/// `x * 1000` falls just below a whole number for a decimal such as `1.001` (1000.999...): the
+/// next thousandth counts when its own nearest `f64` is not above `x`, so a number written with
+/// three decimals keeps them all.
 const fn thousandths(x: f64) -> u64 {
     if x.is_nan() || x <= 0.0 {
         0
     } else if x >= 1000.0 {
         1000 * MILLI
     } else {
-        (x * 1000.0) as u64
+        let t = (x * 1000.0) as u64;
+        if (t + 1) as f64 / 1000.0 <= x {
+            t + 1
+        } else {
+            t
+        }
     }
 }
 
@@ -368,5 +376,25 @@ mod tests {
                 token_ratio: 123
             }
         ));
+    }
+
+    /// Every decimal with three places keeps them: `1.001` is 1001 thousandths, not 1000 (as
+    /// `1.001 * 1000` truncated would give), and so are the 5,906 others from 0.001 to 1000
+    /// that the multiplication alone loses a thousandth of.
+    #[test]
+    fn three_decimals_are_kept_exactly() {
+        assert!(matches!(
+            RetryBudget::grpc_throttling(10, 1.001).kind,
+            Kind::Grpc {
+                token_ratio: 1001,
+                ..
+            }
+        ));
+        for k in 1..=1_000_000u64 {
+            let x: f64 = format!("{}.{:03}", k / 1000, k % 1000).parse().unwrap();
+            assert_eq!(thousandths(x), k, "{x}");
+        }
+        assert_eq!(thousandths(0.0009), 0);
+        assert_eq!(thousandths(1.0009999), 1000);
     }
 }
