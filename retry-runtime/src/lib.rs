@@ -199,8 +199,8 @@
 //!   `tonic::Request`.
 //! - `grpc-config` (with `tonic`): the `retry_runtime::grpc` module, gRPC service config
 //!   retry policies (gRFC A6's `retryPolicy`, `hedgingPolicy` and `retryThrottling`) read and
-//!   validated from their JSON, every problem reported at once, and the retry throttling state
-//!   they share.
+//!   validated from their JSON, every problem reported at once, and calls run under them
+//!   (`GrpcPolicy::retry`).
 //! - `anyhow`: `Classify` for `anyhow::Error`, by its chain of causes.
 //! - `tower`: `tower::RetryLayer`, which retries a tower service's requests under a [`Policy`].
 //!

@@ -18,6 +18,7 @@ mod util;
 mod classify;
 mod derive;
 mod grpc;
+mod grpc_config;
 mod hedging;
 mod http;
 mod readme;

@@ -203,7 +203,8 @@ pub(crate) struct Resolution {
 /// `timed`: whether its attempts run under a timer (the attribute sets `attempt_timeout` or
 /// `deadline`). The hedging keys apply only to a function whose attribute sets `hedge_after`
 /// (whose attempts can run side by side). Runs once per function (its site keeps the result),
-/// so that what it warns about costs its calls nothing.
+/// so that what it warns about costs its calls nothing. `aws_config`: the AWS SDKs' settings
+/// apply too; `outside`: anything from outside the code applies at all.
 pub(crate) fn resolve(
     function: &'static str,
     policy: &Keys,
@@ -211,12 +212,16 @@ pub(crate) fn resolve(
     profile: Option<&'static str>,
     timed: bool,
     aws_config: bool,
+    outside: bool,
 ) -> Resolution {
     static SOURCES: OnceLock<Sources> = OnceLock::new();
     let env = &|name: &str| std::env::var_os(name);
     let sources = SOURCES.get_or_init(|| Sources::load(env, &mut |w| warn(&w)));
     let layers = sources.layers(profile, env, &mut |w| warn(&w));
-    let layers = if aws_config {
+    let layers = if !outside {
+        // The keys come from the code alone (a gRPC service config's policy).
+        Vec::new()
+    } else if aws_config {
         sources.with_aws(layers, env, &mut |w| warn(&w))
     } else {
         layers.to_vec()

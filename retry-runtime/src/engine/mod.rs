@@ -55,7 +55,7 @@ use decide::AfterError;
 use frame::{Frame, InFrame};
 use rand::RngExt;
 use scope::Around;
-use site::{Resolved, Site};
+use site::{Hints, Resolved, Site};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -142,6 +142,9 @@ struct Retrying<R> {
     /// start (its send token would come after the deadline) or, while polling, is cut by the
     /// deadline.
     last: Option<R>,
+    /// The attempt after which the server's last pushback came (gRFC A6's backoff restarts
+    /// there); 0 before any.
+    pushed_at: u32,
 }
 
 impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
@@ -328,6 +331,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             after_throttle: false,
             failed: false,
             last: None,
+            pushed_at: 0,
         })
     }
 
@@ -978,12 +982,14 @@ where
     ) -> Next<R> {
         let n = self.current.frame.number;
         let settings = &self.r().settings;
-        let delay = if settings.aws2026() {
-            let throttled = class == Some(ErrorClass::Throttling);
-            Ok(decide::delay_2026(hint, self.backoff(a, throttled)))
-        } else {
+        let delay = match self.r().hints {
             // The classic behavior starts every backoff at `initial_backoff`.
-            decide::delay(hint, settings.max_backoff, || self.backoff(a, false))
+            Hints::Classic => decide::delay(hint, settings.max_backoff, || self.backoff(a, false)),
+            Hints::Aws2026 => {
+                let throttled = class == Some(ErrorClass::Throttling);
+                Ok(decide::delay_2026(hint, self.backoff(a, throttled)))
+            }
+            Hints::Grpc => Ok(self.grpc_delay(hint, a)),
         };
         let delay = match delay {
             Ok(delay) => delay,
@@ -1021,12 +1027,38 @@ where
         Next::Sleep(delay)
     }
 
+    /// Step 5 under gRFC A6: the server's pushback is the delay, whatever its length, and the
+    /// backoff after it starts again from `initial_backoff` (its exponent counts the retries
+    /// since the last pushback).
+    #[cold]
+    #[inline(never)]
+    fn grpc_delay(&mut self, hint: Option<Duration>, a: &Around) -> Duration {
+        let n = self.current.frame.number;
+        let r = self.retrying();
+        match hint {
+            Some(pushback) => {
+                r.pushed_at = n;
+                pushback
+            }
+            None => {
+                let since = n - r.pushed_at;
+                self.backoff_at(a, since, false)
+            }
+        }
+    }
+
     /// Step 5's backoff after the current attempt (`throttled`: it failed with a throttling
     /// error), jittered with the ambient's randomness. Without jitter there is nothing to draw.
     /// Inlined where it is used: the retry path's `schedule`, and the cold `linger`.
     #[inline(always)]
     fn backoff(&mut self, a: &Around, throttled: bool) -> Duration {
         let n = self.current.frame.number;
+        self.backoff_at(a, n, throttled)
+    }
+
+    /// The backoff as after attempt `n` (the `n`-th retry's).
+    #[inline(always)]
+    fn backoff_at(&mut self, a: &Around, n: u32, throttled: bool) -> Duration {
         let settings = &self.r().settings;
         match settings.jitter {
             Jitter::None => settings.backoff_after(n, throttled),

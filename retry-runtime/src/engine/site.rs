@@ -32,6 +32,9 @@ pub struct Site {
     pub(crate) long_polling: bool,
     /// `aws_config = true`.
     pub(crate) aws_config: bool,
+    /// A gRPC service config's policy: gRFC A6's rules for the server's pushback, and no
+    /// setting from the environment or a file (see [`Site::grpc`]).
+    pub(crate) grpc: bool,
     pub(crate) budget: Option<&'static RetryBudget>,
     /// `budget = "N%"`: that share, the partition's budget or one of the function's own.
     budget_share: Option<f64>,
@@ -56,6 +59,7 @@ impl Site {
             limiter: None,
             long_polling: false,
             aws_config: false,
+            grpc: false,
             budget: None,
             budget_share: None,
             breaker: None,
@@ -92,6 +96,16 @@ impl Site {
     #[must_use]
     pub const fn aws_config(mut self, aws_config: bool) -> Site {
         self.aws_config = aws_config;
+        self
+    }
+
+    /// A gRPC service config's policy (gRFC A6): the server's pushback is obeyed whatever its
+    /// length and restarts the backoff, and nothing from the environment or a file changes
+    /// the keys, which the service config wrote.
+    #[must_use]
+    #[cfg(feature = "grpc-config")]
+    pub(crate) const fn grpc(mut self) -> Site {
+        self.grpc = true;
         self
     }
 
@@ -204,6 +218,7 @@ impl Site {
                 self.profile,
                 timed,
                 self.aws_config,
+                !self.grpc,
             );
             let budget = self.budget.or_else(|| {
                 let share = self.budget_share?;
@@ -255,6 +270,13 @@ impl Site {
                 own_bucket: TokenBucket::standard(),
                 own_limiter: RateLimiter::adaptive(),
                 costs,
+                hints: if self.grpc {
+                    Hints::Grpc
+                } else if settings.aws2026() {
+                    Hints::Aws2026
+                } else {
+                    Hints::Classic
+                },
                 long_polling: self.long_polling,
                 gated: adaptive || breaker.is_some(),
                 extras: adaptive || budget.is_some() || breaker.is_some(),
@@ -262,6 +284,18 @@ impl Site {
             }
         })
     }
+}
+
+/// How a retry's delay comes from the server's hint and the backoff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hints {
+    /// The hint, unless it asks for more than `max_backoff` (the call then ends); else the
+    /// backoff.
+    Classic,
+    /// The AWS SDKs' 2026 behavior: the hint kept within [backoff, backoff + 5 s].
+    Aws2026,
+    /// gRFC A6: the server's pushback, whatever its length; the backoff restarts after one.
+    Grpc,
 }
 
 /// What `budget = ...` names: a user's `static`, or a share of the requests.
@@ -310,6 +344,8 @@ pub(crate) struct Resolved {
     /// partition (made with the resolution, so a `Policy` value has its own).
     own_bucket: TokenBucket,
     own_limiter: RateLimiter,
+    /// How the server's hints and the backoff go together.
+    pub(crate) hints: Hints,
     /// When the bucket refuses a retry, back off before returning the error.
     pub(crate) long_polling: bool,
     /// What its retries cost in its bucket (the 2026 behavior's in a bucket the runtime made).

@@ -147,6 +147,18 @@ impl RetryBudget {
         }
     }
 
+    /// gRPC throttling's `(maxTokens, tokenRatio, tokens now)`, in thousandths of a token.
+    #[cfg(all(test, feature = "grpc-config"))]
+    pub(crate) fn grpc_milli(&self) -> Option<(u64, u64, u64)> {
+        match self.kind {
+            Kind::Grpc {
+                max_tokens,
+                token_ratio,
+            } => Some((max_tokens, token_ratio, self.tokens.load(Ordering::Relaxed))),
+            Kind::Ratio { .. } => None,
+        }
+    }
+
     /// A first attempt is about to be sent at `now`.
     #[inline]
     pub(crate) fn on_request(&self, now: Instant) {

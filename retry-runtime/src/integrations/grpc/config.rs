@@ -61,7 +61,7 @@ impl ServiceConfig {
         Ok(ServiceConfig {
             services: reader.services,
             default: reader.default,
-            none: Arc::new(MethodPolicy::NONE),
+            none: Arc::new(MethodPolicy::none()),
             throttle: throttle.map(Arc::new),
         })
     }
@@ -177,7 +177,7 @@ impl Reader {
             Some(Some(t)) => Some(t),
             Some(None) => return,
         };
-        let policy = Arc::new(MethodPolicy { rule, timeout });
+        let policy = Arc::new(MethodPolicy::new(rule, timeout));
         for (service, method) in names {
             match (service.is_empty(), method.is_empty()) {
                 (true, _) => self.default = Some(Arc::clone(&policy)),

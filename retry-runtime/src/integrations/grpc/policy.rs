@@ -3,8 +3,9 @@
 use super::codes::Codes;
 use super::pushback::Pushback;
 use super::throttle::Throttle;
+use crate::engine::site::Site;
 use ::tonic::Code;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// What a service config asks of the calls of one method: retries (`retryPolicy`), hedging
@@ -38,14 +39,24 @@ pub enum PolicyKind {
 pub(crate) struct MethodPolicy {
     pub(crate) rule: Rule,
     pub(crate) timeout: Option<Duration>,
+    /// The engine's site of its calls, made at the first (its settings resolved once).
+    site: OnceLock<Site>,
 }
 
 impl MethodPolicy {
     /// Neither retries nor hedging, and no timeout: what a method without a method config has.
-    pub(crate) const NONE: MethodPolicy = MethodPolicy {
-        rule: Rule::None,
-        timeout: None,
-    };
+    pub(crate) const fn none() -> MethodPolicy {
+        MethodPolicy::new(Rule::None, None)
+    }
+
+    /// A method config's policy and timeout.
+    pub(crate) const fn new(rule: Rule, timeout: Option<Duration>) -> MethodPolicy {
+        MethodPolicy {
+            rule,
+            timeout,
+            site: OnceLock::new(),
+        }
+    }
 }
 
 /// A method config's `retryPolicy` or `hedgingPolicy`, or neither.
@@ -87,6 +98,27 @@ impl GrpcPolicy {
         GrpcPolicy { method, throttle }
     }
 
+    /// The method config's policy.
+    pub(crate) fn method(&self) -> &MethodPolicy {
+        &self.method
+    }
+
+    /// The engine's site of the method's calls (made at the first call of any policy of the
+    /// method: they share its config's throttle).
+    pub(crate) fn site(&self) -> &Site {
+        self.method.site.get_or_init(|| super::call::site(self))
+    }
+
+    /// The codes that let a call go on: retryable under a retry policy, non-fatal under a
+    /// hedging policy, none without a policy.
+    pub(crate) fn continue_codes(&self) -> Codes {
+        match self.method.rule {
+            Rule::None => Codes::EMPTY,
+            Rule::Retry(r) => r.retryable,
+            Rule::Hedging(h) => h.non_fatal,
+        }
+    }
+
     /// Whether the method retries, hedges, or does neither.
     #[must_use]
     pub fn kind(&self) -> PolicyKind {
@@ -124,33 +156,34 @@ impl GrpcPolicy {
 impl GrpcPolicy {
     /// The retry policy's `initialBackoff` (zero without one).
     pub(crate) fn initial_backoff(&self) -> Duration {
-        self.retry().map_or(Duration::ZERO, |r| r.initial_backoff)
+        self.retry_rule()
+            .map_or(Duration::ZERO, |r| r.initial_backoff)
     }
 
     /// The retry policy's `maxBackoff` (zero without one).
     pub(crate) fn max_backoff(&self) -> Duration {
-        self.retry().map_or(Duration::ZERO, |r| r.max_backoff)
+        self.retry_rule().map_or(Duration::ZERO, |r| r.max_backoff)
     }
 
     /// The retry policy's `backoffMultiplier` (1 without one).
     pub(crate) fn backoff_multiplier(&self) -> f64 {
-        self.retry().map_or(1.0, |r| r.multiplier)
+        self.retry_rule().map_or(1.0, |r| r.multiplier)
     }
 
     /// The retry policy's `retryableStatusCodes` (none without one).
     pub(crate) fn retryable_codes(&self) -> Codes {
-        self.retry().map_or(Codes::EMPTY, |r| r.retryable)
+        self.retry_rule().map_or(Codes::EMPTY, |r| r.retryable)
     }
 
     /// The hedging policy's `hedgingDelay` (zero without one, or when it leaves it out).
     pub(crate) fn hedging_delay(&self) -> Duration {
-        self.hedging().map_or(Duration::ZERO, |h| h.delay)
+        self.hedging_rule().map_or(Duration::ZERO, |h| h.delay)
     }
 
     /// The hedging policy's `nonFatalStatusCodes` (none without one, or when it leaves them
     /// out).
     pub(crate) fn non_fatal_codes(&self) -> Codes {
-        self.hedging().map_or(Codes::EMPTY, |h| h.non_fatal)
+        self.hedging_rule().map_or(Codes::EMPTY, |h| h.non_fatal)
     }
 
     /// The service config's retry throttle (`retryThrottling`), the same `Arc` for every policy
@@ -190,7 +223,7 @@ impl GrpcPolicy {
     /// index where the product exceeds `maxBackoff` (an overflow to infinity included) the
     /// ceiling is `maxBackoff` itself.
     pub(crate) fn backoff_ceiling(&self, retry_index: u32) -> Duration {
-        let Some(r) = self.retry() else {
+        let Some(r) = self.retry_rule() else {
             return Duration::ZERO;
         };
         let exponent = i32::try_from(retry_index.saturating_sub(1)).unwrap_or(i32::MAX);
@@ -210,14 +243,14 @@ impl GrpcPolicy {
         }
     }
 
-    fn retry(&self) -> Option<RetryRule> {
+    fn retry_rule(&self) -> Option<RetryRule> {
         match self.method.rule {
             Rule::Retry(r) => Some(r),
             _ => None,
         }
     }
 
-    fn hedging(&self) -> Option<HedgingRule> {
+    fn hedging_rule(&self) -> Option<HedgingRule> {
         match self.method.rule {
             Rule::Hedging(h) => Some(h),
             _ => None,
@@ -231,16 +264,16 @@ mod tests {
 
     fn retry(initial: Duration, max: Duration, multiplier: f64) -> GrpcPolicy {
         GrpcPolicy::new(
-            Arc::new(MethodPolicy {
-                rule: Rule::Retry(RetryRule {
+            Arc::new(MethodPolicy::new(
+                Rule::Retry(RetryRule {
                     max_attempts: 5,
                     initial_backoff: initial,
                     max_backoff: max,
                     multiplier,
                     retryable: Codes::EMPTY.with(14),
                 }),
-                timeout: None,
-            }),
+                None,
+            )),
             None,
         )
     }
@@ -335,7 +368,7 @@ mod tests {
 
     #[test]
     fn a_policy_without_rule_reads_as_one_attempt() {
-        let p = GrpcPolicy::new(Arc::new(MethodPolicy::NONE), None);
+        let p = GrpcPolicy::new(Arc::new(MethodPolicy::none()), None);
         assert_eq!(p.kind(), PolicyKind::None);
         assert_eq!(p.max_attempts(), 1);
         assert_eq!(p.timeout(), None);
@@ -365,14 +398,14 @@ mod tests {
         assert!(!p.counts_as_throttle_failure(Code::Ok, Pushback::Stop));
 
         let hedged = GrpcPolicy::new(
-            Arc::new(MethodPolicy {
-                rule: Rule::Hedging(HedgingRule {
+            Arc::new(MethodPolicy::new(
+                Rule::Hedging(HedgingRule {
                     max_attempts: 3,
                     delay: ms(50),
                     non_fatal: Codes::EMPTY.with(13),
                 }),
-                timeout: Some(ms(2000)),
-            }),
+                Some(ms(2000)),
+            )),
             None,
         );
         assert_eq!(hedged.kind(), PolicyKind::Hedging);

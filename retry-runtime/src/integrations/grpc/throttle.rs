@@ -7,81 +7,81 @@
 //! decimals, so the count here is in thousandths of a token, one atomic word changed without a
 //! lock.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+#[cfg(test)]
+use crate::classify::ErrorClass;
+use crate::protect::budget::RetryBudget;
 
 /// Thousandths of a token in one token.
 pub(crate) const MILLI: u32 = 1000;
 
-/// The retry throttle of one service config's `retryThrottling`.
+/// The retry throttle of one service config's `retryThrottling`: the engine's
+/// [`RetryBudget::grpc_throttling`], which the calls of every policy of the config consult as
+/// their budget, made once per config and kept for the process (a call's budget is a
+/// `'static`, as a named partition's is).
 #[derive(Debug)]
 pub(crate) struct Throttle {
-    /// The token count now, in thousandths of a token.
-    tokens: AtomicU32,
-    /// `maxTokens`, in thousandths.
-    max_tokens: u32,
-    /// `tokenRatio`, in thousandths, at most `max_tokens` (a larger ratio refills as much).
-    token_ratio: u32,
+    budget: &'static RetryBudget,
 }
 
-// The token count is one word, changed by single read-modify-write operations and guarding no
-// other memory: the modification order of the word alone makes every update count, so relaxed
-// orderings are enough.
-#[cfg_attr(
-    not(test),
-    allow(
-        dead_code,
-        reason = "the call that runs a gRPC policy reads the throttle"
-    )
-)]
 impl Throttle {
     /// A full throttle of `max_tokens` thousandths of a token that gives back `token_ratio`
-    /// thousandths per success.
+    /// thousandths per success (at most `max_tokens`: a larger ratio refills as much).
     pub(crate) fn new(max_tokens: u32, token_ratio: u32) -> Throttle {
+        let ratio = f64::from(token_ratio.min(max_tokens)) / f64::from(MILLI);
+        let budget = RetryBudget::grpc_throttling(max_tokens / MILLI, ratio);
         Throttle {
-            tokens: AtomicU32::new(max_tokens),
-            max_tokens,
-            token_ratio: token_ratio.min(max_tokens),
+            budget: Box::leak(Box::new(budget)),
         }
     }
 
+    /// The budget the calls consult.
+    pub(crate) fn budget(&self) -> &'static RetryBudget {
+        self.budget
+    }
+
+    /// `(maxTokens, tokenRatio, tokens now)` in thousandths.
+    #[cfg(test)]
+    fn milli(&self) -> (u32, u32, u32) {
+        let (max, ratio, now) = self.budget.grpc_milli().unwrap_or_default();
+        let narrow = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
+        (narrow(max), narrow(ratio), narrow(now))
+    }
+
     /// A response counted as a failure (its status is retryable, or non-fatal under a hedging
-    /// policy, or the server's pushback said not to retry): one token less, down to zero.
+    /// policy): one token less, down to zero.
+    #[cfg(test)]
     pub(crate) fn on_failure(&self) {
-        let _ = self
-            .tokens
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
-                (t > 0).then(|| t.saturating_sub(MILLI))
-            });
+        self.budget.on_outcome(Some(ErrorClass::Transient));
     }
 
     /// A successful response: `tokenRatio` more, up to `maxTokens`.
+    #[cfg(test)]
     pub(crate) fn on_success(&self) {
-        let (max, ratio) = (self.max_tokens, self.token_ratio);
-        let _ = self
-            .tokens
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
-                (t < max).then(|| t.saturating_add(ratio).min(max))
-            });
+        self.budget.on_outcome(None);
     }
 
     /// Whether a retry or a hedge may be sent now: the count is above `maxTokens / 2`.
+    #[cfg(test)]
     pub(crate) fn allows(&self) -> bool {
-        u64::from(self.tokens.load(Ordering::Relaxed)) * 2 > u64::from(self.max_tokens)
+        self.budget.allows_retry()
     }
 
     /// The token count now, in thousandths of a token.
+    #[cfg(test)]
     pub(crate) fn tokens(&self) -> u32 {
-        self.tokens.load(Ordering::Relaxed)
+        self.milli().2
     }
 
     /// `maxTokens`, in thousandths of a token.
+    #[cfg(test)]
     pub(crate) fn max_tokens(&self) -> u32 {
-        self.max_tokens
+        self.milli().0
     }
 
     /// What a success gives back, in thousandths of a token.
+    #[cfg(test)]
     pub(crate) fn token_ratio(&self) -> u32 {
-        self.token_ratio
+        self.milli().1
     }
 }
 

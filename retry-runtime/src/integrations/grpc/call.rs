@@ -1,0 +1,142 @@
+//! One call under a [`GrpcPolicy`]: the engine's loop (the one `#[retry]` runs), with gRFC
+//! A6's settings, classes and pushback.
+
+use super::codes::Codes;
+use super::policy::{GrpcPolicy, Rule};
+use super::pushback::{Pushback, pushback};
+use crate::classify::ErrorClass;
+use crate::engine::site::{BudgetRef, Site};
+
+use crate::engine::{Call, Classifier, Timed};
+use crate::observe::event::RetryEvent;
+use crate::protect::bucket::TokenBucket;
+use crate::spec::{HedgeSpec, Jitter, Keys, Mode};
+use ::tonic::Status;
+use core::future::Future;
+use std::time::Duration;
+
+/// A6 keeps no AWS retry quota: a call's only limits are its attempts, its timeout and the
+/// config's retry throttling.
+static NO_QUOTA: TokenBucket = TokenBucket::unlimited();
+
+/// A status's class under a policy: a code the policy retries (or, hedging, one that is not
+/// fatal) is `Transient`, any other `Permanent`; a pushback that says not to retry (negative or
+/// not a number) makes it `Permanent` too. A pushback's delay is the hint.
+pub(crate) struct ByCodes(pub(crate) Codes);
+
+impl Classifier<Status> for ByCodes {
+    #[inline]
+    fn class(&self, status: &Status) -> ErrorClass {
+        if self.0.contains(status.code()) && pushback(status.metadata()) != Pushback::Stop {
+            ErrorClass::Transient
+        } else {
+            ErrorClass::Permanent
+        }
+    }
+
+    #[inline]
+    fn hint(&self, status: &Status) -> Option<Duration> {
+        match pushback(status.metadata()) {
+            Pushback::After(delay) => Some(delay),
+            Pushback::None | Pushback::Stop => None,
+        }
+    }
+}
+
+/// The engine's site of a method's policy: its keys as A6 sets them, the config's throttle as
+/// its budget, no retry quota, nothing from the environment or a file.
+pub(crate) fn site(policy: &GrpcPolicy) -> Site {
+    let keys = Keys::new().mode(Mode::Standard).jitter(Jitter::Full);
+    let keys = match policy.method().rule {
+        Rule::None => keys.max_attempts(1),
+        Rule::Retry(r) => keys
+            .max_attempts(r.max_attempts)
+            // The engine's backoff grows by a factor of at least 1 (a multiplier below 1 keeps
+            // the initial backoff); the first is never above the cap.
+            .initial_backoff(r.initial_backoff.min(r.max_backoff))
+            .multiplier(r.multiplier.max(1.0))
+            .max_backoff(r.max_backoff),
+        Rule::Hedging(h) => keys
+            .max_attempts(h.max_attempts)
+            // A non-fatal failure sends the next hedge at once.
+            .initial_backoff(Duration::ZERO)
+            .max_backoff(Duration::ZERO)
+            // A delay of zero sends every hedge at once: the engine's shortest delay.
+            .hedge_after(HedgeSpec::Fixed(h.delay.max(Duration::from_nanos(1))))
+            .max_in_flight(h.max_attempts),
+    };
+    let keys = match policy.timeout().filter(|t| !t.is_zero()) {
+        Some(timeout) => keys.deadline(timeout),
+        None => keys,
+    };
+    let site = Site::new("grpc", keys).grpc().bucket(&NO_QUOTA);
+    match policy.throttle() {
+        Some(throttle) => site.budget(BudgetRef::Static(throttle.budget())),
+        None => site,
+    }
+}
+
+impl GrpcPolicy {
+    /// Runs `attempt` under the policy, as gRFC A6 defines it, and returns the last attempt's
+    /// result.
+    ///
+    /// - A retry policy retries a status in its `retryableStatusCodes` after
+    ///   `random(0, min(initialBackoff * backoffMultiplier^(n-1), maxBackoff))`, up to
+    ///   `maxAttempts`. A `grpc-retry-pushback-ms` in the status's metadata is the delay
+    ///   instead, whatever its length, and the backoff after it starts again from
+    ///   `initialBackoff`; a negative or unparseable one ends the call.
+    /// - A hedging policy sends another attempt every `hedgingDelay` while none has answered, up
+    ///   to `maxAttempts` at once, and the next at once after a status in
+    ///   `nonFatalStatusCodes`; the first success (or fatal status) is the call's.
+    /// - The method's `timeout` bounds the whole call (`DEADLINE_EXCEEDED` when it runs out),
+    ///   and no retry or hedge starts while the config's `retryThrottling` holds half its
+    ///   tokens or fewer.
+    ///
+    /// ```
+    /// use retry_runtime::grpc::ServiceConfig;
+    /// use tonic::{Code, Status};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let config = ServiceConfig::from_json(
+    ///     r#"{"methodConfig": [{"name": [{"service": "shop.Orders"}], "retryPolicy": {
+    ///       "maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s",
+    ///       "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#,
+    /// )
+    /// .unwrap();
+    /// let policy = config.policy("shop.Orders", "Get");
+    /// let mut calls = 0;
+    /// let out = policy
+    ///     .retry(|| {
+    ///         calls += 1;
+    ///         let n = calls;
+    ///         async move {
+    ///             if n < 3 { Err(Status::unavailable("busy")) } else { Ok(n) }
+    ///         }
+    ///     })
+    ///     .await;
+    /// assert_eq!(out.unwrap(), 3);
+    /// # }
+    /// ```
+    pub async fn retry<T, F, Fut>(&self, mut attempt: F) -> Result<T, Status>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Status>>,
+    {
+        let site = self.site();
+        let classify = ByCodes(self.continue_codes());
+        let mut call = Call::of(
+            site,
+            true,
+            Timed(Status::from),
+            classify,
+            |_: &T| false,
+            |_: &RetryEvent<'_, Status>| {},
+        );
+        if let Rule::Hedging(_) = self.method().rule {
+            return Box::pin(call.run_hedged(attempt)).await;
+        }
+        let call = &mut call;
+        crate::__retry_loop!(call, attempt())
+    }
+}
