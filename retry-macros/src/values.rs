@@ -110,65 +110,70 @@ fn checked<T>(
 /// `mode`.
 impl Value for Mode {
     fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
-        let name = key.name();
-        if let Some(text) = str_lit(expr) {
-            return match keys::parse_mode(&text) {
-                Ok(mode) => Some(mode),
-                Err(unknown) => {
-                    errors.on(
-                        expr,
-                        format!(
-                            "unknown mode \"{text}\": {}`{name}` is \"standard\" or \"adaptive\"",
-                            keys::did_you_mean(unknown.meant)
-                        ),
-                    );
-                    None
-                }
-            };
-        }
-        let msg = match path(expr).and_then(|p| p.path.get_ident().map(ToString::to_string)) {
-            Some(word) if keys::parse_mode(&word).is_ok() => {
-                format!("`{name}` takes a string: write `{name} = \"{word}\"`")
-            }
-            _ => format!("`{name}` takes \"standard\" or \"adaptive\""),
-        };
-        errors.on(expr, msg);
-        None
+        named(
+            expr,
+            key,
+            errors,
+            "mode",
+            "\"standard\" or \"adaptive\"",
+            keys::parse_mode,
+        )
     }
 }
 
 /// `behavior`.
 impl Value for Behavior {
     fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
-        let name = key.name();
-        if let Some(text) = str_lit(expr) {
-            return match keys::parse_behavior(&text) {
-                Ok(behavior) => Some(behavior),
-                Err(unknown) => {
-                    errors.on(
-                        expr,
-                        format!(
-                            "unknown behavior \"{text}\": {}`{name}` is \"classic\" or \"2026\"",
-                            keys::did_you_mean(unknown.meant)
-                        ),
-                    );
-                    None
-                }
-            };
-        }
-        let word = match lit(expr) {
-            Some(Lit::Int(i)) => Some(i.base10_digits().to_string()),
-            _ => path(expr).and_then(|p| p.path.get_ident().map(ToString::to_string)),
-        };
-        let msg = match word {
-            Some(word) if keys::parse_behavior(&word).is_ok() => {
-                format!("`{name}` takes a string: write `{name} = \"{word}\"`")
-            }
-            _ => format!("`{name}` takes \"classic\" or \"2026\""),
-        };
-        errors.on(expr, msg);
-        None
+        named(
+            expr,
+            key,
+            errors,
+            "behavior",
+            "\"classic\" or \"2026\"",
+            keys::parse_behavior,
+        )
     }
+}
+
+/// A value written as one of a few names (`forms`, as the errors list them), read by `parse`:
+/// an unknown name is an error with the one it most likely meant, and a name written without
+/// quotes (`mode = adaptive`, `behavior = 2026`) an error saying to quote it.
+fn named<T>(
+    expr: &Expr,
+    key: AttributeKey,
+    errors: &mut Errors,
+    noun: &str,
+    forms: &str,
+    parse: fn(&str) -> Result<T, keys::UnknownName>,
+) -> Option<T> {
+    let name = key.name();
+    if let Some(text) = str_lit(expr) {
+        return match parse(&text) {
+            Ok(value) => Some(value),
+            Err(unknown) => {
+                errors.on(
+                    expr,
+                    format!(
+                        "unknown {noun} \"{text}\": {}`{name}` is {forms}",
+                        keys::did_you_mean(unknown.meant)
+                    ),
+                );
+                None
+            }
+        };
+    }
+    let word = match lit(expr) {
+        Some(Lit::Int(i)) => Some(i.base10_digits().to_string()),
+        _ => path(expr).and_then(|p| p.path.get_ident().map(ToString::to_string)),
+    };
+    let msg = match word {
+        Some(word) if parse(&word).is_ok() => {
+            format!("`{name}` takes a string: write `{name} = \"{word}\"`")
+        }
+        _ => format!("`{name}` takes {forms}"),
+    };
+    errors.on(expr, msg);
+    None
 }
 
 /// `max_attempts`, `max_in_flight`: a count of attempts, the first included.

@@ -34,18 +34,14 @@ pub(crate) fn after_error(class: ErrorClass, last: bool, idempotent: bool) -> Af
     }
 }
 
-/// Step 5 in the classic behavior: the server's hint, unjittered, unless it asks for more
-/// than `max_backoff`; else the backoff `jittered` computes.
+/// Step 5 in the classic behavior for a server's hint `h`: obeyed, unjittered, unless it asks
+/// for more than `max_backoff` (without a hint, the backoff).
 #[inline]
-pub(crate) fn delay(
-    hint: Option<Duration>,
-    max_backoff: Duration,
-    jittered: impl FnOnce() -> Duration,
-) -> Result<Duration, EarlyEnd> {
-    match hint {
-        Some(h) if h > max_backoff => Err(EarlyEnd::HintTooLong),
-        Some(h) => Ok(h),
-        None => Ok(jittered()),
+pub(crate) fn hint(h: Duration, max_backoff: Duration) -> Result<Duration, EarlyEnd> {
+    if h > max_backoff {
+        Err(EarlyEnd::HintTooLong)
+    } else {
+        Ok(h)
     }
 }
 
@@ -117,18 +113,10 @@ mod tests {
 
     #[test]
     fn a_hint_replaces_the_backoff_unless_it_exceeds_max_backoff() {
-        let never = || panic!("no backoff is drawn when the server gave a hint");
-        assert_eq!(delay(Some(MS(300)), MS(1000), never), Ok(MS(300)));
-        assert_eq!(delay(Some(MS(1000)), MS(1000), never), Ok(MS(1000)));
-        assert_eq!(
-            delay(Some(MS(1001)), MS(1000), never),
-            Err(EarlyEnd::HintTooLong)
-        );
-        assert_eq!(delay(None, MS(1000), || MS(42)), Ok(MS(42)));
-        assert_eq!(
-            delay(Some(Duration::ZERO), MS(1000), never),
-            Ok(Duration::ZERO)
-        );
+        assert_eq!(hint(MS(300), MS(1000)), Ok(MS(300)));
+        assert_eq!(hint(MS(1000), MS(1000)), Ok(MS(1000)));
+        assert_eq!(hint(MS(1001), MS(1000)), Err(EarlyEnd::HintTooLong));
+        assert_eq!(hint(Duration::ZERO, MS(1000)), Ok(Duration::ZERO));
         assert_eq!(delay_2026(None, MS(42)), MS(42));
     }
 

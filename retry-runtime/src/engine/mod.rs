@@ -479,12 +479,11 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     ) -> Result<Option<Duration>, ()> {
         let limiter = self.limiter();
         let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
-        // The 2026 behavior takes one send token for a retry as for a first attempt.
-        let cost = if self.r().settings.aws2026() {
-            1
-        } else {
-            send_cost(self.current.frame.number + 1, after_throttle)
-        };
+        let cost = send_cost(
+            self.current.frame.number + 1,
+            after_throttle,
+            self.r().settings.behavior,
+        );
         if a.skips_waits() {
             limiter.take_without_waiting(cost, now);
             return Ok(None);
@@ -940,14 +939,10 @@ where
     /// have had (the server's hint as the behavior takes it), unless that reaches the
     /// deadline, and then returns `out` (kept in `Retrying::pending` across the sleep).
     fn linger(&mut self, out: R, class: ErrorClass, hint: Option<Duration>, a: &Around) -> Next<R> {
-        let settings = &self.r().settings;
-        let throttled = class == ErrorClass::Throttling;
-        let backoff = self.backoff(a, throttled);
-        let delay = if settings.aws2026() {
-            decide::delay_2026(hint, backoff)
-        } else {
-            hint.filter(|h| *h <= settings.max_backoff)
-                .unwrap_or(backoff)
+        // A hint too long to obey leaves the backoff: the call ends after its wait anyway.
+        let delay = match self.delay(Some(class), hint, a) {
+            Ok(delay) => delay,
+            Err(_) => self.backoff(a, false),
         };
         if delay.is_zero() || a.skips_waits() || self.reaches_deadline(delay) {
             return Next::Return(out);
@@ -981,17 +976,7 @@ where
         a: &Around,
     ) -> Next<R> {
         let n = self.current.frame.number;
-        let settings = &self.r().settings;
-        let delay = match self.r().hints {
-            // The classic behavior starts every backoff at `initial_backoff`.
-            Hints::Classic => decide::delay(hint, settings.max_backoff, || self.backoff(a, false)),
-            Hints::Aws2026 => {
-                let throttled = class == Some(ErrorClass::Throttling);
-                Ok(decide::delay_2026(hint, self.backoff(a, throttled)))
-            }
-            Hints::Grpc => Ok(self.grpc_delay(hint, a)),
-        };
-        let delay = match delay {
+        let delay = match self.delay(class, hint, a) {
             Ok(delay) => delay,
             Err(why) => {
                 self.release();
@@ -1025,6 +1010,29 @@ where
         observe::retrying(&self.current.frame, || self.protections(), a, class, delay);
         self.retrying().last = Some(out);
         Next::Sleep(delay)
+    }
+
+    /// Step 5's delay after a failure of `class` (`None`: a polling repeat) that gave `hint`,
+    /// by the function's rule for hints: `Err` when the hint ends the call.
+    #[inline(always)]
+    fn delay(
+        &mut self,
+        class: Option<ErrorClass>,
+        hint: Option<Duration>,
+        a: &Around,
+    ) -> Result<Duration, EarlyEnd> {
+        match self.r().hints {
+            // The classic behavior starts every backoff at `initial_backoff`.
+            Hints::Classic => match hint {
+                Some(h) => decide::hint(h, self.r().settings.max_backoff),
+                None => Ok(self.backoff(a, false)),
+            },
+            Hints::Aws2026 => {
+                let throttled = class == Some(ErrorClass::Throttling);
+                Ok(decide::delay_2026(hint, self.backoff(a, throttled)))
+            }
+            Hints::Grpc => Ok(self.grpc_delay(hint, a)),
+        }
     }
 
     /// Step 5 under gRFC A6: the server's pushback is the delay, whatever its length, and the

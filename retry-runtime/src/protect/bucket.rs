@@ -188,15 +188,6 @@ impl TokenBucket {
         }
     }
 
-    /// What a retry after an error of `class` costs under the AWS SDKs' 2026 standard mode, in
-    /// a bucket the runtime makes (a function's own, a partition's): 5 after a throttling
-    /// error, 14 after any other (a timeout is no longer dearer). A `static` bucket keeps the
-    /// costs it was built with.
-    #[must_use]
-    pub const fn cost_2026(class: ErrorClass) -> u32 {
-        Costs::AWS_2026.of(class)
-    }
-
     /// Its costs, as a function takes them from it when it resolves.
     pub(crate) const fn costs(&self) -> Costs {
         Costs {

@@ -3,6 +3,7 @@
 
 use crate::protect::sync::atomic::{AtomicBool, Ordering};
 use crate::protect::sync::{Mutex, MutexGuard, PoisonError};
+use crate::spec::Behavior;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -85,9 +86,10 @@ impl State {
     };
 }
 
-/// The send-token cost of an attempt in adaptive mode.
-pub(crate) const fn send_cost(attempt: u32, after_throttle: bool) -> u32 {
-    if attempt <= 1 {
+/// The send-token cost of an attempt in adaptive mode: 1 for a first attempt, and for a retry
+/// 5, or 10 after throttling; the 2026 behavior takes 1 for a retry too.
+pub(crate) const fn send_cost(attempt: u32, after_throttle: bool, behavior: Behavior) -> u32 {
+    if attempt <= 1 || matches!(behavior, Behavior::Aws2026) {
         1
     } else if after_throttle {
         10
@@ -771,10 +773,11 @@ mod tests {
 
     #[test]
     fn send_costs() {
-        assert_eq!(send_cost(1, false), 1);
-        assert_eq!(send_cost(1, true), 1);
-        assert_eq!(send_cost(2, false), 5);
-        assert_eq!(send_cost(3, true), 10);
+        assert_eq!(send_cost(1, false, Behavior::Classic), 1);
+        assert_eq!(send_cost(1, true, Behavior::Classic), 1);
+        assert_eq!(send_cost(2, false, Behavior::Classic), 5);
+        assert_eq!(send_cost(3, true, Behavior::Classic), 10);
+        assert_eq!(send_cost(3, true, Behavior::Aws2026), 1);
     }
 
     /// Hand-computed CUBIC values on tokio's paused clock, through the same `record` and

@@ -1,9 +1,11 @@
 //! What a service config asks of one method's calls: a [`GrpcPolicy`].
 
 use super::codes::Codes;
+#[cfg(test)]
 use super::pushback::Pushback;
 use super::throttle::Throttle;
 use crate::engine::site::Site;
+#[cfg(test)]
 use ::tonic::Code;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -109,6 +111,13 @@ impl GrpcPolicy {
         self.method.site.get_or_init(|| super::call::site(self))
     }
 
+    /// The service config's retry throttle (`retryThrottling`), the same `Arc` for every policy
+    /// of one [`ServiceConfig`](super::ServiceConfig); `None` without one. Its calls consult it
+    /// as their budget: every attempt's end counts.
+    pub(crate) fn throttle(&self) -> Option<&Arc<Throttle>> {
+        self.throttle.as_ref()
+    }
+
     /// The codes that let a call go on: retryable under a retry policy, non-fatal under a
     /// hedging policy, none without a policy.
     pub(crate) fn continue_codes(&self) -> Codes {
@@ -148,11 +157,8 @@ impl GrpcPolicy {
     }
 }
 
-// What the call that runs the policy reads.
-#[cfg_attr(
-    not(test),
-    allow(dead_code, reason = "the call that runs a gRPC policy reads them")
-)]
+// What the tests read of a policy (the call reads its rule, in `call.rs`).
+#[cfg(test)]
 impl GrpcPolicy {
     /// The retry policy's `initialBackoff` (zero without one).
     pub(crate) fn initial_backoff(&self) -> Duration {
@@ -186,24 +192,11 @@ impl GrpcPolicy {
         self.hedging_rule().map_or(Codes::EMPTY, |h| h.non_fatal)
     }
 
-    /// The service config's retry throttle (`retryThrottling`), the same `Arc` for every policy
-    /// of one [`ServiceConfig`](super::ServiceConfig); `None` without one. Every response of
-    /// every method counts: [`Throttle::on_success`] for an `OK`, [`Throttle::on_failure`] when
-    /// [`counts_as_throttle_failure`](Self::counts_as_throttle_failure) says so.
-    pub(crate) fn throttle(&self) -> Option<&Arc<Throttle>> {
-        self.throttle.as_ref()
-    }
-
     /// Whether a response with `code` lets the call go on: a retryable code under a retry
     /// policy (retry it after the backoff), a non-fatal code under a hedging policy (send the
     /// next hedge now). Never without a policy, never for `OK`.
     pub(crate) fn continues_on(&self, code: Code) -> bool {
-        code != Code::Ok
-            && match self.method.rule {
-                Rule::None => false,
-                Rule::Retry(r) => r.retryable.contains(code),
-                Rule::Hedging(h) => h.non_fatal.contains(code),
-            }
+        code != Code::Ok && self.continue_codes().contains(code)
     }
 
     /// Whether a failed response counts as a failure for retry throttling (A6: only a code that
