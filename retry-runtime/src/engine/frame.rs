@@ -185,6 +185,7 @@ impl<'a> Frame<'a> {
     /// A frame of its own for attempt `number` of a hedged call, cut off at `cutoff`, which
     /// runs while other attempts of the call run: the call's depth, deadline and invocation id
     /// (if drawn).
+    #[inline]
     pub(crate) fn fork(&self, number: u32, cutoff: Option<Instant>) -> Frame<'a> {
         Frame {
             r: self.r,
@@ -205,6 +206,7 @@ impl<'a> Frame<'a> {
     }
 
     /// The invocation id's halves as drawn (zero if not yet).
+    #[inline]
     pub(crate) fn id_halves(&self) -> [u64; 2] {
         [
             self.id[0].load(Ordering::Relaxed),

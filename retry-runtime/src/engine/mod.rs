@@ -844,7 +844,7 @@ where
         match self.protections().admit_after_refill(short.cost) {
             Some(ticket) => {
                 self.current.ticket = ticket;
-                Ok(self.schedule(short.out, Some(short.class), short.hint, a))
+                Ok(self.schedule_out_of_line(short.out, Some(short.class), short.hint, a))
             }
             None => Err(short),
         }
@@ -962,12 +962,27 @@ where
         if last {
             Next::Return(out)
         } else {
-            self.schedule(out, None, None, a)
+            self.schedule_out_of_line(out, None, None, a)
         }
+    }
+
+    /// [`schedule`](Self::schedule) for the paths off the retry path (a polling repeat, a
+    /// retry after a bucket's refill), out of line so that only the retry path inlines it.
+    #[inline(never)]
+    fn schedule_out_of_line(
+        &mut self,
+        out: R,
+        class: Option<ErrorClass>,
+        hint: Option<Duration>,
+        a: &Around,
+    ) -> Next<R> {
+        self.schedule(out, class, hint, a)
     }
 
     /// Steps 5 and 6 but the sleep: the delay (the server's hint, else the jittered backoff),
     /// the deadline check, the hook and the event. `class` is `None` for a polling repeat.
+    /// Inlined into the retry path (`judge`); the other paths call it out of line.
+    #[inline(always)]
     fn schedule(
         &mut self,
         out: R,

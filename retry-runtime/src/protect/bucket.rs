@@ -225,6 +225,7 @@ impl TokenBucket {
         self.take(cost)
     }
 
+    #[inline]
     fn take(&self, cost: u32) -> bool {
         self.level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
@@ -249,10 +250,19 @@ impl TokenBucket {
         Some(Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX)))
     }
 
-    /// Credits a first-attempt success.
+    /// Credits a first-attempt success. A full bucket is the common case: one load and a
+    /// compare, without reading the reward, which only the out-of-line rest reads.
     #[inline]
     pub(crate) fn reward(&self) {
-        self.deposit(self.success_reward);
+        if self.level.load(Ordering::Relaxed) >= self.capacity {
+            return;
+        }
+        self.reward_slow();
+    }
+
+    #[cold]
+    fn reward_slow(&self) {
+        self.deposit_slow(self.success_reward);
     }
 
     /// Adds `tokens` back, never above capacity.
