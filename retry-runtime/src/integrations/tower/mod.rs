@@ -67,6 +67,11 @@
 //! the result (`OrdersClient::new(retrying)`); gRPC calls are `POST`s, so a layer for
 //! idempotent methods says so: `RetryLayer::new(policy).idempotent(true)`.
 //!
+//! With the `grpc-config` feature, `RetryLayer::grpc(config)` takes its policies from a gRPC
+//! service config (gRFC A6) instead: each call runs under its own method's `retryPolicy` or
+//! `hedgingPolicy`, as `GrpcPolicy::retry` runs it, and the config's codes decide what is
+//! retried.
+//!
 //! # What fails an attempt
 //!
 //! - The service's error, classified by `Box<dyn Error + Send + Sync>`'s [`Classify`] impl,
@@ -153,9 +158,13 @@
 
 mod body;
 mod exchange;
+#[cfg(feature = "grpc-config")]
+mod grpc;
 
 pub use body::ReplayBody;
 pub use exchange::{Cloning, Exchange, Http, IDEMPOTENCY_KEY};
+#[cfg(feature = "grpc-config")]
+pub use grpc::{GrpcRetry, GrpcRetryLayer};
 
 use crate::classify::{Classify, ErrorClass, TimedOut};
 use crate::engine::{ByTrait, NoBreaker};
