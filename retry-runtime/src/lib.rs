@@ -202,7 +202,9 @@
 //!   validated from their JSON, every problem reported at once, and calls run under them
 //!   (`GrpcPolicy::retry`).
 //! - `anyhow`: `Classify` for `anyhow::Error`, by its chain of causes.
-//! - `tower`: `tower::RetryLayer`, which retries a tower service's requests under a [`Policy`].
+//! - `tower`: `tower::RetryLayer`, which retries a tower service's requests under a [`Policy`]
+//!   (with `grpc-config`, `RetryLayer::grpc`: each gRPC call under its method's policy in a
+//!   service config).
 //!
 //! Without a feature: `Classify` for `std::io::Error` and for `dyn Error` (by its chain of
 //! sources), [`derive@Classify`] for error types of your own, the AWS error codes ([`aws`]) and

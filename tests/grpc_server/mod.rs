@@ -20,6 +20,7 @@ use std::time::Instant;
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::body::Body;
+use tonic::client::GrpcService;
 use tonic::codegen::{BoxFuture, Service};
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Response, Status};
@@ -240,7 +241,39 @@ where
     Req: prost::Message + Send + Sync + 'static,
     Resp: prost::Message + Default + Send + Sync + 'static,
 {
-    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    call(channel.clone(), path, req).await
+}
+
+/// [`unary`] over any service a generated client can be built on (a tonic `Channel` wrapped
+/// in layers).
+pub async fn unary_over<T, Req, Resp>(
+    service: T,
+    path: &'static str,
+    req: Req,
+) -> Result<Resp, Status>
+where
+    T: GrpcService<Body>,
+    T::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    <T::ResponseBody as http_body::Body>::Error: Into<tonic::codegen::StdError> + Send,
+    Req: prost::Message + Send + Sync + 'static,
+    Resp: prost::Message + Default + Send + Sync + 'static,
+{
+    call(service, path, Request::new(req)).await
+}
+
+async fn call<T, Req, Resp>(
+    service: T,
+    path: &'static str,
+    req: Request<Req>,
+) -> Result<Resp, Status>
+where
+    T: GrpcService<Body>,
+    T::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    <T::ResponseBody as http_body::Body>::Error: Into<tonic::codegen::StdError> + Send,
+    Req: prost::Message + Send + Sync + 'static,
+    Resp: prost::Message + Default + Send + Sync + 'static,
+{
+    let mut grpc = tonic::client::Grpc::new(service);
     grpc.ready()
         .await
         .map_err(|e| Status::from_error(e.into()))?;

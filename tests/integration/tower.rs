@@ -11,7 +11,6 @@ use crate::faults::refused_addr;
 use crate::util::{classes, instant};
 use crate::{grpc_server, http_server};
 use bytes::Bytes;
-use http::uri::PathAndQuery;
 use http::{Method, Request, Response, StatusCode};
 use http_body::{Body, Frame};
 use http_body_util::combinators::BoxBody;
@@ -508,34 +507,8 @@ async fn a_service_of_clone_requests() {
 // gRPC through a tonic `Channel` wrapped by the layer, with a client built on it as generated
 // code builds one.
 
-use crate::grpc_server::{GetItem, Item, PlaceOrder, Receipt};
-use tonic::client::GrpcService;
-use tonic::{Code, Status};
-use tonic_prost::ProstCodec;
-
-/// One unary call over `service`.
-async fn unary<T, Req, Resp>(service: T, path: &'static str, req: Req) -> Result<Resp, Status>
-where
-    T: GrpcService<tonic::body::Body>,
-    T::Error: Into<BoxError>,
-    T::ResponseBody: Body<Data = Bytes> + Send + 'static,
-    <T::ResponseBody as Body>::Error: Into<BoxError> + Send,
-    Req: prost::Message + Send + Sync + 'static,
-    Resp: prost::Message + Default + Send + Sync + 'static,
-{
-    let mut grpc = tonic::client::Grpc::new(service);
-    grpc.ready()
-        .await
-        .map_err(|e| Status::from_error(e.into()))?;
-    let codec = ProstCodec::<Req, Resp>::default();
-    grpc.unary(
-        tonic::Request::new(req),
-        PathAndQuery::from_static(path),
-        codec,
-    )
-    .await
-    .map(tonic::Response::into_inner)
-}
+use crate::grpc_server::{GetItem, Item, PlaceOrder, Receipt, unary_over as unary};
+use tonic::Code;
 
 #[tokio::test]
 async fn a_unary_call_is_retried_on_unavailable_when_the_layer_says_it_is_idempotent() {

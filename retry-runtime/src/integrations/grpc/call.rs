@@ -4,7 +4,7 @@
 use super::codes::Codes;
 use super::policy::{GrpcPolicy, Rule};
 use super::pushback::{Pushback, pushback};
-use crate::classify::ErrorClass;
+use crate::classify::{ErrorClass, TimedOut};
 use crate::engine::site::{BudgetRef, Site};
 
 use crate::engine::{Call, Classifier, Timed};
@@ -118,21 +118,42 @@ impl GrpcPolicy {
     /// assert_eq!(out.unwrap(), 3);
     /// # }
     /// ```
-    pub async fn retry<T, F, Fut>(&self, mut attempt: F) -> Result<T, Status>
+    pub async fn retry<T, F, Fut>(&self, attempt: F) -> Result<T, Status>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Status>>,
     {
+        self.run(false, Status::from, attempt).await
+    }
+
+    /// The engine's loop under the policy for attempts that fail with an `E` read by the
+    /// method's codes ([`ByCodes`]): [`retry`](Self::retry)'s, over `Status`, and that of a
+    /// request through the tower layer (`RetryLayer::grpc`), over the statuses of its
+    /// responses. `timed_out` makes the error of an attempt the method's timeout cut off;
+    /// `once` allows one attempt whatever the policy says (a request that cannot be sent
+    /// again), its outcome booked as any other.
+    pub(crate) async fn run<T, E, F, Fut>(
+        &self,
+        once: bool,
+        timed_out: fn(TimedOut) -> E,
+        mut attempt: F,
+    ) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        ByCodes: Classifier<E>,
+    {
         let site = self.site();
         let classify = ByCodes(self.continue_codes());
-        let mut call = Call::of(
+        let call = Call::of(
             site,
             true,
-            Timed(Status::from),
+            Timed(timed_out),
             classify,
             |_: &T| false,
-            |_: &RetryEvent<'_, Status>| {},
+            |_: &RetryEvent<'_, E>| {},
         );
+        let mut call = if once { call.once() } else { call };
         if let Rule::Hedging(_) = self.method().rule {
             return Box::pin(call.run_hedged(attempt)).await;
         }

@@ -120,7 +120,7 @@
 //! `grpc-retry-pushback-ms` read under a policy follows A6: a delay to wait exactly, or, when
 //! negative or unparseable, no further retry or hedge.
 
-mod call;
+pub(crate) mod call;
 pub(crate) mod codes;
 mod config;
 mod duration;

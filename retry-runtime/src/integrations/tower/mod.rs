@@ -67,6 +67,11 @@
 //! the result (`OrdersClient::new(retrying)`); gRPC calls are `POST`s, so a layer for
 //! idempotent methods says so: `RetryLayer::new(policy).idempotent(true)`.
 //!
+//! With the `grpc-config` feature, `RetryLayer::grpc(config)` takes its policies from a gRPC
+//! service config (gRFC A6) instead: each call runs under its own method's `retryPolicy` or
+//! `hedgingPolicy`, as `GrpcPolicy::retry` runs it, and the config's codes decide what is
+//! retried.
+//!
 //! # What fails an attempt
 //!
 //! - The service's error, classified by `Box<dyn Error + Send + Sync>`'s [`Classify`] impl,
@@ -153,9 +158,13 @@
 
 mod body;
 mod exchange;
+#[cfg(feature = "grpc-config")]
+mod grpc;
 
 pub use body::ReplayBody;
 pub use exchange::{Cloning, Exchange, Http, IDEMPOTENCY_KEY};
+#[cfg(feature = "grpc-config")]
+pub use grpc::{GrpcRetry, GrpcRetryLayer};
 
 use crate::classify::{Classify, ErrorClass, TimedOut};
 use crate::engine::{ByTrait, NoBreaker};
@@ -343,9 +352,7 @@ where
             replayable: spare.is_some(),
             idempotent,
         };
-        // The service made ready goes with its request; a clone takes its place.
-        let clone = self.inner.clone();
-        let ready = std::mem::replace(&mut self.inner, clone);
+        let ready = take_ready(&mut self.inner);
         let policy = self.policy.clone();
         let exchange = self.exchange.clone();
         ResponseFuture {
@@ -539,15 +546,7 @@ where
         service: Mutex::new(service),
         exchange,
     };
-    let mut first = Some(request);
-    let mut spare = spare;
-    let mut next = move || {
-        let fresh = first.is_some();
-        let request = first
-            .take()
-            .or_else(|| spare.as_mut().and_then(|s| exchange.replay(s)));
-        (request, fresh)
-    };
+    let mut next = requests::<_, S::Response, _>(exchange, request, spare);
     // A request that cannot be copied makes one attempt: its failure ends the call with its
     // own class, which the bucket, the rate limiter, a budget and a breaker count as they
     // count any other. One that can runs under the policy, as idempotent or not (the loop
@@ -559,6 +558,30 @@ where
         })
         .await;
     out.or_else(Failure::into_result)
+}
+
+/// The service made ready for a request, which goes with it; a clone takes its place.
+fn take_ready<S: Clone>(service: &mut S) -> S {
+    let clone = service.clone();
+    std::mem::replace(service, clone)
+}
+
+/// Each attempt's request, and whether it is the call's first (sent by the service made ready
+/// for the call): `request`, then a copy of `spare` made by `exchange` (`None` once it cannot
+/// be copied).
+fn requests<Req, Resp, M: Exchange<Req, Resp>>(
+    exchange: &M,
+    request: Req,
+    mut spare: Option<Req>,
+) -> impl FnMut() -> (Option<Req>, bool) {
+    let mut first = Some(request);
+    move || {
+        let fresh = first.is_some();
+        let request = first
+            .take()
+            .or_else(|| spare.as_mut().and_then(|s| exchange.replay(s)));
+        (request, fresh)
+    }
 }
 
 /// What a call's attempts share.
