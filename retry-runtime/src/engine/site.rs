@@ -320,8 +320,15 @@ pub enum BreakerRef {
 /// A function's site as its calls use it, resolved once per process (see [`Site::resolved`]):
 /// its settings in effect and the shared state they name, a bucket and limiter of the
 /// function's own included. The one value the engine reads.
+///
+/// Its own bucket comes first (`repr(C)` keeps the order): choosing between it and a shared
+/// bucket, which every success does, then needs no address computed for it.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct Resolved {
+    /// The function's own bucket, used when it names neither a `static` one nor a partition
+    /// (made with the resolution, so a `Policy` value has its own).
+    own_bucket: TokenBucket,
     pub(crate) function: &'static str,
     pub(crate) partition: Option<&'static str>,
     /// The settings in effect: the attribute's, and where it left a key open, the
@@ -340,9 +347,7 @@ pub(crate) struct Resolved {
     latency: Option<&'static Latency>,
     /// ...or one of its own, when the percentile came from outside.
     own_latency: Option<Box<Latency>>,
-    /// The function's own bucket and limiter, used when it names neither a `static` one nor a
-    /// partition (made with the resolution, so a `Policy` value has its own).
-    own_bucket: TokenBucket,
+    /// The function's own limiter, used when it names neither a `static` one nor a partition.
     own_limiter: RateLimiter,
     /// How the server's hints and the backoff go together.
     pub(crate) hints: Hints,
