@@ -18,7 +18,8 @@ pub use crate::spec::{Behavior, HedgeSpec, Jitter, Keys, Mode};
 pub use core::ops::ControlFlow;
 pub use std::thread::sleep as thread_sleep;
 pub use std::time::Duration;
-pub use tokio::time::sleep;
+pub use crate::runtime::sleep;
+pub use crate::runtime::AsyncRuntime;
 
 use core::future::Future;
 
@@ -62,7 +63,7 @@ where
 pub mod shared {
     use crate::protect::bucket::TokenBucket;
     use crate::protect::limiter::RateLimiter;
-    use tokio::time::Instant;
+    use crate::runtime::Instant;
 
     /// Takes a retry's `cost` from `bucket` at `now`, as the engine does; `false` if short.
     #[inline]

@@ -6,7 +6,7 @@ use crate::classify::ErrorClass;
 use crate::observe::report::EarlyEnd;
 use retry_keys::AWS_2026_HINT_ABOVE_BACKOFF;
 use std::time::Duration;
-use tokio::time::Instant;
+use crate::runtime::Instant;
 
 /// What follows a failed attempt, before the retry's cost and delay (steps 3 and 4 of the
 /// README's "One call").

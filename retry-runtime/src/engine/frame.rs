@@ -19,7 +19,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use rand::RngExt;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use tokio::time::Instant;
+use crate::runtime::Instant;
 
 /// The frame of the attempt being polled on this thread: the one place the crate uses
 /// `unsafe` (a scoped thread-local, as the `scoped-tls` crate has it, but read and written

@@ -57,7 +57,7 @@ use rand::RngExt;
 use scope::Around;
 use site::{Hints, Resolved, Site};
 use std::time::Duration;
-use tokio::time::Instant;
+use crate::runtime::{AsyncRuntime, Instant};
 
 /// One invocation of a `#[retry]` function.
 ///
@@ -542,6 +542,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     pub fn attempt<F: Future<Output = R>>(&mut self, attempt: F) -> InFrame<'_, 'a, K::Attempt<F>>
     where
         K: Timer<R>,
+        R: AsyncRuntime,
     {
         self.count_attempt();
         let until = if K::TIMED {

@@ -8,7 +8,7 @@ use crate::protect::window::{self, SLOTS, add, sum_from};
 use std::fmt;
 use std::sync::OnceLock;
 use std::time::Duration;
-use tokio::time::Instant;
+use crate::runtime::Instant;
 
 /// A circuit breaker, shared by every function that names it (`breaker = PATH`);
 /// `breaker = "50%"` gives the function one of its own with that failure ratio, or its
@@ -824,7 +824,7 @@ mod loom {
     use crate::protect::sync::check::{concurrently, model, report};
     use std::sync::Arc;
     use std::time::Duration;
-    use tokio::time::Instant;
+    use crate::runtime::Instant;
 
     const S: fn(u64) -> Duration = Duration::from_secs;
 

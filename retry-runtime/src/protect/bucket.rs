@@ -5,7 +5,7 @@ use crate::protect::sync::atomic::{AtomicU32, Ordering};
 use crate::protect::sync::{Mutex, MutexGuard, PoisonError};
 use std::sync::OnceLock;
 use std::time::Duration;
-use tokio::time::Instant;
+use crate::runtime::Instant;
 
 /// What a retry costs after each class of error: a bucket's own, or the 2026 behavior's for a
 /// bucket the runtime makes. A function resolves its costs once, and its retries read them

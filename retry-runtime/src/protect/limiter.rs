@@ -5,7 +5,7 @@ use crate::protect::sync::atomic::{AtomicBool, Ordering};
 use crate::protect::sync::{Mutex, MutexGuard, PoisonError};
 use crate::spec::Behavior;
 use std::time::Duration;
-use tokio::time::Instant;
+use crate::runtime::Instant;
 
 /// The AWS adaptive-mode rate limiter (CUBIC).
 ///
@@ -937,7 +937,7 @@ mod loom {
     use crate::protect::sync::check::{concurrently, model, report};
     use std::sync::Arc;
     use std::time::Duration;
-    use tokio::time::Instant;
+    use crate::runtime::Instant;
 
     type Sent = Result<Option<Duration>, ()>;
 

@@ -17,7 +17,7 @@ use bucket::{Costs, TokenBucket};
 use budget::RetryBudget;
 use limiter::RateLimiter;
 use std::time::Duration;
-use tokio::time::Instant;
+use crate::runtime::Instant;
 
 /// What an attempt holds from the protections that let it start: the retry cost it took from
 /// the bucket, and how it went through the breaker. A retry's or a hedge's cost goes back if

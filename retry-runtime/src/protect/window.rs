@@ -7,7 +7,7 @@
 use crate::protect::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
-use tokio::time::Instant;
+use crate::runtime::Instant;
 
 /// The slots of a window: the window slides by one slot at a time.
 pub(crate) const SLOTS: usize = 10;
