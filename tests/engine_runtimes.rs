@@ -36,21 +36,35 @@ fn text(out: &Output) -> String {
     )
 }
 
-const SMOL: [&str; 4] = ["-p", "retry-runtime", "--no-default-features", "--features=smol"];
+const SMOL: [&str; 4] = [
+    "-p",
+    "retry-runtime",
+    "--no-default-features",
+    "--features=smol",
+];
 
 #[test]
 fn the_engine_runs_on_smol() {
-    let out = cargo(root(), &[&["test"][..], &SMOL, &["--test", "smol"]].concat());
+    let out = cargo(
+        root(),
+        &[&["test"][..], &SMOL, &["--test", "smol"]].concat(),
+    );
     let all = text(&out);
     assert!(out.status.success(), "{all}");
     assert!(all.contains("test the_backoff_schedule_is_exact_in_an_instant_seeded_scope ... ok"));
-    assert!(all.contains("test a_slow_attempt_is_hedged ... ok"), "{all}");
+    assert!(
+        all.contains("test a_slow_attempt_is_hedged ... ok"),
+        "{all}"
+    );
     assert!(all.contains("0 failed"), "{all}");
 }
 
 #[test]
 fn the_smol_example_runs() {
-    let out = cargo(root(), &[&["run", "--quiet"][..], &SMOL, &["--example", "smol"]].concat());
+    let out = cargo(
+        root(),
+        &[&["run", "--quiet"][..], &SMOL, &["--example", "smol"]].concat(),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));
     for line in [
@@ -62,7 +76,10 @@ fn the_smol_example_runs() {
         "server: request 5 -> hello from smol",
         "client: hedged call answered \"hello from smol\"",
     ] {
-        assert!(stdout.lines().any(|l| l.starts_with(line)), "{line:?} in:\n{stdout}");
+        assert!(
+            stdout.lines().any(|l| l.starts_with(line)),
+            "{line:?} in:\n{stdout}"
+        );
     }
 }
 

@@ -52,11 +52,21 @@ async fn request(addr: SocketAddr) -> io::Result<String> {
     }
 }
 
-#[retry(max_attempts = 4, initial_backoff = "50ms", jitter = "none", attempt_timeout = "1s", deadline = "5s")]
+#[retry(
+    max_attempts = 4,
+    initial_backoff = "50ms",
+    jitter = "none",
+    attempt_timeout = "1s",
+    deadline = "5s"
+)]
 async fn fetch(addr: SocketAddr) -> io::Result<String> {
     let a = attempt().expect("inside the body");
     let left = a.time_left().unwrap_or_default();
-    println!("client: attempt {}, {} ms left", a.number(), left.as_millis().div_ceil(100) * 100);
+    println!(
+        "client: attempt {}, {} ms left",
+        a.number(),
+        left.as_millis().div_ceil(100) * 100
+    );
     request(addr).await
 }
 

@@ -14,12 +14,12 @@ pub use crate::observe::event::RetryEvent;
 pub use crate::protect::breaker::{CircuitBreaker, CircuitOpen};
 pub use crate::protect::bucket::TokenBucket;
 pub use crate::protect::budget::RetryBudget;
+pub use crate::runtime::AsyncRuntime;
+pub use crate::runtime::sleep;
 pub use crate::spec::{Behavior, HedgeSpec, Jitter, Keys, Mode};
 pub use core::ops::ControlFlow;
 pub use std::thread::sleep as thread_sleep;
 pub use std::time::Duration;
-pub use crate::runtime::sleep;
-pub use crate::runtime::AsyncRuntime;
 
 use core::future::Future;
 

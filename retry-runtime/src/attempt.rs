@@ -2,9 +2,9 @@
 //! the call's [`InvocationId`], values that [`attempt()`](crate::attempt()) reads from the frame
 //! the engine publishes while it polls an attempt.
 
+use crate::runtime::{self, Instant};
 use core::fmt;
 use std::time::{Duration, SystemTime};
-use crate::runtime::{self, Instant};
 
 /// A call's invocation id: 128 random bits (a version-4 UUID), the same for every attempt of
 /// one call and new for each call. `Display` writes it as a UUID

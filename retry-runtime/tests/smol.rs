@@ -118,7 +118,12 @@ fn retries_sleep_on_async_io_timers() {
     });
 }
 
-#[retry(max_attempts = 2, attempt_timeout = "50ms", initial_backoff = "10ms", jitter = "none")]
+#[retry(
+    max_attempts = 2,
+    attempt_timeout = "50ms",
+    initial_backoff = "10ms",
+    jitter = "none"
+)]
 async fn hangs(runs: &AtomicU32) -> Result<u32, Error> {
     runs.fetch_add(1, Ordering::SeqCst);
     hang().await;
@@ -135,14 +140,22 @@ fn an_attempt_timeout_cuts_a_hanging_attempt_off() {
         let Err(Error::TimedOut(t)) = out else {
             panic!("{out:?}")
         };
-        assert_eq!((t.kind(), t.attempt(), t.limit()), (TimeoutKind::Attempt, 2, MS(50)));
+        assert_eq!(
+            (t.kind(), t.attempt(), t.limit()),
+            (TimeoutKind::Attempt, 2, MS(50))
+        );
         assert_eq!(runs.load(Ordering::SeqCst), 2);
         assert!(took >= MS(110), "{took:?}");
         assert!(took < MS(110) + SLACK, "{took:?}");
     });
 }
 
-#[retry(max_attempts = 10, deadline = "150ms", initial_backoff = "40ms", jitter = "none")]
+#[retry(
+    max_attempts = 10,
+    deadline = "150ms",
+    initial_backoff = "40ms",
+    jitter = "none"
+)]
 async fn busy_until_the_deadline(runs: &AtomicU32) -> Result<u32, Error> {
     play(runs, u32::MAX)
 }
@@ -251,12 +264,20 @@ fn a_breaker_opens_and_refuses_calls_without_running_them() {
         assert!(matches!(guarded(&runs).await, Err(Error::Busy)));
         assert_eq!(BREAKER.state(), BreakerState::Open);
         let out = guarded(&runs).await;
-        assert!(matches!(&out, Err(Error::Open(open)) if open.function() == "guarded"), "{out:?}");
+        assert!(
+            matches!(&out, Err(Error::Open(open)) if open.function() == "guarded"),
+            "{out:?}"
+        );
         assert_eq!(runs.load(Ordering::SeqCst), 2);
     });
 }
 
-#[retry(max_attempts = 3, mode = "adaptive", budget = "50%", initial_backoff = "1ms")]
+#[retry(
+    max_attempts = 3,
+    mode = "adaptive",
+    budget = "50%",
+    initial_backoff = "1ms"
+)]
 async fn adaptive(runs: &AtomicU32) -> Result<u32, Error> {
     play(runs, 3).map_err(|_| Error::Throttled)
 }
@@ -283,11 +304,8 @@ fn a_policy_retries_a_closure() {
             .jitter(Jitter::None);
         let runs = AtomicU32::new(0);
         let start = Instant::now();
-        let (out, record) = testing::record(
-            Overrides::new(),
-            policy.retry(|| async { play(&runs, 3) }),
-        )
-        .await;
+        let (out, record) =
+            testing::record(Overrides::new(), policy.retry(|| async { play(&runs, 3) })).await;
         assert_eq!(out.unwrap(), 3);
         assert_eq!(record.delays(), [10, 20].map(MS));
         assert!(start.elapsed() >= MS(30));
@@ -307,11 +325,20 @@ fn a_policy_retries_a_closure() {
     });
 }
 
-#[retry(max_attempts = 2, attempt_timeout = "1s", initial_backoff = "1ms", jitter = "none")]
+#[retry(
+    max_attempts = 2,
+    attempt_timeout = "1s",
+    initial_backoff = "1ms",
+    jitter = "none"
+)]
 async fn looks_at_its_attempt(seen: &Mutex<Vec<retry_runtime::Attempt>>) -> Result<u32, Error> {
     let a = attempt().expect("inside a #[retry] body");
     seen.lock().unwrap().push(a);
-    if a.is_retry() { Ok(a.number()) } else { Err(Error::Busy) }
+    if a.is_retry() {
+        Ok(a.number())
+    } else {
+        Err(Error::Busy)
+    }
 }
 
 #[test]

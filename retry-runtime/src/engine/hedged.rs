@@ -32,13 +32,13 @@ use crate::observe;
 use crate::observe::event::RetryEvent;
 use crate::protect::breaker::Pass;
 use crate::protect::{Admission, Ticket};
+use crate::runtime::{AsyncRuntime, Instant, Sleep};
 use crate::spec::{HedgeSpec, Hedging, Settings};
 use core::future::{Future, poll_fn};
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll, ready};
 use decide::AfterError;
 use std::time::Duration;
-use crate::runtime::{AsyncRuntime, Instant, Sleep};
 
 pin_project_lite::pin_project! {
     /// One attempt of a hedged call in flight, polled with a frame of its own published (its

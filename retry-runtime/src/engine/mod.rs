@@ -47,6 +47,7 @@ use crate::protect::breaker::{CircuitOpen, Pass};
 use crate::protect::bucket::TokenBucket;
 use crate::protect::limiter::{RateLimiter, send_cost};
 use crate::protect::{Admission, Protections, Refusal, Ticket};
+use crate::runtime::{AsyncRuntime, Instant};
 use crate::spec::backoff;
 use crate::spec::{Jitter, Mode};
 use core::future::Future;
@@ -57,7 +58,6 @@ use rand::RngExt;
 use scope::Around;
 use site::{Hints, Resolved, Site};
 use std::time::Duration;
-use crate::runtime::{AsyncRuntime, Instant};
 
 /// One invocation of a `#[retry]` function.
 ///

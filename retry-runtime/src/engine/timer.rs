@@ -3,8 +3,8 @@
 
 use super::outcome::RetryResult;
 use crate::classify::{TimedOut, TimeoutKind};
-use core::future::Future;
 use crate::runtime::{Elapsed, Instant, Timeout};
+use core::future::Future;
 
 /// Whether a function arms timers (`attempt_timeout` or `deadline`).
 pub trait TimerKind {

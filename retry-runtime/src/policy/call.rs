@@ -21,8 +21,8 @@ use super::{
 };
 use crate::classify::ErrorClass;
 use crate::engine::{Classifier, Timer};
-use crate::runtime::AsyncRuntime;
 use crate::observe::event::RetryEvent;
+use crate::runtime::AsyncRuntime;
 use core::future::Future;
 use core::marker::PhantomData;
 use core::pin::Pin;
