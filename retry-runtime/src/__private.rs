@@ -14,11 +14,12 @@ pub use crate::observe::event::RetryEvent;
 pub use crate::protect::breaker::{CircuitBreaker, CircuitOpen};
 pub use crate::protect::bucket::TokenBucket;
 pub use crate::protect::budget::RetryBudget;
+pub use crate::runtime::AsyncRuntime;
+pub use crate::runtime::sleep;
 pub use crate::spec::{Behavior, HedgeSpec, Jitter, Keys, Mode};
 pub use core::ops::ControlFlow;
 pub use std::thread::sleep as thread_sleep;
 pub use std::time::Duration;
-pub use tokio::time::sleep;
 
 use core::future::Future;
 
@@ -62,7 +63,7 @@ where
 pub mod shared {
     use crate::protect::bucket::TokenBucket;
     use crate::protect::limiter::RateLimiter;
-    use tokio::time::Instant;
+    use crate::runtime::Instant;
 
     /// Takes a retry's `cost` from `bucket` at `now`, as the engine does; `false` if short.
     #[inline]

@@ -2,9 +2,9 @@
 //! the call's [`InvocationId`], values that [`attempt()`](crate::attempt()) reads from the frame
 //! the engine publishes while it polls an attempt.
 
+use crate::runtime::{self, Instant};
 use core::fmt;
 use std::time::{Duration, SystemTime};
-use tokio::time::Instant;
 
 /// A call's invocation id: 128 random bits (a version-4 UUID), the same for every attempt of
 /// one call and new for each call. `Display` writes it as a UUID
@@ -84,10 +84,12 @@ impl Attempt {
     }
 
     /// When this attempt is cut off: its attempt timeout or the call's deadline, whichever
-    /// comes first; `None` if nothing cuts it.
+    /// comes first; `None` if nothing cuts it. On `std`'s clock whatever the runtime: under
+    /// tokio, what `tokio::time::Instant::into_std` gives (tokio's paused clock still drives
+    /// it).
     #[must_use]
-    pub fn cutoff(&self) -> Option<Instant> {
-        self.cutoff
+    pub fn cutoff(&self) -> Option<std::time::Instant> {
+        self.cutoff.map(runtime::to_std)
     }
 
     /// The time this attempt has left before it is cut off (zero once passed), or `None` if
@@ -100,10 +102,11 @@ impl Attempt {
     }
 
     /// The call's deadline: its own `deadline`, clamped to the cutoff of an outer `#[retry]`
-    /// attempt it runs inside; `None` if it has neither.
+    /// attempt it runs inside; `None` if it has neither. On `std`'s clock, as
+    /// [`cutoff`](Self::cutoff) is.
     #[must_use]
-    pub fn deadline(&self) -> Option<Instant> {
-        self.deadline
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        self.deadline.map(runtime::to_std)
     }
 
     /// The call's invocation id: random, the same for every attempt of one call.

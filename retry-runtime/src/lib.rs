@@ -184,7 +184,16 @@
 //!
 //! # Features
 //!
-//! - `tracing`: the events above. No feature is on by default.
+//! - `tokio` (the only feature on by default): async calls sleep and time out on tokio's
+//!   timers and read its clock, which tokio's paused clock drives in tests.
+//! - `smol`: async calls on async-io's timers (smol's, which run under any executor) and
+//!   `std`'s clock, without tokio: `default-features = false, features = ["smol"]`. With both
+//!   features on, tokio's timers are used (a dependency that turns `smol` on changes nothing for
+//!   a tokio program), so async calls must run inside a tokio runtime. With neither, a blocking
+//!   `#[retry]` function works, and an async one or [`Policy::retry`] is a compile error that
+//!   names the two features. [`Attempt::cutoff`] and [`Attempt::deadline`] are
+//!   `std::time::Instant`s on every runtime.
+//! - `tracing`: the events above.
 //! - `config-file`: the TOML file named by `RETRY_CONFIG_FILE` (see Configuration above),
 //!   parsed by the `toml` crate; without it a file named there is one warning.
 //! - `metrics`: counters and gauges per function through the `metrics` facade (`meters`).
@@ -197,14 +206,14 @@
 //! - `hyper`: `Classify` for `hyper::Error` and `hyper_util::client::legacy::Error`.
 //! - `tonic`: `Classify` and `From<TimedOut>` for `tonic::Status`; [`wire::WithAttempt`] for
 //!   `tonic::Request`.
-//! - `grpc-config` (with `tonic`): the `retry_runtime::grpc` module, gRPC service config
+//! - `grpc-config` (with `tonic` and `tokio`): the `retry_runtime::grpc` module, gRPC service config
 //!   retry policies (gRFC A6's `retryPolicy`, `hedgingPolicy` and `retryThrottling`) read and
 //!   validated from their JSON, every problem reported at once, and calls run under them
 //!   (`GrpcPolicy::retry`).
 //! - `anyhow`: `Classify` for `anyhow::Error`, by its chain of causes.
-//! - `tower`: `tower::RetryLayer`, which retries a tower service's requests under a [`Policy`]
-//!   (with `grpc-config`, `RetryLayer::grpc`: each gRPC call under its method's policy in a
-//!   service config).
+//! - `tower` (with `tokio`): `tower::RetryLayer`, which retries a tower service's requests
+//!   under a [`Policy`] (with `grpc-config`, `RetryLayer::grpc`: each gRPC call under its
+//!   method's policy in a service config).
 //!
 //! Without a feature: `Classify` for `std::io::Error` and for `dyn Error` (by its chain of
 //! sources), [`derive@Classify`] for error types of your own, the AWS error codes ([`aws`]) and
@@ -222,6 +231,7 @@ mod integrations;
 mod observe;
 mod policy;
 mod protect;
+mod runtime;
 mod spec;
 pub mod testing;
 

@@ -143,7 +143,8 @@ async fn against_the_deadline(seen: &Seen) -> Result<(), TestError> {
 
 #[tokio::test(start_paused = true)]
 async fn time_left_is_the_attempt_timeout_until_the_deadline_is_closer() {
-    let start = Instant::now();
+    // `Attempt`'s instants are on `std`'s clock, where tokio's paused one places them.
+    let start = Instant::now().into_std();
     let seen = Seen::default();
     assert_eq!(against_the_deadline(&seen).await, Err(TRANSIENT));
     let s = |ms: u64| start + Duration::from_millis(ms);
@@ -341,7 +342,7 @@ async fn an_inner_call_gives_up_at_the_outer_cutoff_instead_of_being_cut_mid_sle
     assert!(
         seen.all()
             .iter()
-            .all(|a| a.deadline() == Some(start + ms(2000)))
+            .all(|a| a.deadline() == Some(start.into_std() + ms(2000)))
     );
     let ends = record.early_ends();
     assert_eq!(ends.len(), 1);

@@ -18,7 +18,7 @@ use retry_runtime::wire::{
 use retry_runtime::{attempt, retry};
 use std::sync::Mutex;
 use std::time::Duration;
-use tokio::time::Instant;
+use std::time::Instant;
 use tonic::transport::Channel;
 use tonic::{Request, Status};
 

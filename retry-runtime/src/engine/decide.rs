@@ -4,9 +4,9 @@
 
 use crate::classify::ErrorClass;
 use crate::observe::report::EarlyEnd;
+use crate::runtime::Instant;
 use retry_keys::AWS_2026_HINT_ABOVE_BACKOFF;
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// What follows a failed attempt, before the retry's cost and delay (steps 3 and 4 of the
 /// README's "One call").

@@ -14,12 +14,12 @@
 use crate::attempt::{Attempt, InvocationId};
 use crate::engine::scope;
 use crate::engine::site::Resolved;
+use crate::runtime::Instant;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use rand::RngExt;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use tokio::time::Instant;
 
 /// The frame of the attempt being polled on this thread: the one place the crate uses
 /// `unsafe` (a scoped thread-local, as the `scoped-tls` crate has it, but read and written

@@ -32,13 +32,13 @@ use crate::observe;
 use crate::observe::event::RetryEvent;
 use crate::protect::breaker::Pass;
 use crate::protect::{Admission, Ticket};
+use crate::runtime::{AsyncRuntime, Instant, Sleep};
 use crate::spec::{HedgeSpec, Hedging, Settings};
 use core::future::{Future, poll_fn};
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll, ready};
 use decide::AfterError;
 use std::time::Duration;
-use tokio::time::{Instant, Sleep};
 
 pin_project_lite::pin_project! {
     /// One attempt of a hedged call in flight, polled with a frame of its own published (its
@@ -282,6 +282,7 @@ where
     /// without `hedge_after` runs them one at a time.
     pub async fn run_hedged<F, Fut>(mut self, mut attempt: F) -> R
     where
+        R: AsyncRuntime,
         F: FnMut() -> Fut,
         Fut: Future<Output = R>,
     {
@@ -307,7 +308,7 @@ where
                 loop {
                     match self.send_token() {
                         SendToken::Go => break,
-                        SendToken::Wait(delay) => tokio::time::sleep(delay).await,
+                        SendToken::Wait(delay) => crate::runtime::sleep(delay).await,
                         SendToken::Return(out) => return out,
                     }
                 }
@@ -345,7 +346,7 @@ where
                     match timer.as_mut().as_pin_mut() {
                         Some(sleep) if sleep.deadline() != at => sleep.reset(at),
                         Some(_) => {}
-                        None => timer.set(Some(tokio::time::sleep_until(at))),
+                        None => timer.set(Some(crate::runtime::sleep_until(at))),
                     }
                     match timer.as_mut().as_pin_mut().map(|s| s.poll(cx)) {
                         Some(Poll::Ready(())) => Poll::Ready(Event::Hedge),
@@ -421,10 +422,10 @@ where
                             Settled::Return(out) => return out,
                             Settled::Retry => continue 'call,
                             Settled::Sleep(delay) => {
-                                tokio::time::sleep(delay).await;
+                                crate::runtime::sleep(delay).await;
                                 continue 'call;
                             }
-                            Settled::Wait(delay) => tokio::time::sleep(delay).await,
+                            Settled::Wait(delay) => crate::runtime::sleep(delay).await,
                         }
                     }
                 }

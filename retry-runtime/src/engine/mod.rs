@@ -47,6 +47,7 @@ use crate::protect::breaker::{CircuitOpen, Pass};
 use crate::protect::bucket::TokenBucket;
 use crate::protect::limiter::{RateLimiter, send_cost};
 use crate::protect::{Admission, Protections, Refusal, Ticket};
+use crate::runtime::{AsyncRuntime, Instant};
 use crate::spec::backoff;
 use crate::spec::{Jitter, Mode};
 use core::future::Future;
@@ -57,7 +58,6 @@ use rand::RngExt;
 use scope::Around;
 use site::{Hints, Resolved, Site};
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// One invocation of a `#[retry]` function.
 ///
@@ -542,6 +542,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     pub fn attempt<F: Future<Output = R>>(&mut self, attempt: F) -> InFrame<'_, 'a, K::Attempt<F>>
     where
         K: Timer<R>,
+        R: AsyncRuntime,
     {
         self.count_attempt();
         let until = if K::TIMED {

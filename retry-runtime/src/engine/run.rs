@@ -3,6 +3,7 @@
 
 use super::outcome::RetryResult;
 use super::{Call, OnFailure, OnRefusal, Timer};
+use crate::runtime::AsyncRuntime;
 use core::future::Future;
 
 /// The retry loop, defined once. `$call` names a [`Call`]; `$attempt` is an expression that
@@ -94,6 +95,7 @@ where
     /// attempt's future. The same loop the expansion of `#[retry]` runs.
     pub async fn run<F, Fut>(mut self, mut attempt: F) -> R
     where
+        R: AsyncRuntime,
         F: FnMut() -> Fut,
         Fut: Future<Output = R>,
     {

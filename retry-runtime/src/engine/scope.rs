@@ -4,8 +4,9 @@
 //! Outside any scope the answers are the real ones (the function's own `max_attempts`, real
 //! sleeps, the thread's generator, nobody listening beyond tracing). A scope installs another
 //! [`Scope`] for one task, the way governor takes a `Clock` and backon a `Sleeper`: the
-//! public `testing` module is one user of this seam, and the engine knows nothing of it. Time itself is not here: the engine reads tokio's clock (which tests pause) once per
-//! step and passes the instant to the shared state, which never reads a clock of its own.
+//! public `testing` module is one user of this seam, and the engine knows nothing of it. Time itself is not here: the engine reads the runtime's clock
+//! (`runtime::Instant`: tokio's, which tests pause, or `std`'s) once per step and passes the
+//! instant to the shared state, which never reads a clock of its own.
 
 use crate::observe::report::{EndedEarly, Hedged, Retried};
 use rand::rngs::StdRng;
@@ -170,7 +171,14 @@ impl TryRng for ThreadRng {
     }
 }
 
+// The scope follows the task: tokio's task-local under tokio, the seam's own otherwise (the
+// same steps: set while the future is polled, taken back after).
+#[cfg(feature = "tokio")]
 tokio::task_local! {
+    static CURRENT: Arc<dyn Scope>;
+}
+#[cfg(not(feature = "tokio"))]
+crate::runtime::local::task_local! {
     static CURRENT: Arc<dyn Scope>;
 }
 

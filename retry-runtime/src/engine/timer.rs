@@ -3,8 +3,8 @@
 
 use super::outcome::RetryResult;
 use crate::classify::{TimedOut, TimeoutKind};
+use crate::runtime::{Elapsed, Instant, Timeout};
 use core::future::Future;
-use tokio::time::{Instant, Timeout};
 
 /// Whether a function arms timers (`attempt_timeout` or `deadline`).
 pub trait TimerKind {
@@ -162,13 +162,13 @@ pub struct Timed<E>(pub fn(TimedOut) -> E);
 
 impl<R: RetryResult> Timer<R> for Timed<R::Err> {
     type Attempt<F: Future<Output = R>> = Cut<F>;
-    type Output = Result<R, tokio::time::error::Elapsed>;
+    type Output = Result<R, Elapsed>;
 
     #[inline]
     fn arm<F: Future<Output = R>>(attempt: F, until: Option<Instant>) -> Cut<F> {
         match until {
             Some(until) => Cut::At {
-                timeout: tokio::time::timeout_at(until, attempt),
+                timeout: crate::runtime::timeout_at(until, attempt),
             },
             // Nothing cuts it (a `Policy` without timeouts, or limits too far ahead to
             // represent): no timer to register.
@@ -205,7 +205,7 @@ pin_project_lite::pin_project! {
 }
 
 impl<F: Future> Future for Cut<F> {
-    type Output = Result<F::Output, tokio::time::error::Elapsed>;
+    type Output = Result<F::Output, Elapsed>;
 
     #[inline]
     fn poll(

@@ -22,6 +22,7 @@ use super::{
 use crate::classify::ErrorClass;
 use crate::engine::{Classifier, Timer};
 use crate::observe::event::RetryEvent;
+use crate::runtime::AsyncRuntime;
 use core::future::Future;
 use core::marker::PhantomData;
 use core::pin::Pin;
@@ -110,6 +111,7 @@ where
     Cx::Asks: ClassifiesWith<E>,
     Cx::Returns: ClassOutput,
     B: BreakerPlug<V, E>,
+    Result<V, E>: AsyncRuntime,
     Policy<T, C, P, O, B>: 'p,
 {
     type Output = <D::Fut as Future>::Output;
@@ -450,6 +452,7 @@ where
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
     B: BreakerKind<Result<V, E>>,
+    Result<V, E>: AsyncRuntime,
 {
     let Parts {
         policy,
@@ -498,6 +501,7 @@ where
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
     B: BreakerPlug<V, E>,
+    Result<V, E>: AsyncRuntime,
 {
     let ready = prepare::<T, C, P, O, B, V, E, Cx>(parts.policy);
     start(parts, ready)
@@ -523,6 +527,7 @@ where
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
     B: BreakerKind<Result<V, E>>,
+    Result<V, E>: AsyncRuntime,
 {
     Retry::new(
         parts,
@@ -543,6 +548,7 @@ where
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
     B: BreakerKind<Result<V, E>>,
+    Result<V, E>: AsyncRuntime,
     Policy<T, C, P, O, B>: 'p,
     D: Drive<Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>>,
 {

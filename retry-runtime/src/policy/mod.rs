@@ -19,6 +19,7 @@ use crate::protect::bucket::TokenBucket;
 use crate::protect::budget::RetryBudget;
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
+use crate::runtime::AsyncRuntime;
 use crate::spec::HedgeSpec;
 use crate::spec::{Behavior, Jitter, Keys, Mode, core_keys};
 use core::future::Future;
@@ -485,6 +486,7 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
         P: Repeat<V>,
         O: Hook<E>,
         B: BreakerKind<Result<V, E>>,
+        Result<V, E>: AsyncRuntime,
     {
         call::retry(Parts {
             policy: self,
@@ -596,6 +598,7 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
         P: Repeat<V>,
         O: Hook<E>,
         B: BreakerPlug<V, E>,
+        Result<V, E>: AsyncRuntime,
     {
         call::run_now(Parts {
             policy: self,

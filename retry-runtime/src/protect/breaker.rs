@@ -5,10 +5,10 @@
 use crate::classify::{Classify, ErrorClass};
 use crate::protect::sync::atomic::{AtomicU64, Ordering};
 use crate::protect::window::{self, SLOTS, add, sum_from};
+use crate::runtime::Instant;
 use std::fmt;
 use std::sync::OnceLock;
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// A circuit breaker, shared by every function that names it (`breaker = PATH`);
 /// `breaker = "50%"` gives the function one of its own with that failure ratio, or its
@@ -822,9 +822,9 @@ mod loom {
     //! Loom models (see `protect::sync::check`).
     use super::*;
     use crate::protect::sync::check::{concurrently, model, report};
+    use crate::runtime::Instant;
     use std::sync::Arc;
     use std::time::Duration;
-    use tokio::time::Instant;
 
     const S: fn(u64) -> Duration = Duration::from_secs;
 

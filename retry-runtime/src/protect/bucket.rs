@@ -3,9 +3,9 @@
 use crate::classify::ErrorClass;
 use crate::protect::sync::atomic::{AtomicU32, Ordering};
 use crate::protect::sync::{Mutex, MutexGuard, PoisonError};
+use crate::runtime::Instant;
 use std::sync::OnceLock;
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// What a retry costs after each class of error: a bucket's own, or the 2026 behavior's for a
 /// bucket the runtime makes. A function resolves its costs once, and its retries read them

@@ -7,9 +7,9 @@
 use crate::classify::ErrorClass;
 use crate::protect::sync::atomic::{AtomicU64, Ordering};
 use crate::protect::window::{SLOTS, add, shortest_window, slot, sum};
+use crate::runtime::Instant;
 use std::sync::OnceLock;
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// Fixed point: a thousandth of a request or a token.
 const MILLI: u64 = 1000;

@@ -3,9 +3,9 @@
 
 use crate::protect::sync::atomic::{AtomicBool, Ordering};
 use crate::protect::sync::{Mutex, MutexGuard, PoisonError};
+use crate::runtime::Instant;
 use crate::spec::Behavior;
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// The AWS adaptive-mode rate limiter (CUBIC).
 ///
@@ -935,9 +935,9 @@ mod loom {
     //! Loom models (see `protect::sync::check`).
     use super::*;
     use crate::protect::sync::check::{concurrently, model, report};
+    use crate::runtime::Instant;
     use std::sync::Arc;
     use std::time::Duration;
-    use tokio::time::Instant;
 
     type Sent = Result<Option<Duration>, ()>;
 

@@ -12,12 +12,12 @@ pub(crate) mod sync;
 pub(crate) mod window;
 
 use crate::classify::ErrorClass;
+use crate::runtime::Instant;
 use breaker::{Admit, Change, CircuitBreaker, Pass};
 use bucket::{Costs, TokenBucket};
 use budget::RetryBudget;
 use limiter::RateLimiter;
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// What an attempt holds from the protections that let it start: the retry cost it took from
 /// the bucket, and how it went through the breaker. A retry's or a hedge's cost goes back if

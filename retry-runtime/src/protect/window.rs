@@ -5,9 +5,9 @@
 //! needs sweeping.
 
 use crate::protect::sync::atomic::{AtomicU64, Ordering};
+use crate::runtime::Instant;
 use std::sync::OnceLock;
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// The slots of a window: the window slides by one slot at a time.
 pub(crate) const SLOTS: usize = 10;

@@ -1,0 +1,189 @@
+//! The runtime features, each in a build of its own (`target/runtimes`): the engine's tests
+//! under smol without tokio (`retry-runtime/tests/smol.rs`) and its example; tokio absent from
+//! that build's tree; and a small crate of a user's that depends on the runtime with no runtime
+//! feature (a blocking `#[retry]` fn runs, an async one is the compile error that names the
+//! features), and with both `tokio` and `smol` (tokio's timers: its paused clock drives them).
+//!
+//! ```text
+//! CARGO_TARGET_DIR=target/runtimes cargo test -p retry-runtime --no-default-features --features smol --test smol
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn target() -> PathBuf {
+    root().join("target").join("runtimes")
+}
+
+fn cargo(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO"))
+        .args(args)
+        .env("CARGO_TARGET_DIR", target())
+        .current_dir(dir)
+        .output()
+        .expect("cargo runs")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+const SMOL: [&str; 4] = [
+    "-p",
+    "retry-runtime",
+    "--no-default-features",
+    "--features=smol",
+];
+
+#[test]
+fn the_engine_runs_on_smol() {
+    let out = cargo(
+        root(),
+        &[&["test"][..], &SMOL, &["--test", "smol"]].concat(),
+    );
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("test the_backoff_schedule_is_exact_in_an_instant_seeded_scope ... ok"));
+    assert!(
+        all.contains("test a_slow_attempt_is_hedged ... ok"),
+        "{all}"
+    );
+    assert!(all.contains("0 failed"), "{all}");
+}
+
+#[test]
+fn the_smol_example_runs() {
+    let out = cargo(
+        root(),
+        &[&["run", "--quiet"][..], &SMOL, &["--example", "smol"]].concat(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out));
+    for line in [
+        "client: attempt 1, 1000 ms left",
+        "server: request 1 -> busy",
+        "client: attempt 3, ",
+        "server: request 3 -> hello from smol",
+        "client: \"hello from smol\" after 3 attempts, 150 ms of backoff or more",
+        "server: request 5 -> hello from smol",
+        "client: hedged call answered \"hello from smol\"",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(line)),
+            "{line:?} in:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn a_smol_build_has_no_tokio() {
+    let out = cargo(root(), &[&["tree", "-e", "normal"][..], &SMOL].concat());
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(tree.contains("async-io"), "{tree}");
+    assert!(!tree.contains("tokio"), "{tree}");
+}
+
+/// A user's crate: a blocking `#[retry]` fn always, an async one with its `async` feature.
+const PROBE: &str = r#"
+use retry_runtime::{ErrorClass, retry};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+static RUNS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(max_attempts = 3, initial_backoff = "10ms", deadline = "5s")]
+fn blocking() -> Result<u32, ErrorClass> {
+    let n = RUNS.fetch_add(1, Ordering::SeqCst) + 1;
+    if n < 3 { Err(ErrorClass::Transient) } else { Ok(n) }
+}
+
+#[cfg(feature = "async")]
+#[retry(max_attempts = 3, initial_backoff = "10s", jitter = "none")]
+async fn slow() -> Result<u32, ErrorClass> {
+    let n = RUNS.fetch_add(1, Ordering::SeqCst) + 1;
+    if n < 5 { Err(ErrorClass::Transient) } else { Ok(n) }
+}
+
+fn main() {
+    println!("blocking: {:?}", blocking());
+    #[cfg(feature = "tokio")]
+    {
+        // Tokio's paused clock skips the two 10 s backoffs: its timers are the ones used.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let start = std::time::Instant::now();
+        println!("async: {:?}", rt.block_on(slow()));
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    }
+}
+"#;
+
+/// The probe crate with `retry-runtime`'s default features off, in `target/runtimes/NAME`,
+/// with the workspace's lock file (the same versions, nothing to resolve).
+fn probe(name: &str) -> PathBuf {
+    let dir = target().join(name);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let runtime = root().join("retry-runtime");
+    let manifest = format!(
+        r#"[package]
+name = "{name}"
+version = "0.0.0"
+edition = "2024"
+publish = false
+
+[workspace]
+
+[dependencies]
+retry-runtime = {{ path = {runtime:?}, default-features = false }}
+tokio = {{ version = "1.40", optional = true, features = ["rt", "time", "test-util"] }}
+
+[features]
+async = []
+tokio = ["dep:tokio", "async", "retry-runtime/tokio", "retry-runtime/smol"]
+"#
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::write(dir.join("src").join("main.rs"), PROBE).unwrap();
+    std::fs::copy(root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    dir
+}
+
+#[test]
+fn without_a_runtime_feature_blocking_works_and_async_names_the_features() {
+    let dir = probe("no-runtime");
+    let out = cargo(&dir, &["run", "--quiet"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("blocking: Ok(3)"));
+
+    let out = cargo(&dir, &["check", "--quiet", "--features", "async"]);
+    let all = text(&out);
+    assert!(!out.status.success(), "{all}");
+    assert!(
+        all.contains(
+            "error[E0277]: async retries need an async runtime's timers: turn on the `tokio` \
+             (default) or the `smol` feature of `retry-runtime`"
+        ),
+        "{all}"
+    );
+}
+
+#[test]
+fn with_tokio_and_smol_on_tokio_wins() {
+    let dir = probe("both-runtimes");
+    let out = cargo(&dir, &["run", "--quiet", "--features", "tokio"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stdout.contains("blocking: Ok(3)"), "{stdout}");
+    assert!(stdout.contains("async: Ok(5)"), "{stdout}");
+}
