@@ -319,9 +319,10 @@ fn hedging_a_percentile_follows_a_slowdown_that_a_fixed_delay_does_not() {
 }
 
 #[test]
-fn aws2026_less_amplification_in_an_outage_and_faster_calls_through_a_transient_error() {
-    // The outage: a retry costs 14 instead of 5, so each client's bucket of 500 pays for
-    // about 35 retries instead of 100 and the storm ends sooner; the calls that met the dead
+fn aws2026_less_amplification_in_a_long_outage_more_in_a_blip_and_faster_calls_through_a_transient_error()
+ {
+    // The outage (21 s): a retry costs 14 instead of 5, so each client's bucket of 500 pays
+    // for 35 retries instead of 100 and the storm ends sooner; the calls that met the dead
     // server end sooner (a 50 ms base instead of 1 s), and recovery is no slower.
     let oc = outage::Config::quick();
     let classic = aws2026::outage_one(&oc, Strategy::Standard);
@@ -342,6 +343,28 @@ fn aws2026_less_amplification_in_an_outage_and_faster_calls_through_a_transient_
     assert!(n.time_to_recover <= c.time_to_recover);
     assert!(n.goodput_recovery <= c.goodput_recovery);
     assert!(new.transient.calls > 1000 && new.transient.p99 < classic.transient.p99);
+
+    // A blip of 1 s: no bucket runs dry, and the 2026 rules' retries, 50 ms and 100 ms
+    // apart, fall inside it where the classic ones, up to 1 s and 2 s apart, mostly fall
+    // after it. More load on the failing server, and more calls fail.
+    let blip = outage::Config {
+        outage_len: 1.0,
+        ..oc.clone()
+    };
+    let classic = aws2026::outage_one(&blip, Strategy::Standard);
+    let new = aws2026::outage_one(&blip, Strategy::Standard2026);
+    assert!(
+        new.summary.amplification_outage > classic.summary.amplification_outage + 0.5,
+        "{} vs {}",
+        new.summary.amplification_outage,
+        classic.summary.amplification_outage
+    );
+    assert!(
+        new.offered_in_it_succeeded < 0.5 && classic.offered_in_it_succeeded > 0.8,
+        "{} vs {}",
+        new.offered_in_it_succeeded,
+        classic.offered_in_it_succeeded
+    );
 
     // Normal operation: the same calls fail, for the same attempts; a call that met a 5xx
     // retries after a backoff drawn below 50 ms instead of 1 s.

@@ -64,8 +64,13 @@ impl Latency {
 /// One policy through the outage.
 #[derive(Debug, Clone)]
 pub struct Outage {
+    /// How long the outage lasted, in seconds.
+    pub outage_len: f64,
     /// The scenario's own figures (amplification, recovery, calls failed).
     pub summary: outage::Summary,
+    /// Of the calls offered during the outage, the share that succeeded (whenever they
+    /// ended).
+    pub offered_in_it_succeeded: f64,
     /// Seconds from the start of the outage to the first second of it whose attempts are at
     /// most 1.05 times the calls offered in it: how long the retry storm lasted before the
     /// clients' buckets had run dry (the outage's length if it never fell that low).
@@ -86,7 +91,10 @@ pub fn outage_one(config: &outage::Config, strategy: Strategy) -> Outage {
         .map(|(i, b)| (i as f64 * s.width, b))
         .find(|(t, b)| *t >= start && *t < end && b.attempts as f64 <= 1.05 * b.offered as f64)
         .map_or(config.outage_len, |(t, _)| t - start);
+    let during = s.total(start, end);
     Outage {
+        outage_len: config.outage_len,
+        offered_in_it_succeeded: sim::ratio(during.offered_succeeded, during.offered),
         transient: Latency::transient(&summary.run),
         storm,
         summary,
@@ -141,11 +149,17 @@ pub fn normal_one(config: &normal::Config, strategy: Strategy, error_rate: f64) 
     }
 }
 
+/// The lengths of the shorter outages run beside the scenario's own, in seconds.
+pub const SHORTER_OUTAGES: [f64; 3] = [1.0, 3.0, 10.0];
+
 /// Every figure of the comparison.
 #[derive(Debug, Clone)]
 pub struct Results {
     /// The outage, one per policy of [`Strategy::AWS_2026`].
     pub outage: Vec<Outage>,
+    /// The same outage, shorter: standard mode under both rules for each length of
+    /// [`SHORTER_OUTAGES`] (by length, then policy).
+    pub shorter: Vec<Outage>,
     /// Throttling, one per policy.
     pub throttling: Vec<Throttling>,
     /// Normal operation, every policy at every error rate of the config (by error rate, then
@@ -153,11 +167,22 @@ pub struct Results {
     pub normal: Vec<Normal>,
 }
 
-/// Runs the policies of [`Strategy::AWS_2026`] in the three scenarios.
+/// Runs the policies of [`Strategy::AWS_2026`] in the three scenarios, and standard mode
+/// through shorter outages.
 pub fn run(o: &outage::Config, t: &throttling::Config, n: &normal::Config) -> Results {
     let policies = Strategy::AWS_2026;
     Results {
         outage: policies.iter().map(|&s| outage_one(o, s)).collect(),
+        shorter: SHORTER_OUTAGES
+            .iter()
+            .flat_map(|&len| {
+                let o = outage::Config {
+                    outage_len: len,
+                    ..o.clone()
+                };
+                [Strategy::Standard, Strategy::Standard2026].map(|s| outage_one(&o, s))
+            })
+            .collect(),
         throttling: policies.iter().map(|&s| throttling_one(t, s)).collect(),
         normal: n
             .error_rates
