@@ -242,6 +242,7 @@ pub use attempt::{Attempt, InvocationId};
 pub use classify::{Classify, ErrorClass, TimedOut, TimeoutKind};
 pub use classify::{aws, hint};
 pub use engine::frame::attempt;
+pub use engine::{ByTrait, NoBreaker};
 #[cfg(feature = "grpc-config")]
 pub use integrations::grpc;
 #[cfg(feature = "reqwest")]
@@ -252,7 +253,7 @@ pub use integrations::wire;
 pub use observe::event::RetryEvent;
 #[cfg(feature = "metrics")]
 pub use observe::meters;
-pub use policy::{NoTimeouts, Policy, PolicyError, Retry, Timeouts};
+pub use policy::{NoHook, NoRepeat, NoTimeouts, Policy, PolicyError, Retry, Timeouts, WithBreaker};
 pub use protect::breaker::{BreakerState, CircuitBreaker, CircuitOpen};
 pub use protect::bucket::TokenBucket;
 pub use protect::budget::RetryBudget;

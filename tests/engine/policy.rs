@@ -5,8 +5,8 @@
 use crate::util::{self, TestError};
 use retry_runtime::testing::{self, EarlyEnd, Overrides};
 use retry_runtime::{
-    ErrorClass, Jitter, NoTimeouts, Partition, Policy, RetryEvent, Timeouts, TokenBucket, attempt,
-    retry,
+    ErrorClass, Jitter, NoTimeouts, Partition, Policy, RetryEvent, Timeouts, TokenBucket,
+    WithBreaker, attempt, retry,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -509,7 +509,7 @@ fn the_builders_take_the_attributes_value_forms() {
 }
 
 /// A policy from configuration takes every key whose value is not code; a `Policy` without
-/// timeouts refuses a timeout, and a breaker is code's.
+/// timeouts refuses a timeout, and one without a breaker refuses a breaker.
 #[test]
 fn the_serde_form_takes_every_value_key() {
     let policy: Policy<Timeouts> = toml::from_str(
@@ -533,8 +533,16 @@ fn the_serde_form_takes_every_value_key() {
     );
     let breaker = toml::from_str::<Policy>("breaker = \"50%\"").unwrap_err();
     assert!(
-        breaker.to_string().contains("a breaker is given in code"),
+        breaker
+            .to_string()
+            .contains("read a `Policy<_, _, _, _, WithBreaker>`"),
         "{breaker}"
+    );
+    let ratio = toml::from_str::<Policy<NoTimeouts, _, _, _, WithBreaker>>("breaker = \"150%\"")
+        .unwrap_err();
+    assert!(
+        ratio.to_string().contains("is not a failure ratio"),
+        "{ratio}"
     );
     let bucket = toml::from_str::<Policy>("bucket = \"shared\"").unwrap_err();
     assert!(bucket.to_string().contains("is not \"none\""), "{bucket}");
@@ -545,6 +553,76 @@ fn the_serde_form_takes_every_value_key() {
     );
     let share = toml::from_str::<Policy>("budget = \"lots\"").unwrap_err();
     assert!(share.to_string().contains("is not a share"), "{share}");
+}
+
+/// A breaker read from configuration guards the calls as `Policy::breaker("50%")` does: after
+/// its 20 calls of a window all fail, the next ones are refused without running the closure.
+#[tokio::test(start_paused = true)]
+async fn a_breaker_from_configuration_opens_and_refuses() {
+    let policy: Policy<NoTimeouts, _, _, _, WithBreaker> =
+        toml::from_str("max_attempts = 1\nbreaker = \"50%\"").unwrap();
+    let runs = AtomicU32::new(0);
+    let mut refused = 0;
+    for _ in 0..30 {
+        let out = policy
+            .retry(|| async {
+                runs.fetch_add(1, Ordering::SeqCst);
+                Err::<(), _>(TestError::fault(ErrorClass::Transient))
+            })
+            .await;
+        if matches!(out, Err(TestError::CircuitOpen(_))) {
+            refused += 1;
+        }
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 20);
+    assert_eq!(refused, 10);
+    // Without the key, the same type has no breaker: every call runs.
+    let open: Policy<NoTimeouts, _, _, _, WithBreaker> =
+        toml::from_str("max_attempts = 1").unwrap();
+    runs.store(0, Ordering::SeqCst);
+    for _ in 0..30 {
+        let _ = open
+            .retry(|| async {
+                runs.fetch_add(1, Ordering::SeqCst);
+                Err::<(), _>(TestError::fault(ErrorClass::Transient))
+            })
+            .await;
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 30);
+}
+
+/// `bucket(TokenBucket::none())` in code, as `bucket = "none"` in the attribute: no bucket bounds the
+/// retries, where the policy's own bucket (500 tokens, 5 a retry) runs short after 50 calls
+/// of two retries each.
+#[tokio::test(start_paused = true)]
+async fn bucket_none_never_runs_short() {
+    async fn calls(policy: &Policy) -> (u32, usize) {
+        let runs = AtomicU32::new(0);
+        let mut short = 0;
+        for _ in 0..60 {
+            let (_, record) = testing::record(
+                instant(),
+                policy.retry(|| async {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    Err::<(), _>(TestError::fault(ErrorClass::Transient))
+                }),
+            )
+            .await;
+            short += record
+                .early_ends()
+                .iter()
+                .filter(|e| e.reason == EarlyEnd::BucketEmpty)
+                .count();
+        }
+        (runs.load(Ordering::SeqCst), short)
+    }
+    let own = Policy::new().max_attempts(3);
+    assert_eq!(calls(&own).await, (50 * 3 + 10, 10));
+    static NONE: Policy = Policy::new().max_attempts(3).bucket(TokenBucket::none());
+    assert_eq!(calls(&NONE).await, (60 * 3, 0));
+    // The same from configuration.
+    let read: Policy = toml::from_str("max_attempts = 3\nbucket = \"none\"").unwrap();
+    assert_eq!(calls(&read).await, (60 * 3, 0));
 }
 
 /// A task that builds a policy and awaits its call can be spawned, and so can a boxed

@@ -249,7 +249,22 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
         self
     }
 
-    /// Draws retries from a `static` bucket (instead of the partition's or its own).
+    /// Draws retries from another bucket than the partition's or its own, as `bucket`: a
+    /// `static` [`TokenBucket`] (custom capacity and costs), or [`TokenBucket::none()`] for
+    /// the attribute's `bucket = "none"`: no bucket at all (retries bounded by the attempts,
+    /// and by a [`budget`](Self::budget) if one is set).
+    ///
+    /// ```
+    /// use retry_runtime::{Policy, TokenBucket};
+    ///
+    /// static SMALL: TokenBucket = TokenBucket::standard().with_capacity(50);
+    /// static SHARED: Policy = Policy::new().bucket(&SMALL);
+    /// let unbounded = Policy::new().budget("20%").bucket(TokenBucket::none());
+    /// # let _ = (&SHARED, unbounded);
+    /// ```
+    ///
+    /// (`const`, so that a `static` policy can name its bucket: it takes a bucket, and `"none"`
+    /// is one too, the bucket that never refuses.)
     #[must_use]
     pub const fn bucket(mut self, bucket: &'static TokenBucket) -> Self {
         self.site.bucket = Some(bucket);
@@ -977,19 +992,21 @@ impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
 /// A policy from configuration (feature `serde`): a map of the attribute's keys, with values
 /// written as the attribute, the environment and the config file write them (durations as
 /// strings with a unit), plus `idempotent` (a bool), `partition` and `profile` (names),
-/// `budget` (a share such as `"20%"`) and `bucket = "none"`. Unknown keys and values that do
-/// not hold together are errors that name them.
+/// `budget` (a share such as `"20%"`), `breaker` (a failure ratio such as `"50%"`) and
+/// `bucket = "none"`. Unknown keys and values that do not hold together are errors that name
+/// them.
 ///
-/// A [`Policy`] (`Policy<NoTimeouts>`) takes no `attempt_timeout` or `deadline`, since its
-/// closures' error type need not represent a timeout; a `Policy<Timeouts>` takes them (and its
-/// closures' error type needs `From<TimedOut>`, as in code). A `breaker` is given in code
-/// ([`Policy::breaker`]), since it asks the error type for `From<CircuitOpen>`; the keys whose
+/// The policy's type says what its closures' error type must convert, as in code. A [`Policy`]
+/// (`Policy<NoTimeouts>`) takes no `attempt_timeout` or `deadline`, since its error type need
+/// not represent a timeout; a `Policy<Timeouts>` takes them (and its error type needs
+/// `From<TimedOut>`). Likewise only a `Policy<_, _, _, _, WithBreaker>` takes a `breaker` (its
+/// error type needs `From<CircuitOpen>`; without the key it has no breaker). The keys whose
 /// values are code (`retry_on`, `retry_after`, `retry_if_ok`, `on_retry`, `idempotent_if`,
 /// `rate_limiter`, a `static` bucket, budget or breaker) are builders only.
 ///
 /// ```
 /// # #[cfg(feature = "config-file")] {
-/// use retry_runtime::{Policy, Timeouts};
+/// use retry_runtime::{Policy, Timeouts, WithBreaker};
 ///
 /// let policy: Policy<Timeouts> = toml::from_str(
 ///     r#"
@@ -1004,12 +1021,67 @@ impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
 /// # let _ = policy;
 /// let untimed: Result<Policy, _> = toml::from_str(r#"deadline = "10s""#);
 /// assert!(untimed.unwrap_err().to_string().contains("Policy<Timeouts>"));
+///
+/// let guarded: Policy<Timeouts, _, _, _, WithBreaker> =
+///     toml::from_str(r#"breaker = "50%""#).unwrap();
+/// # let _ = guarded;
+/// let unguarded: Result<Policy, _> = toml::from_str(r#"breaker = "50%""#);
+/// assert!(unguarded.unwrap_err().to_string().contains("WithBreaker"));
 /// # }
 /// ```
 #[cfg(feature = "serde")]
-impl<'de, T: FromConfig> serde::Deserialize<'de> for Policy<T> {
+impl<'de, T: FromConfig, B: BreakerConfig> serde::Deserialize<'de>
+    for Policy<T, ByTrait, NoRepeat, NoHook, B>
+{
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_map(PolicyVisitor(core::marker::PhantomData))
+    }
+}
+
+/// A breaker kind that configuration can describe: [`NoBreaker`] (no `breaker` key) or
+/// [`WithBreaker`] (a `breaker` ratio such as `"50%"`, or none).
+#[cfg(feature = "serde")]
+pub trait BreakerConfig: Sized + sealed::Sealed {
+    /// Whether its calls can be refused by a breaker.
+    #[doc(hidden)]
+    const BREAKER: bool;
+    /// `policy`, of this kind.
+    #[doc(hidden)]
+    fn of<T>(policy: Policy<T>) -> Policy<T, ByTrait, NoRepeat, NoHook, Self>;
+}
+
+#[cfg(feature = "serde")]
+impl BreakerConfig for NoBreaker {
+    const BREAKER: bool = false;
+    fn of<T>(policy: Policy<T>) -> Policy<T> {
+        policy
+    }
+}
+
+#[cfg(feature = "serde")]
+impl BreakerConfig for WithBreaker {
+    const BREAKER: bool = true;
+    fn of<T>(policy: Policy<T>) -> Policy<T, ByTrait, NoRepeat, NoHook, WithBreaker> {
+        let Policy {
+            site,
+            idempotent,
+            timeouts,
+            classify,
+            repeat,
+            on_retry,
+            problems,
+            ..
+        } = policy;
+        Policy {
+            site,
+            idempotent,
+            timeouts,
+            classify,
+            repeat,
+            on_retry,
+            breaker: WithBreaker,
+            problems,
+        }
     }
 }
 
@@ -1041,14 +1113,10 @@ impl FromConfig for Timeouts {
 }
 
 #[cfg(feature = "serde")]
-struct PolicyVisitor<T>(core::marker::PhantomData<T>);
+struct PolicyVisitor<T, B>(core::marker::PhantomData<(T, B)>);
 
 #[cfg(feature = "serde")]
 const FIELDS: &[&str] = &retry_keys::POLICY_FIELDS;
-
-/// One token bucket that never refuses, for `bucket = "none"` in configuration.
-#[cfg(feature = "serde")]
-static NO_BUCKET: TokenBucket = TokenBucket::unlimited();
 
 /// The profile named `name`, for as long as the process runs (each name kept once).
 #[cfg(feature = "serde")]
@@ -1066,14 +1134,14 @@ fn profile_named(name: &str) -> &'static str {
 }
 
 #[cfg(feature = "serde")]
-impl<'de, T: FromConfig> serde::de::Visitor<'de> for PolicyVisitor<T> {
-    type Value = Policy<T>;
+impl<'de, T: FromConfig, B: BreakerConfig> serde::de::Visitor<'de> for PolicyVisitor<T, B> {
+    type Value = Policy<T, ByTrait, NoRepeat, NoHook, B>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a retry policy: a map of the attribute's keys")
     }
 
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Policy<T>, A::Error> {
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         use crate::spec::Key;
         use serde::de::Error;
         let mut policy = T::empty();
@@ -1127,18 +1195,27 @@ impl<'de, T: FromConfig> serde::de::Visitor<'de> for PolicyVisitor<T> {
                              given in code, with `Policy::bucket`)"
                         )));
                     }
-                    policy = policy.bucket(&NO_BUCKET);
+                    policy = policy.bucket(TokenBucket::none());
                 }
                 "breaker" => {
-                    return Err(A::Error::custom(
-                        "breaker: a breaker is given in code (`Policy::breaker(\"50%\")`), since \
-                         a refused call asks the closures' error type for `From<CircuitOpen>`",
-                    ));
+                    if !B::BREAKER {
+                        return Err(A::Error::custom(
+                            "breaker: a `Policy` without a breaker cannot take one (a refused \
+                             call asks its closures' error type for `From<CircuitOpen>`); read \
+                             a `Policy<_, _, _, _, WithBreaker>`, whose error type converts \
+                             `CircuitOpen`",
+                        ));
+                    }
+                    let ratio: String = map.next_value()?;
+                    match ratio.as_str().breaker() {
+                        Ok(b) => policy.site = policy.site.breaker(b),
+                        Err(problem) => return Err(A::Error::custom(problem)),
+                    }
                 }
                 other => return Err(A::Error::unknown_field(other, FIELDS)),
             }
         }
-        policy.build().map_err(A::Error::custom)
+        B::of(policy).build().map_err(A::Error::custom)
     }
 }
 

@@ -81,6 +81,9 @@ pub struct TokenBucket {
     epoch: OnceLock<Instant>,
 }
 
+/// The bucket of [`TokenBucket::none`].
+static NONE: TokenBucket = TokenBucket::unlimited();
+
 impl TokenBucket {
     /// The AWS standard bucket: capacity 500, costs 5 (retry) / 10 (timeout) / 5 (throttling),
     /// +1 per first-attempt success, no refill, fails (rather than waits) when empty.
@@ -122,6 +125,22 @@ impl TokenBucket {
         TokenBucket::standard()
             .with_costs(0, 0, 0)
             .with_success_reward(0)
+    }
+
+    /// The attribute's `bucket = "none"` in code, `Policy::bucket(TokenBucket::none())`: one
+    /// [`unlimited`](Self::unlimited) bucket, shared by every policy that names it (nothing in
+    /// it changes, so sharing it shares nothing).
+    ///
+    /// ```
+    /// use retry_runtime::{ErrorClass, Policy, TokenBucket};
+    ///
+    /// static UNBOUNDED: Policy = Policy::new().bucket(TokenBucket::none());
+    /// assert_eq!(TokenBucket::none().cost(ErrorClass::Transient), 0);
+    /// # let _ = &UNBOUNDED;
+    /// ```
+    #[must_use]
+    pub const fn none() -> &'static TokenBucket {
+        &NONE
     }
 
     /// Sets the cost of a retry after a `Transient` or `NotSent` error, after a `Timeout`, and
