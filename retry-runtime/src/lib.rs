@@ -259,4 +259,5 @@ pub use protect::budget::RetryBudget;
 pub use protect::limiter::RateLimiter;
 pub use protect::partition::Partition;
 pub use retry_macros::retry;
+pub use runtime::PublicInstant as Instant;
 pub use spec::{Behavior, Jitter, Mode};
