@@ -1,19 +1,19 @@
-//! `retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|all]... [--quick]
-//! [--out DIR]`
+//! `retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|aws2026|all]...
+//! [--quick] [--out DIR]`
 //!
 //! Runs the scenarios, prints their figures as Markdown tables, and writes CSV files and SVG
 //! plots into DIR (default `retry-sim/results`). `--quick` runs the small sizes of the tests.
 
 use retry_sim::fleet::Run;
 use retry_sim::report::{self, Line, Scale, TIMESERIES_HEADER};
-use retry_sim::scenario::{brooker, hedging, metastable, normal, outage, throttling};
+use retry_sim::scenario::{aws2026, brooker, hedging, metastable, normal, outage, throttling};
 use retry_sim::sim::{Bin, Strategy};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
-const SCENARIOS: [&str; 7] = [
+const SCENARIOS: [&str; 8] = [
     "brooker",
     "outage",
     "throttling",
@@ -21,6 +21,7 @@ const SCENARIOS: [&str; 7] = [
     "normal",
     "side-by-side",
     "hedging",
+    "aws2026",
 ];
 
 fn main() -> ExitCode {
@@ -59,6 +60,7 @@ fn main() -> ExitCode {
             "metastable" => run_metastable(quick, &out),
             "normal" => run_normal(quick, &out),
             "hedging" => run_hedging(quick, &out),
+            "aws2026" => run_aws2026(quick, &out),
             _ => run_side_by_side(quick, &out),
         };
         if let Err(e) = done {
@@ -75,8 +77,8 @@ fn usage(problem: &str) -> ExitCode {
         eprintln!("{problem}");
     }
     eprintln!(
-        "usage: retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|all]... \
-         [--quick] [--out DIR]"
+        "usage: retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|aws2026|\
+         all]... [--quick] [--out DIR]"
     );
     if problem.is_empty() {
         ExitCode::SUCCESS
@@ -941,5 +943,267 @@ fn hedging_per_second_plots(
         Scale::Linear,
         &colors,
     )?;
+    Ok(())
+}
+
+/// AWS's 2026 standard mode beside the classic one in the outage, throttling and
+/// normal-operation scenarios (their own sizes and seeds), with the latency of the calls that
+/// met an error.
+fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
+    use aws2026::Latency;
+    let (oc, tc, nc) = if quick {
+        (
+            outage::Config::quick(),
+            throttling::Config::quick(),
+            normal::Config::quick(),
+        )
+    } else {
+        (
+            outage::Config::full(),
+            throttling::Config::full(),
+            normal::Config::full(),
+        )
+    };
+    let results = aws2026::run(&oc, &tc, &nc);
+    let ms = |s: f64| 1000.0 * s;
+    // count, succeeded, p50, p90, p99, max
+    let latency_csv = |l: &Latency| -> String {
+        format!(
+            "{},{},{:.1},{:.1},{:.1},{:.1}",
+            l.calls,
+            l.succeeded,
+            ms(l.p50),
+            ms(l.p90),
+            ms(l.p99),
+            ms(l.max)
+        )
+    };
+    let latency_md = |l: &Latency| -> String {
+        if l.calls == 0 {
+            "0 | - | - | - |".to_string()
+        } else {
+            format!(
+                "{} | {:.0} ms | {:.0} ms | {:.1}% |",
+                l.calls,
+                ms(l.p50),
+                ms(l.p99),
+                100.0 * l.success()
+            )
+        }
+    };
+
+    // The outage.
+    let runs: Vec<(Strategy, &Run)> = results
+        .outage
+        .iter()
+        .map(|o| (o.summary.strategy, &o.summary.run))
+        .collect();
+    series_csv(out, "aws2026_outage_series.csv", &runs, oc.horizon)?;
+    let mut lines = report::per_second(&runs, oc.horizon, |b: &Bin, _, _| Some(b.attempts as f64));
+    lines.push((
+        "offered".to_string(),
+        report::per_second(&runs[..1], oc.horizon, |b: &Bin, _, _| {
+            Some(b.offered as f64)
+        })
+        .remove(0)
+        .1,
+    ));
+    report::line_plot(
+        &out.join("aws2026_outage.svg"),
+        &format!(
+            "Outage from {} s to {} s, classic and 2026 rules: attempts reaching the server",
+            oc.outage_start,
+            oc.outage_start + oc.outage_len
+        ),
+        "second",
+        "attempts per second",
+        &lines,
+    )?;
+    let outage_row = |o: &aws2026::Outage| {
+        let s = &o.summary;
+        format!(
+            "{},{},{:.4},{:.4},{:.4},{:.4},{},{:.0},{:.0},{:.0},{:.4},{:.4},{}",
+            s.strategy.name(),
+            o.outage_len,
+            s.amplification_outage,
+            s.amplification_per_call,
+            s.amplification_drained,
+            s.amplification_after,
+            s.outage_attempts,
+            o.storm,
+            s.time_to_recover,
+            s.goodput_recovery,
+            o.offered_in_it_succeeded,
+            s.failed_fraction,
+            latency_csv(&o.transient)
+        )
+    };
+    let outage_header = "strategy,outage_s,amplification_outage,amplification_per_call,\
+                         amplification_last_third,amplification_10s_after,outage_attempts,\
+                         storm_s,time_to_recover_s,goodput_recovery_s,\
+                         offered_in_outage_succeeded,failed_fraction,transient_calls,\
+                         transient_succeeded,transient_p50_ms,transient_p90_ms,\
+                         transient_p99_ms,transient_max_ms";
+    let rows: Vec<String> = results.outage.iter().map(outage_row).collect();
+    report::write_csv(&out.join("aws2026_outage.csv"), outage_header, &rows)?;
+    let rows: Vec<String> = results.shorter.iter().map(outage_row).collect();
+    report::write_csv(
+        &out.join("aws2026_shorter_outages.csv"),
+        outage_header,
+        &rows,
+    )?;
+    println!(
+        "\n### AWS's 2026 standard mode: outage ({} clients, {} requests/s offered, 5xx from {} s \
+         to {} s)\n",
+        oc.clients,
+        oc.clients as f64 * oc.rate_per_client,
+        oc.outage_start,
+        oc.outage_start + oc.outage_len
+    );
+    println!(
+        "| policy | amplification during the outage | per call offered in it | retry storm \
+         (s) | 10 s after | time to recover (s) | goodput back (s) | calls offered in it that \
+         succeeded | all calls succeeded | calls that met a 5xx | their p50 | their p99 | of them \
+         succeeded |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for o in &results.outage {
+        let s = &o.summary;
+        println!(
+            "| {} | {:.3}x | {:.3}x | {:.0} | {:.2}x | {:.0} | {:.0} | {:.1}% | {:.1}% | {}",
+            s.strategy.name(),
+            s.amplification_outage,
+            s.amplification_per_call,
+            o.storm,
+            s.amplification_after,
+            s.time_to_recover,
+            s.goodput_recovery,
+            100.0 * o.offered_in_it_succeeded,
+            100.0 * (1.0 - s.failed_fraction),
+            latency_md(&o.transient)
+        );
+    }
+    println!(
+        "\n### AWS's 2026 standard mode: shorter outages (the same fleet and server, 5xx from {} s \
+         for each length)\n",
+        oc.outage_start
+    );
+    println!(
+        "| outage | policy | amplification during the outage | per call offered in it | 10 s \
+         after | time to recover (s) | goodput back (s) | calls offered in it that succeeded | \
+         calls that met a 5xx | their p50 | their p99 | of them succeeded |"
+    );
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for o in &results.shorter {
+        let s = &o.summary;
+        println!(
+            "| {} s | {} | {:.3}x | {:.3}x | {:.2}x | {:.0} | {:.0} | {:.1}% | {}",
+            o.outage_len,
+            s.strategy.name(),
+            s.amplification_outage,
+            s.amplification_per_call,
+            s.amplification_after,
+            s.time_to_recover,
+            s.goodput_recovery,
+            100.0 * o.offered_in_it_succeeded,
+            latency_md(&o.transient)
+        );
+    }
+
+    // Throttling.
+    let rows: Vec<String> = results
+        .throttling
+        .iter()
+        .map(|t| {
+            let s = &t.summary;
+            format!(
+                "{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{}",
+                s.strategy.name(),
+                s.goodput,
+                s.throttled,
+                s.load,
+                t.amplification,
+                t.failed_fraction,
+                latency_csv(&t.throttled),
+                latency_csv(&t.transient)
+            )
+        })
+        .collect();
+    report::write_csv(
+        &out.join("aws2026_throttling.csv"),
+        "strategy,goodput_over_c,throttled_fraction,attempts_over_c,attempts_per_call,\
+         failed_fraction,throttled_calls,throttled_succeeded,throttled_p50_ms,throttled_p90_ms,\
+         throttled_p99_ms,throttled_max_ms,transient_calls,transient_succeeded,transient_p50_ms,\
+         transient_p90_ms,transient_p99_ms,transient_max_ms",
+        &rows,
+    )?;
+    println!(
+        "\n### AWS's 2026 standard mode: throttling (C = {} requests/s, {} clients offering 2C; \
+         steady state from {} s to {} s)\n",
+        tc.capacity, tc.clients, tc.steady_from, tc.horizon
+    );
+    println!(
+        "| policy | goodput / C | throttled attempts | attempts / C | attempts per call | calls \
+         succeeded | calls that met a 429 | their p50 | their p99 | of them succeeded |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for t in &results.throttling {
+        let s = &t.summary;
+        println!(
+            "| {} | {:.1}% | {:.1}% | {:.2} | {:.3} | {:.1}% | {}",
+            s.strategy.name(),
+            100.0 * s.goodput,
+            100.0 * s.throttled,
+            s.load,
+            t.amplification,
+            100.0 * (1.0 - t.failed_fraction),
+            latency_md(&t.throttled)
+        );
+    }
+
+    // Normal operation.
+    let rows: Vec<String> = results
+        .normal
+        .iter()
+        .map(|n| {
+            let s = &n.summary;
+            format!(
+                "{},{},{:.6},{:.6},{}",
+                s.strategy.name(),
+                s.error_rate,
+                s.failed_fraction,
+                s.amplification,
+                latency_csv(&n.transient)
+            )
+        })
+        .collect();
+    report::write_csv(
+        &out.join("aws2026_normal.csv"),
+        "strategy,error_rate,failed_fraction,attempts_per_call,transient_calls,\
+         transient_succeeded,transient_p50_ms,transient_p90_ms,transient_p99_ms,transient_max_ms",
+        &rows,
+    )?;
+    println!(
+        "\n### AWS's 2026 standard mode: normal operation ({} clients offering {} requests/s, \
+         attempts failing on their own)\n",
+        nc.clients,
+        nc.clients as f64 * nc.rate_per_client
+    );
+    println!(
+        "| policy | attempts failing | calls succeeded | attempts per call | calls that met a \
+         5xx | their p50 | their p99 | of them succeeded |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for n in &results.normal {
+        let s = &n.summary;
+        println!(
+            "| {} | {:.0}% | {:.3}% | {:.3} | {}",
+            s.strategy.name(),
+            100.0 * s.error_rate,
+            100.0 * (1.0 - s.failed_fraction),
+            s.amplification,
+            latency_md(&n.transient)
+        );
+    }
     Ok(())
 }

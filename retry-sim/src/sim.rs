@@ -8,8 +8,8 @@ pub use retry_runtime::__private::Keys;
 use retry_runtime::__private::{BreakerRef, BudgetRef, Call, Fns, Latency, Mode, Site, Timed};
 use retry_runtime::testing::{self, Overrides, Record};
 use retry_runtime::{
-    CircuitBreaker, CircuitOpen, Classify, ErrorClass, RateLimiter, RetryBudget, TimedOut,
-    TokenBucket,
+    Behavior, CircuitBreaker, CircuitOpen, Classify, ErrorClass, RateLimiter, RetryBudget,
+    TimedOut, TokenBucket,
 };
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -85,6 +85,13 @@ pub enum Strategy {
     /// [`Strategy::Breaker`] with a 1 s break instead of 5 s (the outage's trade-off: sooner
     /// back, more probes into a dead server).
     BreakerShortBreak,
+    /// AWS standard mode under the SDKs' 2026 rules (`behavior = "2026"`): the same bucket of
+    /// 500, a retry costing 14 (a timeout too) or 5 after throttling, the backoff from 50 ms
+    /// (1 s after throttling).
+    Standard2026,
+    /// AWS adaptive mode under the 2026 rules: [`Strategy::Standard2026`] and the rate
+    /// limiter, a retry taking one send token.
+    Adaptive2026,
 }
 
 impl Strategy {
@@ -103,6 +110,15 @@ impl Strategy {
         Strategy::BreakerBudget,
     ];
 
+    /// The AWS SDKs' standard and adaptive modes before and after their 2026 update, in
+    /// report order: the policies of the `aws2026` comparison.
+    pub const AWS_2026: [Strategy; 4] = [
+        Strategy::Standard,
+        Strategy::Standard2026,
+        Strategy::Adaptive,
+        Strategy::Adaptive2026,
+    ];
+
     /// The name in CSV files and tables.
     pub const fn name(self) -> &'static str {
         match self {
@@ -114,6 +130,26 @@ impl Strategy {
             Strategy::Breaker => "breaker",
             Strategy::BreakerBudget => "breaker+budget-20%",
             Strategy::BreakerShortBreak => "breaker-1s-break",
+            Strategy::Standard2026 => "standard-2026",
+            Strategy::Adaptive2026 => "adaptive-2026",
+        }
+    }
+
+    /// The mode of the policy: adaptive (with the rate limiter) or standard.
+    pub const fn mode(self) -> Mode {
+        match self {
+            Strategy::Adaptive | Strategy::Adaptive2026 => Mode::Adaptive,
+            _ => Mode::Standard,
+        }
+    }
+
+    /// Which generation of the AWS SDKs' rules the policy follows: the 2026 update's for
+    /// [`Strategy::Standard2026`] and [`Strategy::Adaptive2026`], the classic ones for every
+    /// other.
+    pub const fn behavior(self) -> Behavior {
+        match self {
+            Strategy::Standard2026 | Strategy::Adaptive2026 => Behavior::Aws2026,
+            _ => Behavior::Classic,
         }
     }
 
@@ -149,8 +185,9 @@ pub struct Client {
 }
 
 impl Client {
-    /// A client running `policy` (mode and max_attempts are set here, so the environment of
-    /// the machine running the simulation cannot change them) under `strategy`.
+    /// A client running `policy` (mode, behavior and max_attempts are set here, so the
+    /// environment of the machine running the simulation cannot change them) under
+    /// `strategy`.
     pub fn new(name: &'static str, policy: Keys, strategy: Strategy) -> Client {
         Client::build(name, policy, strategy, None)
     }
@@ -173,12 +210,10 @@ impl Client {
         strategy: Strategy,
         latency: Option<&'static Latency>,
     ) -> Client {
-        let mode = if strategy == Strategy::Adaptive {
-            Mode::Adaptive
-        } else {
-            Mode::Standard
-        };
-        let site = Site::new(name, policy.mode(mode));
+        let site = Site::new(
+            name,
+            policy.mode(strategy.mode()).behavior(strategy.behavior()),
+        );
         // Each client its own budget and breaker, as each process has its own (leaked like
         // the site).
         let budget = |b: RetryBudget| BudgetRef::Static(Box::leak(Box::new(b)));
@@ -194,7 +229,11 @@ impl Client {
         };
         let site = match strategy {
             Strategy::NoBucket => site.bucket(&UNLIMITED),
-            Strategy::Standard | Strategy::Adaptive => site,
+            // The 2026 costs apply in the bucket the site makes itself.
+            Strategy::Standard
+            | Strategy::Adaptive
+            | Strategy::Standard2026
+            | Strategy::Adaptive2026 => site,
             Strategy::Budget => site.bucket(&UNLIMITED).budget(ratio_budget()),
             Strategy::GrpcThrottling => site
                 .bucket(&UNLIMITED)

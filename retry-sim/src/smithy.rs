@@ -137,17 +137,19 @@ static PARTITIONS: AtomicU64 = AtomicU64::new(0);
 impl SmithyClient {
     /// A client with `RetryConfig::standard()` or `adaptive()`; `deadline` becomes the
     /// operation timeout. `Strategy::NoBucket`, the budgets and the breakers have no smithy
-    /// equivalent and run as standard.
+    /// equivalent and run as standard; the 2026 policies are not compared with smithy (its
+    /// retry behavior 2.1 is not driven here) and run as the classic mode of theirs.
     pub(crate) fn new(strategy: Strategy, deadline: Option<Duration>, world: World) -> Self {
         let retry = match strategy {
-            Strategy::Adaptive => RetryConfig::adaptive(),
+            Strategy::Adaptive | Strategy::Adaptive2026 => RetryConfig::adaptive(),
             Strategy::Standard
             | Strategy::NoBucket
             | Strategy::Budget
             | Strategy::GrpcThrottling
             | Strategy::Breaker
             | Strategy::BreakerBudget
-            | Strategy::BreakerShortBreak => RetryConfig::standard(),
+            | Strategy::BreakerShortBreak
+            | Strategy::Standard2026 => RetryConfig::standard(),
         };
         let timeouts = match deadline {
             Some(d) => TimeoutConfig::builder().operation_timeout(d).build(),

@@ -2,7 +2,7 @@
 //! full sizes are in SIMULATION.md; nothing here depends on how fast the machine is.
 
 use retry_sim::fleet::Arrivals;
-use retry_sim::scenario::{brooker, metastable, normal, outage, throttling};
+use retry_sim::scenario::{aws2026, brooker, metastable, normal, outage, throttling};
 use retry_sim::sim::Strategy;
 
 #[test]
@@ -316,4 +316,76 @@ fn hedging_a_percentile_follows_a_slowdown_that_a_fixed_delay_does_not() {
         slow(&fixed)
     );
     assert!(p95.seconds[after.0 as usize].delay > 0.025);
+}
+
+#[test]
+fn aws2026_less_amplification_in_a_long_outage_more_in_a_blip_and_faster_calls_through_a_transient_error()
+ {
+    // The outage (21 s): a retry costs 14 instead of 5, so each client's bucket of 500 pays
+    // for 35 retries instead of 100 and the storm ends sooner; the calls that met the dead
+    // server end sooner (a 50 ms base instead of 1 s), and recovery is no slower.
+    let oc = outage::Config::quick();
+    let classic = aws2026::outage_one(&oc, Strategy::Standard);
+    let new = aws2026::outage_one(&oc, Strategy::Standard2026);
+    let (c, n) = (&classic.summary, &new.summary);
+    assert!(
+        n.amplification_outage < c.amplification_outage - 0.3,
+        "{} vs {}",
+        n.amplification_outage,
+        c.amplification_outage
+    );
+    assert!(
+        new.storm < classic.storm,
+        "{} vs {}",
+        new.storm,
+        classic.storm
+    );
+    assert!(n.time_to_recover <= c.time_to_recover);
+    assert!(n.goodput_recovery <= c.goodput_recovery);
+    assert!(new.transient.calls > 1000 && new.transient.p99 < classic.transient.p99);
+
+    // A blip of 1 s: no bucket runs dry, and the 2026 rules' retries, 50 ms and 100 ms
+    // apart, fall inside it where the classic ones, up to 1 s and 2 s apart, mostly fall
+    // after it. More load on the failing server, and more calls fail.
+    let blip = outage::Config {
+        outage_len: 1.0,
+        ..oc.clone()
+    };
+    let classic = aws2026::outage_one(&blip, Strategy::Standard);
+    let new = aws2026::outage_one(&blip, Strategy::Standard2026);
+    assert!(
+        new.summary.amplification_outage > classic.summary.amplification_outage + 0.5,
+        "{} vs {}",
+        new.summary.amplification_outage,
+        classic.summary.amplification_outage
+    );
+    assert!(
+        new.offered_in_it_succeeded < 0.5 && classic.offered_in_it_succeeded > 0.8,
+        "{} vs {}",
+        new.offered_in_it_succeeded,
+        classic.offered_in_it_succeeded
+    );
+
+    // Normal operation: the same calls fail, for the same attempts; a call that met a 5xx
+    // retries after a backoff drawn below 50 ms instead of 1 s.
+    let nc = normal::Config::quick();
+    let p = nc.error_rates[0];
+    let classic = aws2026::normal_one(&nc, Strategy::Standard, p);
+    let new = aws2026::normal_one(&nc, Strategy::Standard2026, p);
+    assert_eq!(new.summary.failed_fraction, classic.summary.failed_fraction);
+    assert!(new.transient.calls > 50, "{:?}", new.transient);
+    assert!(
+        new.transient.p50 < 0.2 && classic.transient.p50 > 2.0 * new.transient.p50,
+        "{:?} vs {:?}",
+        new.transient,
+        classic.transient
+    );
+
+    // Throttling alone: a throttling retry costs 5 and backs off from 1 s under both rules,
+    // so standard mode does exactly the same thing.
+    let tc = throttling::Config::quick();
+    let classic = aws2026::throttling_one(&tc, Strategy::Standard);
+    let new = aws2026::throttling_one(&tc, Strategy::Standard2026);
+    assert_eq!(classic.summary.run.series.bins, new.summary.run.series.bins);
+    assert_eq!(classic.throttled, new.throttled);
 }

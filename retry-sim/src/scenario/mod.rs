@@ -1,5 +1,6 @@
 //! The scenarios.
 
+pub mod aws2026;
 pub mod brooker;
 pub mod hedging;
 pub mod metastable;

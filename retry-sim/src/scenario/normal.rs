@@ -4,7 +4,7 @@
 //! A policy that bounds retries (a bucket, a budget) or refuses calls (a breaker) must not fail
 //! calls a plain retry would have saved when nothing is wrong but the usual noise.
 
-use crate::fleet::{Arrivals, Engine, Fleet};
+use crate::fleet::{Arrivals, Engine, Fleet, Run};
 use crate::sim::{self, Strategy};
 use crate::world::Server;
 
@@ -84,6 +84,8 @@ pub struct Summary {
     pub failed_fraction: f64,
     /// Attempts per call offered.
     pub amplification: f64,
+    /// The per-second counters and the calls that met an error.
+    pub run: Run,
 }
 
 /// Runs one policy at one error rate.
@@ -95,6 +97,7 @@ pub fn run_one(config: &Config, strategy: Strategy, error_rate: f64) -> Summary 
         error_rate,
         failed_fraction: sim::ratio(all.failed, all.failed + all.succeeded),
         amplification: sim::ratio(all.attempts, all.offered),
+        run,
     }
 }
 
