@@ -8,8 +8,10 @@
 //!     cargo test -p retry-runtime --target wasm32-unknown-unknown --no-default-features --test wasm
 //! ```
 //!
-//! The first test, `example_a_flaky_js_call_is_retried`, is the wasm example: a `#[retry]`
-//! function around a call into JavaScript (a promise that rejects twice, then resolves).
+//! The tests named `example_*` come first: a `#[retry]` function around a call into JavaScript
+//! (a promise that rejects twice, then resolves), and the browser example's `fetch_text`
+//! (`examples/wasm.rs`, the host's own `fetch`) against a real HTTP server on 127.0.0.1 that
+//! Node runs for the test.
 //!
 //! (Empty on other targets. `.ci/run` runs it, with wasm-bindgen-test's runner installed.)
 
@@ -127,6 +129,91 @@ async fn example_a_flaky_js_call_is_retried() {
     assert_eq!(record.delays(), [10, 20].map(MS));
     assert!(took >= MS(30 + 15), "{took:?}");
     assert!(took < MS(45) + SLACK, "{took:?}");
+}
+
+// The browser example (`examples/wasm.rs`): its `fetch_text`, the host's own `fetch`, against a
+// real HTTP server on 127.0.0.1 that Node runs for the test.
+#[path = "../examples/wasm.rs"]
+mod example;
+
+#[wasm_bindgen]
+extern "C" {
+    /// A Node `http.Server`.
+    type Server;
+    #[wasm_bindgen(method)]
+    fn address(this: &Server) -> JsValue;
+    #[wasm_bindgen(method)]
+    fn close(this: &Server);
+    #[wasm_bindgen(method, js_name = closeAllConnections)]
+    fn close_all_connections(this: &Server);
+}
+
+/// Starts an HTTP server on 127.0.0.1 (an ephemeral port) that answers `503` with
+/// `Retry-After: 1` to its first two requests and `ok <n>` to the others, and counts them in
+/// its `hits`; resolves with the server.
+async fn start_flaky_server() -> Server {
+    let start = js_sys::Function::new_no_args(
+        "const http = process.getBuiltinModule('node:http');
+         return new Promise((resolve, reject) => {
+             const server = http.createServer((req, res) => {
+                 server.hits = (server.hits || 0) + 1;
+                 if (server.hits < 3) {
+                     res.writeHead(503, { 'retry-after': '1' });
+                     res.end('busy');
+                 } else {
+                     res.end('ok ' + server.hits);
+                 }
+             });
+             server.on('error', reject);
+             server.listen(0, '127.0.0.1', () => resolve(server));
+         });",
+    );
+    let promise = start.call0(&JsValue::NULL).expect("node:http");
+    JsFuture::from(js_sys::Promise::from(promise))
+        .await
+        .expect("listening")
+        .unchecked_into()
+}
+
+fn field(target: &JsValue, key: &str) -> JsValue {
+    js_sys::Reflect::get(target, &JsValue::from_str(key)).expect("a field")
+}
+
+#[wasm_bindgen_test]
+async fn example_fetch_from_a_real_server_is_retried() {
+    let server = start_flaky_server().await;
+    let port = field(&server.address(), "port").as_f64().expect("a port");
+    let url = format!("http://127.0.0.1:{port}/status");
+
+    let start = Instant::now();
+    let (out, record) = testing::record(Overrides::new(), example::fetch_text(&url)).await;
+    let took = start.elapsed();
+    server.close_all_connections();
+    server.close();
+
+    // Two 503s, each asking for one second, then the answer: the waits are the server's.
+    assert_eq!(out.unwrap(), "ok 3");
+    assert_eq!(field(&server, "hits").as_f64(), Some(3.0));
+    assert_eq!(record.attempts("fetch_text"), 3);
+    assert_eq!(record.delays(), [1000, 1000].map(MS));
+    assert!(took >= MS(2000), "{took:?}");
+    assert!(took < MS(2000) + SLACK, "{took:?}");
+}
+
+#[wasm_bindgen_test]
+async fn example_fetch_refused_connection_is_a_network_error() {
+    // Nothing listens on port 9 of 127.0.0.1 (discard): each attempt's fetch rejects, a
+    // transient error, until the attempts run out; `instant` skips the waits.
+    let (out, record) = testing::record(
+        Overrides::new().instant(),
+        example::fetch_text("http://127.0.0.1:9/status"),
+    )
+    .await;
+    assert!(
+        matches!(out, Err(example::FetchError::Network(_))),
+        "{out:?}"
+    );
+    assert_eq!(record.attempts("fetch_text"), 4);
 }
 
 /// Fails with `Busy` until the `ok_at`-th call of `runs`, which returns its number.
