@@ -2,7 +2,9 @@
 //! under smol without tokio (`retry-runtime/tests/smol.rs`) and its example; tokio absent from
 //! that build's tree; and a small crate of a user's that depends on the runtime with no runtime
 //! feature (a blocking `#[retry]` fn runs, an async one is the compile error that names the
-//! features), and with both `tokio` and `smol` (tokio's timers: its paused clock drives them).
+//! features), and with both `tokio` and `smol` (tokio's timers: its paused clock drives them);
+//! and the tree of a browser build (`wasm32-unknown-unknown`, default features): no tokio. (The
+//! browser tests themselves run under wasm-bindgen-test's runner: `.ci/run`.)
 //!
 //! ```text
 //! CARGO_TARGET_DIR=target/runtimes cargo test -p retry-runtime --no-default-features --features smol --test smol
@@ -90,6 +92,28 @@ fn a_smol_build_has_no_tokio() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(tree.contains("async-io"), "{tree}");
     assert!(!tree.contains("tokio"), "{tree}");
+}
+
+#[test]
+fn a_browser_build_with_the_default_features_has_no_tokio() {
+    // The target chooses the browser backend: tokio (a default feature) and async-io are
+    // declared for the other targets only, so nothing of theirs is in the tree.
+    for features in [&[][..], &["--features=smol"]] {
+        let args = [
+            &["tree", "-e", "normal", "-p", "retry-runtime"][..],
+            &["--target", "wasm32-unknown-unknown"],
+            features,
+        ]
+        .concat();
+        let out = cargo(root(), &args);
+        let tree = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(tree.contains("web-time"), "{tree}");
+        assert!(tree.contains("wasm-bindgen"), "{tree}");
+        assert!(!tree.contains("tokio"), "{tree}");
+        assert!(!tree.contains("async-io"), "{tree}");
+        assert!(!tree.contains("getrandom"), "{tree}");
+    }
 }
 
 /// A user's crate: a blocking `#[retry]` fn always, an async one with its `async` feature.

@@ -16,9 +16,9 @@ pub use crate::protect::bucket::TokenBucket;
 pub use crate::protect::budget::RetryBudget;
 pub use crate::runtime::AsyncRuntime;
 pub use crate::runtime::sleep;
+pub use crate::runtime::thread_sleep;
 pub use crate::spec::{Behavior, HedgeSpec, Jitter, Keys, Mode};
 pub use core::ops::ControlFlow;
-pub use std::thread::sleep as thread_sleep;
 pub use std::time::Duration;
 
 use core::future::Future;

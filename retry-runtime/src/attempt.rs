@@ -84,12 +84,12 @@ impl Attempt {
     }
 
     /// When this attempt is cut off: its attempt timeout or the call's deadline, whichever
-    /// comes first; `None` if nothing cuts it. On `std`'s clock whatever the runtime: under
-    /// tokio, what `tokio::time::Instant::into_std` gives (tokio's paused clock still drives
-    /// it).
+    /// comes first; `None` if nothing cuts it. A [`crate::Instant`]: on `std`'s clock whatever
+    /// the runtime on native targets (under tokio, what `tokio::time::Instant::into_std` gives:
+    /// tokio's paused clock still drives it), `web_time`'s on `wasm32-unknown-unknown`.
     #[must_use]
-    pub fn cutoff(&self) -> Option<std::time::Instant> {
-        self.cutoff.map(runtime::to_std)
+    pub fn cutoff(&self) -> Option<runtime::PublicInstant> {
+        self.cutoff.map(runtime::to_public)
     }
 
     /// The time this attempt has left before it is cut off (zero once passed), or `None` if
@@ -102,11 +102,11 @@ impl Attempt {
     }
 
     /// The call's deadline: its own `deadline`, clamped to the cutoff of an outer `#[retry]`
-    /// attempt it runs inside; `None` if it has neither. On `std`'s clock, as
-    /// [`cutoff`](Self::cutoff) is.
+    /// attempt it runs inside; `None` if it has neither. On the clock of
+    /// [`cutoff`](Self::cutoff), a [`crate::Instant`].
     #[must_use]
-    pub fn deadline(&self) -> Option<std::time::Instant> {
-        self.deadline.map(runtime::to_std)
+    pub fn deadline(&self) -> Option<runtime::PublicInstant> {
+        self.deadline.map(runtime::to_public)
     }
 
     /// The call's invocation id: random, the same for every attempt of one call.
@@ -148,7 +148,7 @@ impl Attempt {
         let (attempt, max) = (self.number, self.max_attempts);
         match self.time_left() {
             Some(left) => {
-                let ttl = SystemTime::now() + left;
+                let ttl = runtime::system_now() + left;
                 format!("ttl={}; attempt={attempt}; max={max}", BasicUtc(ttl))
             }
             None => format!("attempt={attempt}; max={max}"),

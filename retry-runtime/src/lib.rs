@@ -192,7 +192,15 @@
 //!   a tokio program), so async calls must run inside a tokio runtime. With neither, a blocking
 //!   `#[retry]` function works, and an async one or [`Policy::retry`] is a compile error that
 //!   names the two features. [`Attempt::cutoff`] and [`Attempt::deadline`] are
-//!   `std::time::Instant`s on every runtime.
+//!   [`Instant`]s: `std::time::Instant` on every native runtime.
+//! - No feature for the browser: on `wasm32-unknown-unknown` the target chooses the timers and
+//!   clock, whatever `tokio` and `smol` say (neither crate is built there): the host's
+//!   `setTimeout` (the global one: a page, a worker, Node) and `web-time`'s clock. [`Instant`]
+//!   is `web_time::Instant` there, since `std`'s clock panics; the thread's generator is seeded
+//!   from `Math.random()`, so nothing (no `getrandom` backend) is asked of the user. The
+//!   futures hold JS timers and are not `Send` there: run them on the host's event loop
+//!   (`wasm_bindgen_futures::spawn_local`). A blocking `#[retry]` function's waits spin on the
+//!   clock (JS cannot sleep a thread): make the function `async`.
 //! - `tracing`: the events above.
 //! - `config-file`: the TOML file named by `RETRY_CONFIG_FILE` (see Configuration above),
 //!   parsed by the `toml` crate; without it a file named there is one warning.
@@ -260,4 +268,5 @@ pub use protect::budget::RetryBudget;
 pub use protect::limiter::RateLimiter;
 pub use protect::partition::Partition;
 pub use retry_macros::retry;
+pub use runtime::PublicInstant as Instant;
 pub use spec::{Behavior, Jitter, Mode};

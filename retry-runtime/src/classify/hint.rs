@@ -56,7 +56,7 @@ pub const GRPC_RETRY_PUSHBACK_MS: &str = "grpc-retry-pushback-ms";
 /// A date in the past gives a zero delay. `None` for a malformed value.
 #[must_use]
 pub fn retry_after(value: &str) -> Option<Duration> {
-    retry_after_at(value, SystemTime::now())
+    retry_after_at(value, crate::runtime::system_now())
 }
 
 /// Parses a `Retry-After` value as [`retry_after`] does, with `now` as the current time.

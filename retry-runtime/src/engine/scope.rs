@@ -12,10 +12,8 @@ use crate::observe::report::{EndedEarly, Hedged, Retried};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng, TryRng};
 use std::cell::RefCell;
-use std::collections::hash_map::RandomState;
 use std::convert::Infallible;
 use std::future::Future;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -125,7 +123,9 @@ impl Around {
 /// limiter's spread, invocation ids). One `StdRng` (the generator of a seeded scope too) per
 /// thread, seeded when the thread first draws, from the standard library's `RandomState`: the
 /// random keys `HashMap` is seeded with, so that no crate of system randomness is compiled for
-/// it. Nothing here needs a cryptographic secret: jitter spreads retries, an invocation id
+/// it. On `wasm32-unknown-unknown`, whose `std` has no entropy for `RandomState`, from the JS
+/// host's `Math.random()` instead (`runtime/wasm.rs`): nothing for a user to configure, no
+/// `getrandom` backend to choose. Nothing here needs a cryptographic secret: jitter spreads retries, an invocation id
 /// tells one call's attempts from another's.
 #[inline]
 pub(crate) fn thread_rng() -> ThreadRng {
@@ -139,8 +139,14 @@ thread_local! {
     static THREAD_RNG: RefCell<StdRng> = RefCell::new(StdRng::from_seed(seed()));
 }
 
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+use crate::runtime::seed;
+
 /// 256 bits for a thread's generator: four SipHash outputs under the thread's random keys.
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 fn seed() -> [u8; 32] {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
     let mut seed = [0; 32];
     for (i, chunk) in seed.chunks_exact_mut(8).enumerate() {
         // Each `RandomState::new()` has keys of its own.
@@ -173,11 +179,17 @@ impl TryRng for ThreadRng {
 
 // The scope follows the task: tokio's task-local under tokio, the seam's own otherwise (the
 // same steps: set while the future is polled, taken back after).
-#[cfg(feature = "tokio")]
+#[cfg(all(
+    feature = "tokio",
+    not(all(target_arch = "wasm32", target_os = "unknown"))
+))]
 tokio::task_local! {
     static CURRENT: Arc<dyn Scope>;
 }
-#[cfg(not(feature = "tokio"))]
+#[cfg(any(
+    not(feature = "tokio"),
+    all(target_arch = "wasm32", target_os = "unknown")
+))]
 crate::runtime::local::task_local! {
     static CURRENT: Arc<dyn Scope>;
 }

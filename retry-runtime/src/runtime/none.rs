@@ -14,7 +14,7 @@ pub use std::time::Instant;
 /// `instant` itself: the clock is `std`'s.
 #[inline]
 #[must_use]
-pub fn to_std(instant: Instant) -> std::time::Instant {
+pub fn to_public(instant: Instant) -> std::time::Instant {
     instant
 }
 

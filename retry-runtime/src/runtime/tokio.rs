@@ -8,6 +8,6 @@ pub use ::tokio::time::{Instant, Sleep, Timeout, sleep, sleep_until, timeout_at}
 /// clock, the paused instant's place on `std`'s).
 #[inline]
 #[must_use]
-pub fn to_std(instant: Instant) -> std::time::Instant {
+pub fn to_public(instant: Instant) -> std::time::Instant {
     instant.into_std()
 }
