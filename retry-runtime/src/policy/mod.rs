@@ -413,21 +413,26 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     /// (which `std::io::Error`, `String` and `tonic::Status` have). Not `const`, as it takes
     /// either form.
     #[must_use]
-    pub fn breaker(self, breaker: impl BreakerValue) -> Policy<T, C, P, O, WithBreaker> {
+    pub fn breaker(mut self, breaker: impl BreakerValue) -> Policy<T, C, P, O, WithBreaker> {
+        match breaker.breaker() {
+            Ok(b) => self.site = self.site.breaker(b),
+            Err(problem) => self.problems.push(problem),
+        }
+        self.guarded()
+    }
+
+    /// The same policy, of the kind whose calls a breaker may refuse (with no breaker yet).
+    fn guarded(self) -> Policy<T, C, P, O, WithBreaker> {
         let Policy {
-            mut site,
+            site,
             idempotent,
             timeouts,
             classify,
             repeat,
             on_retry,
-            mut problems,
+            problems,
             ..
         } = self;
-        match breaker.breaker() {
-            Ok(b) => site = site.breaker(b),
-            Err(problem) => problems.push(problem),
-        }
         Policy {
             site,
             idempotent,
@@ -1062,26 +1067,7 @@ impl BreakerConfig for NoBreaker {
 impl BreakerConfig for WithBreaker {
     const BREAKER: bool = true;
     fn of<T>(policy: Policy<T>) -> Policy<T, ByTrait, NoRepeat, NoHook, WithBreaker> {
-        let Policy {
-            site,
-            idempotent,
-            timeouts,
-            classify,
-            repeat,
-            on_retry,
-            problems,
-            ..
-        } = policy;
-        Policy {
-            site,
-            idempotent,
-            timeouts,
-            classify,
-            repeat,
-            on_retry,
-            breaker: WithBreaker,
-            problems,
-        }
+        policy.guarded()
     }
 }
 
