@@ -460,20 +460,38 @@ where
     B: BreakerKind<Result<V, E>>,
     Result<V, E>: AsyncRuntime,
 {
-    let mut parts = parts;
+    let Parts {
+        policy,
+        mut attempt,
+        plugs,
+        idempotent,
+        once,
+    } = parts;
     async move {
-        let policy = parts.policy;
-        let polls = <Px::Use as Repeat<V>>::POLLS;
-        let attempt = &mut parts.attempt;
-        // Most policies do not hedge: that is looked at first.
-        if policy.site.hedged() && !parts.once && parts.idempotent && policy.idempotent && !polls {
-            let call = engine(policy, parts.plugs, parts.idempotent, false, ready);
-            return Box::pin(call.run_hedged(attempt)).await;
+        // Most policies do not hedge: that is looked at first, and the rest out of line.
+        if policy.site.hedged() && hedges::<_, _, _, _, _, V, Px>(policy, idempotent, once) {
+            let call = engine(policy, plugs, idempotent, false, ready);
+            return Box::pin(call.run_hedged(&mut attempt)).await;
         }
-        let mut call = engine(policy, parts.plugs, parts.idempotent, parts.once, ready);
+        let mut call = engine(policy, plugs, idempotent, once, ready);
         let call = &mut call;
         crate::__retry_loop!(call, attempt())
     }
+}
+
+/// Whether a call of a policy that hedges runs the hedged loop: its attempts may run side by
+/// side.
+#[cold]
+#[inline(never)]
+fn hedges<'p, T, C, P, O, B, V, Px>(
+    policy: &'p Policy<T, C, P, O, B>,
+    idempotent: bool,
+    once: bool,
+) -> bool
+where
+    Px: RepeatSlot<'p, P, V>,
+{
+    !once && idempotent && policy.idempotent && !<Px::Use as Repeat<V>>::POLLS
 }
 
 /// The engine's call for a call of `policy` with these plugs and what its first poll prepared.
