@@ -440,10 +440,10 @@ where
 /// the hedged loop for a hedged policy, boxed, since its slots would double every call's
 /// future).
 ///
-/// An `async` block over its arguments rather than an `async fn`, which would first move each
-/// argument into a slot of its body; the call is built by a function, and each branch builds
-/// its own and borrows the closure, so that the block moves nothing that one branch takes and
-/// the other does not (which would keep drop flags in the future, set on every call).
+/// An `async` block over the parts taken apart, rather than an `async fn`, which would first
+/// move each argument into a slot of its body. Each branch builds its own call (by a function)
+/// and the hedged one borrows the closure: neither is moved in one branch only, which would
+/// keep a drop flag for it in the future, set on every call.
 #[allow(clippy::type_complexity)]
 fn start<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
