@@ -150,7 +150,7 @@ struct Retrying<R> {
 impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
     /// The call makes one attempt, whatever its settings say: its failure ends it with its
     /// own class, booked as any other (a request that cannot be sent again).
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn once(mut self) -> Self {
         self.repeats = Repeats::Once;
         self
@@ -192,6 +192,51 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
         repeat: P,
         on_retry: O,
     ) -> Self {
+        let repeats = if idempotent {
+            Repeats::Idempotent
+        } else {
+            Repeats::NotIdempotent
+        };
+        Call::built(site, repeats, timer, classify, repeat, on_retry, NoBreaker)
+    }
+}
+
+impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
+    /// [`of`](Call::of) with what a refused call returns (`open`) and, when `once`, one
+    /// attempt whatever the settings: the call is built where it will stay, not moved again
+    /// by [`with_refusal`](Call::with_refusal) and [`once`](Call::once).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn of_all(
+        site: &'a Site,
+        idempotent: bool,
+        once: bool,
+        timer: K,
+        classify: C,
+        repeat: P,
+        on_retry: O,
+        open: X,
+    ) -> Self {
+        let repeats = if once {
+            Repeats::Once
+        } else if idempotent {
+            Repeats::Idempotent
+        } else {
+            Repeats::NotIdempotent
+        };
+        Call::built(site, repeats, timer, classify, repeat, on_retry, open)
+    }
+
+    #[inline]
+    fn built(
+        site: &'a Site,
+        repeats: Repeats,
+        timer: K,
+        classify: C,
+        repeat: P,
+        on_retry: O,
+        open: X,
+    ) -> Self {
         // A function with timers reads the attempt it runs inside now, before its first timer
         // is armed; one without looks when its attempt is first polled.
         let resolved = site.resolved(K::TIMED);
@@ -215,18 +260,16 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
             hooks: Hooks {
                 classify,
                 on_retry,
-                open: NoBreaker,
+                open,
             },
-            repeats: if idempotent {
-                Repeats::Idempotent
-            } else {
-                Repeats::NotIdempotent
-            },
+            repeats,
             timing: K::Timing::begin(start),
             retrying: None,
         }
     }
+}
 
+impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     /// Gives the call the conversion of [`CircuitOpen`] into its error type, which a call
     /// that its function's breaker refuses returns (`breaker = ...`). Without it, a refused
     /// first attempt runs anyway; a refused retry still ends the call.

@@ -122,7 +122,8 @@ where
         if let StateProj::Idle { .. } = state.as_mut().project() {
             if let StateTake::Idle { parts, drive } = state.as_mut().project_replace(State::Done) {
                 let ready = prepare::<T, C, P, O, B, V, E, Cx>(parts.policy);
-                state.set(State::Running {
+                // Over `Done`, which has nothing to drop.
+                state.as_mut().project_replace(State::Running {
                     fut: drive.drive(parts, ready),
                 });
             }
@@ -438,11 +439,16 @@ where
 /// The loop of one call, started at its first poll: the engine's, as `#[retry]` runs it (and
 /// the hedged loop for a hedged policy, boxed, since its slots would double every call's
 /// future).
+///
+/// An `async` block over the parts taken apart, rather than an `async fn`, which would first
+/// move each argument into a slot of its body. Each branch builds its own call (by a function)
+/// and the hedged one borrows the closure: neither is moved in one branch only, which would
+/// keep a drop flag for it in the future, set on every call.
 #[allow(clippy::type_complexity)]
-async fn start<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
+fn start<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
     ready: Ready<T::Kind, Cx::Prepared, B::Refusal>,
-) -> Result<V, E>
+) -> impl Future<Output = Result<V, E>>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
@@ -457,30 +463,74 @@ where
     let Parts {
         policy,
         mut attempt,
-        plugs: (cx, px, ox),
+        plugs,
         idempotent,
         once,
     } = parts;
+    async move {
+        // Most policies do not hedge: that is looked at first, and the rest out of line.
+        if policy.site.hedged() && hedges::<_, _, _, _, _, V, Px>(policy, idempotent, once) {
+            let call = engine(policy, plugs, idempotent, false, ready);
+            return Box::pin(call.run_hedged(&mut attempt)).await;
+        }
+        let mut call = engine(policy, plugs, idempotent, once, ready);
+        let call = &mut call;
+        crate::__retry_loop!(call, attempt())
+    }
+}
+
+/// Whether a call of a policy that hedges runs the hedged loop: its attempts may run side by
+/// side.
+#[cold]
+#[inline(never)]
+fn hedges<'p, T, C, P, O, B, V, Px>(
+    policy: &'p Policy<T, C, P, O, B>,
+    idempotent: bool,
+    once: bool,
+) -> bool
+where
+    Px: RepeatSlot<'p, P, V>,
+{
+    !once && idempotent && policy.idempotent && !<Px::Use as Repeat<V>>::POLLS
+}
+
+/// The engine's call for a call of `policy` with these plugs and what its first poll prepared.
+/// Always inlined: the loop's block calls it in two branches, and left to the inliner the call
+/// is built less directly in its slot (3 instructions more on every path).
+#[allow(clippy::type_complexity)]
+#[inline(always)]
+fn engine<'p, T, C, P, O, B, V, E, Cx, Px, Ox>(
+    policy: &'p Policy<T, C, P, O, B>,
+    (cx, px, ox): (Cx, Px, Ox),
+    idempotent: bool,
+    once: bool,
+    ready: Ready<T::Kind, Cx::Prepared, B::Refusal>,
+) -> crate::engine::Call<
+    'p,
+    Result<V, E>,
+    T::Kind,
+    impl Fn(&V) -> bool,
+    crate::engine::Hooks<Cx::Use, impl Fn(&RetryEvent<'_, E>), B::Refusal>,
+>
+where
+    T: TimeoutKind<E>,
+    Cx: ClassifierSlot<'p, C, E>,
+    Px: RepeatSlot<'p, P, V>,
+    Ox: HookSlot<'p, O, E>,
+    B: BreakerKind<Result<V, E>>,
+{
     let repeat = px.using(&policy.repeat);
     let hook = ox.using(&policy.on_retry);
-    let polls = <Px::Use as Repeat<V>>::POLLS;
-    let idempotent = policy.idempotent && idempotent;
-    let mut call = crate::engine::Call::of(
+    crate::engine::Call::of_all(
         &policy.site,
-        idempotent,
+        policy.idempotent && idempotent,
+        once,
         ready.timer,
         cx.using(ready.classify),
         move |value: &V| repeat.repeat(value),
         move |event: &RetryEvent<'_, E>| hook.on_retry(event),
+        ready.refusal,
     )
-    .with_refusal(ready.refusal);
-    if once {
-        call = call.once();
-    } else if idempotent && !polls && policy.site.hedged() {
-        return Box::pin(call.run_hedged(attempt)).await;
-    }
-    let call = &mut call;
-    crate::__retry_loop!(call, attempt())
 }
 
 /// Runs a call of `policy` at once, without the [`Retry`] wrapper (no per-call plugs to wait

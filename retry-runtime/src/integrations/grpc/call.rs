@@ -7,7 +7,7 @@ use super::pushback::{Pushback, pushback};
 use crate::classify::{ErrorClass, TimedOut};
 use crate::engine::site::{BudgetRef, Site};
 
-use crate::engine::{Call, Classifier, Timed};
+use crate::engine::{Call, Classifier, NoBreaker, Timed};
 use crate::observe::event::RetryEvent;
 use crate::protect::bucket::TokenBucket;
 use crate::spec::{HedgeSpec, Jitter, Keys, Mode};
@@ -145,15 +145,16 @@ impl GrpcPolicy {
     {
         let site = self.site();
         let classify = ByCodes(self.continue_codes());
-        let call = Call::of(
+        let mut call = Call::of_all(
             site,
             true,
+            once,
             Timed(timed_out),
             classify,
             |_: &T| false,
             |_: &RetryEvent<'_, E>| {},
+            NoBreaker,
         );
-        let mut call = if once { call.once() } else { call };
         if let Rule::Hedging(_) = self.method().rule {
             return Box::pin(call.run_hedged(attempt)).await;
         }
