@@ -192,12 +192,9 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
         repeat: P,
         on_retry: O,
     ) -> Self {
-        let repeats = if idempotent {
-            Repeats::Idempotent
-        } else {
-            Repeats::NotIdempotent
-        };
-        Call::built(site, repeats, timer, classify, repeat, on_retry, NoBreaker)
+        Call::of_all(
+            site, idempotent, false, timer, classify, repeat, on_retry, NoBreaker,
+        )
     }
 }
 
