@@ -31,7 +31,7 @@ use std::time::Duration;
 /// A retry is about to sleep: the frame's attempt failed with `class` (`Transient` for a
 /// polling repeat) and the call waits `delay`. Inline, so that with nobody listening (no test
 /// scope, no tracing subscriber for the level, no metrics) a retry pays two tests.
-#[inline]
+#[inline(always)]
 pub(crate) fn retrying<'p>(
     frame: &Frame<'_>,
     p: impl FnOnce() -> Protections<'p>,
