@@ -764,17 +764,13 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         J: OnFailure<R>,
     {
         let a = &scope::around();
-        let judged = match out {
+        let settled = match out {
             Some(out) => self.judge(out, a),
             None => match self.retrying.as_mut().and_then(|r| r.pending.take()) {
                 Some(short) => self.after_refill(short, a),
                 // Only a `Wait` leads here, and it left its retry pending.
                 None => return Settled::Retry,
             },
-        };
-        let settled = match judged {
-            Ok(next) => next.settled(a),
-            Err(short) => self.refill_wait(short, a),
         };
         if let Settled::Return(out) = &settled {
             self.returning(out);
@@ -837,25 +833,15 @@ pub enum Settled<R> {
     Wait(Duration),
 }
 
-/// What follows an attempt.
-enum Next<R> {
-    /// The call ends with this outcome.
-    Return(R),
-    /// Sleep this long, then run the next attempt (the outcome is kept in `Retrying::last`).
-    Sleep(Duration),
-    /// Sleep this long, then return (the outcome is kept in `Retrying::pending`).
-    Linger(Duration),
-}
-
-impl<R> Next<R> {
-    /// Instant retries sleep nothing; a zero delay (`Retry-After: 0`, a zero backoff) retries
-    /// now, where tokio's timer would wait for its next millisecond tick.
-    fn settled(self, a: &Around) -> Settled<R> {
-        match self {
-            Next::Return(out) => Settled::Return(out),
-            Next::Sleep(delay) if delay.is_zero() || a.skips_waits() => Settled::Retry,
-            Next::Sleep(delay) => Settled::Sleep(delay),
-            Next::Linger(delay) => Settled::Wait(delay),
+impl<R> Settled<R> {
+    /// A retry after `delay`. Instant retries sleep nothing; a zero delay (`Retry-After: 0`, a
+    /// zero backoff) retries now, where tokio's timer would wait for its next millisecond tick.
+    #[inline]
+    fn after(delay: Duration, a: &Around) -> Self {
+        if delay.is_zero() || a.skips_waits() {
+            Settled::Retry
+        } else {
+            Settled::Sleep(delay)
         }
     }
 }
@@ -878,28 +864,28 @@ where
 {
     /// Step 4 again after a `Wait`: the bucket may cover the retry now (or, for a long-polling
     /// call's backoff, the call returns).
-    fn after_refill(&mut self, short: Short<R>, a: &Around) -> Result<Next<R>, Short<R>> {
+    fn after_refill(&mut self, short: Short<R>, a: &Around) -> Settled<R> {
         if short.ends {
-            return Ok(Next::Return(short.out));
+            return Settled::Return(short.out);
         }
         match self.protections().admit_after_refill(short.cost) {
             Some(ticket) => {
                 self.current.ticket = ticket;
-                Ok(self.schedule_out_of_line(short.out, Some(short.class), short.hint, a))
+                self.schedule_out_of_line(short.out, Some(short.class), short.hint, a)
             }
-            None => Err(short),
+            None => self.refill_wait(short, a),
         }
     }
 
-    /// Steps 3 to 5 for the last attempt's outcome, without waiting: `Err` when the retry must
-    /// first wait for the bucket's refill.
-    fn judge(&mut self, out: R, a: &Around) -> Result<Next<R>, Short<R>> {
+    /// Steps 3 to 5 for the last attempt's outcome, without waiting (a retry that must first
+    /// wait for the bucket's refill is kept in `Retrying::pending`).
+    fn judge(&mut self, out: R, a: &Around) -> Settled<R> {
         let n = self.current.frame.number;
         let last = n >= self.max_attempts(a);
         let nested_retried = self.current.frame.take_nested_retried();
         let Err(err) = out.as_result() else {
             // `finish` booked every `Ok` and passed on only the ones polled again.
-            return Ok(self.poll_again(out, last, a));
+            return self.poll_again(out, last, a);
         };
 
         // 3 for an error: its class.
@@ -911,7 +897,7 @@ where
         };
         if let Some(previous) = self.polling_cut_by_deadline(expired) {
             self.ended_early(a, n, Some(ErrorClass::Timeout), EarlyEnd::Deadline);
-            return Ok(Next::Return(previous));
+            return Settled::Return(previous);
         }
         // The attempt ran and failed: its cost stays out.
         let ticket = std::mem::take(&mut self.current.ticket);
@@ -922,10 +908,10 @@ where
             self.book_end(ticket, n == 1, Some(class));
         }
         match decide::after_error(class, last, self.repeats.idempotent()) {
-            AfterError::Return => return Ok(Next::Return(out)),
+            AfterError::Return => return Settled::Return(out),
             AfterError::EndEarly(why) => {
                 self.ended_early(a, n, Some(class), why);
-                return Ok(Next::Return(out));
+                return Settled::Return(out);
             }
             AfterError::Retry if nested_retried => {
                 observe::nested_retry(self.r(), n, self.current.frame.depth(), class);
@@ -938,16 +924,19 @@ where
         match self.protections().admit_another(class) {
             Admission::Granted(ticket) => {
                 self.current.ticket = ticket;
-                Ok(self.schedule(out, Some(class), hint, a))
+                self.schedule(out, Some(class), hint, a)
             }
-            Admission::Short(cost) => Err(Short {
-                out,
-                class,
-                hint,
-                cost,
-                ends: false,
-            }),
-            Admission::Refused(refusal) => Ok(self.retry_refused(out, class, hint, refusal, a)),
+            Admission::Short(cost) => self.refill_wait(
+                Short {
+                    out,
+                    class,
+                    hint,
+                    cost,
+                    ends: false,
+                },
+                a,
+            ),
+            Admission::Refused(refusal) => self.retry_refused(out, class, hint, refusal, a),
         }
     }
 
@@ -963,7 +952,7 @@ where
         hint: Option<Duration>,
         refusal: Refusal,
         a: &Around,
-    ) -> Next<R> {
+    ) -> Settled<R> {
         let why = match refusal {
             Refusal::CircuitOpen => EarlyEnd::CircuitOpen,
             Refusal::BudgetExhausted => EarlyEnd::BudgetExhausted,
@@ -973,20 +962,26 @@ where
         if self.r().long_polling && why == EarlyEnd::BucketEmpty {
             return self.linger(out, class, hint, a);
         }
-        Next::Return(out)
+        Settled::Return(out)
     }
 
     /// A long-polling call the bucket refused a retry: it sleeps the backoff the retry would
     /// have had (the server's hint as the behavior takes it), unless that reaches the
     /// deadline, and then returns `out` (kept in `Retrying::pending` across the sleep).
-    fn linger(&mut self, out: R, class: ErrorClass, hint: Option<Duration>, a: &Around) -> Next<R> {
+    fn linger(
+        &mut self,
+        out: R,
+        class: ErrorClass,
+        hint: Option<Duration>,
+        a: &Around,
+    ) -> Settled<R> {
         // A hint too long to obey leaves the backoff: the call ends after its wait anyway.
         let delay = match self.delay(Some(class), hint, a) {
             Ok(delay) => delay,
             Err(_) => self.backoff(a, false),
         };
         if delay.is_zero() || a.skips_waits() || self.reaches_deadline(delay) {
-            return Next::Return(out);
+            return Settled::Return(out);
         }
         self.retrying().pending = Some(Short {
             out,
@@ -995,13 +990,13 @@ where
             cost: 0,
             ends: true,
         });
-        Next::Linger(delay)
+        Settled::Wait(delay)
     }
 
     /// A polling repeat: no retry cost, the backoff, the same limits.
-    fn poll_again(&mut self, out: R, last: bool, a: &Around) -> Next<R> {
+    fn poll_again(&mut self, out: R, last: bool, a: &Around) -> Settled<R> {
         if last {
-            Next::Return(out)
+            Settled::Return(out)
         } else {
             self.schedule_out_of_line(out, None, None, a)
         }
@@ -1016,7 +1011,7 @@ where
         class: Option<ErrorClass>,
         hint: Option<Duration>,
         a: &Around,
-    ) -> Next<R> {
+    ) -> Settled<R> {
         self.schedule(out, class, hint, a)
     }
 
@@ -1030,14 +1025,14 @@ where
         class: Option<ErrorClass>,
         hint: Option<Duration>,
         a: &Around,
-    ) -> Next<R> {
+    ) -> Settled<R> {
         let n = self.current.frame.number;
         let delay = match self.delay(class, hint, a) {
             Ok(delay) => delay,
             Err(why) => {
                 self.release();
                 self.ended_early(a, n, class, why);
-                return Next::Return(out);
+                return Settled::Return(out);
             }
         };
 
@@ -1050,7 +1045,7 @@ where
         if self.reaches_deadline(slept) {
             self.release();
             self.ended_early(a, n, class, EarlyEnd::Deadline);
-            return Next::Return(out);
+            return Settled::Return(out);
         }
 
         // 6. Hook and event; the caller sleeps.
@@ -1065,7 +1060,7 @@ where
         });
         observe::retrying(&self.current.frame, || self.protections(), a, class, delay);
         self.retrying().last = Some(out);
-        Next::Sleep(delay)
+        Settled::after(delay, a)
     }
 
     /// Step 5's delay after a failure of `class` (`None`: a polling repeat) that gave `hint`,
