@@ -729,7 +729,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     fn refund_or_reward(&mut self) {
         let cost = std::mem::take(&mut self.current.ticket.cost);
         if cost > 0 {
-            self.bucket().deposit(cost);
+            self.bucket().refund(cost);
         } else {
             self.bucket().reward();
         }

@@ -295,6 +295,17 @@ impl TokenBucket {
         self.deposit_slow(tokens);
     }
 
+    /// Gives a retry's cost back when the retry succeeded: [`deposit`](Self::deposit) with the
+    /// compare-and-swap in line, since a bucket that paid for a retry is seldom full.
+    #[inline]
+    pub(crate) fn refund(&self, tokens: u32) {
+        let _ = self
+            .level
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |level| {
+                (level < self.capacity).then(|| level.saturating_add(tokens).min(self.capacity))
+            });
+    }
+
     #[cold]
     fn deposit_slow(&self, tokens: u32) {
         if tokens == 0 {
