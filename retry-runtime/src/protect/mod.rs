@@ -112,6 +112,21 @@ pub(crate) struct Protections<'a> {
     pub(crate) costs: &'a Costs,
 }
 
+/// Whether the guards (an open breaker, a budget without room) allow another attempt now; out
+/// of line, and given the guards themselves rather than the protections, so that a call with
+/// neither only tests for them and keeps its protections in registers.
+#[cold]
+#[inline(never)]
+fn guards_allow(
+    breaker: Option<&CircuitBreaker>,
+    budget: Option<&RetryBudget>,
+) -> Result<Instant, Refusal> {
+    let now = Instant::now();
+    guards!(breaker, budget, None::<&RateLimiter>, |g| g
+        .allows_another(now)?);
+    Ok(now)
+}
+
 /// What [`Protections::admit_another`] decided.
 pub(crate) enum Admission {
     /// Every protection allows it, and the bucket gave its cost: the next attempt's ticket.
@@ -130,7 +145,7 @@ impl Protections<'_> {
     #[inline(always)]
     pub(crate) fn admit_another(&self, class: ErrorClass) -> Admission {
         let now = if self.needs_clock() {
-            match self.guards_allow() {
+            match guards_allow(self.breaker, self.budget) {
                 Ok(now) => Some(now),
                 Err(refusal) => return Admission::Refused(refusal),
             }
@@ -150,17 +165,6 @@ impl Protections<'_> {
             cost,
             ..Ticket::default()
         })
-    }
-
-    /// Whether the guards (an open breaker, a budget without room) allow another attempt
-    /// now; out of line, so that a call with neither only tests for them.
-    #[cold]
-    #[inline(never)]
-    fn guards_allow(&self) -> Result<Instant, Refusal> {
-        let now = Instant::now();
-        guards!(self.breaker, self.budget, None::<&RateLimiter>, |g| g
-            .allows_another(now)?);
-        Ok(now)
     }
 
     /// Step 4 again after a bucket's refill: the cost, if the bucket covers it now.
