@@ -764,18 +764,25 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         J: OnFailure<R>,
     {
         let a = &scope::around();
-        let settled = match out {
+        match out {
             Some(out) => self.judge(out, a),
             None => match self.retrying.as_mut().and_then(|r| r.pending.take()) {
                 Some(short) => self.after_refill(short, a),
                 // Only a `Wait` leads here, and it left its retry pending.
-                None => return Settled::Retry,
+                None => Settled::Retry,
             },
-        };
-        if let Settled::Return(out) = &settled {
-            self.returning(out);
         }
-        settled
+    }
+
+    /// The call ends with `out`: every `Settled::Return` of [`settle`](Self::settle) is made
+    /// here, where a nested call marks its outer attempt ([`returning`](Self::returning)).
+    #[inline]
+    fn ends(&self, out: R) -> Settled<R>
+    where
+        R: RetryResult,
+    {
+        self.returning(&out);
+        Settled::Return(out)
     }
 
     /// A nested call (one inside another's attempt) that retried and still fails marks the
@@ -866,7 +873,7 @@ where
     /// call's backoff, the call returns).
     fn after_refill(&mut self, short: Short<R>, a: &Around) -> Settled<R> {
         if short.ends {
-            return Settled::Return(short.out);
+            return self.ends(short.out);
         }
         match self.protections().admit_after_refill(short.cost) {
             Some(ticket) => {
@@ -897,7 +904,7 @@ where
         };
         if let Some(previous) = self.polling_cut_by_deadline(expired) {
             self.ended_early(a, n, Some(ErrorClass::Timeout), EarlyEnd::Deadline);
-            return Settled::Return(previous);
+            return self.ends(previous);
         }
         // The attempt ran and failed: its cost stays out.
         let ticket = std::mem::take(&mut self.current.ticket);
@@ -908,10 +915,10 @@ where
             self.book_end(ticket, n == 1, Some(class));
         }
         match decide::after_error(class, last, self.repeats.idempotent()) {
-            AfterError::Return => return Settled::Return(out),
+            AfterError::Return => return self.ends(out),
             AfterError::EndEarly(why) => {
                 self.ended_early(a, n, Some(class), why);
-                return Settled::Return(out);
+                return self.ends(out);
             }
             AfterError::Retry if nested_retried => {
                 observe::nested_retry(self.r(), n, self.current.frame.depth(), class);
@@ -962,7 +969,7 @@ where
         if self.r().long_polling && why == EarlyEnd::BucketEmpty {
             return self.linger(out, class, hint, a);
         }
-        Settled::Return(out)
+        self.ends(out)
     }
 
     /// A long-polling call the bucket refused a retry: it sleeps the backoff the retry would
@@ -981,7 +988,7 @@ where
             Err(_) => self.backoff(a, false),
         };
         if delay.is_zero() || a.skips_waits() || self.reaches_deadline(delay) {
-            return Settled::Return(out);
+            return self.ends(out);
         }
         self.retrying().pending = Some(Short {
             out,
@@ -996,7 +1003,7 @@ where
     /// A polling repeat: no retry cost, the backoff, the same limits.
     fn poll_again(&mut self, out: R, last: bool, a: &Around) -> Settled<R> {
         if last {
-            Settled::Return(out)
+            self.ends(out)
         } else {
             self.schedule_out_of_line(out, None, None, a)
         }
@@ -1032,7 +1039,7 @@ where
             Err(why) => {
                 self.release();
                 self.ended_early(a, n, class, why);
-                return Settled::Return(out);
+                return self.ends(out);
             }
         };
 
@@ -1045,7 +1052,7 @@ where
         if self.reaches_deadline(slept) {
             self.release();
             self.ended_early(a, n, class, EarlyEnd::Deadline);
-            return Settled::Return(out);
+            return self.ends(out);
         }
 
         // 6. Hook and event; the caller sleeps.
@@ -1146,11 +1153,11 @@ where
             }
             Some(_) => {
                 self.ended_early(a, n, Some(short.class), EarlyEnd::Deadline);
-                Settled::Return(short.out)
+                self.ends(short.out)
             }
             None => {
                 self.ended_early(a, n, Some(short.class), EarlyEnd::BucketEmpty);
-                Settled::Return(short.out)
+                self.ends(short.out)
             }
         }
     }
