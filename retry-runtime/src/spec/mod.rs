@@ -189,6 +189,10 @@ pub(crate) struct Settings {
     /// The base of the backoff after a throttling error: `initial_backoff`, or 1 s under the
     /// 2026 behavior.
     pub(crate) throttling_backoff: Duration,
+    /// The backoff after the first attempt, before jitter (`initial_backoff`, or
+    /// `throttling_backoff` after a throttling error, at most `max_backoff`): what nearly every
+    /// retry sleeps, taken as it is.
+    pub(crate) first_backoff: [Duration; 2],
     pub(crate) multiplier: f64,
     pub(crate) max_backoff: Duration,
     pub(crate) jitter: Jitter,
@@ -209,6 +213,15 @@ pub(crate) struct Hedging {
     pub(crate) max_after: Duration,
 }
 
+/// The shorter of `d` and `cap`.
+const fn at_most(d: Duration, cap: Duration) -> Duration {
+    if d.as_nanos() > cap.as_nanos() {
+        cap
+    } else {
+        d
+    }
+}
+
 /// `value`, or `default` where it is not written.
 const fn or<T: Copy>(value: Option<T>, default: T) -> T {
     match value {
@@ -224,15 +237,20 @@ impl Settings {
         let v = &keys.values;
         let (initial_backoff, max_backoff) = v.backoff_bounds();
         let behavior = or(v.behavior, DEFAULT_BEHAVIOR);
+        let throttling_backoff = match behavior {
+            Behavior::Aws2026 => AWS_2026_THROTTLING_BACKOFF,
+            Behavior::Classic => initial_backoff,
+        };
         Settings {
             mode: or(v.mode, DEFAULT_MODE),
             behavior,
             max_attempts: or(v.max_attempts, DEFAULT_MAX_ATTEMPTS),
             initial_backoff,
-            throttling_backoff: match behavior {
-                Behavior::Aws2026 => AWS_2026_THROTTLING_BACKOFF,
-                Behavior::Classic => initial_backoff,
-            },
+            throttling_backoff,
+            first_backoff: [
+                at_most(initial_backoff, max_backoff),
+                at_most(throttling_backoff, max_backoff),
+            ],
             multiplier: or(v.multiplier, DEFAULT_MULTIPLIER),
             max_backoff,
             jitter: or(v.jitter, DEFAULT_JITTER),
@@ -310,6 +328,9 @@ impl Settings {
     /// jitter: under the 2026 behavior it grows from 1 s instead of `initial_backoff`.
     #[inline]
     pub(crate) fn backoff_after(&self, n: u32, throttled: bool) -> Duration {
+        if n <= 1 {
+            return self.first_backoff[usize::from(throttled)];
+        }
         let base = if throttled {
             self.throttling_backoff
         } else {
