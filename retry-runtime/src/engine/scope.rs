@@ -125,8 +125,8 @@ impl Around {
 /// random keys `HashMap` is seeded with, so that no crate of system randomness is compiled for
 /// it. On `wasm32-unknown-unknown`, whose `std` has no entropy for `RandomState`, from the JS
 /// host's `Math.random()` instead (`runtime/wasm.rs`): nothing for a user to configure, no
-/// `getrandom` backend to choose. Nothing here needs a cryptographic secret: jitter spreads retries, an invocation id
-/// tells one call's attempts from another's.
+/// `getrandom` backend to choose. Nothing here needs a cryptographic secret: jitter spreads
+/// retries, an invocation id tells one call's attempts from another's.
 #[inline]
 pub(crate) fn thread_rng() -> ThreadRng {
     ThreadRng(())

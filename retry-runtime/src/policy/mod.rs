@@ -413,12 +413,18 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     /// (which `std::io::Error`, `String` and `tonic::Status` have). Not `const`, as it takes
     /// either form.
     #[must_use]
-    pub fn breaker(mut self, breaker: impl BreakerValue) -> Policy<T, C, P, O, WithBreaker> {
+    pub fn breaker(self, breaker: impl BreakerValue) -> Policy<T, C, P, O, WithBreaker> {
+        self.with_breaker(breaker).guarded()
+    }
+
+    /// Gives the policy `breaker`, or notes what is wrong with it for [`build`](Self::build),
+    /// keeping its kind (the builder and the serde form change it each in their own way).
+    fn with_breaker(mut self, breaker: impl BreakerValue) -> Self {
         match breaker.breaker() {
             Ok(b) => self.site = self.site.breaker(b),
             Err(problem) => self.problems.push(problem),
         }
-        self.guarded()
+        self
     }
 
     /// The same policy, of the kind whose calls a breaker may refuse (with no breaker yet).
@@ -1193,10 +1199,7 @@ impl<'de, T: FromConfig, B: BreakerConfig> serde::de::Visitor<'de> for PolicyVis
                         ));
                     }
                     let ratio: String = map.next_value()?;
-                    match ratio.as_str().breaker() {
-                        Ok(b) => policy.site = policy.site.breaker(b),
-                        Err(problem) => return Err(A::Error::custom(problem)),
-                    }
+                    policy = policy.with_breaker(ratio.as_str());
                 }
                 other => return Err(A::Error::unknown_field(other, FIELDS)),
             }

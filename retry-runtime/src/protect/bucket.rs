@@ -295,8 +295,9 @@ impl TokenBucket {
         self.deposit_slow(tokens);
     }
 
-    /// Gives a retry's cost back when the retry succeeded: [`deposit`](Self::deposit) with the
-    /// compare-and-swap in line, since a bucket that paid for a retry is seldom full.
+    /// Adds `tokens` back, never above capacity, with the compare-and-swap in line: a
+    /// succeeded retry's refund (a bucket that paid for a retry is seldom full), and the rest
+    /// of [`deposit`](Self::deposit).
     #[inline]
     pub(crate) fn refund(&self, tokens: u32) {
         let _ = self
@@ -311,11 +312,7 @@ impl TokenBucket {
         if tokens == 0 {
             return;
         }
-        let _ = self
-            .level
-            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |level| {
-                (level < self.capacity).then(|| level.saturating_add(tokens).min(self.capacity))
-            });
+        self.refund(tokens);
     }
 
     /// Nanoseconds from the bucket's first look at the clock to `now`.
