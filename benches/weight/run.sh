@@ -8,6 +8,7 @@
 #   bash benches/weight/run.sh                       # every configuration, 3 timed runs of each
 #   RUNS=5 ONLY="default no-default backon tokio-retry2" bash benches/weight/run.sh
 #   TOKIO_MAIN=1 bash benches/weight/run.sh          # `#[tokio::main]` instead of a Builder
+#   TIMINGS=1 RUNS=1 ONLY="backon default" bash benches/weight/run.sh   # and each crate's time
 #
 # Every crate depends on tokio with the features all three need and no more (`rt`, for the
 # runtime `main` builds, and `time`). With TOKIO_MAIN=1, `main` is `#[tokio::main]` instead,
@@ -20,7 +21,10 @@
 # configurations in turn, so a slower or busier moment of the machine weighs on all of them.
 # "Crates" counts cargo's `Compiling` lines: every package built, the binary crate itself,
 # proc-macros and the crates only build scripts use included (`$WORK/<config>/crates.txt` lists
-# them). The ratio is to backon's median in the same run.
+# them). The ratio is to backon's median in the same run. With TIMINGS=1, one more clean build
+# of each configuration with `cargo build --timings` follows, and each crate's own compile time
+# (its unit in cargo's timing report; build scripts apart) and when it started are listed: what
+# a build's length is made of, and which crates are on its longest chain.
 set -euo pipefail
 
 RUNS="${RUNS:-3}"
@@ -36,6 +40,7 @@ ALL=(backon default no-default tokio-retry2 "${FEATURES[@]/#/+}")
 read -r -a CONFIGS <<<"${ONLY:-${ALL[*]}}"
 
 TOKIO_MAIN="${TOKIO_MAIN:-0}"
+TIMINGS="${TIMINGS:-0}"
 if [[ "$TOKIO_MAIN" == 1 ]]; then
     TOKIO='tokio = { version = "1", default-features = false, features = ["rt", "time", "macros"] }'
     WORK="$WORK/tokio-main"
@@ -224,4 +229,32 @@ for c in "${CONFIGS[@]}"; do
         ratio = (b == "") ? "" : sprintf("%.2fx", m / b)
         printf "| %s | %d | %.1f | %s |\n", name, n, m / 1000, ratio
     }'
+done
+
+[[ "$TIMINGS" == 1 ]] || exit 0
+# Each crate's unit from cargo's timing report: its name, target, start and duration, in
+# seconds from the start of the build, longest first.
+units() { # units HTML
+    awk '/const UNIT_DATA = \[/ { f = 1; next }
+        f && /^\];/ { exit }
+        f && /"name":/ { gsub(/[",]/, "", $2); name = $2 }
+        f && /"target":/ { t = $0; sub(/.*"target": "/, "", t); sub(/",?$/, "", t); gsub(/\\"/, "", t); target = t }
+        f && /"start":/ { gsub(/,/, "", $2); start = $2 }
+        f && /"duration":/ { gsub(/,/, "", $2); printf "%s\t%s\t%.2f\t%.2f\n", name, target, start, $2 }' "$1" |
+        sort -t $'\t' -k4,4 -rn
+}
+for c in "${CONFIGS[@]}"; do
+    dir="$WORK/$c"
+    rm -rf "$dir/target"
+    CARGO_TARGET_DIR="$dir/target" cargo build --offline --timings --manifest-path "$dir/Cargo.toml" \
+        2>"$dir/build.log"
+    echo
+    echo "$c, each crate's compile time (\`cargo build --timings\`, one clean build):"
+    echo
+    echo "| crate | started, s | took, s |"
+    echo "|---|---:|---:|"
+    units "$dir/target/cargo-timings/cargo-timing.html" | awk -F '\t' '{
+        name = $1; t = substr($2, 2); if (t ~ / bin$/) t = "bin"
+        if (t != "") name = name " (" t ")"
+        printf "| %s | %.2f | %.2f |\n", name, $3, $4 }'
 done
