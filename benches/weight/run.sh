@@ -22,9 +22,10 @@
 # "Crates" counts cargo's `Compiling` lines: every package built, the binary crate itself,
 # proc-macros and the crates only build scripts use included (`$WORK/<config>/crates.txt` lists
 # them). The ratio is to backon's median in the same run. With TIMINGS=1, one more clean build
-# of each configuration with `cargo build --timings` follows, and each crate's own compile time
-# (its unit in cargo's timing report; build scripts apart) and when it started are listed: what
-# a build's length is made of, and which crates are on its longest chain.
+# of each configuration with `cargo build --timings` follows, and each unit of cargo's timing
+# report (a crate, or its build script's compiling and running) is listed with its own compile
+# time and when it started: what a build's length is made of, and which crates are on its
+# longest chain.
 set -euo pipefail
 
 RUNS="${RUNS:-3}"
@@ -158,12 +159,12 @@ TOML
 
 now_ns() { date +%s%N; }
 
-build() { # build CONFIG -> prints milliseconds; leaves the list of crates in crates.txt
+build() { # build CONFIG [CARGO-ARGS...] -> prints milliseconds; leaves the crates in crates.txt
     local dir="$WORK/$1" t0 t1
     rm -rf "$dir/target"
     t0=$(now_ns)
     CARGO_TARGET_DIR="$dir/target" cargo build --offline --manifest-path "$dir/Cargo.toml" \
-        2>"$dir/build.log"
+        "${@:2}" 2>"$dir/build.log"
     t1=$(now_ns)
     sed -n 's/^ *Compiling \([^ ]*\) \(v[^ ]*\).*/\1 \2/p' "$dir/build.log" | sort >"$dir/crates.txt"
     echo $(((t1 - t0) / 1000000))
@@ -245,9 +246,7 @@ units() { # units HTML
 }
 for c in "${CONFIGS[@]}"; do
     dir="$WORK/$c"
-    rm -rf "$dir/target"
-    CARGO_TARGET_DIR="$dir/target" cargo build --offline --timings --manifest-path "$dir/Cargo.toml" \
-        2>"$dir/build.log"
+    build "$c" --timings >/dev/null
     echo
     echo "$c, each crate's compile time (\`cargo build --timings\`, one clean build):"
     echo
