@@ -36,6 +36,8 @@ pub enum Form {
     /// A failure ratio such as `"50%"` ([`parse_failure_ratio`](crate::parse_failure_ratio)), or
     /// a path to a `static CircuitBreaker`.
     Breaker,
+    /// A path to a `static` that implements `Guard`, or a list of them: `[G1, G2]`.
+    Guards,
     /// Argument names in parentheses: `clone(a, b)`.
     Arguments,
     /// A path to the runtime crate.
@@ -124,6 +126,8 @@ pub enum AttributeKey {
     Budget,
     /// `breaker`.
     Breaker,
+    /// `guard`.
+    Guard,
     /// `hedge_after`.
     HedgeAfter,
     /// `max_in_flight`.
@@ -199,6 +203,7 @@ const ROWS: [Row; AttributeKey::COUNT] = {
         row("rate_limiter",               F::Static,    "a path to a `static RateLimiter`", None, false),
         row("budget",                     F::Budget,    "a share of the requests such as \"20%\", or a path to a `static RetryBudget`", None, true),
         row("breaker",                    F::Breaker,   "a failure ratio such as \"50%\", or a path to a `static CircuitBreaker`", None, false),
+        row("guard",                      F::Guards,    "a path to a `static` that implements `Guard`, or a list of them: `[G1, G2]`", None, false),
         row("hedge_after",                F::Hedge,     "a duration such as \"50ms\", or a percentile of the function's latency: \"p50\", \"p90\", \"p95\" or \"p99\"", Some(Key::HedgeAfter), true),
         row("max_in_flight",              F::Count,     "an integer >= 2", Some(Key::MaxInFlight), true),
         row("min_hedge_after",            F::Duration,  "a duration such as \"5ms\"", Some(Key::MinHedgeAfter), true),
@@ -447,7 +452,7 @@ mod tests {
              attempt_timeout, attempt_timeout_multiplier, max_attempt_timeout, deadline, \
              retry_on, retry_after, retry_if_ok, idempotent, idempotent_if, long_polling, partition, \
              bucket, \
-             rate_limiter, budget, breaker, hedge_after, max_in_flight, min_hedge_after, \
+             rate_limiter, budget, breaker, guard, hedge_after, max_in_flight, min_hedge_after, \
              max_hedge_after, on_retry, profile, aws_config, clone, crate"
         );
         assert_eq!(AttributeKey::from_name("Mode"), None);

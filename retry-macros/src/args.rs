@@ -10,7 +10,7 @@
 
 use crate::errors::{Errors, skip_to_comma};
 use crate::values::{
-    Arg, Breaker, Bucket, Budget, Clones, Emit, FnPath, Name, Profile, Static, Value,
+    Arg, Breaker, Bucket, Budget, Clones, Emit, FnPath, GuardList, Name, Profile, Static, Value,
 };
 use proc_macro2::{Span, TokenStream};
 use retry_keys::{AttributeKey, Behavior, HedgeSpec, Jitter, Mode};
@@ -116,6 +116,7 @@ keys! {
     rate_limiter:                   Static,     Site,   RateLimiter;
     budget:                         Budget,     Site,   Budget;
     breaker:                        Breaker,    Site,   Breaker;
+    guard:                          GuardList,  _,      Guard;
     hedge_after:                    HedgeSpec,  _,      HedgeAfter;
     max_in_flight:                  u32,        _,      MaxInFlight;
     min_hedge_after:                Duration,   _,      MinHedgeAfter;

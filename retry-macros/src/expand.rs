@@ -89,6 +89,11 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
         keys.extend(hedging_keys);
         site_options.extend(site);
     }
+    // Each guard in the order written; a `static` that is not a `Guard` is reported on its
+    // path.
+    for g in args.guard.iter().flat_map(|g| &g.value.0) {
+        site_options.extend(quote_spanned!(g.span()=> .guard(&#g)));
+    }
     let keys = quote!(#p::Keys::new() #keys);
 
     let idempotent = match (&args.idempotent_if, &args.idempotent) {
@@ -206,14 +211,25 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
             #on_retry,
         )
     };
-    // A breaker's refusal becomes the function's error through `From<CircuitOpen>`, whose
-    // absence is reported at the key.
-    let new_call = match &args.breaker {
-        Some(arg) => {
-            let at_key = respan(p.clone(), arg.key.span());
-            quote_spanned!(arg.key.span()=> #new_call.with_breaker(#at_key::circuit_open))
+    // A breaker's refusal becomes the function's error through `From<CircuitOpen>`, and a
+    // guard's through `From<Refused>`, whose absence is reported at the key.
+    let new_call = match (&args.breaker, &args.guard) {
+        (Some(b), None) => {
+            let at_key = respan(p.clone(), b.key.span());
+            quote_spanned!(b.key.span()=> #new_call.with_breaker(#at_key::circuit_open))
         }
-        None => new_call,
+        (None, Some(g)) => {
+            let at_key = respan(p.clone(), g.key.span());
+            quote_spanned!(g.key.span()=> #new_call.with_guards(#at_key::refused))
+        }
+        (Some(b), Some(g)) => {
+            let open = respan(p.clone(), b.key.span());
+            let refused = respan(p.clone(), g.key.span());
+            quote_spanned! {g.key.span()=>
+                #new_call.with_breaker_and_guards(#open::circuit_open, #refused::refused)
+            }
+        }
+        (None, None) => new_call,
     };
     if wrapper == Wrapper::Blocking {
         // A plain `fn`: each attempt is a call of a closure that holds the body (`return` and

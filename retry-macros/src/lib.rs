@@ -69,6 +69,7 @@ use proc_macro::TokenStream;
 /// | `rate_limiter` | path to a `static RateLimiter` (adaptive only) | from `partition` |
 /// | `budget` | `"20%"` (that share of the requests of the last 10 s, plus 10 retries per second; shared by a partition's functions) or a path to a `static RetryBudget`; the bucket still applies | none |
 /// | `breaker` | `"50%"` (opens when that share of the attempts of the last 10 s failed, at least 20 of them; refuses calls for 5 s, then one probe; shared by a partition's functions) or a path to a `static CircuitBreaker`; the error type needs `From<CircuitOpen>` | none |
+/// | `guard` | a path to a `static` that implements `Guard`, or a list of them `[G1, G2]`, asked in that order before each attempt after the built-in protections; the error type needs `From<Refused>` | none |
 /// | `hedge_after` | duration, or `"p50"`/`"p90"`/`"p95"`/`"p99"` of the function's own latency: start another attempt beside one that has not answered by then (idempotent `async fn` only; each hedge costs the retry cost, refunded if it wins) | none |
 /// | `max_in_flight` | integer >= 2: attempts of one call at once, hedges included | 2 |
 /// | `min_hedge_after` | duration: a percentile's delay is never shorter | `"1ms"` |

@@ -339,6 +339,63 @@ impl Value for Static {
     }
 }
 
+/// `guard`: the `static`s that implement `Guard`, in the order they are asked.
+pub(crate) struct GuardList(pub(crate) Vec<ExprPath>);
+
+/// The most guards a function takes (the runtime's list holds this many).
+const MAX_GUARDS: usize = 8;
+
+impl Value for GuardList {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        let name = key.name();
+        let Expr::Array(list) = expr else {
+            return path(expr)
+                .map(|p| GuardList(vec![p]))
+                .or_else(|| wrong(expr, key, errors));
+        };
+        if list.elems.is_empty() {
+            errors.on(
+                expr,
+                format!(
+                    "`{name} = []` names no guard: name one (`{name} = G`) or leave the key out"
+                ),
+            );
+            return None;
+        }
+        let mut paths: Vec<ExprPath> = Vec::new();
+        let mut ok = true;
+        for (i, elem) in list.elems.iter().enumerate() {
+            let Some(p) = path(elem) else {
+                errors.on(
+                    elem,
+                    format!("`{name}` lists paths to `static`s that implement `Guard`, such as `[BULKHEAD, THROTTLE]`"),
+                );
+                ok = false;
+                continue;
+            };
+            if i == MAX_GUARDS {
+                errors.on(elem, format!("`{name}` takes at most {MAX_GUARDS} guards"));
+                ok = false;
+            }
+            let text = p.to_token_stream().to_string();
+            if paths
+                .iter()
+                .any(|q| q.to_token_stream().to_string() == text)
+            {
+                errors.on(
+                    elem,
+                    format!(
+                        "`{text}` is listed twice in `{name}`: each guard is asked once per attempt"
+                    ),
+                );
+                ok = false;
+            }
+            paths.push(p);
+        }
+        ok.then_some(GuardList(paths))
+    }
+}
+
 /// `bucket`: a path to a `static TokenBucket`, or `"none"` (no bucket: retries bounded only by
 /// the attempts, the deadline and a budget).
 pub(crate) enum Bucket {

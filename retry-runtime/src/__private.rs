@@ -5,15 +5,17 @@ pub use crate::__retry_loop_blocking as retry_loop_blocking;
 pub use crate::classify::{Classify, ErrorClass, TimedOut};
 pub use crate::engine::site::{BreakerRef, BudgetRef, Site};
 pub use crate::engine::{
-    ByTrait, Call, Classifier, Fns, FromCircuitOpen, FromTimedOut, Hooks, IntoErrorClass,
-    NoBreaker, OnFailure, OnRefusal, RetryResult, ReturnsResult, SendToken, Settled, Timed, Timer,
-    TimerKind, Untimed, hint, into_class, never_repeat, no_hint, no_hook, repeat,
+    ByTrait, Call, Classifier, Fns, FromCircuitOpen, FromRefused, FromTimedOut, Hooks,
+    IntoErrorClass, NoBreaker, OnFailure, OnRefusal, Refusing, RetryResult, ReturnsResult,
+    SendToken, Settled, Timed, Timer, TimerKind, Untimed, hint, into_class, never_repeat, no_hint,
+    no_hook, repeat,
 };
 pub use crate::hedge::Latency;
 pub use crate::observe::event::RetryEvent;
 pub use crate::protect::breaker::{CircuitBreaker, CircuitOpen};
 pub use crate::protect::bucket::TokenBucket;
 pub use crate::protect::budget::RetryBudget;
+pub use crate::protect::guard::{Guard, Guards, Refused};
 pub use crate::runtime::AsyncRuntime;
 pub use crate::runtime::sleep;
 pub use crate::runtime::thread_sleep;
@@ -45,6 +47,16 @@ where
     R::Err: FromCircuitOpen,
 {
     R::from_err(<R::Err>::from_circuit_open(open))
+}
+
+/// How a call one of its function's guards refused becomes the function's error: its
+/// `FromRefused` bound is where a missing `From<Refused>` is reported, with its own message.
+#[inline]
+pub fn refused<R: RetryResult>(refused: Refused) -> R
+where
+    R::Err: FromRefused,
+{
+    R::from_err(<R::Err>::from_refused(refused))
 }
 
 /// The attempts of a hedged function, made by a closure that several attempts of one call

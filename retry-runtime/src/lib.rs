@@ -261,10 +261,14 @@ pub use integrations::wire;
 pub use observe::event::RetryEvent;
 #[cfg(feature = "metrics")]
 pub use observe::meters;
-pub use policy::{NoHook, NoRepeat, NoTimeouts, Policy, PolicyError, Retry, Timeouts, WithBreaker};
+pub use policy::{
+    NoHook, NoRepeat, NoTimeouts, Policy, PolicyError, Retry, Timeouts, WithBreaker,
+    WithBreakerAndGuard, WithGuard,
+};
 pub use protect::breaker::{BreakerState, CircuitBreaker, CircuitOpen};
 pub use protect::bucket::TokenBucket;
 pub use protect::budget::RetryBudget;
+pub use protect::guard::{Admit, AttemptKind, Guard, GuardContext, GuardOutcome, Refused};
 pub use protect::limiter::RateLimiter;
 pub use protect::partition::Partition;
 pub use retry_macros::retry;

@@ -216,7 +216,7 @@ fn retry_everything(_: &TestError) -> bool {
 fn hint_from_error(e: &TestError) -> Option<Duration> {
     match e {
         TestError::Fault(_, h) => h.map(|h| h * 2),
-        TestError::TimedOut(_) | TestError::CircuitOpen(_) => None,
+        TestError::TimedOut(_) | TestError::CircuitOpen(_) | TestError::Refused(_) => None,
     }
 }
 

@@ -12,9 +12,15 @@
 //! A hedged call (`hedge_after`) runs several attempts at once: each hedge or retry that ran
 //! and did not win keeps its cost (a loser cancelled when another attempt won included); what
 //! the attempts still running held when the caller dropped the call comes back.
+//!
+//! With a guard (which makes each attempt wait once, so cuts land in its waits too), every
+//! attempt it admitted is settled exactly once, whichever poll the call is dropped after.
 
 use crate::util::TestError;
-use retry_runtime::{ErrorClass, RateLimiter, RetryEvent, TokenBucket, retry};
+use retry_runtime::{
+    Admit, ErrorClass, Guard, GuardContext, GuardOutcome, RateLimiter, RetryEvent, TokenBucket,
+    retry,
+};
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
@@ -427,4 +433,121 @@ async fn dropping_a_hedged_call_after_any_poll_leaves_the_bucket_exact() {
         HEDGED_SCENARIOS.len()
     );
     assert!(runs > 40, "the scenarios have many poll points: {runs}");
+}
+
+/// A guard that makes every attempt wait 1 ms at its first ask (so cuts land in its waits
+/// too), and keeps a ledger of the attempts it admitted and has not been told the end of.
+struct Ledger {
+    asks: std::sync::atomic::AtomicU32,
+    held: std::sync::Mutex<Vec<u32>>,
+    wrong: std::sync::Mutex<Vec<String>>,
+}
+
+impl Ledger {
+    const fn new() -> Ledger {
+        Ledger {
+            asks: std::sync::atomic::AtomicU32::new(0),
+            held: std::sync::Mutex::new(Vec::new()),
+            wrong: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Guard for Ledger {
+    fn admit(&self, cx: &GuardContext<'_>) -> Admit {
+        let ask = self.asks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if cx.waited().is_zero() && ask % 2 == 0 {
+            return Admit::Wait(Duration::from_millis(1));
+        }
+        let mut held = self.held.lock().unwrap();
+        if held.contains(&cx.number()) {
+            self.wrong
+                .lock()
+                .unwrap()
+                .push(format!("{} admitted twice", cx.number()));
+        }
+        held.push(cx.number());
+        Admit::Go
+    }
+
+    fn settle(&self, cx: &GuardContext<'_>, outcome: GuardOutcome) {
+        let mut held = self.held.lock().unwrap();
+        match held.iter().position(|n| *n == cx.number()) {
+            Some(i) => {
+                held.remove(i);
+            }
+            None => self.wrong.lock().unwrap().push(format!(
+                "{} settled ({outcome:?}) without an admission",
+                cx.number()
+            )),
+        }
+    }
+}
+
+static LEDGER: Ledger = Ledger::new();
+static LEDGER_HEDGED: Ledger = Ledger::new();
+
+#[retry(
+    max_attempts = 4,
+    initial_backoff = "3ms",
+    jitter = "equal",
+    attempt_timeout = "10ms",
+    deadline = "80ms",
+    guard = LEDGER
+)]
+async fn guarded(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[retry(
+    hedge_after = "2ms",
+    max_in_flight = 3,
+    max_attempts = 4,
+    initial_backoff = "3ms",
+    attempt_timeout = "10ms",
+    deadline = "60ms",
+    guard = LEDGER_HEDGED
+)]
+async fn guarded_hedged(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+/// Runs `call` cut after every possible number of polls; after each run (cut or not) `ledger`
+/// was told the end of every attempt it admitted, once. Returns how many runs it took.
+async fn every_cut_settles<'s, F, Fut>(ledger: &Ledger, steps: &'s [Step], call: F) -> usize
+where
+    F: Fn(&'s Script) -> Fut,
+    Fut: Future<Output = Result<u32, TestError>> + 's,
+{
+    for polls in 0.. {
+        let script: &'s Script = Box::leak(Box::new(Script::new(steps)));
+        let out = CutAfter {
+            inner: Box::pin(call(script)),
+            left: polls,
+        }
+        .await;
+        let held = std::mem::take(&mut *ledger.held.lock().unwrap());
+        let wrong = std::mem::take(&mut *ledger.wrong.lock().unwrap());
+        assert!(
+            held.is_empty() && wrong.is_empty(),
+            "{steps:?} cut after {polls} polls ({out:?}): never settled {held:?}, {wrong:?}"
+        );
+        if out.is_some() {
+            return polls + 1;
+        }
+    }
+    unreachable!()
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_a_guarded_call_after_any_poll_settles_every_admitted_attempt_once() {
+    let mut runs = 0;
+    for steps in SCENARIOS.iter().chain(TIMED_SCENARIOS) {
+        runs += every_cut_settles(&LEDGER, steps, guarded).await;
+    }
+    for steps in HEDGED_SCENARIOS {
+        runs += every_cut_settles(&LEDGER_HEDGED, steps, guarded_hedged).await;
+    }
+    eprintln!("guarded: {runs} runs (one per cut point)");
+    assert!(runs > 100, "the scenarios have many poll points: {runs}");
 }

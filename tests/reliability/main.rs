@@ -11,5 +11,6 @@
 mod util;
 
 mod cancel;
+mod guards;
 mod hedge;
 mod props;

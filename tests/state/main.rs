@@ -1,5 +1,5 @@
-//! State shared between calls: the retry token bucket, retry budgets, the adaptive rate limiter
-//! and circuit breakers, one module each, in one test binary (see `tests/README.md`).
+//! State shared between calls: the retry token bucket, retry budgets, the adaptive rate limiter,
+//! circuit breakers and guards, one module each, in one test binary (see `tests/README.md`).
 //! `cargo test --test state NAME::` runs one module.
 //!
 //! Every module names its own partitions and statics, so that the exact levels each test
@@ -12,3 +12,4 @@ mod adaptive;
 mod breaker;
 mod bucket;
 mod budget;
+mod guards;

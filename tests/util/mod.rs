@@ -5,19 +5,20 @@
 #![allow(dead_code, unused_imports)] // each test file uses part of it
 
 use retry_runtime::testing::{Overrides, Record};
-use retry_runtime::{CircuitOpen, Classify, ErrorClass, TimedOut};
+use retry_runtime::{CircuitOpen, Classify, ErrorClass, Refused, TimedOut};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The error of the tests' functions: a class (and optional server hint), or the timeout or
-/// the circuit breaker's refusal the retry loop hands over.
+/// The error of the tests' functions: a class (and optional server hint), or the timeout, the
+/// circuit breaker's refusal or a guard's the retry loop hands over.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TestError {
     Fault(ErrorClass, Option<Duration>),
     TimedOut(TimedOut),
     CircuitOpen(CircuitOpen),
+    Refused(Refused),
 }
 
 impl TestError {
@@ -33,12 +34,13 @@ impl Classify for TestError {
             TestError::Fault(class, _) => *class,
             TestError::TimedOut(_) => ErrorClass::Timeout,
             TestError::CircuitOpen(open) => open.classify(),
+            TestError::Refused(refused) => refused.classify(),
         }
     }
     fn retry_after(&self) -> Option<Duration> {
         match self {
             TestError::Fault(_, hint) => *hint,
-            TestError::TimedOut(_) | TestError::CircuitOpen(_) => None,
+            TestError::TimedOut(_) | TestError::CircuitOpen(_) | TestError::Refused(_) => None,
         }
     }
 }
@@ -46,6 +48,12 @@ impl Classify for TestError {
 impl From<CircuitOpen> for TestError {
     fn from(open: CircuitOpen) -> Self {
         TestError::CircuitOpen(open)
+    }
+}
+
+impl From<Refused> for TestError {
+    fn from(refused: Refused) -> Self {
+        TestError::Refused(refused)
     }
 }
 

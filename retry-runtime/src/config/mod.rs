@@ -180,7 +180,7 @@ impl Writer {
 
 /// Warns once per process with each text: a `Policy` built for each call resolves on each
 /// call, and says what it says about its keys once.
-fn warn_once(message: String) {
+pub(crate) fn warn_once(message: String) {
     static WARNED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
     // Inserted whole under the lock: a poisoned set is still consistent.
     let new = WARNED

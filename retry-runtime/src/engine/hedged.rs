@@ -13,7 +13,8 @@
 //! order (`Protections::admit_another`: an open breaker or a budget without room refuses it,
 //! then the bucket's retry cost, given back if the hedge wins), then passes the same gate (the
 //! breaker's leave, and in adaptive mode a send token: a hedge waits for none, it starts later
-//! holding its ticket). A hedge that loses or fails keeps its cost out, so an empty bucket
+//! holding its ticket), after the guards (`guards::ask`, as for a retry; a guard that asks to wait
+//! postpones the hedge the same way). A hedge that loses or fails keeps its cost out, so an empty bucket
 //! stops hedging and a slow dependency cannot double the load. Running out stops only further
 //! hedges, never one in flight. A server's hint stops them too. Dropping the call drops every
 //! attempt and gives back every cost they held, and a waiting hedge's.
@@ -22,6 +23,7 @@
 //! `max_in_flight`), more boxed. A call whose first attempt answers before the hedge delay
 //! allocates nothing, and one that answers on its first poll registers no timer.
 
+use super::guards;
 use super::{Call, OnFailure, OnRefusal, RetryResult, SendToken, Settled, Timer, Timing, decide};
 use crate::classify::{ErrorClass, TimeoutKind};
 use crate::engine::frame::Frame;
@@ -31,6 +33,7 @@ use crate::hedge::Latency;
 use crate::observe;
 use crate::observe::event::RetryEvent;
 use crate::protect::breaker::Pass;
+use crate::protect::guard::{Answer, AttemptKind, GuardOutcome};
 use crate::protect::{Admission, Ticket};
 use crate::runtime::{AsyncRuntime, Instant, Sleep};
 use crate::spec::{HedgeSpec, Hedging, Settings};
@@ -91,18 +94,30 @@ impl<A> Drop for Flights<'_, '_, A> {
             // Ended (or cancelled): nothing is held.
             return;
         }
+        let r = self.r;
+        let mut held = 0;
+        for mut ticket in self.tickets() {
+            held += ticket.cost;
+            guards::settle(r, &mut ticket, GuardOutcome::Cancelled);
+        }
+        if held > 0 {
+            self.r.bucket().deposit(held);
+        }
+    }
+}
+
+impl<A> Flights<'_, '_, A> {
+    /// The tickets of the attempts in flight.
+    fn tickets(&self) -> Vec<Ticket> {
         let more = self.more.iter().map(|s| s.as_ref().get_ref());
-        let held: u32 = [
+        [
             self.first.as_ref().get_ref(),
             self.second.as_ref().get_ref(),
         ]
         .into_iter()
         .chain(more)
-        .filter_map(|f| f.as_ref().map(|f| f.meta.ticket.cost))
-        .sum();
-        if held > 0 {
-            self.r.bucket().deposit(held);
-        }
+        .filter_map(|f| f.as_ref().map(|f| f.meta.ticket))
+        .collect()
     }
 }
 
@@ -152,8 +167,14 @@ impl<'a, A: Future> Flights<'_, 'a, A> {
         .filter_map(|f| f.as_ref().map(|f| &f.frame))
     }
 
-    /// Drops every attempt in flight: they lost, and their costs stay out.
+    /// Drops every attempt in flight: they lost, and their costs stay out; the guards that
+    /// admitted them are told they were cancelled.
     fn cancel(&mut self) {
+        if !self.r.guards.is_empty() {
+            for mut ticket in self.tickets() {
+                guards::settle(self.r, &mut ticket, GuardOutcome::Cancelled);
+            }
+        }
         self.first.set(None);
         self.second.set(None);
         self.more.clear();
@@ -478,6 +499,13 @@ where
         self.current.ticket = ticket;
     }
 
+    /// Gives back what `ticket` holds for a hedge that will not start: its cost, and the
+    /// guards' admissions (settled as cancelled).
+    fn give_back(&self, mut ticket: Ticket) {
+        guards::settle(self.r(), &mut ticket, GuardOutcome::Cancelled);
+        self.protections().release(ticket);
+    }
+
     /// The call's current attempt (counted), starting `now` and holding `ticket`, under its
     /// timer and with a frame of its own.
     fn launch<F, Fut>(
@@ -555,13 +583,37 @@ where
         } else {
             let class = trigger.map_or(ErrorClass::Transient, |(class, _)| class);
             match self.protections().admit_another(class) {
-                Admission::Granted(ticket) => ticket,
+                Admission::Granted(mut ticket) => {
+                    let n = self.current.frame.number + 1;
+                    guards::prepare(&mut ticket, AttemptKind::Hedge, n, None);
+                    ticket
+                }
                 Admission::Refused(_) | Admission::Short(_) => {
                     state.stopped = true;
                     return None;
                 }
             }
         };
+        // Then the guards, as for a retry: one that asks to wait postpones the hedge, which
+        // keeps its ticket.
+        if guards::pending(self.r(), &ticket) {
+            match guards::ask(self.r(), &mut ticket, a) {
+                Answer::Go(_) => {}
+                Answer::Wait { delay, .. } => {
+                    ticket.waited(delay);
+                    self.current.ticket = ticket;
+                    state.waiting = true;
+                    return now.checked_add(delay);
+                }
+                Answer::Refused(_) => {
+                    // As when the bucket refuses a hedge: hedging stops, the attempts in
+                    // flight go on.
+                    self.protections().release(ticket);
+                    state.stopped = true;
+                    return None;
+                }
+            }
+        }
         // 1. The gate: the breaker's leave, then in adaptive mode a send token. A hedge waits
         // for none: it starts later, holding its ticket.
         let r = self.r();
@@ -570,7 +622,7 @@ where
                 observe::breaker_changed(r, change);
             });
             if leave.is_err() {
-                self.protections().release(ticket);
+                self.give_back(ticket);
                 state.stopped = true;
                 return None;
             }
@@ -584,7 +636,7 @@ where
                     return now.checked_add(wait);
                 }
                 Err(()) => {
-                    self.protections().release(ticket);
+                    self.give_back(ticket);
                     state.stopped = true;
                     return None;
                 }

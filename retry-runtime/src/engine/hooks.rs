@@ -1,11 +1,13 @@
 //! What a call consults beside its settings: the classifier and server-hint reader, the
-//! `on_retry` hook, and what a call its breaker refused returns, with their bounds stated once.
+//! `on_retry` hook, and what a call its breaker or a guard refused returns, with their bounds
+//! stated once.
 //! (The polling predicate, which every success consults, is the call's own `P`.)
 
 use super::outcome::{IntoErrorClass, RetryResult};
 use crate::classify::{Classify, ErrorClass};
 use crate::observe::event::RetryEvent;
 use crate::protect::breaker::CircuitOpen;
+use crate::protect::guard::Refused;
 use std::time::Duration;
 
 /// The three functions a call consults when an attempt fails, as [`Hooks`] holds them.
@@ -77,8 +79,8 @@ where
     }
 }
 
-/// The classifier and hint reader `C`, the hook `O` and, with a breaker, the conversion `X`
-/// of [`CircuitOpen`] into the error type, of one call.
+/// The classifier and hint reader `C`, the hook `O` and, with a breaker or guards, the
+/// conversion `X` of a refusal ([`CircuitOpen`], [`Refused`]) into the error type, of one call.
 pub struct Hooks<C, O, X = NoBreaker> {
     pub(crate) classify: C,
     pub(crate) on_retry: O,
@@ -89,31 +91,64 @@ pub struct Hooks<C, O, X = NoBreaker> {
 #[derive(Clone, Copy, Debug)]
 pub struct NoBreaker;
 
-/// How a call refused by a breaker makes its outcome. No bound on `R`: a function without a
-/// breaker is not asked anything more of its return type.
+/// Why a call's first attempt was refused before its body ran.
+#[derive(Clone, Copy, Debug)]
+pub enum Refusing {
+    /// Its breaker is open.
+    Open(CircuitOpen),
+    /// One of its guards refused it.
+    Guard(Refused),
+}
+
+/// How a call refused by a breaker or a guard makes its outcome. No bound on `R`: a function
+/// without either is not asked anything more of its return type.
 pub trait OnRefusal<R> {
-    /// The outcome, if the call has a conversion (`None`: it runs).
-    fn refuse(&self, open: CircuitOpen) -> Option<R>;
+    /// The outcome, if the call has a conversion for this refusal (`None`: it runs; a call
+    /// that has a breaker or guards is always given theirs).
+    fn refuse(&self, why: Refusing) -> Option<R>;
 }
 
 impl<R> OnRefusal<R> for NoBreaker {
     #[inline]
-    fn refuse(&self, _: CircuitOpen) -> Option<R> {
+    fn refuse(&self, _: Refusing) -> Option<R> {
         None
     }
 }
 
 impl<R> OnRefusal<R> for fn(CircuitOpen) -> R {
     #[inline]
-    fn refuse(&self, open: CircuitOpen) -> Option<R> {
-        Some(self(open))
+    fn refuse(&self, why: Refusing) -> Option<R> {
+        match why {
+            Refusing::Open(open) => Some(self(open)),
+            Refusing::Guard(_) => None,
+        }
+    }
+}
+
+impl<R> OnRefusal<R> for fn(Refused) -> R {
+    #[inline]
+    fn refuse(&self, why: Refusing) -> Option<R> {
+        match why {
+            Refusing::Open(_) => None,
+            Refusing::Guard(refused) => Some(self(refused)),
+        }
+    }
+}
+
+impl<R> OnRefusal<R> for (fn(CircuitOpen) -> R, fn(Refused) -> R) {
+    #[inline]
+    fn refuse(&self, why: Refusing) -> Option<R> {
+        Some(match why {
+            Refusing::Open(open) => (self.0)(open),
+            Refusing::Guard(refused) => (self.1)(refused),
+        })
     }
 }
 
 impl<R, C, O, X: OnRefusal<R>> OnRefusal<R> for Hooks<C, O, X> {
     #[inline]
-    fn refuse(&self, open: CircuitOpen) -> Option<R> {
-        self.open.refuse(open)
+    fn refuse(&self, why: Refusing) -> Option<R> {
+        self.open.refuse(why)
     }
 }
 

@@ -23,6 +23,7 @@
 
 mod decide;
 pub(crate) mod frame;
+mod guards;
 mod hedged;
 mod hooks;
 mod outcome;
@@ -35,8 +36,10 @@ pub use hooks::{
     ByTrait, Classifier, Fns, Hooks, NoBreaker, OnFailure, OnRefusal, into_class, never_repeat,
     no_hint, no_hook,
 };
-pub use hooks::{hint, repeat};
-pub use outcome::{FromCircuitOpen, FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult};
+pub use hooks::{Refusing, hint, repeat};
+pub use outcome::{
+    FromCircuitOpen, FromRefused, FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult,
+};
 pub use timer::{Timed, Timer, TimerKind, Timing, Untimed};
 
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
@@ -45,6 +48,7 @@ use crate::observe::event::RetryEvent;
 use crate::observe::report::EarlyEnd;
 use crate::protect::breaker::{CircuitOpen, Pass};
 use crate::protect::bucket::TokenBucket;
+use crate::protect::guard::{Answer, AttemptKind, GuardOutcome, Refused};
 use crate::protect::limiter::{RateLimiter, send_cost};
 use crate::protect::{Admission, Protections, Refusal, Ticket};
 use crate::runtime::{AsyncRuntime, Instant};
@@ -114,18 +118,22 @@ struct Current<'a> {
 impl Drop for Current<'_> {
     #[inline]
     fn drop(&mut self) {
-        if self.ticket.cost > 0 {
+        if self.ticket.holds() {
             self.release();
         }
     }
 }
 
 impl Current<'_> {
-    /// Gives the ticket's cost back to the bucket.
+    /// Gives the ticket's cost back to the bucket, and tells the guards that admitted its
+    /// attempt that it was cancelled.
     #[cold]
     fn release(&mut self) {
         let cost = std::mem::take(&mut self.ticket.cost);
-        self.frame.r.bucket().deposit(cost);
+        if cost > 0 {
+            self.frame.r.bucket().deposit(cost);
+        }
+        guards::settle(self.frame.r, &mut self.ticket, GuardOutcome::Cancelled);
     }
 }
 
@@ -156,10 +164,11 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
         self
     }
 
-    /// Gives back the cost held for a retry that will not run (or not finish).
+    /// Gives back what is held for an attempt that will not run (or not finish): a retry's
+    /// cost, the guards' admissions (settled as cancelled).
     #[cold]
     fn release(&mut self) {
-        if self.current.ticket.cost > 0 {
+        if self.current.ticket.holds() {
             self.current.release();
         }
     }
@@ -277,6 +286,28 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
         open: fn(CircuitOpen) -> R,
     ) -> Call<'a, R, K, P, Hooks<C, O, fn(CircuitOpen) -> R>> {
         self.with_refusal(open)
+    }
+
+    /// Gives the call the conversion of [`Refused`] into its error type, which a call that one
+    /// of its function's guards refused returns (`guard = ...`).
+    #[inline]
+    #[allow(clippy::type_complexity)]
+    pub fn with_guards(
+        self,
+        refused: fn(Refused) -> R,
+    ) -> Call<'a, R, K, P, Hooks<C, O, fn(Refused) -> R>> {
+        self.with_refusal(refused)
+    }
+
+    /// Gives the call both conversions: a function with a breaker and guards.
+    #[inline]
+    #[allow(clippy::type_complexity)]
+    pub fn with_breaker_and_guards(
+        self,
+        open: fn(CircuitOpen) -> R,
+        refused: fn(Refused) -> R,
+    ) -> Call<'a, R, K, P, Hooks<C, O, (fn(CircuitOpen) -> R, fn(Refused) -> R)>> {
+        self.with_refusal((open, refused))
     }
 
     /// Gives the call `open`, what a refused call returns ([`NoBreaker`]: it runs).
@@ -467,6 +498,11 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
                 return SendToken::Return(out);
             }
         }
+        if guards::pending(self.r(), &self.current.ticket) {
+            if let Some(step) = self.through_guards() {
+                return step;
+            }
+        }
         if !self.adaptive() || !self.limiter().is_enabled() {
             // Before the first throttling response: no token to take, no clock to read.
             self.current.ticket.lost = false;
@@ -553,6 +589,58 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         }
     }
 
+    /// The guards' admission of the next attempt at the gate: a first attempt, or a polling
+    /// repeat (a retry after a failure was admitted before its backoff). `None`: every guard
+    /// admitted it.
+    #[cold]
+    #[inline(never)]
+    fn through_guards(&mut self) -> Option<SendToken<R>>
+    where
+        K: Timer<R>,
+        J: OnRefusal<R>,
+    {
+        let n = self.current.frame.number;
+        let ticket = &mut self.current.ticket;
+        if ticket.guards == 0 && ticket.waited_ms == 0 {
+            let kind = if n == 0 {
+                AttemptKind::First
+            } else {
+                AttemptKind::Retry
+            };
+            guards::prepare(ticket, kind, n + 1, None);
+        }
+        let a = &scope::around();
+        match guards::ask(self.r(), &mut self.current.ticket, a) {
+            Answer::Go(_) => None,
+            Answer::Wait { delay, .. } => {
+                let deadline = if K::TIMED {
+                    self.current.frame.deadline
+                } else {
+                    None
+                };
+                if guards::wait_fits(deadline, delay) {
+                    self.current.ticket.waited(delay);
+                    return Some(SendToken::Wait(delay));
+                }
+                self.release();
+                let last = self.retrying.as_mut().and_then(|r| r.last.take());
+                let out = last.or_else(|| self.deadline_error(n + 1))?;
+                self.ended_early(a, n, None, EarlyEnd::Deadline);
+                Some(SendToken::Return(out))
+            }
+            Answer::Refused(by) => {
+                self.release();
+                if let Some(last) = self.retrying.as_mut().and_then(|r| r.last.take()) {
+                    self.ended_early(a, n, None, EarlyEnd::Refused(by));
+                    return Some(SendToken::Return(last));
+                }
+                let out = self.hooks.refuse(Refusing::Guard(Refused::new(by)))?;
+                observe::refused(&self.current.frame, a, EarlyEnd::Refused(by));
+                Some(SendToken::Return(out))
+            }
+        }
+    }
+
     /// The breaker refused the next attempt: a call that has retried ends with its last
     /// outcome, one that has not with `E::from(CircuitOpen)`.
     #[cold]
@@ -567,10 +655,11 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             self.ended_early(a, n, None, EarlyEnd::CircuitOpen);
             return Some(last);
         }
-        let out = self
-            .hooks
-            .refuse(CircuitOpen::new(self.r().function, retry_in))?;
-        observe::refused(&self.current.frame, a);
+        let out = self.hooks.refuse(Refusing::Open(CircuitOpen::new(
+            self.r().function,
+            retry_in,
+        )))?;
+        observe::refused(&self.current.frame, a, EarlyEnd::CircuitOpen);
         Some(out)
     }
 
@@ -809,13 +898,14 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 fn book_extras(
     protections: Protections<'_>,
     r: &Resolved,
-    ticket: Ticket,
+    mut ticket: Ticket,
     first: bool,
     failure: Option<ErrorClass>,
 ) {
     protections.book(ticket, first, failure, |change| {
         observe::breaker_changed(r, change);
     });
+    guards::settle(r, &mut ticket, guards::outcome(failure));
 }
 
 /// What [`Call::send_token`] found.
@@ -861,6 +951,8 @@ struct Short<R> {
     cost: u32,
     /// Not a retry: a long-polling call's outcome, returned after its backoff.
     ends: bool,
+    /// The bucket covered the cost (the call holds the ticket): the guards asked to wait.
+    guards: bool,
 }
 
 impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J>
@@ -875,10 +967,17 @@ where
         if short.ends {
             return self.ends(short.out);
         }
+        if short.guards {
+            return self.retry_guarded(short.out, short.class, short.hint, a);
+        }
         match self.protections().admit_after_refill(short.cost) {
             Some(ticket) => {
                 self.current.ticket = ticket;
-                self.schedule_out_of_line(short.out, Some(short.class), short.hint, a)
+                if self.r().guards.is_empty() {
+                    self.schedule_out_of_line(short.out, Some(short.class), short.hint, a)
+                } else {
+                    self.retry_guarded(short.out, short.class, short.hint, a)
+                }
             }
             None => self.refill_wait(short, a),
         }
@@ -927,11 +1026,15 @@ where
         }
         let hint = self.hooks.hint(err);
 
-        // 4. What the protections allow, and the retry's cost.
+        // 4. What the protections allow, and the retry's cost; then the guards.
         match self.protections().admit_another(class) {
             Admission::Granted(ticket) => {
                 self.current.ticket = ticket;
-                self.schedule(out, Some(class), hint, a)
+                if self.r().guards.is_empty() {
+                    self.schedule(out, Some(class), hint, a)
+                } else {
+                    self.retry_guarded(out, class, hint, a)
+                }
             }
             Admission::Short(cost) => self.refill_wait(
                 Short {
@@ -940,10 +1043,55 @@ where
                     hint,
                     cost,
                     ends: false,
+                    guards: false,
                 },
                 a,
             ),
             Admission::Refused(refusal) => self.retry_refused(out, class, hint, refusal, a),
+        }
+    }
+
+    /// Step 4's last part, the guards' admission of a retry the protections admitted (its
+    /// ticket is the call's): go on to its backoff, wait and ask again (the retry kept in
+    /// `Retrying::pending`), or end with `out`. Out of line: the retry path only tests for it.
+    #[cold]
+    #[inline(never)]
+    fn retry_guarded(
+        &mut self,
+        out: R,
+        class: ErrorClass,
+        hint: Option<Duration>,
+        a: &Around,
+    ) -> Settled<R> {
+        let n = self.current.frame.number;
+        let ticket = &mut self.current.ticket;
+        if ticket.guards == 0 && ticket.waited_ms == 0 {
+            guards::prepare(ticket, AttemptKind::Retry, n + 1, Some(class));
+        }
+        match guards::ask(self.r(), &mut self.current.ticket, a) {
+            Answer::Go(_) => self.schedule_out_of_line(out, Some(class), hint, a),
+            Answer::Wait { delay, .. } => {
+                if self.reaches_deadline(delay) {
+                    self.release();
+                    self.ended_early(a, n, Some(class), EarlyEnd::Deadline);
+                    return self.ends(out);
+                }
+                self.current.ticket.waited(delay);
+                self.retrying().pending = Some(Short {
+                    out,
+                    class,
+                    hint,
+                    cost: 0,
+                    ends: false,
+                    guards: true,
+                });
+                Settled::Wait(delay)
+            }
+            Answer::Refused(by) => {
+                self.release();
+                self.ended_early(a, n, Some(class), EarlyEnd::Refused(by));
+                self.ends(out)
+            }
         }
     }
 
@@ -996,6 +1144,7 @@ where
             hint,
             cost: 0,
             ends: true,
+            guards: false,
         });
         Settled::Wait(delay)
     }

@@ -3,6 +3,7 @@
 
 use crate::classify::{ErrorClass, TimedOut};
 use crate::protect::breaker::CircuitOpen;
+use crate::protect::guard::Refused;
 
 /// The return type of a `#[retry]` function, seen as `Result<Ok, Err>` whatever alias wrote it.
 #[diagnostic::on_unimplemented(
@@ -86,6 +87,25 @@ impl<E: From<CircuitOpen>> FromCircuitOpen for E {
     #[inline]
     fn from_circuit_open(open: CircuitOpen) -> Self {
         E::from(open)
+    }
+}
+
+/// An error type a call refused by one of its guards can become.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot represent a call a guard refused, which `guard` needs",
+    label = "`{Self}` does not implement `From<retry_runtime::Refused>`",
+    note = "add `impl From<retry_runtime::Refused> for {Self}` (a variant that keeps the \
+            `Refused` is enough); `std::io::Error` and `String` have it already"
+)]
+pub trait FromRefused {
+    /// The error for a refused call.
+    fn from_refused(refused: Refused) -> Self;
+}
+
+impl<E: From<Refused>> FromRefused for E {
+    #[inline]
+    fn from_refused(refused: Refused) -> Self {
+        E::from(refused)
     }
 }
 

@@ -8,6 +8,7 @@ use crate::observe::meters::Meters;
 use crate::protect::breaker::CircuitBreaker;
 use crate::protect::bucket::{Costs, TokenBucket};
 use crate::protect::budget::RetryBudget;
+use crate::protect::guard::{Guard, Guards};
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
 use crate::spec::{HedgeSpec, Keys, Mode, Settings};
@@ -39,6 +40,8 @@ pub struct Site {
     /// `budget = "N%"`: that share, the partition's budget or one of the function's own.
     budget_share: Option<f64>,
     pub(crate) breaker: Option<BreakerRef>,
+    /// `guard = ...`: the user's guards, in order.
+    pub(crate) guards: Guards,
     /// `hedge_after = "pNN"`: the function's latency estimate.
     latency: Option<&'static Latency>,
     shared: OnceLock<&'static Partition>,
@@ -63,6 +66,7 @@ impl Site {
             budget: None,
             budget_share: None,
             breaker: None,
+            guards: Guards::NONE,
             latency: None,
             shared: OnceLock::new(),
             resolved: OnceLock::new(),
@@ -139,6 +143,13 @@ impl Site {
     #[must_use]
     pub const fn breaker(mut self, breaker: BreakerRef) -> Site {
         self.breaker = Some(breaker);
+        self
+    }
+
+    /// Asks `guard` about each attempt, after the guards given before it.
+    #[must_use]
+    pub const fn guard(mut self, guard: &'static dyn Guard) -> Site {
+        self.guards = self.guards.with(guard);
         self
     }
 
@@ -248,6 +259,15 @@ impl Site {
             let own_latency =
                 (self.latency.is_none() && percentile).then(|| Box::new(Latency::new()));
             let adaptive = settings.mode == Mode::Adaptive;
+            if self.guards.overflowed() {
+                config::warn_once(format!(
+                    "{}: more than {} guards; only the first {} are asked",
+                    self.name,
+                    crate::protect::guard::MAX_GUARDS,
+                    crate::protect::guard::MAX_GUARDS,
+                ));
+            }
+            let guarded = !self.guards.is_empty();
             let bucket = self.bucket.or_else(|| self.shared().map(|p| &p.bucket));
             // A user's `static` bucket keeps its own costs.
             let costs = if settings.aws2026() && self.bucket.is_none() {
@@ -260,7 +280,7 @@ impl Site {
                 partition: self.partition,
                 settings,
                 #[cfg(feature = "metrics")]
-                meters: Meters::new(self.name, self.partition),
+                meters: Meters::new(self.name, self.partition, self.guards.names()),
                 bucket,
                 limiter: self.limiter.or_else(|| self.shared().map(|p| &p.limiter)),
                 budget,
@@ -278,8 +298,9 @@ impl Site {
                     Hints::Classic
                 },
                 long_polling: self.long_polling,
-                gated: adaptive || breaker.is_some(),
-                extras: adaptive || budget.is_some() || breaker.is_some(),
+                guards: self.guards,
+                gated: adaptive || breaker.is_some() || guarded,
+                extras: adaptive || budget.is_some() || breaker.is_some() || guarded,
                 nested_warned: AtomicBool::new(false),
             }
         })
@@ -353,13 +374,15 @@ pub(crate) struct Resolved {
     pub(crate) hints: Hints,
     /// When the bucket refuses a retry, back off before returning the error.
     pub(crate) long_polling: bool,
+    /// The user's guards, asked in order after the protections above.
+    pub(crate) guards: Guards,
     /// What its retries cost in its bucket (the 2026 behavior's in a bucket the runtime made).
     pub(crate) costs: Costs,
-    /// Adaptive mode or a breaker: an attempt waits at the loop's gate for a send token or
-    /// the breaker's leave (one test on the success path for both).
+    /// Adaptive mode, a breaker or guards: an attempt waits at the loop's gate for a send
+    /// token, the breaker's leave or the guards' admission (one test on the success path).
     pub(crate) gated: bool,
-    /// Adaptive mode, a budget or a breaker: an attempt's end has more to book than the
-    /// bucket's reward (one test on the success path for all).
+    /// Adaptive mode, a budget, a breaker or guards: an attempt's end has more to book than
+    /// the bucket's reward (one test on the success path for all).
     pub(crate) extras: bool,
     /// The WARN about retries at two levels was emitted.
     pub(crate) nested_warned: AtomicBool,

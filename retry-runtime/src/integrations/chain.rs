@@ -74,6 +74,9 @@ fn known<'a>(err: &'a (dyn Error + 'static)) -> Option<&'a dyn Classify> {
     if let Some(e) = err.downcast_ref::<CircuitOpen>() {
         return Some(e);
     }
+    if let Some(e) = err.downcast_ref::<crate::protect::guard::Refused>() {
+        return Some(e);
+    }
     if let Some(e) = err.downcast_ref::<std::io::Error>() {
         return Some(e);
     }

@@ -15,6 +15,14 @@ impl From<crate::protect::breaker::CircuitOpen> for io::Error {
     }
 }
 
+/// A call one of its guards refused: kind `Other`, wrapping the [`Refused`](crate::Refused)
+/// (which classifies as `Permanent`).
+impl From<crate::protect::guard::Refused> for io::Error {
+    fn from(refused: crate::protect::guard::Refused) -> Self {
+        io::Error::other(refused)
+    }
+}
+
 impl From<TimedOut> for io::Error {
     fn from(t: TimedOut) -> Self {
         io::Error::new(io::ErrorKind::TimedOut, t)

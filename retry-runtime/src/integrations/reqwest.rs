@@ -145,6 +145,8 @@ pub enum Error {
     TimedOut(TimedOut),
     /// An open circuit breaker refused the call (`Permanent`).
     CircuitOpen(crate::protect::breaker::CircuitOpen),
+    /// One of the call's guards refused it (`Permanent`).
+    Refused(crate::protect::guard::Refused),
 }
 
 impl Error {
@@ -154,7 +156,7 @@ impl Error {
         match self {
             Error::Request(e) => e.status(),
             Error::Status(r) => Some(r.status),
-            Error::TimedOut(_) | Error::CircuitOpen(_) => None,
+            Error::TimedOut(_) | Error::CircuitOpen(_) | Error::Refused(_) => None,
         }
     }
 }
@@ -192,6 +194,12 @@ impl From<::reqwest::Error> for Error {
     }
 }
 
+impl From<crate::protect::guard::Refused> for Error {
+    fn from(refused: crate::protect::guard::Refused) -> Self {
+        Error::Refused(refused)
+    }
+}
+
 impl From<crate::protect::breaker::CircuitOpen> for Error {
     fn from(open: crate::protect::breaker::CircuitOpen) -> Self {
         Error::CircuitOpen(open)
@@ -215,6 +223,7 @@ impl fmt::Debug for Error {
                 .finish(),
             Error::TimedOut(t) => f.debug_tuple("TimedOut").field(&Messages(t)).finish(),
             Error::CircuitOpen(o) => f.debug_tuple("CircuitOpen").field(&Messages(o)).finish(),
+            Error::Refused(r) => f.debug_tuple("Refused").field(&Messages(r)).finish(),
         }
     }
 }
@@ -242,6 +251,7 @@ impl fmt::Display for Error {
             Error::Status(r) => write!(f, "HTTP status {} from {}", r.status, r.url),
             Error::TimedOut(t) => fmt::Display::fmt(t, f),
             Error::CircuitOpen(o) => fmt::Display::fmt(o, f),
+            Error::Refused(r) => fmt::Display::fmt(r, f),
         }
     }
 }
@@ -252,7 +262,9 @@ impl StdError for Error {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         match self {
             Error::Request(e) => e.source(),
-            Error::Status(_) | Error::TimedOut(_) | Error::CircuitOpen(_) => None,
+            Error::Status(_) | Error::TimedOut(_) | Error::CircuitOpen(_) | Error::Refused(_) => {
+                None
+            }
         }
     }
 }
@@ -263,13 +275,15 @@ impl Classify for Error {
             Error::Request(e) => e.classify(),
             Error::Status(r) => status_class(r.status.as_u16()),
             Error::TimedOut(_) => ErrorClass::Timeout,
-            Error::CircuitOpen(_) => ErrorClass::Permanent,
+            Error::CircuitOpen(_) | Error::Refused(_) => ErrorClass::Permanent,
         }
     }
     fn retry_after(&self) -> Option<Duration> {
         match self {
             Error::Status(r) => hint::from_headers(&r.headers),
-            Error::Request(_) | Error::TimedOut(_) | Error::CircuitOpen(_) => None,
+            Error::Request(_) | Error::TimedOut(_) | Error::CircuitOpen(_) | Error::Refused(_) => {
+                None
+            }
         }
     }
 }

@@ -73,6 +73,8 @@ pub(crate) struct Meters {
     hedges: Counter,
     recovered: Counter,
     ended_early: [Counter; 6],
+    /// Early ends a guard refused, one counter per guard of the function, in its order.
+    refused: Vec<(&'static str, Counter)>,
     transitions: [Counter; 4],
     tokens: Gauge,
     fill_rate: Gauge,
@@ -85,7 +87,11 @@ impl std::fmt::Debug for Meters {
 }
 
 impl Meters {
-    pub(crate) fn new(function: &'static str, partition: Option<&'static str>) -> Meters {
+    pub(crate) fn new(
+        function: &'static str,
+        partition: Option<&'static str>,
+        guards: impl Iterator<Item = &'static str>,
+    ) -> Meters {
         let partition = partition.unwrap_or("");
         Meters {
             attempts: counter!(ATTEMPTS, "function" => function, "partition" => partition),
@@ -99,6 +105,13 @@ impl Meters {
                 counter!(ENDED_EARLY, "function" => function, "partition" => partition,
                     "reason" => r.label())
             }),
+            refused: guards
+                .map(|guard| {
+                    let c = counter!(ENDED_EARLY, "function" => function,
+                        "partition" => partition, "reason" => "refused", "guard" => guard);
+                    (guard, c)
+                })
+                .collect(),
             transitions: TRANSITIONS.map(|(from, to)| {
                 counter!(BREAKER_TRANSITIONS, "function" => function, "partition" => partition,
                     "from" => from.as_str(), "to" => to.as_str())
@@ -134,7 +147,11 @@ impl Meters {
     }
 
     pub(crate) fn ended_early(&self, reason: EarlyEnd) {
-        if let Some(i) = REASONS.iter().position(|r| *r == reason) {
+        if let EarlyEnd::Refused(by) = reason {
+            if let Some((_, c)) = self.refused.iter().find(|(g, _)| *g == by) {
+                c.increment(1);
+            }
+        } else if let Some(i) = REASONS.iter().position(|r| *r == reason) {
             self.ended_early[i].increment(1);
         }
     }

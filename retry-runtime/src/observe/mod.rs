@@ -6,8 +6,8 @@
 //! | level | when | fields |
 //! |---|---|---|
 //! | DEBUG | an attempt failed and the call sleeps before the next | `function`, `partition`, `invocation_id`, `attempt`, `class`, `delay_ms`, `tokens` (the retry bucket's level after this retry's cost), and in adaptive mode `fill_rate` (send tokens per second) |
-//! | WARN | the call gives up before `max_attempts` | the same but `delay_ms`, and `reason`: `retry token bucket empty`, `deadline reached`, `not idempotent`, `server retry hint longer than max_backoff`, `retry budget exhausted`, `circuit breaker open` |
-//! | DEBUG | an open circuit breaker refused a call before its body ran | `function`, `partition`, `invocation_id` |
+//! | WARN | the call gives up before `max_attempts` | the same but `delay_ms`, and `reason`: `retry token bucket empty`, `deadline reached`, `not idempotent`, `server retry hint longer than max_backoff`, `retry budget exhausted`, `circuit breaker open`, `refused by a guard` (with `guard`, its name) |
+//! | DEBUG | an open circuit breaker or a guard refused a call before its body ran | `function`, `partition`, `invocation_id` (and `guard`, the refusing guard's name) |
 //! | WARN | a circuit breaker opened (from closed or half-open) | `function` (the one whose attempt opened it), `partition`, `from`, `to` |
 //! | INFO | a circuit breaker half-opened or closed | the same |
 //! | DEBUG | a hedged call started another attempt while one was in flight | `function`, `partition`, `invocation_id`, `attempt` (the hedge's), `in_flight`, `class` (of the failure that started it at once, or `none` after the hedge delay), `delay_ms` (the hedge delay), `tokens` |
@@ -148,10 +148,11 @@ pub(crate) fn ended_early(
         let invocation_id = tracing::field::display(frame.invocation_id());
         let (partition, tokens, fill_rate) = levels(r, p);
         let class = class.map_or("none", ErrorClass::as_str);
+        let guard = reason.guard();
         let reason = reason.as_str();
         tracing::warn!(
             target: "retry",
-            function, partition, invocation_id, attempt, class, reason, tokens, fill_rate,
+            function, partition, invocation_id, attempt, class, reason, guard, tokens, fill_rate,
             "giving up before max_attempts",
         );
     }
@@ -182,22 +183,29 @@ fn count_end(
     }
 }
 
-/// An open breaker refused a call before its first attempt: the testing scope records it as
-/// an early end after attempt 0; tracing gets a DEBUG event (the transition to open was the
-/// WARN).
+/// An open breaker or a guard refused a call before its first attempt (`reason`): the testing
+/// scope records it as an early end after attempt 0; tracing gets a DEBUG event (a breaker's
+/// transition to open was the WARN).
 #[cold]
-pub(crate) fn refused(frame: &Frame<'_>, env: &Around) {
-    count_end(frame, env, 0, None, EarlyEnd::CircuitOpen);
+pub(crate) fn refused(frame: &Frame<'_>, env: &Around, reason: EarlyEnd) {
+    count_end(frame, env, 0, None, reason);
     #[cfg(feature = "tracing")]
     {
         let function = frame.r.function;
         let partition = frame.r.partition.unwrap_or("");
         let invocation_id = tracing::field::display(frame.invocation_id());
-        tracing::debug!(
-            target: "retry",
-            function, partition, invocation_id,
-            "circuit breaker open: call refused",
-        );
+        match reason.guard() {
+            Some(guard) => tracing::debug!(
+                target: "retry",
+                function, partition, invocation_id, guard,
+                "refused by a guard: call refused",
+            ),
+            None => tracing::debug!(
+                target: "retry",
+                function, partition, invocation_id,
+                "circuit breaker open: call refused",
+            ),
+        }
     }
 }
 

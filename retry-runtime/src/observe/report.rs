@@ -23,11 +23,24 @@ pub enum EarlyEnd {
     /// The function's circuit breaker is open: a retry, or (attempt 0) the call itself, was
     /// refused.
     CircuitOpen,
+    /// The guard of this name ([`Guard::name`](crate::Guard::name)) refused a retry, a hedge,
+    /// or (attempt 0) the call itself.
+    Refused(&'static str),
 }
 
 impl EarlyEnd {
+    /// The name of the guard that refused, for [`EarlyEnd::Refused`].
+    #[must_use]
+    pub const fn guard(self) -> Option<&'static str> {
+        match self {
+            EarlyEnd::Refused(by) => Some(by),
+            _ => None,
+        }
+    }
+
     /// The reason as a metric label writes it: `bucket_empty`, `deadline`, `not_idempotent`,
-    /// `hint_too_long`, `budget_exhausted`, `circuit_open`.
+    /// `hint_too_long`, `budget_exhausted`, `circuit_open`, `refused` (the guard's name is a
+    /// label of its own, `guard`).
     #[must_use]
     pub const fn label(self) -> &'static str {
         match self {
@@ -37,6 +50,7 @@ impl EarlyEnd {
             EarlyEnd::HintTooLong => "hint_too_long",
             EarlyEnd::BudgetExhausted => "budget_exhausted",
             EarlyEnd::CircuitOpen => "circuit_open",
+            EarlyEnd::Refused(_) => "refused",
         }
     }
 
@@ -50,6 +64,7 @@ impl EarlyEnd {
             EarlyEnd::HintTooLong => "server retry hint longer than max_backoff",
             EarlyEnd::BudgetExhausted => "retry budget exhausted",
             EarlyEnd::CircuitOpen => "circuit breaker open",
+            EarlyEnd::Refused(_) => "refused by a guard",
         }
     }
 }

@@ -16,8 +16,8 @@
 //! the engine's, the one `#[retry]` runs, started in place in this future at its first poll.
 
 use super::{
-    BreakerKind, BreakerPlug, ClassOutput, ClassifiesWith, Hook, Policy, Repeat, TimeoutKind,
-    TimeoutsFor,
+    BreakerKind, BreakerPlug, ClassOutput, ClassifiesWith, GuardPlug, Hook, Policy, Repeat,
+    TimeoutKind, TimeoutsFor,
 };
 use crate::classify::ErrorClass;
 use crate::engine::{Classifier, Timer};
@@ -110,7 +110,7 @@ where
     Cx: ClassifierSlot<'p, C, E>,
     Cx::Asks: ClassifiesWith<E>,
     Cx::Returns: ClassOutput,
-    B: BreakerPlug<V, E>,
+    B: BreakerPlug<V, E> + GuardPlug<V, E>,
     Result<V, E>: AsyncRuntime,
     Policy<T, C, P, O, B>: 'p,
 {
@@ -227,12 +227,12 @@ where
     Cx: ClassifierSlot<'p, C, E>,
     Cx::Asks: ClassifiesWith<E>,
     Cx::Returns: ClassOutput,
-    B: BreakerPlug<V, E>,
+    B: BreakerPlug<V, E> + GuardPlug<V, E>,
 {
     Ready {
         timer: T::timer(),
         classify: Cx::prepare(&policy.classify),
-        refusal: B::refusal(),
+        refusal: B::refusal(<B as GuardPlug<V, E>>::refused()),
     }
 }
 
@@ -550,7 +550,7 @@ where
     Cx::Returns: ClassOutput,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
-    B: BreakerPlug<V, E>,
+    B: BreakerPlug<V, E> + GuardPlug<V, E>,
     Result<V, E>: AsyncRuntime,
 {
     let ready = prepare::<T, C, P, O, B, V, E, Cx>(parts.policy);

@@ -10,13 +10,14 @@ use call::{Drive, Own, Parts};
 use crate::classify::{Classify, ErrorClass};
 use crate::engine::site::{BreakerRef, BudgetRef, Site};
 use crate::engine::{
-    ByTrait, Classifier, FromCircuitOpen, FromTimedOut, IntoErrorClass, NoBreaker, OnRefusal,
-    Timed, Timer, TimerKind, Untimed,
+    ByTrait, Classifier, FromCircuitOpen, FromRefused, FromTimedOut, IntoErrorClass, NoBreaker,
+    OnRefusal, Timed, Timer, TimerKind, Untimed,
 };
 use crate::observe::event::RetryEvent;
 use crate::protect::breaker::{CircuitBreaker, CircuitOpen};
 use crate::protect::bucket::TokenBucket;
 use crate::protect::budget::RetryBudget;
+use crate::protect::guard::{Guard, Refused};
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
 use crate::runtime::AsyncRuntime;
@@ -413,7 +414,10 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     /// (which `std::io::Error`, `String` and `tonic::Status` have). Not `const`, as it takes
     /// either form.
     #[must_use]
-    pub fn breaker(self, breaker: impl BreakerValue) -> Policy<T, C, P, O, WithBreaker> {
+    pub fn breaker(self, breaker: impl BreakerValue) -> Policy<T, C, P, O, B::AndBreaker>
+    where
+        B: Refusals,
+    {
         self.with_breaker(breaker).guarded()
     }
 
@@ -428,7 +432,10 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     }
 
     /// The same policy, of the kind whose calls a breaker may refuse (with no breaker yet).
-    fn guarded(self) -> Policy<T, C, P, O, WithBreaker> {
+    fn guarded(self) -> Policy<T, C, P, O, B::AndBreaker>
+    where
+        B: Refusals,
+    {
         let Policy {
             site,
             idempotent,
@@ -446,7 +453,7 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
             classify,
             repeat,
             on_retry,
-            breaker: WithBreaker,
+            breaker: B::AND_BREAKER,
             problems,
         }
     }
@@ -477,6 +484,12 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
                     .to_owned(),
             );
         }
+        if self.site.guards.overflowed() {
+            problems.push(format!(
+                "guard: at most {} guards; the ones after are not asked",
+                crate::protect::guard::MAX_GUARDS
+            ));
+        }
         if problems.is_empty() {
             Ok(self)
         } else {
@@ -493,7 +506,7 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     /// inferred. Awaiting it asks of the closure's error type `E` what the policy needs: a
     /// classifier (`E: Classify`, or one given), `From<TimedOut>` if the policy writes
     /// `attempt_timeout` or `deadline` (a `Policy<Timeouts>`), `From<CircuitOpen>` if it has a
-    /// breaker.
+    /// breaker, `From<Refused>` if it has a guard.
     #[allow(clippy::type_complexity)]
     pub fn retry<F, Fut, V, E>(
         &self,
@@ -521,6 +534,71 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
             idempotent: true,
             once: false,
         })
+    }
+}
+
+impl<T: Copy, C: Copy, P: Copy, O: Copy, B: Refusals> Policy<T, C, P, O, B> {
+    /// Asks `guard` before each attempt of every call, after the built-in protections and
+    /// the guards given before it (callable more than once; at most 8 guards, which
+    /// [`build`](Self::build) checks). A refused first attempt ends the call at once with
+    /// `E::from(Refused)`, so the closure's error type needs `From<Refused>` (which
+    /// `std::io::Error`, `String`, `ErrorClass` and `tonic::Status` have); a refused retry ends
+    /// the call with its last error.
+    ///
+    /// ```
+    /// use retry_runtime::{Admit, Guard, GuardContext, GuardOutcome, Policy};
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    ///
+    /// /// Counts the attempts it let through (a real guard would refuse some).
+    /// struct Count(AtomicU32);
+    ///
+    /// impl Guard for Count {
+    ///     fn admit(&self, _: &GuardContext<'_>) -> Admit {
+    ///         self.0.fetch_add(1, Ordering::Relaxed);
+    ///         Admit::Go
+    ///     }
+    ///     fn settle(&self, _: &GuardContext<'_>, _: GuardOutcome) {}
+    /// }
+    ///
+    /// static COUNT: Count = Count(AtomicU32::new(0));
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let out = Policy::new()
+    ///     .guard(&COUNT)
+    ///     .classify(|_: &std::io::Error| false)
+    ///     .retry(|| async { Ok::<_, std::io::Error>(7) })
+    ///     .await;
+    /// assert_eq!(out.unwrap(), 7);
+    /// assert_eq!(COUNT.0.load(Ordering::Relaxed), 1);
+    /// # }
+    /// ```
+    ///
+    /// `const`, so that a `static` policy takes guards: call it before `on_retry` or
+    /// `retry_if_ok` with a closure that captures (a value that is not `Copy`).
+    #[must_use]
+    #[allow(clippy::mem_replace_with_default)] // `mem::take` is not const
+    pub const fn guard<G: Guard>(mut self, guard: &'static G) -> Policy<T, C, P, O, B::AndGuard> {
+        let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
+        let problems = core::mem::replace(&mut self.problems, Vec::new());
+        let (idempotent, timeouts, classify, repeat, on_retry) = (
+            self.idempotent,
+            self.timeouts,
+            self.classify,
+            self.repeat,
+            self.on_retry,
+        );
+        core::mem::forget(self);
+        Policy {
+            site: site.guard(guard),
+            idempotent,
+            timeouts,
+            classify,
+            repeat,
+            on_retry,
+            breaker: B::AND_GUARD,
+            problems,
+        }
     }
 }
 
@@ -623,7 +701,7 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
         C: ClassifiesWith<E>,
         P: Repeat<V>,
         O: Hook<E>,
-        B: BreakerPlug<V, E>,
+        B: BreakerPlug<V, E> + GuardPlug<V, E>,
         Result<V, E>: AsyncRuntime,
     {
         call::run_now(Parts {
@@ -804,7 +882,55 @@ impl<E, R: ClassOutput> Classifier<E> for (fn(&E) -> R, fn(&E) -> Option<Duratio
 #[derive(Clone, Copy, Debug)]
 pub struct WithBreaker;
 
-/// What a call refused by a policy's breaker returns.
+/// A policy with guards ([`Policy::guard`]).
+#[derive(Clone, Copy, Debug)]
+pub struct WithGuard;
+
+/// A policy with a breaker and guards.
+#[derive(Clone, Copy, Debug)]
+pub struct WithBreakerAndGuard;
+
+/// What a policy's calls may be refused by: the kind after a breaker or a guard is added.
+pub trait Refusals: sealed::Sealed + Copy {
+    /// The kind with a breaker too.
+    type AndBreaker: Copy;
+    /// The kind with guards too.
+    type AndGuard: Copy;
+    /// The value of [`AndBreaker`](Refusals::AndBreaker).
+    const AND_BREAKER: Self::AndBreaker;
+    /// The value of [`AndGuard`](Refusals::AndGuard).
+    const AND_GUARD: Self::AndGuard;
+}
+
+impl Refusals for NoBreaker {
+    type AndBreaker = WithBreaker;
+    type AndGuard = WithGuard;
+    const AND_BREAKER: WithBreaker = WithBreaker;
+    const AND_GUARD: WithGuard = WithGuard;
+}
+
+impl Refusals for WithBreaker {
+    type AndBreaker = WithBreaker;
+    type AndGuard = WithBreakerAndGuard;
+    const AND_BREAKER: WithBreaker = WithBreaker;
+    const AND_GUARD: WithBreakerAndGuard = WithBreakerAndGuard;
+}
+
+impl Refusals for WithGuard {
+    type AndBreaker = WithBreakerAndGuard;
+    type AndGuard = WithGuard;
+    const AND_BREAKER: WithBreakerAndGuard = WithBreakerAndGuard;
+    const AND_GUARD: WithGuard = WithGuard;
+}
+
+impl Refusals for WithBreakerAndGuard {
+    type AndBreaker = WithBreakerAndGuard;
+    type AndGuard = WithBreakerAndGuard;
+    const AND_BREAKER: WithBreakerAndGuard = WithBreakerAndGuard;
+    const AND_GUARD: WithBreakerAndGuard = WithBreakerAndGuard;
+}
+
+/// What a call refused by a policy's breaker or guard returns.
 pub trait BreakerKind<R>: sealed::Sealed {
     /// The engine's conversion.
     type Refusal: OnRefusal<R>;
@@ -818,22 +944,30 @@ impl<T, E> BreakerKind<Result<T, E>> for WithBreaker {
     type Refusal = fn(CircuitOpen) -> Result<T, E>;
 }
 
+impl<T, E> BreakerKind<Result<T, E>> for WithGuard {
+    type Refusal = fn(Refused) -> Result<T, E>;
+}
+
+impl<T, E> BreakerKind<Result<T, E>> for WithBreakerAndGuard {
+    type Refusal = (fn(CircuitOpen) -> Result<T, E>, fn(Refused) -> Result<T, E>);
+}
+
 /// What a policy's breaker asks of the error type `E` (of a closure returning `Result<T, E>`).
 #[diagnostic::on_unimplemented(
     message = "this policy has a `breaker`, so `Policy::retry` needs `{E}` to represent a refused call",
     label = "`{E}` does not implement `From<retry_runtime::CircuitOpen>`",
     note = "add `impl From<retry_runtime::CircuitOpen> for {E}` (a variant that keeps the `CircuitOpen` is enough), or leave the breaker out of the policy"
 )]
-pub trait BreakerPlug<T, E>: BreakerKind<Result<T, E>> {
-    /// The conversion.
-    fn refusal() -> Self::Refusal;
+pub trait BreakerPlug<T, E>: BreakerKind<Result<T, E>> + GuardConv<T, E> {
+    /// The conversion, given the guards' (see [`GuardPlug`]).
+    fn refusal(refused: Self::Conv) -> Self::Refusal;
 }
 
 // Not listed as another implementor when a policy with a breaker is refused.
 #[diagnostic::do_not_recommend]
 impl<T, E> BreakerPlug<T, E> for NoBreaker {
     #[inline]
-    fn refusal() -> NoBreaker {
+    fn refusal((): ()) -> NoBreaker {
         NoBreaker
     }
 }
@@ -841,8 +975,85 @@ impl<T, E> BreakerPlug<T, E> for NoBreaker {
 #[diagnostic::do_not_recommend]
 impl<T, E: FromCircuitOpen> BreakerPlug<T, E> for WithBreaker {
     #[inline]
-    fn refusal() -> Self::Refusal {
+    fn refusal((): ()) -> Self::Refusal {
         |open| Err(E::from_circuit_open(open))
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E> BreakerPlug<T, E> for WithGuard {
+    #[inline]
+    fn refusal(refused: fn(Refused) -> Result<T, E>) -> Self::Refusal {
+        refused
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E: FromCircuitOpen> BreakerPlug<T, E> for WithBreakerAndGuard {
+    #[inline]
+    fn refusal(refused: fn(Refused) -> Result<T, E>) -> Self::Refusal {
+        (|open| Err(E::from_circuit_open(open)), refused)
+    }
+}
+
+/// The type of a policy kind's conversion of [`Refused`]: nothing for a kind without guards.
+pub trait GuardConv<T, E>: sealed::Sealed {
+    /// The conversion's type.
+    type Conv;
+}
+
+impl<T, E> GuardConv<T, E> for NoBreaker {
+    type Conv = ();
+}
+
+impl<T, E> GuardConv<T, E> for WithBreaker {
+    type Conv = ();
+}
+
+impl<T, E> GuardConv<T, E> for WithGuard {
+    type Conv = fn(Refused) -> Result<T, E>;
+}
+
+impl<T, E> GuardConv<T, E> for WithBreakerAndGuard {
+    type Conv = fn(Refused) -> Result<T, E>;
+}
+
+/// What a policy's guards ask of the error type `E` (of a closure returning `Result<T, E>`).
+#[diagnostic::on_unimplemented(
+    message = "this policy has a `guard`, so `Policy::retry` needs `{E}` to represent a refused call",
+    label = "`{E}` does not implement `From<retry_runtime::Refused>`",
+    note = "add `impl From<retry_runtime::Refused> for {E}` (a variant that keeps the `Refused` is enough), or leave the guard out of the policy"
+)]
+pub trait GuardPlug<T, E>: GuardConv<T, E> {
+    /// The conversion.
+    fn refused() -> Self::Conv;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E> GuardPlug<T, E> for NoBreaker {
+    #[inline]
+    fn refused() {}
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E> GuardPlug<T, E> for WithBreaker {
+    #[inline]
+    fn refused() {}
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E: FromRefused> GuardPlug<T, E> for WithGuard {
+    #[inline]
+    fn refused() -> Self::Conv {
+        |refused| Err(E::from_refused(refused))
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E: FromRefused> GuardPlug<T, E> for WithBreakerAndGuard {
+    #[inline]
+    fn refused() -> Self::Conv {
+        |refused| Err(E::from_refused(refused))
     }
 }
 
@@ -920,6 +1131,8 @@ mod sealed {
     impl Sealed for super::Timeouts {}
     impl Sealed for crate::engine::NoBreaker {}
     impl Sealed for super::WithBreaker {}
+    impl Sealed for super::WithGuard {}
+    impl Sealed for super::WithBreakerAndGuard {}
     impl Sealed for std::time::Duration {}
     impl Sealed for &str {}
     impl Sealed for &'static super::RetryBudget {}

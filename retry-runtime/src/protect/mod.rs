@@ -6,6 +6,7 @@
 pub(crate) mod breaker;
 pub(crate) mod bucket;
 pub(crate) mod budget;
+pub(crate) mod guard;
 pub(crate) mod limiter;
 pub(crate) mod partition;
 pub(crate) mod sync;
@@ -16,31 +17,65 @@ use crate::runtime::Instant;
 use breaker::{Admit, Change, CircuitBreaker, Pass};
 use bucket::{Costs, TokenBucket};
 use budget::RetryBudget;
+use guard::AttemptKind;
 use limiter::RateLimiter;
 use std::time::Duration;
 
 /// What an attempt holds from the protections that let it start: the retry cost it took from
-/// the bucket, and how it went through the breaker. A retry's or a hedge's cost goes back if
-/// the attempt succeeds or never runs (whoever holds the ticket when the call is dropped gives
-/// it back), and stays out if the attempt fails. A first attempt costs nothing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// the bucket, how it went through the breaker, and how many of the call's guards admitted it.
+/// A retry's or a hedge's cost goes back if the attempt succeeds or never runs (whoever holds
+/// the ticket when the call is dropped gives it back), and stays out if the attempt fails. A
+/// first attempt costs nothing. The guards that admitted it are settled once, when it ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Ticket {
     pub(crate) cost: u32,
+    /// The number the attempt has (or will have), for the guards' context.
+    pub(crate) number: u32,
+    /// How long the attempt waited at the guards so far, in milliseconds.
+    pub(crate) waited_ms: u32,
     pub(crate) pass: Pass,
     /// At its last look, the rate limiter's send tokens for this attempt went to another
-    /// caller (it looks again with priority). Beside the rest, so that a call's first ticket
-    /// is set up with one store.
+    /// caller (it looks again with priority).
     pub(crate) lost: bool,
+    /// How many of the call's guards admitted it (in order).
+    pub(crate) guards: u8,
+    pub(crate) kind: AttemptKind,
+    /// The class of the failure a retry follows.
+    pub(crate) after: Option<ErrorClass>,
 }
 
 impl Ticket {
     /// An attempt that holds nothing (a first attempt before its gate). A constant, so that a
-    /// call sets its ticket up with one store.
+    /// call sets its ticket up with stores of constants.
     pub(crate) const NONE: Ticket = Ticket {
         cost: 0,
+        number: 0,
+        waited_ms: 0,
         pass: Pass::None,
         lost: false,
+        guards: 0,
+        kind: AttemptKind::First,
+        after: None,
     };
+
+    /// Whether it holds anything to give back when its attempt will not run: a retry's cost,
+    /// or guards' admissions.
+    #[inline]
+    pub(crate) fn holds(&self) -> bool {
+        self.cost > 0 || self.guards > 0
+    }
+
+    /// Adds `delay`, slept waiting at the guards, to what it waited.
+    pub(crate) fn waited(&mut self, delay: Duration) {
+        let ms = u32::try_from(delay.as_millis()).unwrap_or(u32::MAX);
+        self.waited_ms = self.waited_ms.saturating_add(ms);
+    }
+}
+
+impl Default for Ticket {
+    fn default() -> Self {
+        Ticket::NONE
+    }
 }
 
 /// Why the protections refused another attempt.
@@ -54,9 +89,9 @@ pub(crate) enum Refusal {
     BucketEmpty,
 }
 
-/// What a call asks of a protection at each step, as failsafe-go's policies are asked before
-/// and after each execution. Each method defaults to "nothing to do".
-pub(crate) trait Guard {
+/// What a call asks of a built-in protection at each step, as failsafe-go's policies are asked
+/// before and after each execution. Each method defaults to "nothing to do".
+pub(crate) trait Protection {
     /// Step 4, before the bucket's cost is taken: may another attempt (a retry, or a hedge)
     /// follow? A refusal takes nothing.
     fn allows_another(&self, now: Instant) -> Result<(), Refusal> {
@@ -83,7 +118,7 @@ pub(crate) trait Guard {
 
 /// The protections of one call beside its bucket, listed once, in the order a call meets
 /// them: `$each` runs once for each one the call has. A new protection is a file here with its
-/// `Guard` impl, and one line below.
+/// `Protection` impl, and one line below.
 macro_rules! guards {
     ($breaker:expr, $budget:expr, $limiter:expr, |$guard:ident| $each:expr) => {{
         if let Some($guard) = $breaker {
@@ -243,7 +278,7 @@ impl Protections<'_> {
     }
 }
 
-impl Guard for CircuitBreaker {
+impl Protection for CircuitBreaker {
     fn allows_another(&self, now: Instant) -> Result<(), Refusal> {
         if self.refuses(now) {
             Err(Refusal::CircuitOpen)
@@ -263,7 +298,7 @@ impl Guard for CircuitBreaker {
     }
 }
 
-impl Guard for RetryBudget {
+impl Protection for RetryBudget {
     fn allows_another(&self, now: Instant) -> Result<(), Refusal> {
         if self.room(now) {
             Ok(())
@@ -291,7 +326,7 @@ impl Guard for RetryBudget {
     }
 }
 
-impl Guard for RateLimiter {
+impl Protection for RateLimiter {
     fn book(
         &self,
         now: Instant,

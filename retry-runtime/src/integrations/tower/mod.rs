@@ -87,8 +87,9 @@
 //!
 //! Both count as failed attempts for the token bucket, the rate limiter, a budget and a
 //! circuit breaker, and the policy's `on_retry` hook sees them as a [`Failure`]. A call that
-//! the policy's breaker refuses fails with a [`CircuitOpen`] in the `BoxError`, without
-//! reaching the service.
+//! the policy's breaker refuses fails with a [`CircuitOpen`] in the `BoxError`, and one that a
+//! guard of the policy ([`Policy::guard`]) refuses with a [`Refused`](crate::Refused), without
+//! reaching the service; the guards are asked about each attempt as for any `Policy` call.
 //!
 //! # Replay and idempotency
 //!
@@ -169,7 +170,7 @@ pub use grpc::{GrpcRetry, GrpcRetryLayer};
 use crate::classify::{Classify, ErrorClass, TimedOut};
 use crate::engine::{ByTrait, NoBreaker};
 use crate::policy::Policy;
-use crate::policy::{BreakerPlug, Hook, NoHook, NoRepeat, Repeat, Timeouts};
+use crate::policy::{BreakerPlug, GuardPlug, Hook, NoHook, NoRepeat, Repeat, Timeouts};
 use crate::protect::breaker::CircuitOpen;
 use core::future::{Future, poll_fn};
 use core::pin::Pin;
@@ -332,7 +333,11 @@ where
     M: Exchange<Req, S::Response> + Clone + Send + Sync + 'static,
     P: Repeat<S::Response> + Send + Sync + 'static,
     O: Hook<Failure<S::Response>> + Send + Sync + 'static,
-    B: BreakerPlug<S::Response, Failure<S::Response>> + Send + Sync + 'static,
+    B: BreakerPlug<S::Response, Failure<S::Response>>
+        + GuardPlug<S::Response, Failure<S::Response>>
+        + Send
+        + Sync
+        + 'static,
     B::Refusal: Send,
 {
     type Response = S::Response;
@@ -485,6 +490,15 @@ impl<R> From<CircuitOpen> for Failure<R> {
     }
 }
 
+/// A call one of the policy's guards refused ([`Policy::guard`]): a
+/// [`Refused`](crate::Refused) error.
+impl<R> From<crate::protect::guard::Refused> for Failure<R> {
+    fn from(refused: crate::protect::guard::Refused) -> Self {
+        let class = refused.classify();
+        Failure::of_error(Box::new(refused), class, None)
+    }
+}
+
 impl<R: fmt::Debug> fmt::Debug for Failure<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Failure");
@@ -540,7 +554,8 @@ where
     M: Exchange<Req, S::Response>,
     P: Repeat<S::Response>,
     O: Hook<Failure<S::Response>>,
-    B: BreakerPlug<S::Response, Failure<S::Response>>,
+    B: BreakerPlug<S::Response, Failure<S::Response>>
+        + GuardPlug<S::Response, Failure<S::Response>>,
 {
     let session = &Session {
         service: Mutex::new(service),

@@ -1,0 +1,626 @@
+//! The public seam a protection plugs into: [`Guard`], asked before each attempt of a call
+//! (its first, each retry, each hedge) and told once how each attempt it admitted ended.
+//!
+//! A call holds one ordered list of guards ([`Guards`]): a `#[retry]` function's `guard = ...`,
+//! a `Policy`'s [`guard`](crate::Policy::guard) calls. The engine asks them in that order, after
+//! the protections it keeps itself (the breaker, the budget, the bucket), and before the
+//! adaptive rate limiter's pacing, so that a send token is spent as soon as it is had.
+
+use crate::classify::{Classify, ErrorClass};
+use std::fmt;
+use std::time::Duration;
+
+/// A protection that admits or refuses each attempt of a call, and learns how each attempt it
+/// admitted ended: a bulkhead, a concurrency budget, client-side throttling, or one of your
+/// own.
+///
+/// The engine calls [`admit`](Guard::admit) before an attempt starts: before a call's first
+/// attempt, before each retry's backoff is slept (so what a retry holds, it holds through its
+/// sleep, as the bucket holds its cost), and before each hedge. For every attempt it admitted,
+/// it calls [`settle`](Guard::settle) exactly once: with the attempt's outcome, or with
+/// [`GuardOutcome::Cancelled`] when the call is dropped, when a guard later in the list
+/// refuses the same attempt, or when the attempt is never sent (its deadline came first, a
+/// breaker refused it at its start). An attempt is settled before the next attempt of the same
+/// call is admitted.
+///
+/// Guards live in `static`s and are shared by every call that names them, from any thread:
+/// keep their state in atomics.
+///
+/// ```
+/// use retry_runtime::{Admit, Guard, GuardContext, GuardOutcome, Refused, retry};
+/// use std::sync::atomic::{AtomicU32, Ordering};
+///
+/// /// At most `max` attempts of any call at once.
+/// struct AtMost {
+///     in_flight: AtomicU32,
+///     max: u32,
+/// }
+///
+/// impl Guard for AtMost {
+///     fn admit(&self, _: &GuardContext<'_>) -> Admit {
+///         let taken = self.in_flight.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+///             (n < self.max).then_some(n + 1)
+///         });
+///         if taken.is_ok() { Admit::Go } else { Admit::Refuse }
+///     }
+///
+///     fn settle(&self, _: &GuardContext<'_>, _: GuardOutcome) {
+///         self.in_flight.fetch_sub(1, Ordering::AcqRel);
+///     }
+///
+///     fn name(&self) -> &'static str {
+///         "at_most"
+///     }
+/// }
+///
+/// static FOUR: AtMost = AtMost { in_flight: AtomicU32::new(0), max: 4 };
+///
+/// #[derive(Debug)]
+/// enum Error {
+///     Busy,
+///     Refused(Refused),
+/// }
+///
+/// impl From<Refused> for Error {
+///     fn from(r: Refused) -> Self {
+///         Error::Refused(r)
+///     }
+/// }
+///
+/// # impl retry_runtime::Classify for Error {
+/// #     fn classify(&self) -> retry_runtime::ErrorClass {
+/// #         match self {
+/// #             Error::Busy => retry_runtime::ErrorClass::Transient,
+/// #             Error::Refused(r) => r.classify(),
+/// #         }
+/// #     }
+/// # }
+/// #[retry(guard = FOUR, initial_backoff = "1ms")]
+/// async fn call() -> Result<u32, Error> {
+///     Ok(7)
+/// }
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// assert_eq!(call().await.unwrap(), 7);
+/// assert_eq!(FOUR.in_flight.load(Ordering::Acquire), 0, "settled");
+/// # }
+/// ```
+pub trait Guard: Send + Sync {
+    /// May this attempt start? [`Admit::Go`] lets it (and commits the guard to one
+    /// [`settle`](Guard::settle) call for it), [`Admit::Refuse`] refuses it, and
+    /// [`Admit::Wait`] asks the engine to ask again after that delay (the call's deadline still
+    /// bounds the wait: a wait that would reach it ends the call).
+    fn admit(&self, attempt: &GuardContext<'_>) -> Admit;
+
+    /// An attempt this guard admitted ended with `outcome`. Called exactly once per admitted
+    /// attempt.
+    fn settle(&self, attempt: &GuardContext<'_>, outcome: GuardOutcome);
+
+    /// The guard's name, as a refusal reports it ([`Refused::by`], the early end's reason, the
+    /// WARN event). By default, the name of its type without its path.
+    fn name(&self) -> &'static str {
+        let name = core::any::type_name::<Self>();
+        let name = name.split('<').next().unwrap_or(name);
+        name.rsplit("::").next().unwrap_or(name)
+    }
+}
+
+/// Which attempt of a call a guard is asked about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttemptKind {
+    /// The call's first attempt.
+    First,
+    /// An attempt after a failure, admitted before its backoff is slept.
+    Retry,
+    /// An attempt started beside another still in flight (`hedge_after`).
+    Hedge,
+}
+
+impl AttemptKind {
+    /// The kind as a label writes it: `first`, `retry`, `hedge`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AttemptKind::First => "first",
+            AttemptKind::Retry => "retry",
+            AttemptKind::Hedge => "hedge",
+        }
+    }
+}
+
+/// What a guard answers for an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Admit {
+    /// The attempt may start; the guard will be told how it ended.
+    Go,
+    /// The attempt may not start. A refused first attempt ends the call with
+    /// `E::from(Refused)`; a refused retry or hedge ends the call with the last attempt's own
+    /// error, as an empty retry bucket does.
+    Refuse,
+    /// Ask again after this delay (the call's deadline bounds the wait). A delay shorter than
+    /// a millisecond waits a millisecond, so that a guard that asks to be asked again at once
+    /// lets time pass instead of spinning the call.
+    Wait(Duration),
+}
+
+/// How an attempt a guard admitted ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GuardOutcome {
+    /// It succeeded (a `retry_if_ok` repeat included: the attempt itself answered).
+    Success,
+    /// It failed with an error of this class (`Timeout` when its timer cut it off).
+    Failure(ErrorClass),
+    /// It did not end with an outcome of its own: the call was dropped, a later guard refused
+    /// it, another attempt of the call won, or it was never sent.
+    Cancelled,
+}
+
+/// What a guard knows of the attempt it is asked about (or told the end of).
+#[derive(Clone, Copy)]
+pub struct GuardContext<'a> {
+    kind: AttemptKind,
+    number: u32,
+    function: &'static str,
+    partition: Option<&'static str>,
+    last_class: Option<ErrorClass>,
+    waited: Duration,
+    random: &'a dyn Fn() -> f64,
+}
+
+fn half() -> f64 {
+    0.5
+}
+
+impl GuardContext<'static> {
+    /// A context for attempt `number` (1-based) of kind `kind`, for a guard's own tests: of a
+    /// function called `"guard_test"`, no partition, no last class, nothing waited, and a
+    /// [`random`](GuardContext::random) that draws 0.5 (see the `with_` methods).
+    #[must_use]
+    pub fn new(kind: AttemptKind, number: u32) -> GuardContext<'static> {
+        GuardContext {
+            kind,
+            number,
+            function: "guard_test",
+            partition: None,
+            last_class: None,
+            waited: Duration::ZERO,
+            random: &half,
+        }
+    }
+}
+
+impl<'a> GuardContext<'a> {
+    /// The context the engine gives, with the call's generator as `random`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn of(
+        kind: AttemptKind,
+        number: u32,
+        function: &'static str,
+        partition: Option<&'static str>,
+        last_class: Option<ErrorClass>,
+        waited: Duration,
+        random: &'a dyn Fn() -> f64,
+    ) -> GuardContext<'a> {
+        GuardContext {
+            kind,
+            number,
+            function,
+            partition,
+            last_class,
+            waited,
+            random,
+        }
+    }
+
+    /// Whether this is the call's first attempt, a retry or a hedge.
+    #[must_use]
+    pub fn kind(&self) -> AttemptKind {
+        self.kind
+    }
+
+    /// The attempt's number, 1-based, hedges counted with the other attempts.
+    #[must_use]
+    pub fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// The `#[retry]` function's name (or the `Policy`'s `name`).
+    #[must_use]
+    pub fn function(&self) -> &'static str {
+        self.function
+    }
+
+    /// The function's partition, if it names one.
+    #[must_use]
+    pub fn partition(&self) -> Option<&'static str> {
+        self.partition
+    }
+
+    /// The class of the failure a retry follows; `None` for a first attempt or a hedge.
+    #[must_use]
+    pub fn last_class(&self) -> Option<ErrorClass> {
+        self.last_class
+    }
+
+    /// How long this attempt has waited at the guards so far: the sum of the
+    /// [`Admit::Wait`] delays the engine slept for it (to the millisecond). A guard that bounds
+    /// a wait (a bulkhead's `max_wait`) reads it.
+    #[must_use]
+    pub fn waited(&self) -> Duration {
+        self.waited
+    }
+
+    /// A uniform draw in `[0, 1)` from the call's generator: a `testing` scope's seeded one,
+    /// else the thread's. A guard that refuses at random (client-side throttling) draws here,
+    /// so that a test scope makes it repeatable.
+    #[must_use]
+    pub fn random(&self) -> f64 {
+        (self.random)()
+    }
+
+    /// The same context, of a function called `name`.
+    #[must_use]
+    pub fn with_function(mut self, name: &'static str) -> Self {
+        self.function = name;
+        self
+    }
+
+    /// The same context, in partition `name`.
+    #[must_use]
+    pub fn with_partition(mut self, name: &'static str) -> Self {
+        self.partition = Some(name);
+        self
+    }
+
+    /// The same context, following a failure of `class`.
+    #[must_use]
+    pub fn with_last_class(mut self, class: ErrorClass) -> Self {
+        self.last_class = Some(class);
+        self
+    }
+
+    /// The same context, having waited `waited` at the guards.
+    #[must_use]
+    pub fn with_waited(mut self, waited: Duration) -> Self {
+        self.waited = waited;
+        self
+    }
+
+    /// The same context, drawing from `random`.
+    #[must_use]
+    pub fn with_random<'b>(self, random: &'b dyn Fn() -> f64) -> GuardContext<'b> {
+        GuardContext {
+            kind: self.kind,
+            number: self.number,
+            function: self.function,
+            partition: self.partition,
+            last_class: self.last_class,
+            waited: self.waited,
+            random,
+        }
+    }
+}
+
+impl fmt::Debug for GuardContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GuardContext")
+            .field("kind", &self.kind)
+            .field("number", &self.number)
+            .field("function", &self.function)
+            .field("partition", &self.partition)
+            .field("last_class", &self.last_class)
+            .field("waited", &self.waited)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A call whose first attempt a guard refused, before its body ran.
+///
+/// The loop turns it into the function's error type with `E::from(Refused)`, so a function or
+/// policy with a guard needs `impl From<Refused> for E`. The runtime provides it for
+/// `std::io::Error` (kind `Other`, wrapping this), `String`, [`ErrorClass`] and, with their
+/// features, `retry_runtime::reqwest::Error` and `tonic::Status` (`RESOURCE_EXHAUSTED`). It
+/// classifies as [`Permanent`](ErrorClass::Permanent), as [`CircuitOpen`](crate::CircuitOpen)
+/// does: an outer retry loop does not spin on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Refused {
+    by: &'static str,
+}
+
+impl Refused {
+    /// A refusal by the guard called `by`.
+    #[must_use]
+    pub const fn new(by: &'static str) -> Refused {
+        Refused { by }
+    }
+
+    /// The name of the guard that refused ([`Guard::name`]).
+    #[must_use]
+    pub const fn by(&self) -> &'static str {
+        self.by
+    }
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "refused by guard `{}`: the call was not made", self.by)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl Classify for Refused {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Permanent
+    }
+}
+
+impl From<Refused> for ErrorClass {
+    fn from(_: Refused) -> Self {
+        ErrorClass::Permanent
+    }
+}
+
+/// For a closure or function whose error is a message: the refusal's description.
+impl From<Refused> for String {
+    fn from(refused: Refused) -> Self {
+        refused.to_string()
+    }
+}
+
+/// The most guards one function or policy takes.
+pub const MAX_GUARDS: usize = 8;
+
+/// One function's or policy's guards, in the order they are asked: built by `const fn`, so
+/// that it lives in the function's `static` site or a `static` policy.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct Guards {
+    list: [Option<&'static dyn Guard>; MAX_GUARDS],
+    len: u8,
+    /// More than [`MAX_GUARDS`] were given: the ones beyond are not asked, and resolving the
+    /// function warns.
+    overflow: bool,
+}
+
+impl Guards {
+    /// No guards.
+    pub const NONE: Guards = Guards {
+        list: [None; MAX_GUARDS],
+        len: 0,
+        overflow: false,
+    };
+
+    /// The same list with `guard` last.
+    #[must_use]
+    pub const fn with(mut self, guard: &'static dyn Guard) -> Guards {
+        if (self.len as usize) < MAX_GUARDS {
+            self.list[self.len as usize] = Some(guard);
+            self.len += 1;
+        } else {
+            self.overflow = true;
+        }
+        self
+    }
+
+    /// How many guards there are.
+    #[inline]
+    pub(crate) fn len(&self) -> u8 {
+        self.len
+    }
+
+    /// Whether there are none.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether more than [`MAX_GUARDS`] were given.
+    pub(crate) fn overflowed(&self) -> bool {
+        self.overflow
+    }
+
+    /// The guards, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &'static dyn Guard> + '_ {
+        self.list[..self.len as usize].iter().flatten().copied()
+    }
+
+    /// The guard at `i`.
+    #[inline]
+    fn at(&self, i: u8) -> Option<&'static dyn Guard> {
+        self.list.get(i as usize).copied().flatten()
+    }
+
+    /// Asks the guards from `from` on (those before it admitted the attempt already, and hold
+    /// it) about the attempt `cx` describes. `Admitted(n)`: the first `n` admitted it (all of
+    /// them, for [`Answer::Go`]). On a refusal, the guards that admitted the attempt are
+    /// settled with [`GuardOutcome::Cancelled`] before this returns.
+    pub(crate) fn admit(&self, from: u8, cx: &GuardContext<'_>) -> Answer {
+        let mut i = from;
+        while let Some(guard) = self.at(i) {
+            match guard.admit(cx) {
+                Admit::Go => i += 1,
+                Admit::Wait(delay) => {
+                    let delay = delay.max(Duration::from_millis(1));
+                    return Answer::Wait { admitted: i, delay };
+                }
+                Admit::Refuse => {
+                    self.settle(i, cx, GuardOutcome::Cancelled);
+                    return Answer::Refused(guard.name());
+                }
+            }
+        }
+        Answer::Go(i)
+    }
+
+    /// Tells the first `admitted` guards how the attempt `cx` describes ended.
+    pub(crate) fn settle(&self, admitted: u8, cx: &GuardContext<'_>, outcome: GuardOutcome) {
+        for i in 0..admitted {
+            if let Some(guard) = self.at(i) {
+                guard.settle(cx, outcome);
+            }
+        }
+    }
+
+    /// The guards' names, in order.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.iter().map(|g| g.name())
+    }
+}
+
+impl fmt::Debug for Guards {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+/// What the guards answered for an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// Every guard admitted it (this many).
+    Go(u8),
+    /// The first `admitted` admitted it; the next asks to be asked again after `delay`.
+    Wait { admitted: u8, delay: Duration },
+    /// The guard of this name refused it; those before it were settled as cancelled.
+    Refused(&'static str),
+}
+
+#[cfg(all(test, not(retry_loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A guard that answers from a script and writes down what it was told.
+    struct Scripted {
+        name: &'static str,
+        answer: Mutex<Vec<Admit>>,
+        log: Mutex<Vec<String>>,
+    }
+
+    impl Scripted {
+        const fn new(name: &'static str) -> Scripted {
+            Scripted {
+                name,
+                answer: Mutex::new(Vec::new()),
+                log: Mutex::new(Vec::new()),
+            }
+        }
+
+        fn answers(&self, a: Admit) {
+            self.answer.lock().unwrap().push(a);
+        }
+
+        fn log(&self) -> Vec<String> {
+            std::mem::take(&mut self.log.lock().unwrap())
+        }
+    }
+
+    impl Guard for Scripted {
+        fn admit(&self, cx: &GuardContext<'_>) -> Admit {
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("admit {}", cx.number()));
+            self.answer.lock().unwrap().pop().unwrap_or(Admit::Go)
+        }
+
+        fn settle(&self, cx: &GuardContext<'_>, outcome: GuardOutcome) {
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("settle {} {outcome:?}", cx.number()));
+        }
+
+        fn name(&self) -> &'static str {
+            self.name
+        }
+    }
+
+    #[test]
+    fn a_refusal_cancels_the_guards_before_it_and_asks_none_after() {
+        static A: Scripted = Scripted::new("a");
+        static B: Scripted = Scripted::new("b");
+        static C: Scripted = Scripted::new("c");
+        let guards = Guards::NONE.with(&A).with(&B).with(&C);
+        B.answers(Admit::Refuse);
+        let cx = GuardContext::new(AttemptKind::First, 1);
+        assert_eq!(guards.admit(0, &cx), Answer::Refused("b"));
+        assert_eq!(A.log(), ["admit 1", "settle 1 Cancelled"]);
+        assert_eq!(B.log(), ["admit 1"], "the refusing guard admitted nothing");
+        assert!(C.log().is_empty(), "a guard after a refusal is not asked");
+    }
+
+    #[test]
+    fn a_wait_keeps_the_admissions_before_it_and_asking_again_goes_on_from_it() {
+        static A: Scripted = Scripted::new("a");
+        static B: Scripted = Scripted::new("b");
+        let guards = Guards::NONE.with(&A).with(&B);
+        B.answers(Admit::Wait(Duration::from_millis(5)));
+        let cx = GuardContext::new(AttemptKind::Retry, 2);
+        assert_eq!(
+            guards.admit(0, &cx),
+            Answer::Wait {
+                admitted: 1,
+                delay: Duration::from_millis(5)
+            }
+        );
+        assert_eq!(guards.admit(1, &cx), Answer::Go(2));
+        assert_eq!(A.log(), ["admit 2"], "asked once");
+        assert_eq!(B.log(), ["admit 2", "admit 2"]);
+        guards.settle(2, &cx, GuardOutcome::Success);
+        assert_eq!(A.log(), ["settle 2 Success"]);
+        assert_eq!(B.log(), ["settle 2 Success"]);
+    }
+
+    #[test]
+    fn a_wait_is_at_least_a_millisecond() {
+        static A: Scripted = Scripted::new("a");
+        let guards = Guards::NONE.with(&A);
+        A.answers(Admit::Wait(Duration::ZERO));
+        let cx = GuardContext::new(AttemptKind::First, 1);
+        assert_eq!(
+            guards.admit(0, &cx),
+            Answer::Wait {
+                admitted: 0,
+                delay: Duration::from_millis(1)
+            }
+        );
+    }
+
+    #[test]
+    fn a_list_keeps_at_most_its_capacity_and_says_it_overflowed() {
+        static A: Scripted = Scripted::new("a");
+        let mut guards = Guards::NONE;
+        for _ in 0..MAX_GUARDS {
+            guards = guards.with(&A);
+        }
+        assert!(!guards.overflowed());
+        let guards = guards.with(&A);
+        assert!(guards.overflowed());
+        assert_eq!(usize::from(guards.len()), MAX_GUARDS);
+    }
+
+    #[test]
+    fn the_default_name_is_the_type_without_its_path() {
+        struct Plain;
+        impl Guard for Plain {
+            fn admit(&self, _: &GuardContext<'_>) -> Admit {
+                Admit::Go
+            }
+            fn settle(&self, _: &GuardContext<'_>, _: GuardOutcome) {}
+        }
+        assert_eq!(Plain.name(), "Plain");
+    }
+
+    #[test]
+    fn a_refusal_is_permanent_and_says_who_refused() {
+        let r = Refused::new("bulkhead");
+        assert_eq!(r.by(), "bulkhead");
+        assert_eq!(r.classify(), ErrorClass::Permanent);
+        assert_eq!(ErrorClass::from(r), ErrorClass::Permanent);
+        assert_eq!(
+            String::from(r),
+            "refused by guard `bulkhead`: the call was not made"
+        );
+    }
+}

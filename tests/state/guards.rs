@@ -1,0 +1,443 @@
+//! Guards (`guard = G`, `guard = [G1, G2]`, `Policy::guard`), written here as a user writes
+//! one, with the public API only, on tokio's paused clock: what each is asked and told, in
+//! order, for a call that retries, one that is refused at its first attempt or at a retry, a
+//! guard that asks to wait (bounded by the deadline), a call dropped mid-attempt or mid-backoff,
+//! and a hedged call, whose losing attempt is settled as cancelled. Every admitted attempt is
+//! settled exactly once.
+
+use crate::util::{Fail, Hang, LateOk, Script, Succeed, TestError};
+use retry_runtime::testing::{self, EarlyEnd, Overrides};
+use retry_runtime::{
+    Admit, CircuitBreaker, Classify, ErrorClass, Guard, GuardContext, GuardOutcome, Policy, retry,
+};
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::time::{Instant, advance};
+
+const MS: fn(u64) -> Duration = Duration::from_millis;
+
+/// A guard that answers from a script (then `Go`) and writes down each question and each
+/// settlement, with the time since it was first asked.
+struct Log {
+    name: &'static str,
+    answers: Mutex<VecDeque<Admit>>,
+    lines: Mutex<Vec<String>>,
+    t0: Mutex<Option<Instant>>,
+}
+
+impl Log {
+    const fn new(name: &'static str) -> Log {
+        Log {
+            name,
+            answers: Mutex::new(VecDeque::new()),
+            lines: Mutex::new(Vec::new()),
+            t0: Mutex::new(None),
+        }
+    }
+
+    fn answers(&self, answers: impl IntoIterator<Item = Admit>) {
+        self.answers.lock().unwrap().extend(answers);
+    }
+
+    fn ms(&self) -> u128 {
+        let t0 = *self.t0.lock().unwrap().get_or_insert_with(Instant::now);
+        t0.elapsed().as_millis()
+    }
+
+    fn lines(&self) -> Vec<String> {
+        std::mem::take(&mut self.lines.lock().unwrap())
+    }
+}
+
+impl Guard for Log {
+    fn admit(&self, cx: &GuardContext<'_>) -> Admit {
+        let answer = self
+            .answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(Admit::Go);
+        let line = format!(
+            "{}ms admit {} {:?} after {:?} waited {:?}: {answer:?}",
+            self.ms(),
+            cx.number(),
+            cx.kind(),
+            cx.last_class(),
+            cx.waited(),
+        );
+        self.lines.lock().unwrap().push(line);
+        answer
+    }
+
+    fn settle(&self, cx: &GuardContext<'_>, outcome: GuardOutcome) {
+        let line = format!(
+            "{}ms settle {} {:?}: {outcome:?}",
+            self.ms(),
+            cx.number(),
+            cx.kind()
+        );
+        self.lines.lock().unwrap().push(line);
+    }
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+static RETRIES: Log = Log::new("retries");
+
+#[retry(max_attempts = 3, initial_backoff = "100ms", jitter = "none", guard = RETRIES)]
+async fn retries(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_attempt_is_admitted_before_it_runs_and_settled_once_after() {
+    let script = Script::new([
+        Fail(ErrorClass::Transient),
+        Fail(ErrorClass::Timeout),
+        Succeed(7),
+    ]);
+    assert_eq!(retries(&script).await, Ok(7));
+    assert_eq!(
+        RETRIES.lines(),
+        [
+            "0ms admit 1 First after None waited 0ns: Go",
+            "0ms settle 1 First: Failure(Transient)",
+            // A retry is admitted before its backoff is slept.
+            "0ms admit 2 Retry after Some(Transient) waited 0ns: Go",
+            "100ms settle 2 Retry: Failure(Timeout)",
+            "100ms admit 3 Retry after Some(Timeout) waited 0ns: Go",
+            "300ms settle 3 Retry: Success",
+        ]
+    );
+    assert_eq!(script.starts_ms(), [0, 100, 300]);
+}
+
+static SHUT: Log = Log::new("shut");
+
+#[retry(max_attempts = 3, guard = SHUT)]
+async fn shut(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_first_attempt_ends_the_call_with_refused_without_running_the_body() {
+    SHUT.answers([Admit::Refuse]);
+    let script = Script::new([Succeed(7)]);
+    let (out, record) = testing::record(Overrides::new(), shut(&script)).await;
+    let Err(TestError::Refused(refused)) = out else {
+        panic!("{out:?}")
+    };
+    assert_eq!(refused.by(), "shut");
+    assert_eq!(refused.classify(), ErrorClass::Permanent);
+    assert_eq!(script.attempts(), 0, "the body did not run");
+    assert_eq!(
+        SHUT.lines(),
+        ["0ms admit 1 First after None waited 0ns: Refuse"]
+    );
+    let [end] = record.early_ends() else {
+        panic!("{:?}", record.early_ends())
+    };
+    assert_eq!(
+        (end.attempt, end.class, end.reason),
+        (0, None, EarlyEnd::Refused("shut"))
+    );
+    assert_eq!(end.reason.label(), "refused");
+    assert_eq!(end.reason.guard(), Some("shut"));
+}
+
+static FIRST: Log = Log::new("first");
+static SECOND: Log = Log::new("second");
+
+#[retry(max_attempts = 3, initial_backoff = "100ms", jitter = "none", guard = [FIRST, SECOND])]
+async fn two(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_retry_ends_with_the_last_error_and_cancels_the_guards_before_the_refusal() {
+    // The second guard refuses the retry: the first, which admitted it, hears it cancelled.
+    SECOND.answers([Admit::Go, Admit::Refuse]);
+    let script = Script::new([Fail(ErrorClass::Throttling)]);
+    let (out, record) = testing::record(Overrides::new(), two(&script)).await;
+    assert_eq!(out, Err(TestError::fault(ErrorClass::Throttling)));
+    assert_eq!(script.attempts(), 1);
+    assert_eq!(
+        FIRST.lines(),
+        [
+            "0ms admit 1 First after None waited 0ns: Go",
+            "0ms settle 1 First: Failure(Throttling)",
+            "0ms admit 2 Retry after Some(Throttling) waited 0ns: Go",
+            "0ms settle 2 Retry: Cancelled",
+        ]
+    );
+    assert_eq!(
+        SECOND.lines(),
+        [
+            "0ms admit 1 First after None waited 0ns: Go",
+            "0ms settle 1 First: Failure(Throttling)",
+            "0ms admit 2 Retry after Some(Throttling) waited 0ns: Refuse",
+        ]
+    );
+    assert!(record.retries().is_empty(), "no retry was scheduled");
+    let [end] = record.early_ends() else {
+        panic!("{:?}", record.early_ends())
+    };
+    assert_eq!(
+        (end.attempt, end.class, end.reason),
+        (1, Some(ErrorClass::Throttling), EarlyEnd::Refused("second"))
+    );
+}
+
+static WAITS: Log = Log::new("waits");
+
+#[retry(max_attempts = 2, initial_backoff = "100ms", jitter = "none", guard = WAITS)]
+async fn waits(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_is_slept_and_the_guard_asked_again_for_the_first_attempt_and_a_retry() {
+    WAITS.answers([
+        Admit::Wait(MS(30)),
+        Admit::Wait(MS(20)),
+        Admit::Go,
+        Admit::Wait(MS(50)),
+        Admit::Go,
+    ]);
+    let script = Script::new([Fail(ErrorClass::Transient), Succeed(1)]);
+    assert_eq!(waits(&script).await, Ok(1));
+    assert_eq!(
+        WAITS.lines(),
+        [
+            "0ms admit 1 First after None waited 0ns: Wait(30ms)",
+            "30ms admit 1 First after None waited 30ms: Wait(20ms)",
+            "50ms admit 1 First after None waited 50ms: Go",
+            "50ms settle 1 First: Failure(Transient)",
+            "50ms admit 2 Retry after Some(Transient) waited 0ns: Wait(50ms)",
+            "100ms admit 2 Retry after Some(Transient) waited 50ms: Go",
+            // The retry's backoff follows its admission.
+            "200ms settle 2 Retry: Success",
+        ]
+    );
+    assert_eq!(script.starts_ms(), [50, 200]);
+}
+
+static STALLS: Log = Log::new("stalls");
+
+#[retry(max_attempts = 3, deadline = "250ms", guard = STALLS)]
+async fn stalls(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_that_would_reach_the_deadline_ends_the_call_with_the_deadline_error() {
+    STALLS.answers([
+        Admit::Wait(MS(100)),
+        Admit::Wait(MS(100)),
+        Admit::Wait(MS(100)),
+    ]);
+    let script = Script::new([Succeed(1)]);
+    let (out, record) = testing::record(Overrides::new(), stalls(&script)).await;
+    let Err(TestError::TimedOut(t)) = out else {
+        panic!("{out:?}")
+    };
+    assert_eq!(t.limit(), MS(250));
+    assert_eq!(script.attempts(), 0);
+    // Asked at 0 and 100 ms; at 200 ms a third wait would pass the deadline. Nothing was
+    // admitted, so nothing is settled.
+    assert_eq!(
+        STALLS.lines(),
+        [
+            "0ms admit 1 First after None waited 0ns: Wait(100ms)",
+            "100ms admit 1 First after None waited 100ms: Wait(100ms)",
+            "200ms admit 1 First after None waited 200ms: Wait(100ms)",
+        ]
+    );
+    let [end] = record.early_ends() else {
+        panic!("{:?}", record.early_ends())
+    };
+    assert_eq!(end.reason, EarlyEnd::Deadline);
+}
+
+static DROPPED: Log = Log::new("dropped");
+
+#[retry(max_attempts = 3, initial_backoff = "1s", jitter = "none", guard = DROPPED)]
+async fn dropped(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_mid_attempt_or_mid_backoff_settles_what_it_holds_as_cancelled() {
+    // Dropped while its first attempt hangs.
+    let script = Script::new([Hang]);
+    let call = tokio::spawn(async move { dropped(&script).await });
+    tokio::task::yield_now().await;
+    advance(MS(10)).await;
+    call.abort();
+    let _ = call.await;
+    assert_eq!(
+        DROPPED.lines(),
+        [
+            "0ms admit 1 First after None waited 0ns: Go",
+            "10ms settle 1 First: Cancelled",
+        ]
+    );
+
+    // Dropped while sleeping towards a retry it was admitted for.
+    let script = Script::new([Fail(ErrorClass::Transient)]);
+    let call = tokio::spawn(async move { dropped(&script).await });
+    tokio::task::yield_now().await;
+    advance(MS(500)).await;
+    call.abort();
+    let _ = call.await;
+    assert_eq!(
+        DROPPED.lines(),
+        [
+            "10ms admit 1 First after None waited 0ns: Go",
+            "10ms settle 1 First: Failure(Transient)",
+            "10ms admit 2 Retry after Some(Transient) waited 0ns: Go",
+            "510ms settle 2 Retry: Cancelled",
+        ]
+    );
+}
+
+static LATE: Log = Log::new("late");
+
+#[retry(max_attempts = 3, initial_backoff = "200ms", jitter = "none", deadline = "150ms", guard = LATE)]
+async fn late(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_admitted_but_never_sent_is_settled_as_cancelled() {
+    // The backoff (200 ms) would pass the deadline: the retry, admitted, is not sent.
+    let script = Script::new([Fail(ErrorClass::Transient)]);
+    assert_eq!(
+        late(&script).await,
+        Err(TestError::fault(ErrorClass::Transient))
+    );
+    assert_eq!(
+        LATE.lines(),
+        [
+            "0ms admit 1 First after None waited 0ns: Go",
+            "0ms settle 1 First: Failure(Transient)",
+            "0ms admit 2 Retry after Some(Transient) waited 0ns: Go",
+            "0ms settle 2 Retry: Cancelled",
+        ]
+    );
+}
+
+static HEDGED: Log = Log::new("hedged");
+
+#[retry(hedge_after = "10ms", max_attempts = 3, guard = HEDGED)]
+async fn hedged(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedge_is_admitted_as_a_hedge_and_the_loser_is_settled_as_cancelled() {
+    // The first attempt is slow; the hedge, 10 ms later, answers first.
+    let script = Script::new([LateOk(MS(100), 1), LateOk(MS(20), 2)]);
+    assert_eq!(hedged(&script).await, Ok(2));
+    assert_eq!(
+        HEDGED.lines(),
+        [
+            "0ms admit 1 First after None waited 0ns: Go",
+            "10ms admit 2 Hedge after None waited 0ns: Go",
+            "30ms settle 2 Hedge: Success",
+            "30ms settle 1 First: Cancelled",
+        ]
+    );
+}
+
+static BOTH_CB: CircuitBreaker = CircuitBreaker::new()
+    .with_min_calls(1)
+    .with_failure_ratio(0.5);
+static BOTH: Log = Log::new("both");
+
+#[retry(max_attempts = 1, breaker = BOTH_CB, guard = BOTH)]
+async fn both(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_breaker_and_a_guard_each_refuse_with_their_own_error() {
+    BOTH.answers([Admit::Refuse]);
+    let script = Script::new([Fail(ErrorClass::Transient)]);
+    assert!(matches!(both(&script).await, Err(TestError::Refused(r)) if r.by() == "both"));
+    // The guard's refusal ran nothing, so the breaker counted nothing; a failure opens it.
+    assert!(matches!(both(&script).await, Err(TestError::Fault(..))));
+    assert!(matches!(
+        both(&script).await,
+        Err(TestError::CircuitOpen(_))
+    ));
+    assert_eq!(script.attempts(), 1);
+    assert_eq!(
+        BOTH.lines(),
+        [
+            "0ms admit 1 First after None waited 0ns: Refuse",
+            "0ms admit 1 First after None waited 0ns: Go",
+            "0ms settle 1 First: Failure(Transient)",
+        ],
+        "the breaker refuses before the guard is asked"
+    );
+}
+
+static POLICY: Log = Log::new("policy");
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_asks_its_guards_in_order_and_converts_a_refusal() {
+    static TOO: Log = Log::new("too");
+    static GUARDED: Policy<
+        retry_runtime::NoTimeouts,
+        retry_runtime::ByTrait,
+        retry_runtime::NoRepeat,
+        retry_runtime::NoHook,
+        retry_runtime::WithGuard,
+    > = Policy::new()
+        .initial_backoff(Duration::from_millis(100))
+        .jitter(retry_runtime::Jitter::None)
+        .guard(&POLICY)
+        .guard(&TOO);
+    let script = Script::new([Fail(ErrorClass::Transient), Succeed(3)]);
+    assert_eq!(GUARDED.retry(|| script.attempt()).await, Ok(3));
+    assert_eq!(
+        POLICY.lines(),
+        [
+            "0ms admit 1 First after None waited 0ns: Go",
+            "0ms settle 1 First: Failure(Transient)",
+            "0ms admit 2 Retry after Some(Transient) waited 0ns: Go",
+            "100ms settle 2 Retry: Success",
+        ]
+    );
+    assert_eq!(TOO.lines().len(), 4);
+
+    TOO.answers([Admit::Refuse]);
+    let out = GUARDED.retry(|| script.attempt()).await;
+    assert!(
+        matches!(out, Err(TestError::Refused(r)) if r.by() == "too"),
+        "{out:?}"
+    );
+    assert_eq!(
+        POLICY.lines(),
+        [
+            "100ms admit 1 First after None waited 0ns: Go",
+            "100ms settle 1 First: Cancelled",
+        ]
+    );
+
+    // An error type that is only a message takes the refusal as its text.
+    TOO.answers([Admit::Refuse]);
+    let out = GUARDED
+        .retry(|| async { Ok::<u32, String>(1) })
+        .classify(|_| false)
+        .await;
+    assert_eq!(
+        out,
+        Err("refused by guard `too`: the call was not made".to_owned())
+    );
+    POLICY.lines();
+}
