@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// The models, by the name of their test function.
-const MODELS: [&str; 11] = [
+const MODELS: &[&str] = &[
     "protect::breaker::loom::loom_racing_failures_open_it_once",
     "protect::breaker::loom::loom_a_half_open_breaker_lets_out_at_most_its_probes",
     "protect::breaker::loom::loom_a_failed_probe_wins_over_a_racing_success",
@@ -25,6 +25,8 @@ const MODELS: [&str; 11] = [
     "protect::limiter::loom::loom_two_senders_never_take_the_same_token",
     "protect::limiter::loom::loom_a_throttle_racing_a_send_leaves_the_limiter_enabled_at_the_throttled_rate",
     "protect::limiter::loom::loom_concurrent_updates_and_a_send_are_each_atomic",
+    "protect::bulkhead::loom::loom_two_attempts_racing_for_the_last_place_take_it_once",
+    "protect::bulkhead::loom::loom_admissions_and_settles_racing_leave_it_empty",
 ];
 
 #[test]

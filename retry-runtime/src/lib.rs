@@ -268,6 +268,7 @@ pub use policy::{
 pub use protect::breaker::{BreakerState, CircuitBreaker, CircuitOpen};
 pub use protect::bucket::TokenBucket;
 pub use protect::budget::RetryBudget;
+pub use protect::bulkhead::Bulkhead;
 pub use protect::guard::{Admit, AttemptKind, Guard, GuardContext, GuardOutcome, Refused};
 pub use protect::limiter::RateLimiter;
 pub use protect::partition::Partition;

@@ -441,3 +441,86 @@ async fn a_policy_asks_its_guards_in_order_and_converts_a_refusal() {
     );
     POLICY.lines();
 }
+
+// --- Bulkhead ------------------------------------------------------------------------------
+
+use retry_runtime::Bulkhead;
+
+static ONE: Bulkhead = Bulkhead::new(1);
+
+#[retry(max_attempts = 2, initial_backoff = "100ms", jitter = "none", guard = ONE)]
+async fn one_at_a_time(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_refuses_an_attempt_beyond_its_places_and_a_retry_holds_its_place_through_its_backoff()
+ {
+    let slow = Script::new([LateOk(MS(50), 1)]);
+    let first = tokio::spawn(async move { one_at_a_time(&slow).await });
+    tokio::task::yield_now().await;
+    assert_eq!(ONE.in_flight(), 1);
+    advance(MS(10)).await;
+    let refused = Script::new([Succeed(2)]);
+    let (out, record) = testing::record(Overrides::new(), one_at_a_time(&refused)).await;
+    assert!(
+        matches!(out, Err(TestError::Refused(r)) if r.by() == "bulkhead"),
+        "{out:?}"
+    );
+    assert_eq!(refused.attempts(), 0);
+    assert_eq!(record.early_ends()[0].reason, EarlyEnd::Refused("bulkhead"));
+    assert_eq!(first.await.unwrap(), Ok(1));
+    assert_eq!(ONE.in_flight(), 0, "the place is free again");
+
+    // A call sleeping towards its retry holds its place: another is refused meanwhile.
+    let retrying = Script::new([Fail(ErrorClass::Transient), Succeed(3)]);
+    let call = tokio::spawn(async move { one_at_a_time(&retrying).await });
+    tokio::task::yield_now().await;
+    advance(MS(50)).await;
+    assert_eq!(ONE.in_flight(), 1, "held through the backoff");
+    let other = Script::new([Succeed(4)]);
+    assert!(matches!(
+        one_at_a_time(&other).await,
+        Err(TestError::Refused(_))
+    ));
+    assert_eq!(call.await.unwrap(), Ok(3));
+    assert_eq!(ONE.in_flight(), 0);
+}
+
+static QUEUE: Bulkhead = Bulkhead::new(1).with_max_wait(Duration::from_millis(100));
+
+#[retry(max_attempts = 1, guard = QUEUE)]
+async fn queued(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_with_a_wait_lets_an_attempt_wait_for_a_place_up_to_max_wait() {
+    let t0 = tokio::time::Instant::now();
+    let first = Script::new([LateOk(MS(30), 1)]);
+    let second = Script::new([LateOk(MS(200), 2)]);
+    let third = Script::new([Succeed(3)]);
+    let (a, b) = tokio::join!(queued(&first), async {
+        // Starts once the first ends (at 30 ms), polling every 10 ms.
+        tokio::task::yield_now().await;
+        let b = queued(&second).await;
+        (b, t0.elapsed())
+    });
+    assert_eq!(a, Ok(1));
+    assert_eq!(b, (Ok(2), MS(230)), "second started at 30 ms");
+    assert_eq!(second.starts_ms(), [30]);
+
+    // A place that stays taken longer than max_wait: refused after 100 ms of waiting.
+    let long = Script::new([LateOk(MS(500), 4)]);
+    let (_, c) = tokio::join!(queued(&long), async {
+        tokio::task::yield_now().await;
+        let t = tokio::time::Instant::now();
+        (queued(&third).await, t.elapsed())
+    });
+    assert!(
+        matches!(c.0, Err(TestError::Refused(r)) if r.by() == "bulkhead"),
+        "{c:?}"
+    );
+    assert_eq!(c.1, MS(100));
+    assert_eq!(third.attempts(), 0);
+}
