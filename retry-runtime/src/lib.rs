@@ -269,6 +269,7 @@ pub use protect::breaker::{BreakerState, CircuitBreaker, CircuitOpen};
 pub use protect::bucket::TokenBucket;
 pub use protect::budget::RetryBudget;
 pub use protect::bulkhead::Bulkhead;
+pub use protect::concurrency::ConcurrencyBudget;
 pub use protect::guard::{Admit, AttemptKind, Guard, GuardContext, GuardOutcome, Refused};
 pub use protect::limiter::RateLimiter;
 pub use protect::partition::Partition;

@@ -524,3 +524,46 @@ async fn a_bulkhead_with_a_wait_lets_an_attempt_wait_for_a_place_up_to_max_wait(
     assert_eq!(c.1, MS(100));
     assert_eq!(third.attempts(), 0);
 }
+
+// --- ConcurrencyBudget ---------------------------------------------------------------------
+
+use retry_runtime::ConcurrencyBudget;
+
+static ONE_RETRY: ConcurrencyBudget = ConcurrencyBudget::ratio(0.0).with_min_concurrency(1);
+
+#[retry(max_attempts = 3, initial_backoff = "100ms", jitter = "none", guard = ONE_RETRY)]
+async fn budgeted(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_concurrency_budget_counts_a_retry_sleeping_its_backoff_and_refuses_the_next_one() {
+    // The first call's retry sleeps its backoff: it is the one retry the budget allows.
+    let a = Script::new([Fail(ErrorClass::Transient), Succeed(1)]);
+    let first = tokio::spawn(async move { budgeted(&a).await });
+    tokio::task::yield_now().await;
+    advance(MS(10)).await;
+    assert_eq!(
+        (ONE_RETRY.in_flight(), ONE_RETRY.retries_in_flight()),
+        (1, 1)
+    );
+
+    // Another call fails: its retry is refused, and it ends with its error.
+    let b = Script::new([Fail(ErrorClass::Throttling)]);
+    let (out, record) = testing::record(Overrides::new(), budgeted(&b)).await;
+    assert_eq!(out, Err(TestError::fault(ErrorClass::Throttling)));
+    assert_eq!(b.attempts(), 1);
+    let [end] = record.early_ends() else {
+        panic!("{:?}", record.early_ends())
+    };
+    assert_eq!(
+        (end.attempt, end.reason),
+        (1, EarlyEnd::Refused("concurrency_budget"))
+    );
+
+    assert_eq!(first.await.unwrap(), Ok(1));
+    assert_eq!(
+        (ONE_RETRY.in_flight(), ONE_RETRY.retries_in_flight()),
+        (0, 0)
+    );
+}

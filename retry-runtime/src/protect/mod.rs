@@ -7,6 +7,7 @@ pub(crate) mod breaker;
 pub(crate) mod bucket;
 pub(crate) mod budget;
 pub(crate) mod bulkhead;
+pub(crate) mod concurrency;
 pub(crate) mod guard;
 pub(crate) mod limiter;
 pub(crate) mod partition;
