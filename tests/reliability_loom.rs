@@ -25,6 +25,7 @@ const MODELS: &[&str] = &[
     "protect::limiter::loom::loom_two_senders_never_take_the_same_token",
     "protect::limiter::loom::loom_a_throttle_racing_a_send_leaves_the_limiter_enabled_at_the_throttled_rate",
     "protect::limiter::loom::loom_concurrent_updates_and_a_send_are_each_atomic",
+    "protect::throttle::loom::loom_racing_outcomes_are_each_counted_once",
     "protect::concurrency::loom::loom_two_retries_racing_for_the_last_place_take_it_once",
     "protect::concurrency::loom::loom_admissions_and_settles_racing_leave_no_place_behind",
     "protect::bulkhead::loom::loom_two_attempts_racing_for_the_last_place_take_it_once",

@@ -273,6 +273,7 @@ pub use protect::concurrency::ConcurrencyBudget;
 pub use protect::guard::{Admit, AttemptKind, Guard, GuardContext, GuardOutcome, Refused};
 pub use protect::limiter::RateLimiter;
 pub use protect::partition::Partition;
+pub use protect::throttle::AdaptiveThrottle;
 pub use retry_macros::retry;
 pub use runtime::PublicInstant as Instant;
 pub use spec::{Behavior, Jitter, Mode};

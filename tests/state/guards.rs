@@ -567,3 +567,56 @@ async fn a_concurrency_budget_counts_a_retry_sleeping_its_backoff_and_refuses_th
         (0, 0)
     );
 }
+
+// --- AdaptiveThrottle ----------------------------------------------------------------------
+
+use retry_runtime::AdaptiveThrottle;
+
+static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0);
+
+#[retry(max_attempts = 2, initial_backoff = "1ms", jitter = "none", guard = THROTTLE)]
+async fn throttled(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_adaptive_throttle_refuses_more_retries_as_the_backend_accepts_less() {
+    // A backend that throttles everything: each call's first attempt is sent (only retries are
+    // gated), and its retry is refused with probability requests / (requests + 1).
+    let down = Script::always(ErrorClass::Throttling);
+    let mut refused = 0;
+    for _ in 0..20 {
+        let (out, record) = testing::record(Overrides::new().seed(7), throttled(&down)).await;
+        assert_eq!(out, Err(TestError::fault(ErrorClass::Throttling)));
+        refused += record
+            .early_ends()
+            .iter()
+            .filter(|e| e.reason == EarlyEnd::Refused("adaptive_throttle"))
+            .count();
+    }
+    let sent = down.attempts();
+    assert_eq!(sent + refused, 40, "each call's retry was sent or refused");
+    assert!(refused >= 10, "{refused} of 20 retries refused");
+    let (requests, accepts) = THROTTLE.window_counts();
+    assert_eq!(
+        (requests, accepts),
+        (sent as u64, 0),
+        "a refused retry counts nothing"
+    );
+    assert!(THROTTLE.rejection_probability() > 0.9);
+
+    // The backend recovers: successes bring the probability back to 0 (k = 2: once accepts
+    // are half the requests).
+    let up = Script::new([Succeed(1)]);
+    while THROTTLE.rejection_probability() > 0.0 {
+        assert_eq!(throttled(&up).await, Ok(1));
+    }
+    let (requests, accepts) = THROTTLE.window_counts();
+    assert!(
+        2 * accepts >= requests,
+        "{requests} requests, {accepts} accepts"
+    );
+    // And after its window (2 minutes) the failures are forgotten altogether.
+    advance(Duration::from_secs(121)).await;
+    assert_eq!(THROTTLE.window_counts(), (0, 0));
+}

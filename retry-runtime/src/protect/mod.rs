@@ -12,6 +12,7 @@ pub(crate) mod guard;
 pub(crate) mod limiter;
 pub(crate) mod partition;
 pub(crate) mod sync;
+pub(crate) mod throttle;
 pub(crate) mod window;
 
 use crate::classify::ErrorClass;
