@@ -65,6 +65,10 @@ fn the_readme_shows_this_files_code() {
     let error_type = block_after("\n## Your error type\n");
     assert!(error_type.iter().any(|l| l.contains("derive(")));
     assert_is_this_files_code(&error_type);
+    let guards = blocks_in_section("\n### Guards: protections of your own\n");
+    assert_eq!(guards.len(), 1);
+    assert!(guards[0].iter().any(|l| l.contains("guard = [")));
+    assert_is_this_files_code(&guards[0]);
     let without = blocks_in_section("\n### Without the attribute\n");
     assert_eq!(without.len(), 3, "a call's classifier, timeouts, a static");
     assert!(without[0].iter().any(|l| l.contains(".classify(|e|")));
@@ -367,5 +371,52 @@ mod without_the_attribute {
             assert_eq!(get(42).await.unwrap_err().status, 404);
             assert_eq!(calls(), 1);
         }
+    }
+}
+
+/// The README's "Guards: protections of your own".
+mod guards {
+    mod store {
+        use std::sync::atomic::{AtomicU32, Ordering};
+
+        pub static CALLS: AtomicU32 = AtomicU32::new(0);
+
+        /// Fails its first call with a reset connection, then answers.
+        pub async fn get(key: &str) -> Result<String, std::io::Error> {
+            if CALLS.fetch_add(1, Ordering::Relaxed) == 0 {
+                return Err(std::io::ErrorKind::ConnectionReset.into());
+            }
+            Ok(format!("object {key}"))
+        }
+    }
+
+    use retry_runtime::{AdaptiveThrottle, Bulkhead, ConcurrencyBudget, retry};
+    use std::time::Duration;
+
+    // At most 64 attempts in flight; one more waits up to 50 ms for a place.
+    static POOL: Bulkhead = Bulkhead::new(64).with_max_wait(Duration::from_millis(50));
+    // Envoy's retry budget: retries in flight (sleeping ones too) at most 20 % of the attempts in
+    // flight, or 3.
+    static RETRIES: ConcurrencyBudget = ConcurrencyBudget::ratio(0.2).with_min_concurrency(3);
+    // The SRE book's client-side throttling: retries refused as the backend accepts less than 1
+    // request in 2 (over 2 minutes).
+    static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0);
+
+    #[retry(guard = [POOL, RETRIES, THROTTLE])]
+    async fn get_object(key: &str) -> Result<String, std::io::Error> {
+        store::get(key).await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_guards_let_a_retry_through_and_are_settled() {
+        assert_eq!(get_object("k").await.unwrap(), "object k");
+        assert_eq!(store::CALLS.load(std::sync::atomic::Ordering::Relaxed), 2);
+        assert_eq!(POOL.in_flight(), 0);
+        assert_eq!((RETRIES.in_flight(), RETRIES.retries_in_flight()), (0, 0));
+        assert_eq!(
+            THROTTLE.window_counts(),
+            (2, 1),
+            "a failure, then a success"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! Retry budgets: retries bounded by a share of the requests of a sliding window plus a floor
-//! per second (Finagle's `RetryBudget`, Envoy's retry budgets, tower's `TpsBudget`), or by
+//! per second (Finagle's `RetryBudget`, tower's `TpsBudget`; Envoy's retry budget bounds
+//! retries in flight instead, which is `ConcurrencyBudget`), or by
 //! gRPC's retry throttling (gRFC A6) as a preset. Unlike the AWS bucket, which bounds
 //! amplification only once its tokens are spent, a budget bounds it from the first second and
 //! grows with traffic.

@@ -85,6 +85,11 @@ use std::time::Duration;
 /// assert_eq!(FOUR.in_flight.load(Ordering::Acquire), 0, "settled");
 /// # }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a guard",
+    label = "`guard` takes a `static` whose type implements `retry_runtime::Guard`",
+    note = "implement `Guard` for `{Self}` (`admit` and `settle`), or name a guard of the crate's: `Bulkhead`, `ConcurrencyBudget`, `AdaptiveThrottle`"
+)]
 pub trait Guard: Send + Sync {
     /// May this attempt start? [`Admit::Go`] lets it (and commits the guard to one
     /// [`settle`](Guard::settle) call for it), [`Admit::Refuse`] refuses it, and
