@@ -1,6 +1,6 @@
 //! The success path allocates nothing: a counting global allocator watches a warmed-up
-//! `#[retry]` function called many times, with and without timers, with a partition, and with a
-//! body that reads its attempt context.
+//! `#[retry]` function called many times, with and without timers, with a partition, with
+//! guards, and with a body that reads its attempt context.
 
 mod util;
 
@@ -77,6 +77,27 @@ async fn protected(x: u64) -> Result<u64, TestError> {
     Ok(black_box(x) + 1)
 }
 
+/// A guard of the user's own: admitted and settled on every call.
+struct Count(std::sync::atomic::AtomicU64);
+
+impl retry_runtime::Guard for Count {
+    fn admit(&self, _: &retry_runtime::GuardContext<'_>) -> retry_runtime::Admit {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        retry_runtime::Admit::Go
+    }
+    fn settle(&self, _: &retry_runtime::GuardContext<'_>, _: retry_runtime::GuardOutcome) {}
+}
+
+static COUNT: Count = Count(std::sync::atomic::AtomicU64::new(0));
+static PLACES: retry_runtime::Bulkhead = retry_runtime::Bulkhead::new(4);
+static THROTTLE: retry_runtime::AdaptiveThrottle = retry_runtime::AdaptiveThrottle::new(2.0);
+
+/// A user's guard and the crate's bulkhead and throttle.
+#[retry(guard = [COUNT, PLACES, THROTTLE])]
+async fn guarded(x: u64) -> Result<u64, TestError> {
+    Ok(black_box(x) + 1)
+}
+
 /// Reads the whole attempt context (its invocation id included) in the body.
 #[retry(attempt_timeout = "1s", deadline = "10s")]
 async fn asks(x: u64) -> Result<u64, TestError> {
@@ -133,6 +154,7 @@ fn the_success_path_allocates_nothing() {
             0,
             "a body reading its attempt"
         );
+        assert_eq!(allocations(|| guarded(1)).await, 0, "guards");
         assert_eq!(allocations(|| hedged(1)).await, 0, "hedged, fast answer");
         assert_eq!(
             allocations(|| hedged_yields(1)).await,

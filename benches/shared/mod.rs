@@ -34,6 +34,12 @@ impl From<TimedOut> for Error {
     }
 }
 
+impl From<retry_runtime::Refused> for Error {
+    fn from(_: retry_runtime::Refused) -> Self {
+        Error
+    }
+}
+
 fn retryable(e: &Error) -> bool {
     matches!(
         e.classify(),
@@ -49,6 +55,55 @@ async fn body(x: u64) -> Result<u64, Error> {
 }
 
 pub async fn plain(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
+/// A guard of the user's own that admits everything and keeps nothing: what the seam itself
+/// costs.
+#[allow(dead_code)] // measured by the instructions benchmark only
+pub struct Open;
+
+impl retry_runtime::Guard for Open {
+    fn admit(&self, _: &retry_runtime::GuardContext<'_>) -> retry_runtime::Admit {
+        retry_runtime::Admit::Go
+    }
+    fn settle(&self, _: &retry_runtime::GuardContext<'_>, _: retry_runtime::GuardOutcome) {}
+}
+
+#[allow(dead_code)] // measured by the instructions benchmark only
+static OPEN: Open = Open;
+#[allow(dead_code)] // measured by the instructions benchmark only
+static BULKHEAD: retry_runtime::Bulkhead = retry_runtime::Bulkhead::new(64);
+#[allow(dead_code)] // measured by the instructions benchmark only
+static CONCURRENCY: retry_runtime::ConcurrencyBudget = retry_runtime::ConcurrencyBudget::ratio(0.2);
+#[allow(dead_code)] // measured by the instructions benchmark only
+static THROTTLE: retry_runtime::AdaptiveThrottle = retry_runtime::AdaptiveThrottle::new(2.0);
+
+/// `#[retry]` with a user's guard that admits everything.
+#[allow(dead_code)] // measured by the instructions benchmark only
+#[retry(max_attempts = 3, guard = OPEN)]
+pub async fn ours_guard_open(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
+/// `#[retry]` behind a bulkhead.
+#[allow(dead_code)] // measured by the instructions benchmark only
+#[retry(max_attempts = 3, guard = BULKHEAD)]
+pub async fn ours_bulkhead(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
+/// `#[retry]` under a concurrency budget.
+#[allow(dead_code)] // measured by the instructions benchmark only
+#[retry(max_attempts = 3, guard = CONCURRENCY)]
+pub async fn ours_concurrency(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
+/// `#[retry]` under adaptive throttling.
+#[allow(dead_code)] // measured by the instructions benchmark only
+#[retry(max_attempts = 3, guard = THROTTLE)]
+pub async fn ours_throttle(x: u64) -> Result<u64, Error> {
     Ok(black_box(x).wrapping_add(1))
 }
 

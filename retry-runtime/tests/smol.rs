@@ -29,6 +29,7 @@ enum Error {
     Throttled,
     TimedOut(TimedOut),
     Open(CircuitOpen),
+    Refused(retry_runtime::Refused),
 }
 
 impl Classify for Error {
@@ -38,6 +39,7 @@ impl Classify for Error {
             Error::Throttled => ErrorClass::Throttling,
             Error::TimedOut(_) => ErrorClass::Timeout,
             Error::Open(open) => open.classify(),
+            Error::Refused(refused) => refused.classify(),
         }
     }
 }
@@ -51,6 +53,12 @@ impl From<TimedOut> for Error {
 impl From<CircuitOpen> for Error {
     fn from(open: CircuitOpen) -> Self {
         Error::Open(open)
+    }
+}
+
+impl From<retry_runtime::Refused> for Error {
+    fn from(refused: retry_runtime::Refused) -> Self {
+        Error::Refused(refused)
     }
 }
 
@@ -387,4 +395,30 @@ fn a_scope_follows_its_future_and_not_other_tasks() {
         // The unscoped call slept its 700 ms.
         assert!(other.await >= MS(700));
     }));
+}
+
+/// One attempt at a time, of whichever function names it.
+static ONE: retry_runtime::Bulkhead = retry_runtime::Bulkhead::new(1);
+
+#[retry(max_attempts = 1, guard = ONE)]
+async fn inner() -> Result<u32, Error> {
+    Ok(1)
+}
+
+/// Its attempt holds the bulkhead's one place while it calls `inner`, which is refused.
+#[retry(max_attempts = 2, initial_backoff = "10ms", guard = ONE)]
+async fn outer() -> Result<u32, Error> {
+    match inner().await {
+        Err(Error::Refused(refused)) => Ok(u32::from(refused.by() == "bulkhead")),
+        other => other.map(|_| 0),
+    }
+}
+
+#[test]
+fn a_bulkhead_refuses_an_attempt_beyond_its_place_and_frees_it_after() {
+    smol::block_on(async {
+        assert_eq!(outer().await.unwrap(), 1, "inner was refused by the bulkhead");
+        assert_eq!(ONE.in_flight(), 0, "the place was given back");
+        assert_eq!(inner().await.unwrap(), 1);
+    });
 }

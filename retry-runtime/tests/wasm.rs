@@ -59,6 +59,7 @@ enum Error {
     Js(JsValue),
     TimedOut(TimedOut),
     Open(CircuitOpen),
+    Refused(retry_runtime::Refused),
 }
 
 impl Classify for Error {
@@ -73,6 +74,7 @@ impl Classify for Error {
             Error::Throttled => ErrorClass::Throttling,
             Error::TimedOut(_) => ErrorClass::Timeout,
             Error::Open(open) => open.classify(),
+            Error::Refused(refused) => refused.classify(),
         }
     }
 }
@@ -86,6 +88,12 @@ impl From<TimedOut> for Error {
 impl From<CircuitOpen> for Error {
     fn from(open: CircuitOpen) -> Self {
         Error::Open(open)
+    }
+}
+
+impl From<retry_runtime::Refused> for Error {
+    fn from(refused: retry_runtime::Refused) -> Self {
+        Error::Refused(refused)
     }
 }
 
@@ -588,4 +596,28 @@ async fn a_sleep_longer_than_a_js_timer_holds_is_not_cut_short() {
     let out = first(call, js_sleep(50)).await;
     assert!(out.is_err(), "the call ended: {out:?}");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+/// One attempt at a time, of whichever function names it.
+static ONE: retry_runtime::Bulkhead = retry_runtime::Bulkhead::new(1);
+
+#[retry(max_attempts = 1, guard = ONE)]
+async fn inner() -> Result<u32, Error> {
+    Ok(1)
+}
+
+/// Its attempt holds the bulkhead's one place while it calls `inner`, which is refused.
+#[retry(max_attempts = 2, initial_backoff = "10ms", guard = ONE)]
+async fn outer() -> Result<u32, Error> {
+    match inner().await {
+        Err(Error::Refused(refused)) => Ok(u32::from(refused.by() == "bulkhead")),
+        other => other.map(|_| 0),
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_bulkhead_refuses_an_attempt_beyond_its_place_and_frees_it_after() {
+    assert_eq!(outer().await.unwrap(), 1, "inner was refused by the bulkhead");
+    assert_eq!(ONE.in_flight(), 0, "the place was given back");
+    assert_eq!(inner().await.unwrap(), 1);
 }

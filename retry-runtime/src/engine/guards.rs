@@ -59,8 +59,8 @@ pub(crate) fn settle(r: &Resolved, ticket: &mut Ticket, outcome: GuardOutcome) {
     if admitted == 0 {
         return;
     }
-    let a = scope::around();
-    let draw = || a.draw(|rng| rng.random::<f64>());
+    // The ambient is looked up only if a guard draws.
+    let draw = || scope::around().draw(|rng| rng.random::<f64>());
     let cx = context(r, ticket, &draw);
     r.guards.settle(admitted, &cx, outcome);
 }

@@ -248,8 +248,9 @@ impl<'a> GuardContext<'a> {
     }
 
     /// How long this attempt has waited at the guards so far: the sum of the
-    /// [`Admit::Wait`] delays the engine slept for it (to the millisecond). A guard that bounds
-    /// a wait (a bulkhead's `max_wait`) reads it.
+    /// [`Admit::Wait`] delays the engine slept for it, to the millisecond, counted up to
+    /// 65.535 s (a longer wait reads as that). A guard that bounds a wait (a bulkhead's
+    /// `max_wait`) reads it.
     #[must_use]
     pub fn waited(&self) -> Duration {
         self.waited

@@ -34,8 +34,9 @@ pub(crate) struct Ticket {
     pub(crate) cost: u32,
     /// The number the attempt has (or will have), for the guards' context.
     pub(crate) number: u32,
-    /// How long the attempt waited at the guards so far, in milliseconds.
-    pub(crate) waited_ms: u32,
+    /// How long the attempt waited at the guards so far, in milliseconds, saturating (16 bits
+    /// keep the ticket, which every call's future holds, at 16 bytes).
+    pub(crate) waited_ms: u16,
     pub(crate) pass: Pass,
     /// At its last look, the rate limiter's send tokens for this attempt went to another
     /// caller (it looks again with priority).
@@ -70,7 +71,7 @@ impl Ticket {
 
     /// Adds `delay`, slept waiting at the guards, to what it waited.
     pub(crate) fn waited(&mut self, delay: Duration) {
-        let ms = u32::try_from(delay.as_millis()).unwrap_or(u32::MAX);
+        let ms = u16::try_from(delay.as_millis()).unwrap_or(u16::MAX);
         self.waited_ms = self.waited_ms.saturating_add(ms);
     }
 }
@@ -264,6 +265,10 @@ impl Protections<'_> {
         failure: Option<ErrorClass>,
         mut changed: impl FnMut(Change),
     ) {
+        if self.breaker.is_none() && self.budget.is_none() && self.limiter.is_none() {
+            // Only guards to settle (the caller's): no clock to read.
+            return;
+        }
         let now = Instant::now();
         guards!(self.breaker, self.budget, self.limiter, |g| {
             if let Some(change) = g.book(now, ticket, first, failure) {
