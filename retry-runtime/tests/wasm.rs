@@ -617,7 +617,11 @@ async fn outer() -> Result<u32, Error> {
 
 #[wasm_bindgen_test]
 async fn a_bulkhead_refuses_an_attempt_beyond_its_place_and_frees_it_after() {
-    assert_eq!(outer().await.unwrap(), 1, "inner was refused by the bulkhead");
+    assert_eq!(
+        outer().await.unwrap(),
+        1,
+        "inner was refused by the bulkhead"
+    );
     assert_eq!(ONE.in_flight(), 0, "the place was given back");
     assert_eq!(inner().await.unwrap(), 1);
 }

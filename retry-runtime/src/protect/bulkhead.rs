@@ -222,7 +222,11 @@ mod tests {
         assert_eq!(b.admit(&cx(AttemptKind::First)), Admit::Go);
         assert_eq!(b.admit(&cx(AttemptKind::First)), Admit::Refuse);
         let b = Bulkhead::new(1).with_max_wait(Duration::MAX);
-        assert_eq!(b.max_wait(), Some(Duration::from_secs(60)), "a minute at most");
+        assert_eq!(
+            b.max_wait(),
+            Some(Duration::from_secs(60)),
+            "a minute at most"
+        );
         assert_eq!(b.admit(&cx(AttemptKind::First)), Admit::Go);
         let almost = cx(AttemptKind::First).with_waited(MS(59_995));
         assert_eq!(b.admit(&almost), Admit::Wait(MS(5)));
