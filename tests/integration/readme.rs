@@ -381,9 +381,9 @@ mod guards {
 
         pub static CALLS: AtomicU32 = AtomicU32::new(0);
 
-        /// Fails its first call with a reset connection, then answers.
+        /// Fails its second call with a reset connection, and answers the others.
         pub async fn get(key: &str) -> Result<String, std::io::Error> {
-            if CALLS.fetch_add(1, Ordering::Relaxed) == 0 {
+            if CALLS.fetch_add(1, Ordering::Relaxed) == 1 {
                 return Err(std::io::ErrorKind::ConnectionReset.into());
             }
             Ok(format!("object {key}"))
@@ -409,14 +409,18 @@ mod guards {
 
     #[tokio::test(start_paused = true)]
     async fn the_guards_let_a_retry_through_and_are_settled() {
+        // A success first: with one request accepted of one, the throttle refuses nothing (with
+        // none accepted yet, the SRE formula refuses a retry with probability 1/2).
+        assert_eq!(get_object("a").await.unwrap(), "object a");
+        assert_eq!(THROTTLE.rejection_probability(), 0.0);
         assert_eq!(get_object("k").await.unwrap(), "object k");
-        assert_eq!(store::CALLS.load(std::sync::atomic::Ordering::Relaxed), 2);
+        assert_eq!(store::CALLS.load(std::sync::atomic::Ordering::Relaxed), 3);
         assert_eq!(POOL.in_flight(), 0);
         assert_eq!((RETRIES.in_flight(), RETRIES.retries_in_flight()), (0, 0));
         assert_eq!(
             THROTTLE.window_counts(),
-            (2, 1),
-            "a failure, then a success"
+            (3, 2),
+            "a success, a failure, a success"
         );
     }
 }
