@@ -115,6 +115,28 @@ async fn each_attempt_is_admitted_before_it_runs_and_settled_once_after() {
     assert_eq!(script.starts_ms(), [0, 100, 300]);
 }
 
+static EX_A: Log = Log::new("ex_a");
+static EX_B: Log = Log::new("ex_b");
+
+#[retry(max_attempts = 2, guard = [EX_B, EX_A])]
+async fn explained(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn explain_lists_a_functions_guards_in_order() {
+    let script = Script::new([Succeed(1)]);
+    explained(&script).await.unwrap();
+    let all = retry_runtime::config::explain();
+    let e = all.iter().find(|e| e.function == "explained").unwrap();
+    assert_eq!(e.guards, ["ex_b", "ex_a"]);
+    assert!(
+        e.to_string()
+            .ends_with("\n  guard                       ex_b, ex_a")
+    );
+    assert_eq!(EX_A.lines().len(), 2, "admitted and settled");
+}
+
 static SHUT: Log = Log::new("shut");
 
 #[retry(max_attempts = 3, guard = SHUT)]

@@ -43,6 +43,7 @@ pub struct Shadowed {
 ///   max_attempts                5          env RETRY_STORE_MAX_ATTEMPTS
 ///   deadline                    10s        attribute; shadows 30s (env RETRY_DEADLINE)
 ///   ...
+///   guard                       bulkhead, adaptive_throttle
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -53,6 +54,8 @@ pub struct Explained {
     pub profile: Option<&'static str>,
     /// Every key, in the order of the attribute's documentation.
     pub entries: Vec<Entry>,
+    /// The names of its guards (`guard = ...`, `Policy::guard`), in the order they are asked.
+    pub guards: Vec<&'static str>,
 }
 
 impl Explained {
@@ -74,6 +77,9 @@ impl fmt::Display for Explained {
             if let Some(s) = &e.shadowed {
                 write!(f, "; shadows {} ({})", s.value, s.source)?;
             }
+        }
+        if !self.guards.is_empty() {
+            write!(f, "\n  {:<27} {}", "guard", self.guards.join(", "))?;
         }
         Ok(())
     }

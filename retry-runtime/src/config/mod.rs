@@ -204,7 +204,9 @@ pub(crate) struct Resolution {
 /// `deadline`). The hedging keys apply only to a function whose attribute sets `hedge_after`
 /// (whose attempts can run side by side). Runs once per function (its site keeps the result),
 /// so that what it warns about costs its calls nothing. `aws_config`: the AWS SDKs' settings
-/// apply too; `outside`: anything from outside the code applies at all.
+/// apply too; `outside`: anything from outside the code applies at all; `guards`: the names of
+/// the function's guards, in order, for [`explain`].
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn resolve(
     function: &'static str,
     policy: &Keys,
@@ -213,6 +215,7 @@ pub(crate) fn resolve(
     timed: bool,
     aws_config: bool,
     outside: bool,
+    guards: Vec<&'static str>,
 ) -> Resolution {
     static SOURCES: OnceLock<Sources> = OnceLock::new();
     let env = &|name: &str| std::env::var_os(name);
@@ -237,6 +240,8 @@ pub(crate) fn resolve(
         timed,
         &mut warn_once,
     );
+    let mut resolution = resolution;
+    resolution.explained.guards = guards;
     explain::register(&resolution.explained);
     resolution
 }
@@ -397,6 +402,7 @@ fn resolution(
             function,
             profile,
             entries,
+            guards: Vec::new(),
         },
     }
 }

@@ -230,6 +230,7 @@ impl Site {
                 timed,
                 self.aws_config,
                 !self.grpc,
+                self.guards.names().collect(),
             );
             let budget = self.budget.or_else(|| {
                 let share = self.budget_share?;
