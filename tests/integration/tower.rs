@@ -353,6 +353,50 @@ async fn a_breaker_counts_the_failures_of_requests_it_does_not_retry() {
     assert_eq!(server.arrivals().len(), 2);
 }
 
+/// A policy's guards are asked about each request's attempts: a bulkhead of one place refuses
+/// a request while another holds it (without reaching the server, with a `Refused` in the
+/// error), and the place comes back when the request holding it is dropped.
+#[tokio::test]
+async fn a_policys_guard_refuses_a_request_beyond_its_places() {
+    static ONE: retry_runtime::Bulkhead = retry_runtime::Bulkhead::new(1);
+    let server = http_server::Server::start().await;
+    server.script(&[http_server::Fault::Hang]);
+    let svc = ServiceBuilder::new()
+        .layer(RetryLayer::new(policy().guard(&ONE)))
+        .service(client());
+    let hanging = tokio::spawn(
+        svc.clone()
+            .oneshot(request(Method::GET, &server.url("/items/1"))),
+    );
+    while server.executed("/items/1") == 0 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert_eq!(ONE.in_flight(), 1);
+    let err = svc
+        .clone()
+        .oneshot(request(Method::GET, &server.url("/items/2")))
+        .await
+        .unwrap_err();
+    let refused = err.downcast_ref::<retry_runtime::Refused>();
+    assert_eq!(
+        refused.map(retry_runtime::Refused::by),
+        Some("bulkhead"),
+        "{err:?}"
+    );
+    assert_eq!(server.executed("/items/2"), 0);
+    hanging.abort();
+    let _ = hanging.await;
+    assert_eq!(
+        ONE.in_flight(),
+        0,
+        "the dropped request gave its place back"
+    );
+    let ok = svc
+        .oneshot(request(Method::GET, &server.url("/items/3")))
+        .await;
+    assert_eq!(ok.unwrap().status(), StatusCode::OK);
+}
+
 /// Adaptive mode: throttling responses turn the policy's rate limiter on.
 #[tokio::test]
 async fn adaptive_mode_learns_from_throttling_responses() {
