@@ -234,13 +234,16 @@ impl RateLimiter {
     // this whole wait is what the limiter's tests drive.
     #[cfg(test)]
     pub(crate) async fn acquire(&self, cost: u32, deadline: Option<Instant>) -> Result<(), ()> {
-        use rand::RngExt;
+        use rand::{RngExt, SeedableRng};
         if !self.is_enabled() {
             return Ok(());
         }
         let mut lost = false;
-        let draw = || crate::engine::scope::thread_rng().random::<f64>();
-        while let Some(wait) = self.try_send(cost, Instant::now(), deadline, lost, draw)? {
+        // Its randomness is an input, as the engine's is: a seeded generator of its own.
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        while let Some(wait) =
+            self.try_send(cost, Instant::now(), deadline, lost, || rng.random::<f64>())?
+        {
             tokio::time::sleep(wait).await;
             lost = true;
         }
