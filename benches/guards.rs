@@ -26,7 +26,6 @@ impl Guard for Open {
 }
 
 /// One attempt through `guard`: admitted, then settled as a success.
-#[inline]
 fn once(guard: &dyn Guard, cx: &GuardContext<'_>) {
     assert_eq!(guard.admit(cx), Admit::Go);
     guard.settle(cx, GuardOutcome::Success);

@@ -51,7 +51,6 @@ where
 
 /// How a call one of its function's guards refused becomes the function's error: its
 /// `FromRefused` bound is where a missing `From<Refused>` is reported, with its own message.
-#[inline]
 pub fn refused<R: RetryResult>(refused: Refused) -> R
 where
     R::Err: FromRefused,

@@ -11,24 +11,23 @@ use crate::protect::guard::{Answer, AttemptKind, GuardContext, GuardOutcome};
 use rand::RngExt;
 use std::time::Duration;
 
-/// Sets `ticket` up for an attempt the guards have not been asked about yet: attempt `number`
-/// of `kind`, following a failure of `after`.
-#[inline]
-pub(crate) fn prepare(
+/// Sets `ticket` up for attempt `number` of `kind`, following a failure of `after`, unless
+/// the guards were asked about it already (some admitted it, or it waited): then it keeps
+/// what it holds, and asking goes on from there.
+pub(crate) fn begin(
     ticket: &mut Ticket,
     kind: AttemptKind,
     number: u32,
     after: Option<ErrorClass>,
 ) {
-    ticket.kind = kind;
-    ticket.number = number;
-    ticket.after = after;
-    ticket.guards = 0;
-    ticket.waited_ms = 0;
+    if ticket.guards == 0 && ticket.waited_ms == 0 {
+        ticket.kind = kind;
+        ticket.number = number;
+        ticket.after = after;
+    }
 }
 
 /// Whether the guards of `r` still have to be asked about the attempt `ticket` is for.
-#[inline]
 pub(crate) fn pending(r: &Resolved, ticket: &Ticket) -> bool {
     ticket.guards < r.guards.len()
 }
@@ -36,8 +35,6 @@ pub(crate) fn pending(r: &Resolved, ticket: &Ticket) -> bool {
 /// Asks the guards of `r` that have not admitted the attempt `ticket` is for, in order, and
 /// keeps in the ticket how many admitted it. On a refusal the ticket holds no admission (the
 /// ones before were settled as cancelled).
-#[cold]
-#[inline(never)]
 pub(crate) fn ask(r: &Resolved, ticket: &mut Ticket, a: &Around) -> Answer {
     let draw = || a.draw(|rng| rng.random::<f64>());
     let cx = context(r, ticket, &draw);
@@ -52,8 +49,6 @@ pub(crate) fn ask(r: &Resolved, ticket: &mut Ticket, a: &Around) -> Answer {
 
 /// Tells the guards that admitted the attempt `ticket` is for how it ended; the ticket then
 /// holds none of them.
-#[cold]
-#[inline(never)]
 pub(crate) fn settle(r: &Resolved, ticket: &mut Ticket, outcome: GuardOutcome) {
     let admitted = std::mem::take(&mut ticket.guards);
     if admitted == 0 {
@@ -66,17 +61,11 @@ pub(crate) fn settle(r: &Resolved, ticket: &mut Ticket, outcome: GuardOutcome) {
 }
 
 /// The outcome a guard is told of an attempt that ended with `failure` (`None`: a success).
-#[inline]
 pub(crate) fn outcome(failure: Option<ErrorClass>) -> GuardOutcome {
     match failure {
         Some(class) => GuardOutcome::Failure(class),
         None => GuardOutcome::Success,
     }
-}
-
-/// Whether a wait of `delay` at the guards fits before `deadline` (none: it always does).
-pub(crate) fn wait_fits(deadline: Option<crate::runtime::Instant>, delay: Duration) -> bool {
-    deadline.is_none_or(|d| !super::decide::reaches(d, crate::runtime::Instant::now(), delay))
 }
 
 fn context<'a>(r: &Resolved, ticket: &Ticket, random: &'a dyn Fn() -> f64) -> GuardContext<'a> {

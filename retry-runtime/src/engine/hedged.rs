@@ -106,9 +106,9 @@ impl<A> Drop for Flights<'_, '_, A> {
     }
 }
 
-impl<A> Flights<'_, '_, A> {
-    /// The tickets of the attempts in flight.
-    fn tickets(&self) -> Vec<Ticket> {
+impl<'a, A> Flights<'_, 'a, A> {
+    /// The attempts in flight.
+    fn in_flight(&self) -> impl Iterator<Item = &Flight<'a, A>> {
         let more = self.more.iter().map(|s| s.as_ref().get_ref());
         [
             self.first.as_ref().get_ref(),
@@ -116,8 +116,12 @@ impl<A> Flights<'_, '_, A> {
         ]
         .into_iter()
         .chain(more)
-        .filter_map(|f| f.as_ref().map(|f| f.meta.ticket))
-        .collect()
+        .filter_map(Option::as_ref)
+    }
+
+    /// The tickets of the attempts in flight.
+    fn tickets(&self) -> impl Iterator<Item = Ticket> + '_ {
+        self.in_flight().map(|f| f.meta.ticket)
     }
 }
 
@@ -157,14 +161,7 @@ impl<'a, A: Future> Flights<'_, 'a, A> {
 
     /// Every frame in flight, for the call's invocation id.
     fn frames(&self) -> impl Iterator<Item = &Frame<'a>> {
-        let more = self.more.iter().map(|s| s.as_ref().get_ref());
-        [
-            self.first.as_ref().get_ref(),
-            self.second.as_ref().get_ref(),
-        ]
-        .into_iter()
-        .chain(more)
-        .filter_map(|f| f.as_ref().map(|f| &f.frame))
+        self.in_flight().map(|f| &f.frame)
     }
 
     /// Drops every attempt in flight: they lost, and their costs stay out; the guards that
@@ -585,7 +582,7 @@ where
             match self.protections().admit_another(class) {
                 Admission::Granted(mut ticket) => {
                     let n = self.current.frame.number + 1;
-                    guards::prepare(&mut ticket, AttemptKind::Hedge, n, None);
+                    guards::begin(&mut ticket, AttemptKind::Hedge, n, None);
                     ticket
                 }
                 Admission::Refused(_) | Admission::Short(_) => {
@@ -608,7 +605,7 @@ where
                 Answer::Refused(_) => {
                     // As when the bucket refuses a hedge: hedging stops, the attempts in
                     // flight go on.
-                    self.protections().release(ticket);
+                    self.give_back(ticket);
                     state.stopped = true;
                     return None;
                 }

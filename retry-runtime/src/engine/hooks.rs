@@ -126,7 +126,6 @@ impl<R> OnRefusal<R> for fn(CircuitOpen) -> R {
 }
 
 impl<R> OnRefusal<R> for fn(Refused) -> R {
-    #[inline]
     fn refuse(&self, why: Refusing) -> Option<R> {
         match why {
             Refusing::Open(_) => None,
@@ -136,7 +135,6 @@ impl<R> OnRefusal<R> for fn(Refused) -> R {
 }
 
 impl<R> OnRefusal<R> for (fn(CircuitOpen) -> R, fn(Refused) -> R) {
-    #[inline]
     fn refuse(&self, why: Refusing) -> Option<R> {
         Some(match why {
             Refusing::Open(open) => (self.0)(open),

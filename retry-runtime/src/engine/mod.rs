@@ -290,7 +290,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
 
     /// Gives the call the conversion of [`Refused`] into its error type, which a call that one
     /// of its function's guards refused returns (`guard = ...`).
-    #[inline]
     #[allow(clippy::type_complexity)]
     pub fn with_guards(
         self,
@@ -300,7 +299,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     }
 
     /// Gives the call both conversions: a function with a breaker and guards.
-    #[inline]
     #[allow(clippy::type_complexity)]
     pub fn with_breaker_and_guards(
         self,
@@ -592,33 +590,24 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// The guards' admission of the next attempt at the gate: a first attempt, or a polling
     /// repeat (a retry after a failure was admitted before its backoff). `None`: every guard
     /// admitted it.
-    #[cold]
-    #[inline(never)]
     fn through_guards(&mut self) -> Option<SendToken<R>>
     where
         K: Timer<R>,
         J: OnRefusal<R>,
     {
         let n = self.current.frame.number;
-        let ticket = &mut self.current.ticket;
-        if ticket.guards == 0 && ticket.waited_ms == 0 {
-            let kind = if n == 0 {
-                AttemptKind::First
-            } else {
-                AttemptKind::Retry
-            };
-            guards::prepare(ticket, kind, n + 1, None);
-        }
+        let kind = if n == 0 {
+            AttemptKind::First
+        } else {
+            AttemptKind::Retry
+        };
+        guards::begin(&mut self.current.ticket, kind, n + 1, None);
         let a = &scope::around();
         match guards::ask(self.r(), &mut self.current.ticket, a) {
             Answer::Go(_) => None,
             Answer::Wait { delay, .. } => {
-                let deadline = if K::TIMED {
-                    self.current.frame.deadline
-                } else {
-                    None
-                };
-                if guards::wait_fits(deadline, delay) {
+                // Only a function with timers can end with the deadline's error.
+                if !K::TIMED || !self.reaches_deadline(delay) {
                     self.current.ticket.waited(delay);
                     return Some(SendToken::Wait(delay));
                 }
@@ -972,12 +961,9 @@ where
         }
         match self.protections().admit_after_refill(short.cost) {
             Some(ticket) => {
+                // Without guards, every one of them admits it at once.
                 self.current.ticket = ticket;
-                if self.r().guards.is_empty() {
-                    self.schedule_out_of_line(short.out, Some(short.class), short.hint, a)
-                } else {
-                    self.retry_guarded(short.out, short.class, short.hint, a)
-                }
+                self.retry_guarded(short.out, short.class, short.hint, a)
             }
             None => self.refill_wait(short, a),
         }
@@ -1053,9 +1039,7 @@ where
 
     /// Step 4's last part, the guards' admission of a retry the protections admitted (its
     /// ticket is the call's): go on to its backoff, wait and ask again (the retry kept in
-    /// `Retrying::pending`), or end with `out`. Out of line: the retry path only tests for it.
-    #[cold]
-    #[inline(never)]
+    /// `Retrying::pending`), or end with `out`.
     fn retry_guarded(
         &mut self,
         out: R,
@@ -1064,10 +1048,12 @@ where
         a: &Around,
     ) -> Settled<R> {
         let n = self.current.frame.number;
-        let ticket = &mut self.current.ticket;
-        if ticket.guards == 0 && ticket.waited_ms == 0 {
-            guards::prepare(ticket, AttemptKind::Retry, n + 1, Some(class));
-        }
+        guards::begin(
+            &mut self.current.ticket,
+            AttemptKind::Retry,
+            n + 1,
+            Some(class),
+        );
         match guards::ask(self.r(), &mut self.current.ticket, a) {
             Answer::Go(_) => self.schedule_out_of_line(out, Some(class), hint, a),
             Answer::Wait { delay, .. } => {

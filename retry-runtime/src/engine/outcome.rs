@@ -103,7 +103,6 @@ pub trait FromRefused {
 }
 
 impl<E: From<Refused>> FromRefused for E {
-    #[inline]
     fn from_refused(refused: Refused) -> Self {
         E::from(refused)
     }

@@ -982,7 +982,6 @@ impl<T, E: FromCircuitOpen> BreakerPlug<T, E> for WithBreaker {
 
 #[diagnostic::do_not_recommend]
 impl<T, E> BreakerPlug<T, E> for WithGuard {
-    #[inline]
     fn refusal(refused: fn(Refused) -> Result<T, E>) -> Self::Refusal {
         refused
     }
@@ -990,7 +989,6 @@ impl<T, E> BreakerPlug<T, E> for WithGuard {
 
 #[diagnostic::do_not_recommend]
 impl<T, E: FromCircuitOpen> BreakerPlug<T, E> for WithBreakerAndGuard {
-    #[inline]
     fn refusal(refused: fn(Refused) -> Result<T, E>) -> Self::Refusal {
         (|open| Err(E::from_circuit_open(open)), refused)
     }
@@ -1031,19 +1029,16 @@ pub trait GuardPlug<T, E>: GuardConv<T, E> {
 
 #[diagnostic::do_not_recommend]
 impl<T, E> GuardPlug<T, E> for NoBreaker {
-    #[inline]
     fn refused() {}
 }
 
 #[diagnostic::do_not_recommend]
 impl<T, E> GuardPlug<T, E> for WithBreaker {
-    #[inline]
     fn refused() {}
 }
 
 #[diagnostic::do_not_recommend]
 impl<T, E: FromRefused> GuardPlug<T, E> for WithGuard {
-    #[inline]
     fn refused() -> Self::Conv {
         |refused| Err(E::from_refused(refused))
     }
@@ -1051,7 +1046,6 @@ impl<T, E: FromRefused> GuardPlug<T, E> for WithGuard {
 
 #[diagnostic::do_not_recommend]
 impl<T, E: FromRefused> GuardPlug<T, E> for WithBreakerAndGuard {
-    #[inline]
     fn refused() -> Self::Conv {
         |refused| Err(E::from_refused(refused))
     }

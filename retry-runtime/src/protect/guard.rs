@@ -410,13 +410,11 @@ impl Guards {
     }
 
     /// How many guards there are.
-    #[inline]
     pub(crate) fn len(&self) -> u8 {
         self.len
     }
 
     /// Whether there are none.
-    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -432,7 +430,6 @@ impl Guards {
     }
 
     /// The guard at `i`.
-    #[inline]
     fn at(&self, i: u8) -> Option<&'static dyn Guard> {
         self.list.get(i as usize).copied().flatten()
     }

@@ -64,7 +64,6 @@ impl Ticket {
 
     /// Whether it holds anything to give back when its attempt will not run: a retry's cost,
     /// or guards' admissions.
-    #[inline]
     pub(crate) fn holds(&self) -> bool {
         self.cost > 0 || self.guards > 0
     }
