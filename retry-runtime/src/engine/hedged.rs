@@ -11,10 +11,10 @@
 //!
 //! Hedges are paid for: each is admitted as a retry is, through the same steps in the same
 //! order (`Protections::admit_another`: an open breaker or a budget without room refuses it,
-//! then the bucket's retry cost, given back if the hedge wins), then passes the same gate (the
+//! then the bucket's retry cost, given back if the hedge wins; then the guards, `guards::ask`,
+//! where a guard that asks to wait postpones the hedge), then passes the same gate (the
 //! breaker's leave, and in adaptive mode a send token: a hedge waits for none, it starts later
-//! holding its ticket), after the guards (`guards::ask`, as for a retry; a guard that asks to wait
-//! postpones the hedge the same way). A hedge that loses or fails keeps its cost out, so an empty bucket
+//! holding its ticket). A hedge that loses or fails keeps its cost out, so an empty bucket
 //! stops hedging and a slow dependency cannot double the load. Running out stops only further
 //! hedges, never one in flight. A server's hint stops them too. Dropping the call drops every
 //! attempt and gives back every cost they held, and a waiting hedge's.

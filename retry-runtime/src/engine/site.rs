@@ -261,11 +261,10 @@ impl Site {
                 (self.latency.is_none() && percentile).then(|| Box::new(Latency::new()));
             let adaptive = settings.mode == Mode::Adaptive;
             if self.guards.overflowed() {
+                let max = crate::protect::guard::MAX_GUARDS;
                 config::warn_once(format!(
-                    "{}: more than {} guards; only the first {} are asked",
+                    "{}: more than {max} guards; only the first {max} are asked",
                     self.name,
-                    crate::protect::guard::MAX_GUARDS,
-                    crate::protect::guard::MAX_GUARDS,
                 ));
             }
             let guarded = !self.guards.is_empty();
