@@ -46,13 +46,14 @@ static GLOBAL: Counting = Counting;
 enum Error {
     Fault(ErrorClass),
     Open,
+    Refused,
 }
 
 impl Classify for Error {
     fn classify(&self) -> ErrorClass {
         match self {
             Error::Fault(c) => *c,
-            Error::Open => ErrorClass::Permanent,
+            Error::Open | Error::Refused => ErrorClass::Permanent,
         }
     }
 }
@@ -60,6 +61,12 @@ impl Classify for Error {
 impl From<CircuitOpen> for Error {
     fn from(_: CircuitOpen) -> Self {
         Error::Open
+    }
+}
+
+impl From<retry_runtime::Refused> for Error {
+    fn from(_: retry_runtime::Refused) -> Self {
+        Error::Refused
     }
 }
 
@@ -191,6 +198,36 @@ fn every_counter_and_gauge() {
         assert_eq!(value(meters::BREAKER_TRANSITIONS, &probed), Some(1.0));
         let reopened = [labels[0], ("from", "half-open"), ("to", "open")];
         assert_eq!(value(meters::BREAKER_TRANSITIONS, &reopened), Some(1.0));
+    });
+}
+
+static ONE: retry_runtime::Bulkhead = retry_runtime::Bulkhead::new(1);
+
+#[retry(max_attempts = 1, guard = ONE)]
+async fn crowded() -> Result<(), Error> {
+    Ok(())
+}
+
+/// Holds the bulkhead's one place while it calls `crowded`, which is refused.
+#[retry(max_attempts = 1, guard = ONE)]
+async fn holds_the_place() -> Result<(), Error> {
+    assert_eq!(crowded().await, Err(Error::Refused));
+    Ok(())
+}
+
+#[test]
+fn a_guards_refusal_is_an_early_end_labelled_with_its_name() {
+    snapshotter();
+    paused().block_on(async {
+        holds_the_place().await.unwrap();
+        let refused = [
+            ("function", "crowded"),
+            ("reason", "refused"),
+            ("guard", "bulkhead"),
+        ];
+        assert_eq!(value(meters::ENDED_EARLY, &refused), Some(1.0));
+        let attempts = value(meters::ATTEMPTS, &[("function", "crowded")]);
+        assert_eq!(attempts.unwrap_or(0.0), 0.0, "its body never ran");
     });
 }
 

@@ -147,6 +147,53 @@ async fn a_warning_for_each_way_of_giving_up_early() {
     }
 }
 
+/// Refuses every retry, and every first attempt of the call named `shut_out`.
+struct Doorman;
+
+impl retry_runtime::Guard for Doorman {
+    fn admit(&self, cx: &retry_runtime::GuardContext<'_>) -> retry_runtime::Admit {
+        if cx.kind() == retry_runtime::AttemptKind::First && cx.function() != "shut_out" {
+            retry_runtime::Admit::Go
+        } else {
+            retry_runtime::Admit::Refuse
+        }
+    }
+    fn settle(&self, _: &retry_runtime::GuardContext<'_>, _: retry_runtime::GuardOutcome) {}
+    fn name(&self) -> &'static str {
+        "doorman"
+    }
+}
+
+static DOORMAN: Doorman = Doorman;
+
+#[tokio::test(start_paused = true)]
+async fn a_guards_refusal_is_reported_with_its_name() {
+    #[retry(max_attempts = 3, guard = DOORMAN)]
+    async fn let_in_once() -> Result<(), TestError> {
+        Err(TestError::fault(ErrorClass::Transient))
+    }
+    #[retry(max_attempts = 3, guard = DOORMAN)]
+    async fn shut_out() -> Result<(), TestError> {
+        Ok(())
+    }
+
+    let (capture, _guard) = capture();
+    assert!(let_in_once().await.is_err());
+    let warnings = capture.of("retry", Level::WARN);
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(warnings[0].field("reason"), "refused by a guard");
+    assert_eq!(warnings[0].field("guard"), "doorman");
+    assert!(matches!(shut_out().await, Err(TestError::Refused(_))));
+    let refused: Vec<_> = capture
+        .of("retry", Level::DEBUG)
+        .into_iter()
+        .filter(|e| e.field("message") == "refused by a guard: call refused")
+        .collect();
+    assert_eq!(refused.len(), 1);
+    assert_eq!(refused[0].field("function"), "shut_out");
+    assert_eq!(refused[0].field("guard"), "doorman");
+}
+
 #[tokio::test(start_paused = true)]
 async fn levels_for_metrics() {
     #[retry(
