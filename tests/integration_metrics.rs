@@ -31,7 +31,7 @@ fn the_metrics_feature_passes_its_tests_and_its_example_prints_every_metric() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("test result: ok. 3 passed"), "{stdout}");
+    assert!(stdout.contains("test result: ok. 4 passed"), "{stdout}");
 
     let out = cargo(&["run", "--example", "metrics"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
