@@ -1,11 +1,14 @@
 //! The shape of the source tree, which ARCHITECTURE.md describes: no crate of the workspace has
-//! an import circle between its files, and the runtime's top level stays small.
+//! an import circle between its files or between its modules, and the runtime's top level stays
+//! small.
 //!
 //! A file imports another when it names an item through a `crate::` path (a `use`, or a path
 //! written in place) or, at its top level, through `super::`. Two files that import each other,
 //! directly or around a longer loop, are a circle: neither can be read or changed without the
 //! other. The crate root's re-exports count as the root file, so code inside a crate names an
-//! item by the module that defines it, not by the root.
+//! item by the module that defines it, not by the root. Between modules, each file counts as the
+//! top-level module it is in: `engine` naming `observe` and `observe` naming `engine` is a circle
+//! even when no two of their files name each other.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -238,12 +241,44 @@ fn circles(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
     out
 }
 
+/// The import graph of `edges` between the crate's modules: each file counts as the top-level
+/// module it belongs to (`engine/frame.rs` as `engine`, `attempt.rs` as `attempt`), and the
+/// root's re-exports are left out (the file-level check already refuses an import through it).
+fn modules_graph(
+    edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let top = |f: &PathBuf| -> PathBuf {
+        let first = f.components().next().expect("a file");
+        PathBuf::from(Path::new(first.as_os_str()).with_extension(""))
+    };
+    let root = |f: &PathBuf| ["lib.rs", "main.rs"].iter().any(|r| f == Path::new(r));
+    let mut out: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+    for (file, targets) in edges {
+        if root(file) {
+            continue;
+        }
+        let from = top(file);
+        let into = out.entry(from.clone()).or_default();
+        for target in targets.iter().filter(|t| !root(t)) {
+            let to = top(target);
+            if to != from {
+                into.insert(to);
+            }
+        }
+    }
+    out
+}
+
 fn assert_no_circle(krate: &str) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(krate)
         .join("src");
-    let edges = graph(&src);
-    let found = circles(&edges);
+    let files = graph(&src);
+    let mut found = circles(&files);
+    let mut edges = files;
+    let modules = modules_graph(&edges);
+    found.extend(circles(&modules));
+    edges.extend(modules);
     let described: Vec<String> = found
         .iter()
         .map(|circle| {
@@ -310,6 +345,31 @@ fn the_checker_finds_a_circle() {
     assert!(
         edges[&PathBuf::from("a.rs")].len() == 1,
         "comments and strings name nothing"
+    );
+}
+
+#[test]
+fn the_checker_finds_a_circle_between_modules() {
+    // a/x.rs names b/y.rs and b/z.rs names a/w.rs: no two files import each other, but the
+    // modules `a` and `b` do.
+    let dir = std::env::temp_dir().join(format!("retry-layout-mod-{}", std::process::id()));
+    let src = dir.join("src");
+    std::fs::create_dir_all(src.join("a")).unwrap();
+    std::fs::create_dir_all(src.join("b")).unwrap();
+    std::fs::write(src.join("lib.rs"), "mod a;\nmod b;\n").unwrap();
+    std::fs::write(src.join("a/mod.rs"), "mod w;\nmod x;\n").unwrap();
+    std::fs::write(src.join("b/mod.rs"), "mod y;\nmod z;\n").unwrap();
+    std::fs::write(src.join("a/x.rs"), "use crate::b::y::Y;\n").unwrap();
+    std::fs::write(src.join("a/w.rs"), "pub struct W;\n").unwrap();
+    std::fs::write(src.join("b/y.rs"), "pub struct Y;\n").unwrap();
+    std::fs::write(src.join("b/z.rs"), "use crate::a::w::W;\n").unwrap();
+    let files = graph(&src);
+    let modules = modules_graph(&files);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(circles(&files).is_empty(), "no circle between files");
+    assert_eq!(
+        circles(&modules),
+        vec![vec![PathBuf::from("a"), PathBuf::from("b")]]
     );
 }
 

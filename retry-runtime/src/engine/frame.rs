@@ -14,6 +14,7 @@
 use crate::attempt::{Attempt, InvocationId};
 use crate::engine::scope;
 use crate::engine::site::Resolved;
+use crate::observe::{Levels, Source, Who};
 use crate::runtime::Instant;
 use core::future::Future;
 use core::pin::Pin;
@@ -306,6 +307,25 @@ pin_project_lite::pin_project! {
         frame: &'c mut Frame<'a>,
         #[pin]
         attempt: F,
+    }
+}
+
+/// What the reports of a call's decisions say of it (`crate::observe`).
+impl Source for Frame<'_> {
+    fn who(&self) -> Who<'_> {
+        self.r.who()
+    }
+
+    fn invocation_id(&self) -> InvocationId {
+        Frame::invocation_id(self)
+    }
+
+    fn attempt(&self) -> u32 {
+        self.number
+    }
+
+    fn levels(&self) -> Levels {
+        self.r.levels()
     }
 }
 

@@ -616,7 +616,7 @@ where
         let r = self.r();
         if ticket.pass == Pass::None {
             let leave = self.protections().leave(now, &mut ticket, |change| {
-                observe::breaker_changed(r, change);
+                observe::breaker_changed(r.who(), change);
             });
             if leave.is_err() {
                 self.give_back(ticket);
@@ -653,7 +653,7 @@ where
         let in_flight = flights.count + 1;
         let delay = h.delay();
         self.hooks.on_retry(&RetryEvent {
-            frame: &self.current.frame,
+            call: &self.current.frame,
             attempt: self.current.frame.number - 1,
             delay: Duration::ZERO,
             error: trigger.and_then(|(_, out)| out.as_result().err()),
@@ -662,7 +662,6 @@ where
         });
         observe::hedged(
             &self.current.frame,
-            &self.protections(),
             a,
             in_flight,
             trigger.map(|(c, _)| c),

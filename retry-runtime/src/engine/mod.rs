@@ -467,14 +467,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     fn ended_early(&self, a: &Around, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
-        observe::ended_early(
-            &self.current.frame,
-            &self.protections(),
-            a,
-            attempt,
-            class,
-            reason,
-        );
+        observe::ended_early(&self.current.frame, a, attempt, class, reason);
     }
 }
 
@@ -578,7 +571,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         let leave = self
             .protections()
             .leave(Instant::now(), &mut ticket, |change| {
-                observe::breaker_changed(r, change);
+                observe::breaker_changed(r.who(), change);
             });
         self.current.ticket = ticket;
         match leave {
@@ -892,7 +885,7 @@ fn book_extras(
     failure: Option<ErrorClass>,
 ) {
     protections.book(ticket, first, failure, |change| {
-        observe::breaker_changed(r, change);
+        observe::breaker_changed(r.who(), change);
     });
     guards::settle(r, &mut ticket, guards::outcome(failure));
 }
@@ -1006,7 +999,9 @@ where
                 return self.ends(out);
             }
             AfterError::Retry if nested_retried => {
-                observe::nested_retry(self.r(), n, self.current.frame.depth(), class);
+                let r = self.r();
+                let depth = self.current.frame.depth();
+                observe::nested_retry(r.who(), &r.nested_warned, n, depth, class);
             }
             AfterError::Retry => {}
         }
@@ -1193,14 +1188,14 @@ where
         // 6. Hook and event; the caller sleeps.
         let class = class.unwrap_or(ErrorClass::Transient);
         self.hooks.on_retry(&RetryEvent {
-            frame: &self.current.frame,
+            call: &self.current.frame,
             attempt: n,
             delay,
             error: out.as_result().err(),
             class,
             hedge: false,
         });
-        observe::retrying(&self.current.frame, || self.protections(), a, class, delay);
+        observe::retrying(&self.current.frame, a, class, delay);
         self.retrying().last = Some(out);
         Settled::after(delay, a)
     }

@@ -8,6 +8,7 @@
 //! (`runtime::Instant`: tokio's, which tests pause, or `std`'s) once per step and passes the
 //! instant to the shared state, which never reads a clock of its own.
 
+use crate::observe::Listener;
 use crate::observe::report::{EndedEarly, Hedged, Retried};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng, TryRng};
@@ -93,26 +94,30 @@ impl Around {
         }
         out.expect("drawn above")
     }
+}
 
-    /// See [`Scope::retried`].
+impl Listener for Around {
     #[inline]
-    pub(crate) fn retried(&self, retry: &Retried) {
+    fn is_scoped(&self) -> bool {
+        Around::is_scoped(self)
+    }
+
+    #[inline]
+    fn retried(&self, retry: &Retried) {
         if let Some(a) = &self.0 {
             a.retried(retry);
         }
     }
 
-    /// See [`Scope::ended_early`].
     #[inline]
-    pub(crate) fn ended_early(&self, end: &EndedEarly) {
+    fn ended_early(&self, end: &EndedEarly) {
         if let Some(a) = &self.0 {
             a.ended_early(end);
         }
     }
 
-    /// See [`Scope::hedged`].
     #[inline]
-    pub(crate) fn hedged(&self, hedge: &Hedged) {
+    fn hedged(&self, hedge: &Hedged) {
         if let Some(a) = &self.0 {
             a.hedged(hedge);
         }

@@ -5,6 +5,7 @@ use crate::config::{self, Writer};
 use crate::hedge::Latency;
 #[cfg(feature = "metrics")]
 use crate::observe::meters::Meters;
+use crate::observe::{Levels, Who};
 use crate::protect::breaker::CircuitBreaker;
 use crate::protect::bucket::{Costs, TokenBucket};
 use crate::protect::budget::RetryBudget;
@@ -413,6 +414,31 @@ impl Resolved {
         match self.limiter {
             Some(l) => l,
             None => &self.own_limiter,
+        }
+    }
+
+    /// The function, as its reports name it.
+    pub(crate) fn who(&self) -> Who<'_> {
+        Who {
+            function: self.function,
+            partition: self.partition,
+            #[cfg(feature = "metrics")]
+            meters: &self.meters,
+            #[cfg(not(feature = "metrics"))]
+            unused: core::marker::PhantomData,
+        }
+    }
+
+    /// The levels its reports carry: the bucket's tokens, and in adaptive mode the limiter's
+    /// fill rate.
+    #[cfg_attr(
+        not(any(feature = "tracing", feature = "metrics")),
+        allow(dead_code, reason = "read by tracing and metrics only")
+    )]
+    pub(crate) fn levels(&self) -> Levels {
+        Levels {
+            tokens: self.bucket().available(),
+            fill_rate: (self.settings.mode == Mode::Adaptive).then(|| self.limiter().fill_rate()),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::attempt::InvocationId;
 use crate::classify::ErrorClass;
-use crate::engine::frame::Frame;
+use crate::observe::Source;
 use core::fmt;
 use std::time::Duration;
 
@@ -25,7 +25,8 @@ use std::time::Duration;
 /// # let _ = log_retry;
 /// ```
 pub struct RetryEvent<'a, E> {
-    pub(crate) frame: &'a Frame<'a>,
+    /// The call: its function, and its invocation id drawn when first asked for.
+    pub(crate) call: &'a (dyn Source + Sync),
     pub(crate) attempt: u32,
     pub(crate) delay: Duration,
     pub(crate) error: Option<&'a E>,
@@ -78,20 +79,20 @@ impl<'a, E> RetryEvent<'a, E> {
     /// The name of the `#[retry]` function.
     #[must_use]
     pub fn function(&self) -> &'static str {
-        self.frame.r.function
+        self.call.who().function
     }
 
     /// The named partition of the function, if any.
     #[must_use]
     pub fn partition(&self) -> Option<&'static str> {
-        self.frame.r.partition
+        self.call.who().partition
     }
 
     /// The call's invocation id, the same for all its attempts (and the one
     /// [`crate::attempt`] gives the body), so that one call's retries can be found in logs.
     #[must_use]
     pub fn invocation_id(&self) -> InvocationId {
-        self.frame.invocation_id()
+        self.call.invocation_id()
     }
 }
 

@@ -18,57 +18,103 @@ pub(crate) mod event;
 pub mod meters;
 pub(crate) mod report;
 
+use crate::attempt::InvocationId;
 use crate::classify::ErrorClass;
-use crate::engine::frame::Frame;
-use crate::engine::scope::Around;
-use crate::engine::site::Resolved;
 use crate::observe::report::{EarlyEnd, EndedEarly, Hedged, Retried};
-use crate::protect::Protections;
 use crate::protect::breaker::{BreakerState, Change};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+/// The function a report is about: its names and, with metrics, its handles.
+#[derive(Clone, Copy)]
+pub(crate) struct Who<'a> {
+    pub(crate) function: &'static str,
+    pub(crate) partition: Option<&'static str>,
+    #[cfg(feature = "metrics")]
+    pub(crate) meters: &'a meters::Meters,
+    /// Without metrics, nothing borrowed.
+    #[cfg(not(feature = "metrics"))]
+    pub(crate) unused: core::marker::PhantomData<&'a ()>,
+}
+
+/// The shared state's levels a report carries: the retry bucket's tokens and, in adaptive
+/// mode, the rate limiter's fill rate (send tokens per second). Read by tracing's events and the
+/// metrics' gauges only.
+#[derive(Clone, Copy)]
+#[cfg_attr(
+    not(any(feature = "tracing", feature = "metrics")),
+    allow(dead_code, reason = "read by tracing and metrics only")
+)]
+pub(crate) struct Levels {
+    pub(crate) tokens: u32,
+    pub(crate) fill_rate: Option<f64>,
+}
+
+/// The call a report is about, as its loop tells it: the function, the call's invocation id
+/// (drawn when first asked for), its attempt, and the levels (read only when a report needs
+/// them).
+pub(crate) trait Source {
+    /// The function.
+    fn who(&self) -> Who<'_>;
+    /// The call's invocation id.
+    fn invocation_id(&self) -> InvocationId;
+    /// The current attempt's number.
+    fn attempt(&self) -> u32;
+    /// The levels of the shared state the call draws from.
+    #[cfg_attr(
+        not(any(feature = "tracing", feature = "metrics")),
+        allow(dead_code, reason = "read by tracing and metrics only")
+    )]
+    fn levels(&self) -> Levels;
+}
+
+/// Who hears a call's decisions as values besides tracing and metrics: the call's ambient (a
+/// `testing::record` scope).
+pub(crate) trait Listener {
+    /// Whether anyone listens.
+    fn is_scoped(&self) -> bool;
+    /// A retry was decided.
+    fn retried(&self, retry: &Retried);
+    /// A hedged call started another attempt.
+    fn hedged(&self, hedge: &Hedged);
+    /// A call gave up before `max_attempts`.
+    fn ended_early(&self, end: &EndedEarly);
+}
 
 /// A retry is about to sleep: the frame's attempt failed with `class` (`Transient` for a
 /// polling repeat) and the call waits `delay`. Inline, so that with nobody listening (no test
 /// scope, no tracing subscriber for the level, no metrics) a retry pays two tests.
 #[inline(always)]
-pub(crate) fn retrying<'p>(
-    frame: &Frame<'_>,
-    p: impl FnOnce() -> Protections<'p>,
-    env: &Around,
-    class: ErrorClass,
-    delay: Duration,
-) {
+pub(crate) fn retrying(call: &dyn Source, env: &impl Listener, class: ErrorClass, delay: Duration) {
     #[cfg(feature = "tracing")]
     let traced = tracing::enabled!(target: "retry", tracing::Level::DEBUG);
     #[cfg(not(feature = "tracing"))]
     let traced = false;
     if cfg!(feature = "metrics") || env.is_scoped() || traced {
-        report_retry(frame, &p(), env, class, delay, traced);
+        report_retry(call, env, class, delay, traced);
     }
 }
 
 #[cold]
 #[inline(never)]
 fn report_retry(
-    frame: &Frame<'_>,
-    p: &Protections<'_>,
-    env: &Around,
+    call: &dyn Source,
+    env: &impl Listener,
     class: ErrorClass,
     delay: Duration,
     traced: bool,
 ) {
-    let (r, attempt) = (frame.r, frame.number);
+    let (r, attempt) = (call.who(), call.attempt());
     #[cfg(feature = "metrics")]
     {
-        let fill_rate = p.limiter.map(|l| l.fill_rate());
-        r.meters.retry(class, p.bucket.available(), fill_rate);
+        let levels = call.levels();
+        r.meters.retry(class, levels.tokens, levels.fill_rate);
     }
     if env.is_scoped() {
         env.retried(&Retried {
             function: r.function,
             partition: r.partition,
-            invocation_id: frame.invocation_id(),
+            invocation_id: call.invocation_id(),
             attempt,
             class,
             delay,
@@ -77,8 +123,8 @@ fn report_retry(
     #[cfg(feature = "tracing")]
     if traced {
         let function = r.function;
-        let invocation_id = tracing::field::display(frame.invocation_id());
-        let (partition, tokens, fill_rate) = levels(r, p);
+        let invocation_id = tracing::field::display(call.invocation_id());
+        let (partition, tokens, fill_rate) = levels(call);
         let class = class.as_str();
         let delay_ms = delay.as_secs_f64() * 1000.0;
         tracing::debug!(
@@ -88,26 +134,25 @@ fn report_retry(
         );
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = (r, p, attempt, class, delay, traced);
+    let _ = (r, attempt, class, delay, traced);
 }
 
 /// A hedged call started attempt `frame.number` while others were in flight.
 pub(crate) fn hedged(
-    frame: &Frame<'_>,
-    p: &Protections<'_>,
-    env: &Around,
+    call: &dyn Source,
+    env: &impl Listener,
     in_flight: u32,
     class: Option<ErrorClass>,
     delay: Duration,
 ) {
-    let (r, attempt) = (frame.r, frame.number);
+    let (r, attempt) = (call.who(), call.attempt());
     #[cfg(feature = "metrics")]
     r.meters.hedge();
     if env.is_scoped() {
         env.hedged(&Hedged {
             function: r.function,
             partition: r.partition,
-            invocation_id: frame.invocation_id(),
+            invocation_id: call.invocation_id(),
             attempt,
             in_flight,
             class,
@@ -117,8 +162,8 @@ pub(crate) fn hedged(
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::DEBUG) {
         let function = r.function;
-        let invocation_id = tracing::field::display(frame.invocation_id());
-        let (partition, tokens, _) = levels(r, p);
+        let invocation_id = tracing::field::display(call.invocation_id());
+        let (partition, tokens, _) = levels(call);
         let class = class.map_or("none", ErrorClass::as_str);
         let delay_ms = delay.as_secs_f64() * 1000.0;
         tracing::debug!(
@@ -128,25 +173,24 @@ pub(crate) fn hedged(
         );
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = (r, p, attempt, in_flight, class, delay);
+    let _ = (r, attempt, in_flight, class, delay);
 }
 
 /// Retries ended early, after attempt `attempt`; the caller gets the last result.
 pub(crate) fn ended_early(
-    frame: &Frame<'_>,
-    p: &Protections<'_>,
-    env: &Around,
+    call: &dyn Source,
+    env: &impl Listener,
     attempt: u32,
     class: Option<ErrorClass>,
     reason: EarlyEnd,
 ) {
-    let r = frame.r;
-    count_end(frame, env, attempt, class, reason);
+    let r = call.who();
+    count_end(call, env, attempt, class, reason);
     #[cfg(feature = "tracing")]
     if tracing::enabled!(target: "retry", tracing::Level::WARN) {
         let function = r.function;
-        let invocation_id = tracing::field::display(frame.invocation_id());
-        let (partition, tokens, fill_rate) = levels(r, p);
+        let invocation_id = tracing::field::display(call.invocation_id());
+        let (partition, tokens, fill_rate) = levels(call);
         let class = class.map_or("none", ErrorClass::as_str);
         let guard = reason.guard();
         let reason = reason.as_str();
@@ -157,25 +201,25 @@ pub(crate) fn ended_early(
         );
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = (r, p, attempt, class, reason);
+    let _ = (r, attempt, class, reason);
 }
 
 /// An early end as the metrics and a test scope's record count it.
 fn count_end(
-    frame: &Frame<'_>,
-    env: &Around,
+    call: &dyn Source,
+    env: &impl Listener,
     attempt: u32,
     class: Option<ErrorClass>,
     reason: EarlyEnd,
 ) {
     #[cfg(feature = "metrics")]
-    frame.r.meters.ended_early(reason);
+    call.who().meters.ended_early(reason);
     if env.is_scoped() {
-        let r = frame.r;
+        let r = call.who();
         env.ended_early(&EndedEarly {
             function: r.function,
             partition: r.partition,
-            invocation_id: frame.invocation_id(),
+            invocation_id: call.invocation_id(),
             attempt,
             class,
             reason,
@@ -187,13 +231,14 @@ fn count_end(
 /// scope records it as an early end after attempt 0; tracing gets a DEBUG event (a breaker's
 /// transition to open was the WARN).
 #[cold]
-pub(crate) fn refused(frame: &Frame<'_>, env: &Around, reason: EarlyEnd) {
-    count_end(frame, env, 0, None, reason);
+pub(crate) fn refused(call: &dyn Source, env: &impl Listener, reason: EarlyEnd) {
+    count_end(call, env, 0, None, reason);
     #[cfg(feature = "tracing")]
     {
-        let function = frame.r.function;
-        let partition = frame.r.partition.unwrap_or("");
-        let invocation_id = tracing::field::display(frame.invocation_id());
+        let who = call.who();
+        let function = who.function;
+        let partition = who.partition.unwrap_or("");
+        let invocation_id = tracing::field::display(call.invocation_id());
         match reason.guard() {
             Some(guard) => tracing::debug!(
                 target: "retry",
@@ -211,7 +256,7 @@ pub(crate) fn refused(frame: &Frame<'_>, env: &Around, reason: EarlyEnd) {
 
 /// A breaker changed state; the attempt of `site` that changed it reports it, once.
 #[cold]
-pub(crate) fn breaker_changed(r: &Resolved, change: Change) {
+pub(crate) fn breaker_changed(r: Who<'_>, change: Change) {
     #[cfg(feature = "metrics")]
     r.meters.transition(change);
     #[cfg(feature = "tracing")]
@@ -244,8 +289,14 @@ pub(crate) fn breaker_changed(r: &Resolved, change: Change) {
 /// A call retries a failure that a `#[retry]` call nested in its attempt already retried:
 /// attempts multiply (3 by 3 is up to 9 requests). One WARN per function.
 #[cold]
-pub(crate) fn nested_retry(r: &Resolved, attempt: u32, depth: u32, class: ErrorClass) {
-    if r.nested_warned.swap(true, Ordering::Relaxed) {
+pub(crate) fn nested_retry(
+    r: Who<'_>,
+    warned: &AtomicBool,
+    attempt: u32,
+    depth: u32,
+    class: ErrorClass,
+) {
+    if warned.swap(true, Ordering::Relaxed) {
         return;
     }
     let function = r.function;
@@ -269,7 +320,8 @@ pub(crate) fn nested_retry(r: &Resolved, attempt: u32, depth: u32, class: ErrorC
 /// The partition (empty for none), the bucket's level, and in adaptive mode the limiter's fill
 /// rate (a field left out of the event otherwise).
 #[cfg(feature = "tracing")]
-fn levels(r: &Resolved, p: &Protections<'_>) -> (&'static str, u32, Option<f64>) {
-    let fill_rate = p.limiter.map(|l| l.fill_rate());
-    (r.partition.unwrap_or(""), p.bucket.available(), fill_rate)
+fn levels(call: &dyn Source) -> (&'static str, u32, Option<f64>) {
+    let levels = call.levels();
+    let partition = call.who().partition.unwrap_or("");
+    (partition, levels.tokens, levels.fill_rate)
 }
