@@ -4,7 +4,6 @@
 
 use crate::classify::ErrorClass;
 use crate::observe::report::EarlyEnd;
-use crate::runtime::Instant;
 use retry_keys::AWS_2026_HINT_ABOVE_BACKOFF;
 use std::time::Duration;
 
@@ -56,25 +55,10 @@ pub(crate) fn delay_2026(hint: Option<Duration>, t: Duration) -> Duration {
     }
 }
 
-/// Step 5: whether a wait of `wait` from `now` reaches `deadline` (a wait past the end of
-/// representable time does).
-#[inline]
-pub(crate) fn reaches(deadline: Instant, now: Instant, wait: Duration) -> bool {
-    now.checked_add(wait).is_none_or(|t| t >= deadline)
-}
-
-/// Step 4 when the bucket is short: a deadline already reached is the reason, else the bucket.
-pub(crate) fn bucket_short(deadline_reached: bool) -> EarlyEnd {
-    if deadline_reached {
-        EarlyEnd::Deadline
-    } else {
-        EarlyEnd::BucketEmpty
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::{Instant, reaches};
     use ErrorClass::*;
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
@@ -144,7 +128,5 @@ mod tests {
         assert!(reaches(deadline, now, MS(100)));
         assert!(reaches(deadline, now + MS(100), Duration::ZERO));
         assert!(reaches(deadline, now, Duration::MAX));
-        assert_eq!(bucket_short(false), EarlyEnd::BucketEmpty);
-        assert_eq!(bucket_short(true), EarlyEnd::Deadline);
     }
 }

@@ -23,7 +23,6 @@
 //! `max_in_flight`), more boxed. A call whose first attempt answers before the hedge delay
 //! allocates nothing, and one that answers on its first poll registers no timer.
 
-use super::guards;
 use super::{Call, OnFailure, OnRefusal, RetryResult, SendToken, Settled, Timer, Timing, decide};
 use crate::classify::{ErrorClass, TimeoutKind};
 use crate::engine::frame::Frame;
@@ -32,9 +31,9 @@ use crate::engine::site::Resolved;
 use crate::hedge::Latency;
 use crate::observe;
 use crate::observe::event::RetryEvent;
-use crate::protect::breaker::Pass;
-use crate::protect::guard::{Answer, AttemptKind, GuardOutcome};
-use crate::protect::{Admission, Ticket};
+use crate::protect::Ticket;
+use crate::protect::chain::{Gate, Look, Resume, Stage, Step};
+use crate::protect::guard::AttemptKind;
 use crate::runtime::{AsyncRuntime, Instant, Sleep};
 use crate::spec::{HedgeSpec, Hedging, Settings};
 use core::future::{Future, poll_fn};
@@ -94,14 +93,10 @@ impl<A> Drop for Flights<'_, '_, A> {
             // Ended (or cancelled): nothing is held.
             return;
         }
-        let r = self.r;
-        let mut held = 0;
+        let chain = self.r.chain();
+        let draw = || scope::around().uniform();
         for mut ticket in self.tickets() {
-            held += ticket.cost;
-            guards::settle(r, &mut ticket, GuardOutcome::Cancelled);
-        }
-        if held > 0 {
-            self.r.bucket().deposit(held);
+            chain.release(&mut ticket, &draw);
         }
     }
 }
@@ -167,10 +162,10 @@ impl<'a, A: Future> Flights<'_, 'a, A> {
     /// Drops every attempt in flight: they lost, and their costs stay out; the guards that
     /// admitted them are told they were cancelled.
     fn cancel(&mut self) {
-        if !self.r.guards.is_empty() {
-            for mut ticket in self.tickets() {
-                guards::settle(self.r, &mut ticket, GuardOutcome::Cancelled);
-            }
+        let chain = self.r.chain();
+        let draw = || scope::around().uniform();
+        for mut ticket in self.tickets() {
+            chain.lost(&mut ticket, &draw);
         }
         self.first.set(None);
         self.second.set(None);
@@ -498,9 +493,9 @@ where
 
     /// Gives back what `ticket` holds for a hedge that will not start: its cost, and the
     /// guards' admissions (settled as cancelled).
-    fn give_back(&self, mut ticket: Ticket) {
-        guards::settle(self.r(), &mut ticket, GuardOutcome::Cancelled);
-        self.protections().release(ticket);
+    fn give_back(&self, mut ticket: Ticket, a: &Around) {
+        let draw = || a.uniform();
+        self.r().chain().release(&mut ticket, &draw);
     }
 
     /// The call's current attempt (counted), starting `now` and holding `ticket`, under its
@@ -573,70 +568,58 @@ where
         if self.current.frame.deadline.is_some_and(|d| now >= d) {
             return None;
         }
-        // 4. The protections admit the hedge as they admit a retry, in the same order, and
-        // the bucket takes its cost (once: a hedge postponed at the gate keeps its ticket).
+        // 4. The protections admit the hedge as they admit a retry, in the same order (the
+        // bucket takes its cost once: a hedge postponed keeps its ticket). A hedge waits for no
+        // bucket's refill; a guard that asks to wait postpones it.
+        let n = self.current.frame.number + 1;
+        let draw = || a.uniform();
+        let chain = self.r().chain();
         let mut ticket = if std::mem::take(&mut state.waiting) {
             std::mem::take(&mut self.current.ticket)
         } else {
             let class = trigger.map_or(ErrorClass::Transient, |(class, _)| class);
-            match self.protections().admit_another(class) {
-                Admission::Granted(mut ticket) => {
-                    let n = self.current.frame.number + 1;
-                    guards::begin(&mut ticket, AttemptKind::Hedge, n, None);
-                    ticket
-                }
-                Admission::Refused(_) | Admission::Short(_) => {
-                    state.stopped = true;
-                    return None;
-                }
-            }
-        };
-        // Then the guards, as for a retry: one that asks to wait postpones the hedge, which
-        // keeps its ticket.
-        if guards::pending(self.r(), &ticket) {
-            match guards::ask(self.r(), &mut ticket, a) {
-                Answer::Go(_) => {}
-                Answer::Wait { delay, .. } => {
-                    ticket.waited(delay);
+            let mut ticket = Ticket::NONE;
+            match chain.another(class, AttemptKind::Hedge, n, &mut ticket, &draw) {
+                Step::Go => {}
+                Step::Wait(delay, Resume::Guards) => {
                     self.current.ticket = ticket;
                     state.waiting = true;
                     return now.checked_add(delay);
                 }
-                Answer::Refused(_) => {
-                    // As when the bucket refuses a hedge: hedging stops, the attempts in
-                    // flight go on.
-                    self.give_back(ticket);
+                Step::Wait(_, Resume::Refill(_)) | Step::Refused(_) => {
+                    // As when the bucket is empty: hedging stops, the attempts in flight go
+                    // on.
                     state.stopped = true;
                     return None;
                 }
             }
-        }
-        // 1. The gate: the breaker's leave, then in adaptive mode a send token. A hedge waits
-        // for none: it starts later, holding its ticket.
+            ticket
+        };
+        // 1. The gate, as for any attempt (the guards that asked to wait asked again first). A
+        // hedge waits for nothing: it starts later, holding its ticket.
+        let look = Look {
+            number: n,
+            after_throttle: self.retrying.as_ref().is_some_and(|r| r.after_throttle),
+            deadline: self.current.frame.deadline,
+            keeps_place: false,
+            skips_waits: a.skips_waits(),
+            draw: &draw,
+        };
         let r = self.r();
-        if ticket.pass == Pass::None {
-            let leave = self.protections().leave(now, &mut ticket, |change| {
-                observe::breaker_changed(r.who(), change);
-            });
-            if leave.is_err() {
-                self.give_back(ticket);
+        let gate = chain.gate(&mut ticket, Stage::Start, &look, |change| {
+            observe::state_changed(r.who(), change);
+        });
+        match gate {
+            Gate::Go => {}
+            Gate::Wait(delay) => {
+                self.current.ticket = ticket;
+                state.waiting = true;
+                return now.checked_add(delay);
+            }
+            Gate::Refused(..) | Gate::Late => {
+                self.give_back(ticket, a);
                 state.stopped = true;
                 return None;
-            }
-        }
-        if self.adaptive() && self.limiter().is_enabled() {
-            match self.look_at_limiter(a, now, self.current.frame.deadline, false) {
-                Ok(None) => {}
-                Ok(Some(wait)) => {
-                    self.current.ticket = ticket;
-                    state.waiting = true;
-                    return now.checked_add(wait);
-                }
-                Err(()) => {
-                    self.give_back(ticket);
-                    state.stopped = true;
-                    return None;
-                }
             }
         }
         self.count_attempt();

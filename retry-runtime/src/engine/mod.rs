@@ -23,7 +23,6 @@
 
 mod decide;
 pub(crate) mod frame;
-mod guards;
 mod hedged;
 mod hooks;
 mod outcome;
@@ -46,11 +45,10 @@ use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
 use crate::observe;
 use crate::observe::event::RetryEvent;
 use crate::observe::report::EarlyEnd;
-use crate::protect::breaker::{CircuitOpen, Pass};
-use crate::protect::bucket::TokenBucket;
-use crate::protect::guard::{Answer, AttemptKind, GuardOutcome, Refused};
-use crate::protect::limiter::{RateLimiter, send_cost};
-use crate::protect::{Admission, Protections, Refusal, Ticket};
+use crate::protect::Ticket;
+use crate::protect::breaker::CircuitOpen;
+use crate::protect::chain::{Gate, Look, Refusal, Resume, Stage, Step};
+use crate::protect::guard::{AttemptKind, Refused};
 use crate::runtime::{AsyncRuntime, Instant};
 use crate::spec::backoff;
 use crate::spec::{Jitter, Mode};
@@ -58,7 +56,6 @@ use core::future::Future;
 use core::ops::ControlFlow;
 use decide::AfterError;
 use frame::{Frame, InFrame};
-use rand::RngExt;
 use scope::Around;
 use site::{Hints, Resolved, Site};
 use std::time::Duration;
@@ -129,11 +126,8 @@ impl Current<'_> {
     /// attempt that it was cancelled.
     #[cold]
     fn release(&mut self) {
-        let cost = std::mem::take(&mut self.ticket.cost);
-        if cost > 0 {
-            self.frame.r.bucket().deposit(cost);
-        }
-        guards::settle(self.frame.r, &mut self.ticket, GuardOutcome::Cancelled);
+        let draw = || scope::around().uniform();
+        self.frame.r.chain().release(&mut self.ticket, &draw);
     }
 }
 
@@ -343,12 +337,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         self.current.frame.r
     }
 
-    /// The bucket the call draws from.
-    #[inline]
-    fn bucket(&self) -> &'a TokenBucket {
-        self.r().bucket()
-    }
-
     /// Whether attempts wait for the rate limiter's send tokens (adaptive mode, which the
     /// environment may choose at run time).
     #[inline]
@@ -361,23 +349,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     #[inline]
     pub fn gated(&self) -> bool {
         self.r().gated
-    }
-
-    /// The rate limiter the call paces its sends with in adaptive mode.
-    fn limiter(&self) -> &'a RateLimiter {
-        self.r().limiter()
-    }
-
-    /// The protections the call passes through.
-    #[inline]
-    fn protections(&self) -> Protections<'a> {
-        Protections {
-            bucket: self.bucket(),
-            breaker: self.r().breaker,
-            budget: self.r().budget,
-            limiter: self.adaptive().then(|| self.limiter()),
-            costs: &self.r().costs,
-        }
     }
 
     /// The attempts the call may make: the function's, or fewer in a test scope; one if the
@@ -463,7 +434,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         self.current
             .frame
             .deadline
-            .is_some_and(|d| decide::reaches(d, Instant::now(), wait))
+            .is_some_and(|d| crate::runtime::reaches(d, Instant::now(), wait))
     }
 
     fn ended_early(&self, a: &Around, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
@@ -475,173 +446,100 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 // what it uses, so that a return type that is not a `Result`, or an error type that cannot be
 // classified, is reported with the trait's own message and as few times as can be.
 impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
-    /// Step 1, the gate: the circuit breaker's leave (once per attempt), then in adaptive mode
-    /// one look at the rate limiter for the next attempt's send token. `Wait(d)`: sleep `d` and
-    /// look again; `Return`: the breaker refused the attempt, or the token would come after
-    /// the deadline; the call ends.
+    /// Step 1, the gate, as the protections' chain defines it: the breaker's leave (once per
+    /// attempt), the guards for an attempt not admitted before, then in adaptive mode one look
+    /// at the rate limiter for the attempt's send token. `Wait(d)`: sleep `d` and look again;
+    /// `Return`: the attempt was refused, or its wait would come after the deadline; the call
+    /// ends.
     pub fn send_token(&mut self) -> SendToken<R>
     where
         K: Timer<R>,
         J: OnRefusal<R>,
     {
-        if self.r().breaker.is_some() && self.current.ticket.pass == Pass::None {
-            if let Some(out) = self.through_breaker() {
-                return SendToken::Return(out);
-            }
-        }
-        if guards::pending(self.r(), &self.current.ticket) {
-            if let Some(step) = self.through_guards() {
-                return step;
-            }
-        }
-        if !self.adaptive() || !self.limiter().is_enabled() {
-            // Before the first throttling response: no token to take, no clock to read.
-            self.current.ticket.lost = false;
-            return SendToken::Go;
-        }
-        let n = self.current.frame.number + 1;
         let a = &scope::around();
-        // Only a function with timers can end with the deadline's error; an untimed call
-        // inside an outer attempt is cut off by that attempt's timer.
-        let deadline = if K::TIMED {
-            self.current.frame.deadline
-        } else {
-            None
+        let draw = || a.uniform();
+        let look = Look {
+            number: self.current.frame.number + 1,
+            after_throttle: self.retrying.as_ref().is_some_and(|r| r.after_throttle),
+            // Only a function with timers can end with the deadline's error; an untimed call
+            // inside an outer attempt is cut off by that attempt's timer.
+            deadline: if K::TIMED {
+                self.current.frame.deadline
+            } else {
+                None
+            },
+            keeps_place: true,
+            skips_waits: a.skips_waits(),
+            draw: &draw,
         };
-        match self.look_at_limiter(a, Instant::now(), deadline, self.current.ticket.lost) {
-            Ok(None) => {
-                self.current.ticket.lost = false;
-                SendToken::Go
-            }
-            Ok(Some(wait)) => {
-                self.current.ticket.lost = true;
-                SendToken::Wait(wait)
-            }
-            Err(()) => {
-                self.current.ticket.lost = false;
-                self.release();
-                let last = self.retrying.as_mut().and_then(|r| r.last.take());
-                match last.or_else(|| self.deadline_error(n)) {
-                    Some(out) => {
-                        self.ended_early(a, n - 1, None, EarlyEnd::Deadline);
-                        SendToken::Return(out)
+        let r = self.r();
+        let mut from = Stage::Start;
+        loop {
+            let gate = r
+                .chain()
+                .gate(&mut self.current.ticket, from, &look, |change| {
+                    observe::state_changed(r.who(), change);
+                });
+            match gate {
+                Gate::Go => return SendToken::Go,
+                Gate::Wait(delay) => return SendToken::Wait(delay),
+                Gate::Late => return self.late(a),
+                Gate::Refused(refusal, next) => {
+                    if let Some(out) = self.refused(refusal, a) {
+                        return SendToken::Return(out);
                     }
-                    // No deadline, so the wait cannot have been refused: go ahead.
-                    None => SendToken::Go,
+                    // Nothing to return: the attempt runs, and the gate goes on.
+                    from = next;
                 }
             }
         }
     }
 
-    /// One look at the rate limiter (enabled) for the next attempt's send token at `now`, as
-    /// [`RateLimiter::try_send`](crate::protect::limiter::RateLimiter) answers (`lost`: this call looked
-    /// before and lost its tokens to another). Instant retries wait for nothing, send tokens
-    /// included.
-    fn look_at_limiter(
-        &self,
-        a: &Around,
-        now: Instant,
-        deadline: Option<Instant>,
-        lost: bool,
-    ) -> Result<Option<Duration>, ()> {
-        let limiter = self.limiter();
-        let after_throttle = self.retrying.as_ref().is_some_and(|r| r.after_throttle);
-        let cost = send_cost(
-            self.current.frame.number + 1,
-            after_throttle,
-            self.r().settings.behavior,
-        );
-        if a.skips_waits() {
-            limiter.take_without_waiting(cost, now);
-            return Ok(None);
-        }
-        let draw = || a.draw(|rng| rng.random::<f64>());
-        limiter.try_send(cost, now, deadline, lost, draw)
-    }
-
-    /// The breaker's leave for the next attempt, kept in its ticket: `Some` is the call's
-    /// outcome when it is refused.
-    #[inline]
-    fn through_breaker(&mut self) -> Option<R>
-    where
-        J: OnRefusal<R>,
-    {
-        let r = self.r();
-        let mut ticket = self.current.ticket;
-        let leave = self
-            .protections()
-            .leave(Instant::now(), &mut ticket, |change| {
-                observe::breaker_changed(r.who(), change);
-            });
-        self.current.ticket = ticket;
-        match leave {
-            Ok(()) => None,
-            Err(retry_in) => self.refused(retry_in),
-        }
-    }
-
-    /// The guards' admission of the next attempt at the gate: a first attempt, or a polling
-    /// repeat (a retry after a failure was admitted before its backoff). `None`: every guard
-    /// admitted it.
-    fn through_guards(&mut self) -> Option<SendToken<R>>
+    /// The attempt's wait at the gate would reach the deadline: the call ends with its last
+    /// outcome, or the deadline's error.
+    #[cold]
+    fn late(&mut self, a: &Around) -> SendToken<R>
     where
         K: Timer<R>,
-        J: OnRefusal<R>,
     {
-        let n = self.current.frame.number;
-        let kind = if n == 0 {
-            AttemptKind::First
-        } else {
-            AttemptKind::Retry
-        };
-        guards::begin(&mut self.current.ticket, kind, n + 1, None);
-        let a = &scope::around();
-        match guards::ask(self.r(), &mut self.current.ticket, a) {
-            Answer::Go(_) => None,
-            Answer::Wait { delay, .. } => {
-                // Only a function with timers can end with the deadline's error.
-                if !K::TIMED || !self.reaches_deadline(delay) {
-                    self.current.ticket.waited(delay);
-                    return Some(SendToken::Wait(delay));
-                }
-                self.release();
-                let last = self.retrying.as_mut().and_then(|r| r.last.take());
-                let out = last.or_else(|| self.deadline_error(n + 1))?;
-                self.ended_early(a, n, None, EarlyEnd::Deadline);
-                Some(SendToken::Return(out))
+        self.release();
+        let n = self.current.frame.number + 1;
+        let last = self.retrying.as_mut().and_then(|r| r.last.take());
+        match last.or_else(|| self.deadline_error(n)) {
+            Some(out) => {
+                self.ended_early(a, n - 1, None, EarlyEnd::Deadline);
+                SendToken::Return(out)
             }
-            Answer::Refused(by) => {
-                self.release();
-                if let Some(last) = self.retrying.as_mut().and_then(|r| r.last.take()) {
-                    self.ended_early(a, n, None, EarlyEnd::Refused(by));
-                    return Some(SendToken::Return(last));
-                }
-                let out = self.hooks.refuse(Refusing::Guard(Refused::new(by)))?;
-                observe::refused(&self.current.frame, a, EarlyEnd::Refused(by));
-                Some(SendToken::Return(out))
-            }
+            // No deadline, so the wait cannot have been refused: go ahead.
+            None => SendToken::Go,
         }
     }
 
-    /// The breaker refused the next attempt: a call that has retried ends with its last
-    /// outcome, one that has not with `E::from(CircuitOpen)`.
+    /// The gate refused the next attempt: a call that has retried ends with its last outcome,
+    /// one that has not with `E::from(CircuitOpen)` or `E::from(Refused)`. `None`: the call
+    /// has no conversion for it, and the attempt runs.
     #[cold]
-    fn refused(&mut self, retry_in: Duration) -> Option<R>
+    fn refused(&mut self, refusal: Refusal, a: &Around) -> Option<R>
     where
         J: OnRefusal<R>,
     {
         self.release();
-        let a = &scope::around();
         let n = self.current.frame.number;
+        let why = EarlyEnd::of(refusal, false);
         if let Some(last) = self.retrying.as_mut().and_then(|r| r.last.take()) {
-            self.ended_early(a, n, None, EarlyEnd::CircuitOpen);
+            self.ended_early(a, n, None, why);
             return Some(last);
         }
-        let out = self.hooks.refuse(Refusing::Open(CircuitOpen::new(
-            self.r().function,
-            retry_in,
-        )))?;
-        observe::refused(&self.current.frame, a, EarlyEnd::CircuitOpen);
+        let refusing = match refusal {
+            Refusal::CircuitOpen(retry_in) => {
+                Refusing::Open(CircuitOpen::new(self.r().function, retry_in))
+            }
+            Refusal::Guard(by) => Refusing::Guard(Refused::new(by)),
+            // Only the breaker and the guards refuse at the gate.
+            _ => return None,
+        };
+        let out = self.hooks.refuse(refusing)?;
+        observe::refused(&self.current.frame, a, why);
         Some(out)
     }
 
@@ -766,7 +664,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     fn book_success(&mut self) {
         if self.retrying.is_none() {
             // A first attempt: it cost nothing, and is rewarded.
-            self.bucket().reward();
+            self.r().chain().rewarded();
         } else {
             self.book_paid_success();
         }
@@ -798,12 +696,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// attempt or a polling repeat, the bucket's reward).
     #[inline]
     fn refund_or_reward(&mut self) {
-        let cost = std::mem::take(&mut self.current.ticket.cost);
-        if cost > 0 {
-            self.bucket().refund(cost);
-        } else {
-            self.bucket().reward();
-        }
+        self.r().chain().succeeded(&mut self.current.ticket);
         if let Some(r) = &mut self.retrying {
             r.last = None;
         }
@@ -822,7 +715,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// which ended (`first`: the call's first attempt to end).
     #[inline]
     fn book_end(&self, ticket: Ticket, first: bool, failure: Option<ErrorClass>) {
-        book_extras(self.protections(), self.r(), ticket, first, failure);
+        book_extras(self.r(), ticket, first, failure);
     }
 
     /// Steps 3 to 6 for what [`finish`](Self::finish) passed on, decided without waiting:
@@ -872,22 +765,16 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 }
 
-/// What adaptive mode, a budget and a breaker book for an attempt that ended, a success
-/// (`None`) or a failure of a class (see [`Protections::book`]). Out of line, with what it needs
-/// as values, so the success path only tests `extras`.
+/// What adaptive mode, a budget, a breaker and the guards book for an attempt that ended, a
+/// success (`None`) or a failure of a class (see [`Chain::ended`]). Out of line, so the success
+/// path only tests `extras`.
 #[cold]
 #[inline(never)]
-fn book_extras(
-    protections: Protections<'_>,
-    r: &Resolved,
-    mut ticket: Ticket,
-    first: bool,
-    failure: Option<ErrorClass>,
-) {
-    protections.book(ticket, first, failure, |change| {
-        observe::breaker_changed(r.who(), change);
+fn book_extras(r: &Resolved, ticket: Ticket, first: bool, failure: Option<ErrorClass>) {
+    let draw = || scope::around().uniform();
+    r.chain().ended(ticket, first, failure, &draw, |change| {
+        observe::state_changed(r.who(), change);
     });
-    guards::settle(r, &mut ticket, guards::outcome(failure));
 }
 
 /// What [`Call::send_token`] found.
@@ -925,16 +812,14 @@ impl<R> Settled<R> {
     }
 }
 
-/// A retry whose cost the bucket cannot cover yet, in a bucket that waits for its refill.
+/// A retry whose admission waits (for a bucket's refill, or a guard), or a long-polling call's
+/// outcome returned after its backoff.
 struct Short<R> {
     out: R,
     class: ErrorClass,
     hint: Option<Duration>,
-    cost: u32,
-    /// Not a retry: a long-polling call's outcome, returned after its backoff.
-    ends: bool,
-    /// The bucket covered the cost (the call holds the ticket): the guards asked to wait.
-    guards: bool,
+    /// Where its admission goes on; `None`: not a retry, the call returns `out`.
+    resume: Option<Resume>,
 }
 
 impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J>
@@ -946,19 +831,31 @@ where
     /// Step 4 again after a `Wait`: the bucket may cover the retry now (or, for a long-polling
     /// call's backoff, the call returns).
     fn after_refill(&mut self, short: Short<R>, a: &Around) -> Settled<R> {
-        if short.ends {
+        let Some(resume) = short.resume else {
             return self.ends(short.out);
-        }
-        if short.guards {
-            return self.retry_guarded(short.out, short.class, short.hint, a);
-        }
-        match self.protections().admit_after_refill(short.cost) {
-            Some(ticket) => {
-                // Without guards, every one of them admits it at once.
-                self.current.ticket = ticket;
-                self.retry_guarded(short.out, short.class, short.hint, a)
+        };
+        let n = self.current.frame.number;
+        let draw = || a.uniform();
+        let step = self.r().chain().another_again(
+            resume,
+            short.class,
+            AttemptKind::Retry,
+            n + 1,
+            &mut self.current.ticket,
+            &draw,
+        );
+        match step {
+            Step::Go => self.schedule_out_of_line(short.out, Some(short.class), short.hint, a),
+            Step::Wait(delay, resume) => {
+                let short = Short {
+                    resume: Some(resume),
+                    ..short
+                };
+                self.wait_admission(short, delay, a)
             }
-            None => self.refill_wait(short, a),
+            Step::Refused(refusal) => {
+                self.retry_refused(short.out, short.class, short.hint, refusal, a)
+            }
         }
     }
 
@@ -1007,73 +904,41 @@ where
         }
         let hint = self.hooks.hint(err);
 
-        // 4. What the protections allow, and the retry's cost; then the guards.
-        match self.protections().admit_another(class) {
-            Admission::Granted(ticket) => {
-                self.current.ticket = ticket;
-                if self.r().guards.is_empty() {
-                    self.schedule(out, Some(class), hint, a)
-                } else {
-                    self.retry_guarded(out, class, hint, a)
-                }
-            }
-            Admission::Short(cost) => self.refill_wait(
-                Short {
+        // 4. The protections' admission: what they allow, the retry's cost, the guards.
+        let draw = || a.uniform();
+        let step = self.r().chain().another(
+            class,
+            AttemptKind::Retry,
+            n + 1,
+            &mut self.current.ticket,
+            &draw,
+        );
+        match step {
+            Step::Go => self.schedule(out, Some(class), hint, a),
+            Step::Wait(delay, resume) => {
+                let short = Short {
                     out,
                     class,
                     hint,
-                    cost,
-                    ends: false,
-                    guards: false,
-                },
-                a,
-            ),
-            Admission::Refused(refusal) => self.retry_refused(out, class, hint, refusal, a),
+                    resume: Some(resume),
+                };
+                self.wait_admission(short, delay, a)
+            }
+            Step::Refused(refusal) => self.retry_refused(out, class, hint, refusal, a),
         }
     }
 
-    /// Step 4's last part, the guards' admission of a retry the protections admitted (its
-    /// ticket is the call's): go on to its backoff, wait and ask again (the retry kept in
-    /// `Retrying::pending`), or end with `out`.
-    fn retry_guarded(
-        &mut self,
-        out: R,
-        class: ErrorClass,
-        hint: Option<Duration>,
-        a: &Around,
-    ) -> Settled<R> {
-        let n = self.current.frame.number;
-        guards::begin(
-            &mut self.current.ticket,
-            AttemptKind::Retry,
-            n + 1,
-            Some(class),
-        );
-        match guards::ask(self.r(), &mut self.current.ticket, a) {
-            Answer::Go(_) => self.schedule_out_of_line(out, Some(class), hint, a),
-            Answer::Wait { delay, .. } => {
-                if self.reaches_deadline(delay) {
-                    self.release();
-                    self.ended_early(a, n, Some(class), EarlyEnd::Deadline);
-                    return self.ends(out);
-                }
-                self.current.ticket.waited(delay);
-                self.retrying().pending = Some(Short {
-                    out,
-                    class,
-                    hint,
-                    cost: 0,
-                    ends: false,
-                    guards: true,
-                });
-                Settled::Wait(delay)
-            }
-            Answer::Refused(by) => {
-                self.release();
-                self.ended_early(a, n, Some(class), EarlyEnd::Refused(by));
-                self.ends(out)
-            }
+    /// Step 4 when the admission asks to wait (a bucket's refill, a guard): the retry waits in
+    /// `Retrying::pending`, unless the wait reaches the deadline.
+    fn wait_admission(&mut self, short: Short<R>, delay: Duration, a: &Around) -> Settled<R> {
+        if self.reaches_deadline(delay) {
+            self.release();
+            let n = self.current.frame.number;
+            self.ended_early(a, n, Some(short.class), EarlyEnd::Deadline);
+            return self.ends(short.out);
         }
+        self.retrying().pending = Some(short);
+        Settled::Wait(delay)
     }
 
     /// Step 4 when a protection refused the retry: the call ends early, at once, or after its
@@ -1089,13 +954,10 @@ where
         refusal: Refusal,
         a: &Around,
     ) -> Settled<R> {
-        let why = match refusal {
-            Refusal::CircuitOpen => EarlyEnd::CircuitOpen,
-            Refusal::BudgetExhausted => EarlyEnd::BudgetExhausted,
-            Refusal::BucketEmpty => decide::bucket_short(self.reaches_deadline(Duration::ZERO)),
-        };
+        self.release();
+        let why = EarlyEnd::of(refusal, self.reaches_deadline(Duration::ZERO));
         self.ended_early(a, self.current.frame.number, Some(class), why);
-        if self.r().long_polling && why == EarlyEnd::BucketEmpty {
+        if refusal.lingers() && self.r().long_polling && why != EarlyEnd::Deadline {
             return self.linger(out, class, hint, a);
         }
         self.ends(out)
@@ -1123,9 +985,7 @@ where
             out,
             class,
             hint,
-            cost: 0,
-            ends: true,
-            guards: false,
+            resume: None,
         });
         Settled::Wait(delay)
     }
@@ -1268,26 +1128,6 @@ where
             }
             jitter => {
                 a.draw(|rng| backoff::apply(jitter, settings.backoff_after(n, throttled), rng))
-            }
-        }
-    }
-
-    /// Step 4 for a bucket that waits for its refill: how long until it covers the retry's
-    /// cost, no later than the deadline (the retry waits in `Retrying::pending`).
-    fn refill_wait(&mut self, short: Short<R>, a: &Around) -> Settled<R> {
-        let n = self.current.frame.number;
-        match self.bucket().time_until(short.cost, Instant::now()) {
-            Some(wait) if !self.reaches_deadline(wait) => {
-                self.retrying().pending = Some(short);
-                Settled::Wait(wait)
-            }
-            Some(_) => {
-                self.ended_early(a, n, Some(short.class), EarlyEnd::Deadline);
-                self.ends(short.out)
-            }
-            None => {
-                self.ended_early(a, n, Some(short.class), EarlyEnd::BucketEmpty);
-                self.ends(short.out)
             }
         }
     }

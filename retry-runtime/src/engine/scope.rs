@@ -11,7 +11,7 @@
 use crate::observe::Listener;
 use crate::observe::report::{EndedEarly, Hedged, Retried};
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng, TryRng};
+use rand::{Rng, RngExt, SeedableRng, TryRng};
 use std::cell::RefCell;
 use std::convert::Infallible;
 use std::future::Future;
@@ -93,6 +93,11 @@ impl Around {
             out = f.take().map(|f| f(&mut thread_rng()));
         }
         out.expect("drawn above")
+    }
+
+    /// A draw from `U[0, 1)`, with the scope's generator or the thread's.
+    pub(crate) fn uniform(&self) -> f64 {
+        self.draw(|rng| rng.random::<f64>())
     }
 }
 

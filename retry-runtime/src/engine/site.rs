@@ -9,6 +9,7 @@ use crate::observe::{Levels, Who};
 use crate::protect::breaker::CircuitBreaker;
 use crate::protect::bucket::{Costs, TokenBucket};
 use crate::protect::budget::RetryBudget;
+use crate::protect::chain::Chain;
 use crate::protect::guard::{Guard, Guards};
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
@@ -414,6 +415,22 @@ impl Resolved {
         match self.limiter {
             Some(l) => l,
             None => &self.own_limiter,
+        }
+    }
+
+    /// The protections its calls meet, in the one order a call meets them.
+    #[inline]
+    pub(crate) fn chain(&self) -> Chain<'_> {
+        Chain {
+            bucket: self.bucket(),
+            breaker: self.breaker,
+            budget: self.budget,
+            limiter: (self.settings.mode == Mode::Adaptive).then(|| self.limiter()),
+            costs: &self.costs,
+            guards: &self.guards,
+            behavior: self.settings.behavior,
+            function: self.function,
+            partition: self.partition,
         }
     }
 

@@ -254,9 +254,10 @@ pub(crate) fn refused(call: &dyn Source, env: &impl Listener, reason: EarlyEnd) 
     }
 }
 
-/// A breaker changed state; the attempt of `site` that changed it reports it, once.
+/// A protection changed state (a circuit breaker opened, half-opened or closed); the attempt
+/// that changed it reports it, once.
 #[cold]
-pub(crate) fn breaker_changed(r: Who<'_>, change: Change) {
+pub(crate) fn state_changed(r: Who<'_>, change: Change) {
     #[cfg(feature = "metrics")]
     r.meters.transition(change);
     #[cfg(feature = "tracing")]

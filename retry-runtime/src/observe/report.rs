@@ -4,6 +4,7 @@
 
 use crate::attempt::InvocationId;
 use crate::classify::ErrorClass;
+use crate::protect::chain::Refusal;
 use std::time::Duration;
 
 /// Why a call stopped retrying before its error class or `max_attempts` said so.
@@ -29,6 +30,18 @@ pub enum EarlyEnd {
 }
 
 impl EarlyEnd {
+    /// The early end a protection's refusal of another attempt is reported as: a bucket short
+    /// of the cost once the deadline has passed (`deadline_reached`) ends with the deadline.
+    pub(crate) fn of(refusal: Refusal, deadline_reached: bool) -> EarlyEnd {
+        match refusal {
+            Refusal::CircuitOpen(_) => EarlyEnd::CircuitOpen,
+            Refusal::BudgetExhausted => EarlyEnd::BudgetExhausted,
+            Refusal::BucketEmpty if deadline_reached => EarlyEnd::Deadline,
+            Refusal::BucketEmpty | Refusal::NeverRefilled => EarlyEnd::BucketEmpty,
+            Refusal::Guard(by) => EarlyEnd::Refused(by),
+        }
+    }
+
     /// The name of the guard that refused, for [`EarlyEnd::Refused`].
     #[must_use]
     pub const fn guard(self) -> Option<&'static str> {

@@ -114,6 +114,13 @@ pub use std::thread::sleep as thread_sleep;
 )]
 pub trait AsyncRuntime {}
 
+/// Whether a wait of `wait` from `now` reaches `deadline` (a wait past the end of
+/// representable time does).
+#[inline]
+pub(crate) fn reaches(deadline: Instant, now: Instant, wait: std::time::Duration) -> bool {
+    now.checked_add(wait).is_none_or(|t| t >= deadline)
+}
+
 #[cfg(any(
     feature = "tokio",
     feature = "smol",

@@ -1,0 +1,572 @@
+//! The one order every attempt of a call meets the protections in, for both drivers (the
+//! sequential loop and the hedged one): the built-in ones (breaker, budget, bucket, rate
+//! limiter) and the user's guards ([`crate::Guard`]), asked through one value, [`Chain`].
+//!
+//! An attempt is asked about twice:
+//!
+//! - **Admission** ([`Chain::another`], step 4 of a retry or a hedge, before its backoff): an
+//!   open breaker or a budget without room refuses it; the bucket takes its cost (or, for a
+//!   bucket that waits for its refill, says how long until it can); then the user's guards, in
+//!   order. What it holds is held through its backoff.
+//! - **The gate** ([`Chain::gate`], step 1 of every attempt, just before it is sent): the
+//!   breaker's leave (its pass: counted in the window, or the half-open probe); the user's
+//!   guards for an attempt not admitted before (a first attempt, a polling repeat); in adaptive
+//!   mode the rate limiter's send token.
+//!
+//! Its end is booked once ([`Chain::ended`]): a success gives a retry's cost back (or earns a
+//! first attempt's reward), the breaker, the budget and the limiter count the outcome, and the
+//! guards that admitted it are settled. An attempt that will not run gives back what it holds
+//! ([`Chain::release`]).
+//!
+//! A new built-in protection is a file beside this one and its place in these steps; a user's
+//! protection is a [`crate::Guard`], asked in the guards' place.
+
+use super::Ticket;
+use super::breaker::{self, Admit as Leave, Change, CircuitBreaker, Pass};
+use super::bucket::{Costs, TokenBucket};
+use super::budget::RetryBudget;
+use super::guard::{Answer, AttemptKind, GuardContext, GuardOutcome, Guards};
+use super::limiter::{RateLimiter, send_cost};
+use crate::classify::ErrorClass;
+use crate::runtime::Instant;
+use crate::spec::Behavior;
+use std::time::Duration;
+
+/// Why another attempt was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// An open circuit breaker; its next probe in this long.
+    CircuitOpen(Duration),
+    /// A retry budget without room.
+    BudgetExhausted,
+    /// A bucket with fewer tokens than the cost.
+    BucketEmpty,
+    /// A bucket that waits for its refill, but will never cover the cost.
+    NeverRefilled,
+    /// The user's guard of this name.
+    Guard(&'static str),
+}
+
+impl Refusal {
+    /// Whether a long-polling call backs off before it returns (the bucket's refusal, as the
+    /// AWS SDKs' long-polling operations do).
+    pub(crate) fn lingers(self) -> bool {
+        self == Refusal::BucketEmpty
+    }
+}
+
+/// What [`Chain::another`] decided.
+pub(crate) enum Step {
+    /// Admitted: the ticket holds what it took.
+    Go,
+    /// Ask again after this delay, from where it stopped (the ticket keeps what it holds).
+    Wait(Duration, Resume),
+    /// Refused; the ticket holds nothing.
+    Refused(Refusal),
+}
+
+/// Where [`Chain::another_again`] goes on after a [`Step::Wait`].
+#[derive(Clone, Copy)]
+pub(crate) enum Resume {
+    /// The bucket's refill, for this cost.
+    Refill(u32),
+    /// The guards that have not admitted the attempt yet.
+    Guards,
+}
+
+/// What [`Chain::gate`] decided.
+pub(crate) enum Gate {
+    /// Send the attempt.
+    Go,
+    /// Sleep this long, then ask again (the ticket keeps what it holds).
+    Wait(Duration),
+    /// Refused; asking may go on from the stage given, if the call runs the attempt anyway.
+    Refused(Refusal, Stage),
+    /// The wait asked for would reach the deadline.
+    Late,
+}
+
+/// Where the gate starts asking.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Stage {
+    /// From the start: the breaker.
+    Start,
+    /// The guards, then the limiter.
+    Guards,
+    /// The limiter only.
+    Limiter,
+}
+
+/// What the gate is told of the attempt it looks at.
+pub(crate) struct Look<'d> {
+    /// The attempt's number.
+    pub(crate) number: u32,
+    /// The attempt follows a throttling error (a send costs more in the classic behavior).
+    pub(crate) after_throttle: bool,
+    /// The deadline a wait may not reach (`None`: the call cannot end with the deadline's
+    /// error, and waits for as long as it is told).
+    pub(crate) deadline: Option<Instant>,
+    /// The attempt keeps its place at the limiter: one that lost its send tokens to another
+    /// caller looks again with priority (a hedge looks afresh each time).
+    pub(crate) keeps_place: bool,
+    /// Waits are skipped (an instant `testing` scope): send tokens are taken without waiting.
+    pub(crate) skips_waits: bool,
+    /// A draw from `U[0, 1)`, from the call's ambient.
+    pub(crate) draw: &'d dyn Fn() -> f64,
+}
+
+/// The protections of one call, in the order its attempts meet them.
+#[derive(Clone, Copy)]
+pub(crate) struct Chain<'a> {
+    pub(crate) bucket: &'a TokenBucket,
+    pub(crate) breaker: Option<&'a CircuitBreaker>,
+    pub(crate) budget: Option<&'a RetryBudget>,
+    /// The limiter, in adaptive mode only.
+    pub(crate) limiter: Option<&'a RateLimiter>,
+    /// What a retry costs in the bucket: its own costs, or the 2026 behavior's in a bucket the
+    /// runtime made (resolved with the function's settings).
+    pub(crate) costs: &'a Costs,
+    /// The user's guards, in order.
+    pub(crate) guards: &'a Guards,
+    /// Which send costs the limiter charges.
+    pub(crate) behavior: Behavior,
+    pub(crate) function: &'static str,
+    pub(crate) partition: Option<&'static str>,
+}
+
+/// What a built-in protection is asked besides the bucket, as failsafe-go's policies are asked
+/// before and after each execution. Each method defaults to "nothing to do".
+trait Protection {
+    /// Admission, before the bucket's cost is taken: may another attempt (a retry, or a hedge)
+    /// follow? A refusal takes nothing.
+    fn allows_another(&self, now: Instant) -> Result<(), Refusal> {
+        let _ = now;
+        Ok(())
+    }
+
+    /// Admission: the bucket paid for another attempt, which will run unless the call ends
+    /// first.
+    fn another_admitted(&self, now: Instant) {
+        let _ = now;
+    }
+
+    /// An attempt that held `ticket` ended, a success (`failure` is `None`) or a failure of a
+    /// class; `first`: the call's first attempt to end. A change of the protection's state
+    /// that the booking made is returned, for the caller to report.
+    fn book(
+        &self,
+        now: Instant,
+        ticket: Ticket,
+        first: bool,
+        failure: Option<ErrorClass>,
+    ) -> Option<Change>;
+}
+
+/// The built-in protections beside the bucket, listed once, in the order a call meets them:
+/// `$each` runs once for each one the call has.
+macro_rules! each {
+    ($breaker:expr, $budget:expr, $limiter:expr, |$p:ident| $each:expr) => {{
+        if let Some($p) = $breaker {
+            $each
+        }
+        if let Some($p) = $budget {
+            $each
+        }
+        if let Some($p) = $limiter {
+            $each
+        }
+    }};
+}
+
+/// Whether the breaker and the budget allow another attempt now; out of line, and given them
+/// rather than the chain, so that a call with neither only tests for them.
+#[cold]
+#[inline(never)]
+fn others_allow(
+    breaker: Option<&CircuitBreaker>,
+    budget: Option<&RetryBudget>,
+) -> Result<Instant, Refusal> {
+    let now = Instant::now();
+    each!(breaker, budget, None::<&RateLimiter>, |p| p
+        .allows_another(now)?);
+    Ok(now)
+}
+
+impl Chain<'_> {
+    /// Admission of another attempt (a retry of attempt `number - 1`, or a hedge) after a
+    /// failure of `class`: the breaker and the budget, then the bucket's cost, which is taken
+    /// only when they allow it; then the user's guards. On `Go` and `Wait` the ticket holds
+    /// what the attempt took.
+    #[inline(always)]
+    pub(crate) fn another(
+        &self,
+        class: ErrorClass,
+        kind: AttemptKind,
+        number: u32,
+        ticket: &mut Ticket,
+        draw: &dyn Fn() -> f64,
+    ) -> Step {
+        let now = if self.needs_clock() {
+            match others_allow(self.breaker, self.budget) {
+                Ok(now) => Some(now),
+                Err(refusal) => return Step::Refused(refusal),
+            }
+        } else {
+            None
+        };
+        let cost = self.costs.of(class);
+        if !self.bucket.try_take_now(cost) {
+            return if self.bucket.waits_when_empty() {
+                self.refill(cost)
+            } else {
+                Step::Refused(Refusal::BucketEmpty)
+            };
+        }
+        self.admitted(now);
+        *ticket = Ticket {
+            cost,
+            kind,
+            number,
+            after: (kind == AttemptKind::Retry).then_some(class),
+            ..Ticket::NONE
+        };
+        if self.guards.is_empty() {
+            Step::Go
+        } else {
+            self.ask_guards(ticket, draw)
+        }
+    }
+
+    /// Admission again, after a [`Step::Wait`]: the bucket's refill (the breaker and the budget
+    /// allowed it before), or the guards that have not admitted it yet.
+    pub(crate) fn another_again(
+        &self,
+        resume: Resume,
+        class: ErrorClass,
+        kind: AttemptKind,
+        number: u32,
+        ticket: &mut Ticket,
+        draw: &dyn Fn() -> f64,
+    ) -> Step {
+        match resume {
+            Resume::Guards => self.ask_guards(ticket, draw),
+            Resume::Refill(cost) => {
+                if !self.bucket.try_take_now(cost) {
+                    return self.refill(cost);
+                }
+                self.admitted(self.needs_clock().then(Instant::now));
+                *ticket = Ticket {
+                    cost,
+                    kind,
+                    number,
+                    after: (kind == AttemptKind::Retry).then_some(class),
+                    ..Ticket::NONE
+                };
+                self.ask_guards(ticket, draw)
+            }
+        }
+    }
+
+    /// How long until the bucket covers `cost`.
+    fn refill(&self, cost: u32) -> Step {
+        match self.bucket.time_until(cost, Instant::now()) {
+            Some(wait) => Step::Wait(wait, Resume::Refill(cost)),
+            None => Step::Refused(Refusal::NeverRefilled),
+        }
+    }
+
+    /// The user's guards that have not admitted the attempt `ticket` is for.
+    fn ask_guards(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) -> Step {
+        if !self.pending(ticket) {
+            return Step::Go;
+        }
+        match self.ask(ticket, draw) {
+            Answer::Go(_) => Step::Go,
+            Answer::Wait { delay, .. } => {
+                ticket.waited(delay);
+                Step::Wait(delay, Resume::Guards)
+            }
+            Answer::Refused(by) => {
+                self.release(ticket, draw);
+                Step::Refused(Refusal::Guard(by))
+            }
+        }
+    }
+
+    #[inline]
+    fn admitted(&self, now: Option<Instant>) {
+        if let Some(now) = now {
+            each!(self.breaker, self.budget, None::<&RateLimiter>, |p| p
+                .another_admitted(now));
+        }
+    }
+
+    #[inline]
+    fn needs_clock(&self) -> bool {
+        self.breaker.is_some() || self.budget.is_some()
+    }
+
+    /// The gate, for the attempt `ticket` is for, from `from`: the breaker's leave (once per
+    /// attempt), the guards not asked yet, and in adaptive mode the rate limiter's send token.
+    /// A change of the breaker's state goes to `changed`.
+    pub(crate) fn gate(
+        &self,
+        ticket: &mut Ticket,
+        from: Stage,
+        look: &Look<'_>,
+        changed: impl FnOnce(Change),
+    ) -> Gate {
+        if let Some(breaker) = self.breaker
+            && from <= Stage::Start
+            && ticket.pass == Pass::None
+        {
+            let (leave, change) = breaker.admit(Instant::now());
+            if let Some(change) = change {
+                changed(change);
+            }
+            match leave {
+                Leave::Go(pass) => ticket.pass = pass,
+                Leave::Refused(retry_in) => {
+                    return Gate::Refused(Refusal::CircuitOpen(retry_in), Stage::Guards);
+                }
+            }
+        }
+        if from <= Stage::Guards && self.pending(ticket) {
+            let kind = if look.number <= 1 {
+                AttemptKind::First
+            } else {
+                AttemptKind::Retry
+            };
+            begin(ticket, kind, look.number);
+            match self.ask(ticket, look.draw) {
+                Answer::Go(_) => {}
+                Answer::Wait { delay, .. } => {
+                    if look
+                        .deadline
+                        .is_some_and(|d| crate::runtime::reaches(d, Instant::now(), delay))
+                    {
+                        return Gate::Late;
+                    }
+                    ticket.waited(delay);
+                    return Gate::Wait(delay);
+                }
+                Answer::Refused(by) => {
+                    return Gate::Refused(Refusal::Guard(by), Stage::Limiter);
+                }
+            }
+        }
+        match self.limiter {
+            Some(limiter) if limiter.is_enabled() => self.send_token(limiter, ticket, look),
+            // Before the first throttling response: no token to take, no clock to read.
+            _ => {
+                if look.keeps_place {
+                    ticket.lost = false;
+                }
+                Gate::Go
+            }
+        }
+    }
+
+    /// One look at the rate limiter (enabled) for the attempt's send token. Instant retries
+    /// wait for nothing, send tokens included.
+    fn send_token(&self, limiter: &RateLimiter, ticket: &mut Ticket, look: &Look<'_>) -> Gate {
+        let now = Instant::now();
+        let cost = send_cost(look.number, look.after_throttle, self.behavior);
+        let answer = if look.skips_waits {
+            limiter.take_without_waiting(cost, now);
+            Ok(None)
+        } else {
+            let lost = look.keeps_place && ticket.lost;
+            limiter.try_send(cost, now, look.deadline, lost, look.draw)
+        };
+        let (gate, lost) = match answer {
+            Ok(None) => (Gate::Go, false),
+            Ok(Some(wait)) => (Gate::Wait(wait), true),
+            Err(()) => (Gate::Late, false),
+        };
+        if look.keeps_place {
+            ticket.lost = lost;
+        }
+        gate
+    }
+
+    /// A first attempt (or a polling repeat, which cost nothing) succeeded: the bucket's
+    /// reward.
+    #[inline]
+    pub(crate) fn rewarded(&self) {
+        self.bucket.reward();
+    }
+
+    /// The attempt holding `ticket` succeeded: its cost goes back, or for one that cost
+    /// nothing, the bucket's reward.
+    #[inline]
+    pub(crate) fn succeeded(&self, ticket: &mut Ticket) {
+        let cost = std::mem::take(&mut ticket.cost);
+        if cost > 0 {
+            self.bucket.refund(cost);
+        } else {
+            self.bucket.reward();
+        }
+    }
+
+    /// The attempt holding `ticket` ended, a success (`failure` is `None`) or a failure of a
+    /// class (`first`: the call's first attempt to end): the breaker, the budget and the
+    /// limiter count it, and the guards that admitted it are settled. Changes of the breaker's
+    /// state go to `changed`.
+    pub(crate) fn ended(
+        &self,
+        mut ticket: Ticket,
+        first: bool,
+        failure: Option<ErrorClass>,
+        draw: &dyn Fn() -> f64,
+        mut changed: impl FnMut(Change),
+    ) {
+        if self.breaker.is_some() || self.budget.is_some() || self.limiter.is_some() {
+            let now = Instant::now();
+            each!(self.breaker, self.budget, self.limiter, |p| {
+                if let Some(change) = p.book(now, ticket, first, failure) {
+                    changed(change);
+                }
+            });
+        }
+        let outcome = match failure {
+            Some(class) => GuardOutcome::Failure(class),
+            None => GuardOutcome::Success,
+        };
+        self.settle(&mut ticket, outcome, draw);
+    }
+
+    /// Gives back what `ticket` holds for an attempt that will not run: its cost, and the
+    /// guards' admissions (settled as cancelled).
+    pub(crate) fn release(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) {
+        let cost = std::mem::take(&mut ticket.cost);
+        if cost > 0 {
+            self.bucket.deposit(cost);
+        }
+        self.settle(ticket, GuardOutcome::Cancelled, draw);
+    }
+
+    /// The attempt holding `ticket` lost (a hedged call ended without it): its cost stays out,
+    /// the guards that admitted it are told it was cancelled.
+    pub(crate) fn lost(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) {
+        self.settle(ticket, GuardOutcome::Cancelled, draw);
+    }
+
+    /// Whether the user's guards still have to be asked about the attempt `ticket` is for.
+    fn pending(&self, ticket: &Ticket) -> bool {
+        ticket.guards < self.guards.len()
+    }
+
+    /// Asks the guards that have not admitted the attempt `ticket` is for, in order, and keeps
+    /// in the ticket how many admitted it. On a refusal the ticket holds no admission (the ones
+    /// before were settled as cancelled).
+    fn ask(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) -> Answer {
+        let cx = self.context(ticket, draw);
+        let answer = self.guards.admit(ticket.guards, &cx);
+        ticket.guards = match answer {
+            Answer::Go(n) => n,
+            Answer::Wait { admitted, .. } => admitted,
+            Answer::Refused(_) => 0,
+        };
+        answer
+    }
+
+    /// Tells the guards that admitted the attempt `ticket` is for how it ended; the ticket then
+    /// holds none of them.
+    fn settle(&self, ticket: &mut Ticket, outcome: GuardOutcome, draw: &dyn Fn() -> f64) {
+        let admitted = std::mem::take(&mut ticket.guards);
+        if admitted == 0 {
+            return;
+        }
+        let cx = self.context(ticket, draw);
+        self.guards.settle(admitted, &cx, outcome);
+    }
+
+    fn context<'d>(&self, ticket: &Ticket, random: &'d dyn Fn() -> f64) -> GuardContext<'d> {
+        GuardContext::of(
+            ticket.kind,
+            ticket.number,
+            self.function,
+            self.partition,
+            if ticket.kind == AttemptKind::Retry {
+                ticket.after
+            } else {
+                None
+            },
+            Duration::from_millis(u64::from(ticket.waited_ms)),
+            random,
+        )
+    }
+}
+
+/// Sets `ticket` up for attempt `number` of `kind` at the gate, unless the guards were asked
+/// about it already (some admitted it, or it waited): then it keeps what it holds, and asking
+/// goes on from there.
+fn begin(ticket: &mut Ticket, kind: AttemptKind, number: u32) {
+    if ticket.guards == 0 && ticket.waited_ms == 0 {
+        ticket.kind = kind;
+        ticket.number = number;
+        ticket.after = None;
+    }
+}
+
+impl Protection for CircuitBreaker {
+    fn allows_another(&self, now: Instant) -> Result<(), Refusal> {
+        if self.refuses(now) {
+            Err(Refusal::CircuitOpen(Duration::ZERO))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn book(
+        &self,
+        now: Instant,
+        ticket: Ticket,
+        _: bool,
+        failure: Option<ErrorClass>,
+    ) -> Option<Change> {
+        self.record(now, ticket.pass, breaker::counts_as_failure(failure))
+    }
+}
+
+impl Protection for RetryBudget {
+    fn allows_another(&self, now: Instant) -> Result<(), Refusal> {
+        if self.room(now) {
+            Ok(())
+        } else {
+            Err(Refusal::BudgetExhausted)
+        }
+    }
+
+    fn another_admitted(&self, now: Instant) {
+        self.count_retry(now);
+    }
+
+    fn book(
+        &self,
+        now: Instant,
+        _: Ticket,
+        first: bool,
+        failure: Option<ErrorClass>,
+    ) -> Option<Change> {
+        if first {
+            self.on_request(now);
+        }
+        self.on_outcome(failure);
+        None
+    }
+}
+
+impl Protection for RateLimiter {
+    fn book(
+        &self,
+        now: Instant,
+        _: Ticket,
+        _: bool,
+        failure: Option<ErrorClass>,
+    ) -> Option<Change> {
+        self.record(now, failure == Some(ErrorClass::Throttling));
+        None
+    }
+}
