@@ -88,7 +88,8 @@ use std::time::Duration;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a guard",
     label = "`guard` takes a `static` whose type implements `retry_runtime::Guard`",
-    note = "implement `Guard` for `{Self}` (`admit` and `settle`), or name a guard of the crate's: `Bulkhead`, `ConcurrencyBudget`, `AdaptiveThrottle`"
+    note = "implement `Guard` for `{Self}` (`admit` and `settle`), or name a guard of the crate's: `Bulkhead`, `ConcurrencyBudget`, `AdaptiveThrottle`",
+    note = "the built-in protections have keys of their own: `bucket = ...` (a `TokenBucket`), `rate_limiter = ...` (a `RateLimiter`), `budget = ...` (a `RetryBudget`), `breaker = ...` (a `CircuitBreaker`)"
 )]
 pub trait Guard: Send + Sync {
     /// May this attempt start? [`Admit::Go`] lets it (and commits the guard to one
