@@ -570,3 +570,198 @@ impl Protection for RateLimiter {
         None
     }
 }
+
+#[cfg(all(test, not(retry_loom)))]
+mod tests {
+    //! The order of the chain's questions, one protection against another. The calls that meet
+    //! them are tested through the attribute and `Policy` by the workspace's tests.
+    use super::*;
+    use crate::protect::guard::{Admit, Guard};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A guard that answers `answers` in turn (then `Go`), and counts what it is told.
+    struct Scripted {
+        answers: [Admit; 2],
+        asked: AtomicU32,
+        settled: AtomicU32,
+        cancelled: AtomicU32,
+    }
+
+    impl Scripted {
+        const fn new(first: Admit, second: Admit) -> Scripted {
+            Scripted {
+                answers: [first, second],
+                asked: AtomicU32::new(0),
+                settled: AtomicU32::new(0),
+                cancelled: AtomicU32::new(0),
+            }
+        }
+    }
+
+    impl Guard for Scripted {
+        fn admit(&self, _: &GuardContext<'_>) -> Admit {
+            let n = self.asked.fetch_add(1, Ordering::Relaxed) as usize;
+            self.answers.get(n).copied().unwrap_or(Admit::Go)
+        }
+
+        fn settle(&self, _: &GuardContext<'_>, outcome: GuardOutcome) {
+            self.settled.fetch_add(1, Ordering::Relaxed);
+            if outcome == GuardOutcome::Cancelled {
+                self.cancelled.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+
+        fn name(&self) -> &'static str {
+            "scripted"
+        }
+    }
+
+    fn chain<'a>(bucket: &'a TokenBucket, guards: &'a Guards) -> Chain<'a> {
+        static BUCKET: TokenBucket = TokenBucket::standard();
+        static COSTS: std::sync::OnceLock<Costs> = std::sync::OnceLock::new();
+        Chain {
+            bucket,
+            breaker: None,
+            budget: None,
+            limiter: None,
+            costs: COSTS.get_or_init(|| BUCKET.costs()),
+            guards,
+            behavior: Behavior::Classic,
+            function: "f",
+            partition: None,
+        }
+    }
+
+    fn half() -> f64 {
+        0.5
+    }
+
+    #[test]
+    fn a_budget_without_room_refuses_before_the_bucket_takes_its_cost() {
+        static BUDGET: RetryBudget = RetryBudget::ratio(0.0).with_floor_per_sec(0);
+        let bucket = TokenBucket::standard();
+        let mut c = chain(&bucket, &Guards::NONE);
+        c.budget = Some(&BUDGET);
+        let mut ticket = Ticket::NONE;
+        let step = c.another(
+            ErrorClass::Transient,
+            AttemptKind::Retry,
+            2,
+            &mut ticket,
+            &half,
+        );
+        assert!(matches!(step, Step::Refused(Refusal::BudgetExhausted)));
+        assert_eq!(bucket.available(), 500);
+        assert!(!ticket.holds());
+    }
+
+    #[test]
+    fn a_guard_that_refuses_a_retry_gives_the_bucket_its_cost_back() {
+        static REFUSES: Scripted = Scripted::new(Admit::Refuse, Admit::Go);
+        let bucket = TokenBucket::standard();
+        let guards = Guards::NONE.with(&REFUSES);
+        let mut ticket = Ticket::NONE;
+        let step = chain(&bucket, &guards).another(
+            ErrorClass::Timeout,
+            AttemptKind::Retry,
+            2,
+            &mut ticket,
+            &half,
+        );
+        assert!(matches!(step, Step::Refused(Refusal::Guard("scripted"))));
+        assert_eq!(bucket.available(), 500, "the cost of 10 went back");
+        assert!(!ticket.holds());
+        assert_eq!(
+            REFUSES.settled.load(Ordering::Relaxed),
+            0,
+            "it admitted nothing"
+        );
+    }
+
+    #[test]
+    fn a_guard_that_asks_to_wait_is_asked_again_holding_the_cost() {
+        static WAITS: Scripted = Scripted::new(Admit::Wait(Duration::from_millis(20)), Admit::Go);
+        static AFTER: Scripted = Scripted::new(Admit::Go, Admit::Go);
+        let bucket = TokenBucket::standard();
+        let guards = Guards::NONE.with(&AFTER).with(&WAITS);
+        let c = chain(&bucket, &guards);
+        let mut ticket = Ticket::NONE;
+        let step = c.another(
+            ErrorClass::Transient,
+            AttemptKind::Retry,
+            2,
+            &mut ticket,
+            &half,
+        );
+        let Step::Wait(delay, resume) = step else {
+            panic!("the second guard asked to wait");
+        };
+        assert_eq!(delay, Duration::from_millis(20));
+        assert_eq!(
+            bucket.available(),
+            495,
+            "the retry holds its cost through the wait"
+        );
+        assert_eq!(ticket.guards, 1, "the first guard admitted it");
+        let step = c.another_again(
+            resume,
+            ErrorClass::Transient,
+            AttemptKind::Retry,
+            2,
+            &mut ticket,
+            &half,
+        );
+        assert!(matches!(step, Step::Go));
+        assert_eq!(AFTER.asked.load(Ordering::Relaxed), 1, "not asked twice");
+        assert_eq!(ticket.guards, 2);
+        c.release(&mut ticket, &half);
+        assert_eq!(bucket.available(), 500);
+        assert_eq!(AFTER.cancelled.load(Ordering::Relaxed), 1);
+        assert_eq!(WAITS.cancelled.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn the_gate_asks_the_guards_about_a_first_attempt_and_goes_on_after_a_refusal() {
+        static REFUSES: Scripted = Scripted::new(Admit::Refuse, Admit::Go);
+        let bucket = TokenBucket::standard();
+        let guards = Guards::NONE.with(&REFUSES);
+        let c = chain(&bucket, &guards);
+        let look = Look {
+            number: 1,
+            after_throttle: false,
+            deadline: None,
+            keeps_place: true,
+            skips_waits: false,
+            draw: &half,
+        };
+        let mut ticket = Ticket::NONE;
+        let gate = c.gate(&mut ticket, Stage::Start, &look, |_| {});
+        assert!(matches!(
+            gate,
+            Gate::Refused(Refusal::Guard("scripted"), Stage::Limiter)
+        ));
+        // A call with no conversion for the refusal runs the attempt: the gate goes on from
+        // the stage it was given, past the guards.
+        let gate = c.gate(&mut ticket, Stage::Limiter, &look, |_| {});
+        assert!(matches!(gate, Gate::Go));
+        assert_eq!(REFUSES.asked.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn a_guard_wait_that_reaches_the_deadline_is_late() {
+        static WAITS: Scripted = Scripted::new(Admit::Wait(Duration::from_secs(5)), Admit::Go);
+        let bucket = TokenBucket::standard();
+        let guards = Guards::NONE.with(&WAITS);
+        let look = Look {
+            number: 1,
+            after_throttle: false,
+            deadline: Some(Instant::now() + Duration::from_secs(1)),
+            keeps_place: true,
+            skips_waits: false,
+            draw: &half,
+        };
+        let mut ticket = Ticket::NONE;
+        let gate = chain(&bucket, &guards).gate(&mut ticket, Stage::Start, &look, |_| {});
+        assert!(matches!(gate, Gate::Late));
+    }
+}
