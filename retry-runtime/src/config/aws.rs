@@ -87,7 +87,7 @@ fn max_attempts(raw: &str, why: &mut dyn FnMut(&str)) -> Option<Value> {
 
 /// What the shared config file says in the profile `AWS_PROFILE` names (else `default`). A
 /// file named by `AWS_CONFIG_FILE` that cannot be read is one warning; a missing
-/// `~/.aws/config` is no news.
+/// `~/.aws/config` is no news, unless `AWS_PROFILE` names a profile, which then is nowhere.
 pub(super) fn file_layer(env: Around<'_>, warn: &mut dyn FnMut(String)) -> Layer {
     let (path, named) = match env_value("AWS_CONFIG_FILE", env, warn) {
         Some(path) => (path, true),
@@ -104,12 +104,23 @@ pub(super) fn file_layer(env: Around<'_>, warn: &mut dyn FnMut(String)) -> Layer
             return Layer::default();
         }
     };
-    let profile = env_value("AWS_PROFILE", env, warn).unwrap_or_else(|| "default".to_string());
-    let profile = profile.as_str();
+    let chosen = env_value("AWS_PROFILE", env, warn);
+    let profile = chosen.as_deref().unwrap_or("default");
     let profiles = match &text {
         Some(text) => read(text, &path, warn),
         None => Profiles::default(),
     };
+    if profiles.get(profile).is_none() {
+        // The default profile is optional; a profile named in `AWS_PROFILE` is not. The AWS
+        // SDKs read the named profile alone, with no fallback to `[default]`: the SDK for Rust
+        // looks a key up in the selected profile only (aws-runtime `EnvConfigSections::get`),
+        // and its profile credentials provider fails with "could not find source profile"
+        // (aws-config `profile::credentials::repr::resolve_chain`).
+        if profile != "default" && !in_credentials_file(env, profile, warn) {
+            warn(missing_profile(&profiles, &path, text.is_some(), profile));
+        }
+        return Layer::default();
+    }
     layer(&profiles, &path, profile, warn)
 }
 
@@ -125,6 +136,65 @@ fn in_home(home: &str, name: &str) -> String {
         .join(name)
         .to_string_lossy()
         .into_owned()
+}
+
+/// The warning for an `AWS_PROFILE` that names no profile: which file was read, the profiles
+/// it has, that no profile's settings apply in its place, and, where the file has `[NAME]`
+/// without the `profile` prefix, how to write it.
+fn missing_profile(profiles: &Profiles, path: &str, exists: bool, name: &str) -> String {
+    let mut message = format!("AWS_PROFILE={name:?} names no profile of ");
+    if exists {
+        message.push_str(&format!("the AWS config file {path} ("));
+        if profiles.profiles.is_empty() {
+            message.push_str("it has none)");
+        } else {
+            let names: Vec<&str> = profiles.profiles.iter().map(|p| p.name.as_str()).collect();
+            message.push_str(&format!("its profiles: {})", names.join(", ")));
+        }
+    } else {
+        message.push_str(&format!("the AWS config files (there is no {path})"));
+    }
+    message.push_str(
+        " nor of the shared credentials file: no profile's retry_mode or max_attempts apply, \
+         not even [default]'s (the AWS SDKs read the named profile alone)",
+    );
+    if let Some((_, line)) = profiles.unprefixed.iter().find(|(n, _)| n == name) {
+        message.push_str(&format!(
+            "; line {line}'s [{name}] is not a profile of the config file, where one is written \
+             [profile {name}]"
+        ));
+    }
+    message
+}
+
+/// Whether the shared credentials file (`AWS_SHARED_CREDENTIALS_FILE`, else
+/// `~/.aws/credentials`) has a profile `name`, which the AWS SDKs merge into the config file's
+/// profiles. Only its section lines are read: the file holds secrets, and its keys are none of
+/// the retry settings' business. A file that cannot be read has no profiles.
+fn in_credentials_file(env: Around<'_>, name: &str, warn: &mut dyn FnMut(String)) -> bool {
+    let path = match env_value("AWS_SHARED_CREDENTIALS_FILE", env, warn) {
+        Some(path) => path,
+        None => match home(env, warn) {
+            Some(home) => in_home(&home, "credentials"),
+            None => return false,
+        },
+    };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    text.lines()
+        .filter(|line| line.starts_with('['))
+        .any(|line| {
+            let inside = prepare(line, false)
+                .strip_prefix('[')
+                .and_then(|l| l.strip_suffix(']'));
+            // In the credentials file a profile is `[NAME]`, without the prefix.
+            match inside.map(header) {
+                Some(Header::Default) => name == "default",
+                Some(Header::Unprefixed(found)) => found == name && identifier(&found),
+                _ => false,
+            }
+        })
 }
 
 /// The retry settings of `profile` in the shared config file's `text`.
@@ -792,6 +862,91 @@ max_attempts = 2
         );
         // The lines of the unclosed section belong to no profile.
         assert_eq!(parse(text, "cfg", "broken", &mut |_| {}), Layer::default());
+    }
+
+    /// A home directory for one test, holding `.aws/config` and `.aws/credentials` if given.
+    fn home(case: &str, config: Option<&str>, credentials: Option<&str>) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("retry-aws-{case}-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join(".aws")).unwrap();
+        for (name, text) in [("config", config), ("credentials", credentials)] {
+            if let Some(text) = text {
+                std::fs::write(dir.join(".aws").join(name), text).unwrap();
+            }
+        }
+        dir
+    }
+
+    #[test]
+    fn an_aws_profile_that_names_no_profile_is_one_warning() {
+        let dir = home(
+            "missing-profile",
+            Some("[default]\nmax_attempts = 9\n[ops]\nmax_attempts = 4\n[profile billing]\n"),
+            Some("[keys-only]\naws_access_key_id = x\n"),
+        );
+        let home = dir.to_string_lossy().into_owned();
+        let config = dir
+            .join(".aws")
+            .join("config")
+            .to_string_lossy()
+            .into_owned();
+        let read = |profile: &str| {
+            let mut warnings = Vec::new();
+            let layer = file_layer(
+                &env(&[("HOME", &home), ("AWS_PROFILE", profile)]),
+                &mut |w| warnings.push(w),
+            );
+            (layer, warnings)
+        };
+        // No fallback to [default]: its max_attempts = 9 is not read.
+        let (layer, warnings) = read("ops");
+        assert_eq!(layer, Layer::default());
+        assert_eq!(
+            warnings,
+            [format!(
+                "AWS_PROFILE=\"ops\" names no profile of the AWS config file {config} (its \
+                 profiles: default, billing) nor of the shared credentials file: no profile's \
+                 retry_mode or max_attempts apply, not even [default]'s (the AWS SDKs read the \
+                 named profile alone); line 3's [ops] is not a profile of the config file, where \
+                 one is written [profile ops]"
+            )]
+        );
+        // A profile of the credentials file alone exists: it sets no retry settings here.
+        let (layer, warnings) = read("keys-only");
+        assert_eq!(layer, Layer::default());
+        assert!(warnings.is_empty(), "{warnings:?}");
+        // A profile without retry settings is no news.
+        let (_, warnings) = read("billing");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        // Without any file, a named profile is nowhere; the default profile is optional.
+        let dir = self::home("no-files", None, None);
+        let home = dir.to_string_lossy().into_owned();
+        let config = dir
+            .join(".aws")
+            .join("config")
+            .to_string_lossy()
+            .into_owned();
+        let mut warnings = Vec::new();
+        let layer = file_layer(&env(&[("HOME", &home), ("AWS_PROFILE", "ops")]), &mut |w| {
+            warnings.push(w)
+        });
+        assert_eq!(layer, Layer::default());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with(&format!(
+                "AWS_PROFILE=\"ops\" names no profile of the AWS config files (there is no \
+                 {config}) nor of the shared credentials file"
+            )),
+            "{warnings:?}"
+        );
+        let mut warnings = Vec::new();
+        file_layer(
+            &env(&[("HOME", &home), ("AWS_PROFILE", "default")]),
+            &mut |w| warnings.push(w),
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The reader never panics, whatever the file holds: mutations of real configs (cut,
