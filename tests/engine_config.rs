@@ -1116,3 +1116,36 @@ fn the_retry_settings_come_before_the_aws_ones() {
     );
     std::fs::remove_dir_all(&home).unwrap();
 }
+
+#[test]
+fn an_aws_profile_that_names_no_profile_is_one_warning() {
+    let home = aws_home(
+        "aws-no-profile",
+        "[default]\nmax_attempts = 9\n\n[profile ops]\nretry_mode = adaptive\n",
+    );
+    let config = home.join(".aws").join("config");
+    let o = run(
+        "aws-no-profile",
+        &[
+            (AWS, "1"),
+            ("HOME", home.to_str().unwrap()),
+            ("AWS_PROFILE", "opz"),
+        ],
+        None,
+        None,
+    );
+    // As in the AWS SDKs, no other profile stands in: not `[default]`'s max_attempts = 9, nor
+    // `ops`'s mode. The defaults apply.
+    assert_eq!(resolved(&o, "aws"), ("standard", 3));
+    assert_eq!(explained(&o, "aws")["max_attempts"], "3 (default)");
+    assert_eq!(
+        o.warnings,
+        [format!(
+            "AWS_PROFILE=\"opz\" names no profile of the AWS config file {} (its profiles: \
+             default, ops) nor of the shared credentials file: no profile's retry_mode or \
+             max_attempts apply, not even [default]'s (the AWS SDKs read the named profile alone)",
+            config.display()
+        )]
+    );
+    std::fs::remove_dir_all(&home).unwrap();
+}
