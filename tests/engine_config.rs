@@ -570,11 +570,29 @@ const EVERY_KEY: [(&str, &str); 15] = [
     ("max_hedge_after", "300ms"),
 ];
 
+/// The keys that shape an attempt's timer, which apply only to a function with one.
+const TIMER_KEYS: [&str; 4] = [
+    "attempt_timeout",
+    "attempt_timeout_multiplier",
+    "max_attempt_timeout",
+    "deadline",
+];
+
+/// The keys that shape hedging, which apply only to a function whose attribute writes
+/// hedge_after.
+const HEDGE_KEYS: [&str; 4] = [
+    "hedge_after",
+    "max_in_flight",
+    "min_hedge_after",
+    "max_hedge_after",
+];
+
 /// What the functions resolve to under `EVERY_KEY` from `source` (a variable's or the file's
 /// own description of each key).
 fn check_every_key(o: &Outcome, source: &dyn Fn(&str) -> String) {
     let from = |key: &str, value: &str| format!("{value} ({})", source(key));
-    // `billing` writes initial_backoff; it has no timer, so the four timer keys stay unset.
+    // `billing` writes initial_backoff; it has no timer and does not hedge, so the four timer
+    // keys and the four hedging keys cannot apply to it: `explain` leaves them out.
     let billing = explained(o, "billing");
     assert_eq!(billing["mode"], from("mode", "adaptive"));
     assert_eq!(billing["behavior"], from("behavior", "2026"));
@@ -583,10 +601,10 @@ fn check_every_key(o: &Outcome, source: &dyn Fn(&str) -> String) {
     assert_eq!(billing["multiplier"], from("multiplier", "3"));
     assert_eq!(billing["max_backoff"], from("max_backoff", "50ms"));
     assert_eq!(billing["jitter"], from("jitter", "none"));
-    for key in ["attempt_timeout", "max_attempt_timeout", "deadline"] {
-        assert_eq!(billing[key], "none (default)", "{key}");
+    for key in TIMER_KEYS.iter().chain(&HEDGE_KEYS) {
+        assert!(!billing.contains_key(*key), "{key}: {billing:?}");
     }
-    assert_eq!(billing["attempt_timeout_multiplier"], "1 (default)");
+    assert_eq!(billing.len(), 7, "{billing:?}");
     // The mode and attempts the calls ran with.
     assert_eq!(resolved(o, "billing"), ("adaptive", 4));
     assert_eq!(resolved(o, "fixed"), ("standard", 2));
@@ -614,8 +632,20 @@ fn check_every_key(o: &Outcome, source: &dyn Fn(&str) -> String) {
     assert_eq!(hedged["max_in_flight"], from("max_in_flight", "3"));
     assert_eq!(hedged["min_hedge_after"], from("min_hedge_after", "2ms"));
     assert_eq!(hedged["max_hedge_after"], from("max_hedge_after", "300ms"));
-    assert_eq!(billing["hedge_after"], "none (default)");
-    assert_eq!(billing["max_in_flight"], "2 (default)");
+    // A timed function that does not hedge lists the timer keys alone; the hedged one, which
+    // has no timer, the hedging keys alone.
+    for key in TIMER_KEYS {
+        assert!(
+            slow_b.contains_key(key) && !hedged.contains_key(key),
+            "{key}"
+        );
+    }
+    for key in HEDGE_KEYS {
+        assert!(
+            !slow_a.contains_key(key) && !slow_b.contains_key(key),
+            "{key}"
+        );
+    }
     // One warning per untimed function of the profile and timer key (billing, fixed, hedged),
     // per function that does not hedge and hedging key (billing, fixed, slow_a, slow_b), and
     // per key a function writes over another value from outside (billing: initial_backoff;
@@ -800,6 +830,12 @@ fn a_variable_the_attribute_shadows_is_one_warning() {
     assert_eq!(
         o.shown[4],
         "  initial_backoff             1ms        attribute"
+    );
+    // `fixed` has no timer and does not hedge: its seven other keys, no more.
+    assert_eq!(o.shown.len(), 8, "{:?}", o.shown);
+    assert_eq!(
+        o.shown[7],
+        "  jitter                      full       default"
     );
 }
 
@@ -1077,6 +1113,39 @@ fn the_retry_settings_come_before_the_aws_ones() {
             "ignoring AWS_RETRY_MODE=\"legacy\": the legacy mode has no equivalent here; \
           \"standard\" or \"adaptive\""
         ]
+    );
+    std::fs::remove_dir_all(&home).unwrap();
+}
+
+#[test]
+fn an_aws_profile_that_names_no_profile_is_one_warning() {
+    let home = aws_home(
+        "aws-no-profile",
+        "[default]\nmax_attempts = 9\n\n[profile ops]\nretry_mode = adaptive\n",
+    );
+    let config = home.join(".aws").join("config");
+    let o = run(
+        "aws-no-profile",
+        &[
+            (AWS, "1"),
+            ("HOME", home.to_str().unwrap()),
+            ("AWS_PROFILE", "opz"),
+        ],
+        None,
+        None,
+    );
+    // As in the AWS SDKs, no other profile stands in: not `[default]`'s max_attempts = 9, nor
+    // `ops`'s mode. The defaults apply.
+    assert_eq!(resolved(&o, "aws"), ("standard", 3));
+    assert_eq!(explained(&o, "aws")["max_attempts"], "3 (default)");
+    assert_eq!(
+        o.warnings,
+        [format!(
+            "AWS_PROFILE=\"opz\" names no profile of the AWS config file {} (its profiles: \
+             default, ops) nor of the shared credentials file: no profile's retry_mode or \
+             max_attempts apply, not even [default]'s (the AWS SDKs read the named profile alone)",
+            config.display()
+        )]
     );
     std::fs::remove_dir_all(&home).unwrap();
 }

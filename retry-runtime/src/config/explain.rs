@@ -52,7 +52,12 @@ pub struct Explained {
     pub function: &'static str,
     /// Its profile, if the attribute names one.
     pub profile: Option<&'static str>,
-    /// Every key, in the order of the attribute's documentation.
+    /// Every key that applies to the function, in the order of the attribute's documentation:
+    /// the hedging keys (`hedge_after`, `max_in_flight`, `min_hedge_after`, `max_hedge_after`)
+    /// only for a function whose code writes `hedge_after`, and the timer keys
+    /// (`attempt_timeout`, `attempt_timeout_multiplier`, `max_attempt_timeout`, `deadline`)
+    /// only for one whose attempts run under a timer: elsewhere they can take no effect, and a
+    /// value from outside for them is ignored with a warning.
     pub entries: Vec<Entry>,
     /// The names of its guards (`guard = ...`, `Policy::guard`), in the order they are asked.
     pub guards: Vec<&'static str>,
@@ -96,7 +101,8 @@ pub(super) fn register(explained: &Explained) {
 }
 
 /// The settings of every `#[retry]` function that has run in this process, in the order they
-/// first ran: each key's value and where it came from (the attribute, a variable, the config
+/// first ran: each key that applies to the function ([`Explained::entries`]), its value and
+/// where it came from (the attribute, a variable, the config
 /// file's line, or the default), and for a key the attribute writes, the value from outside
 /// that it shadows ([`Entry::shadowed`]).
 ///

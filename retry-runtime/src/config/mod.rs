@@ -42,8 +42,8 @@
 //! attempts run without a timer (and its error type need not represent a timeout), which the
 //! warning says. Nothing here panics.
 //!
-//! [`explain`] lists, for every function that has run, each setting and where it came from,
-//! and the value from outside that each setting the code writes shadows.
+//! [`explain`] lists, for every function that has run, each setting that applies to it and
+//! where it came from, and the value from outside that each setting the code writes shadows.
 
 use crate::spec::{KEYS, Key, Keys, Settings, Value};
 use std::collections::BTreeSet;
@@ -269,6 +269,12 @@ fn resolution(
         keys: policy,
         writer,
     } = written;
+    // The keys that can take effect for the function, which `explain` lists: the hedging keys
+    // only where the code writes hedge_after, the timer keys only where attempts run under a
+    // timer (elsewhere a value from outside is ignored, below, and the default does nothing).
+    let hedges = policy.wrote(Key::HedgeAfter);
+    let applies =
+        |key: Key| (hedges || !HEDGE_KEYS.contains(&key)) && (timed || !TIMER_KEYS.contains(&key));
     // What the environment or the file sets for a key the attribute writes: the value that
     // would apply without the attribute's.
     let mut shadowed: [Option<(Value, Source)>; KEYS] = Default::default();
@@ -281,7 +287,7 @@ fn resolution(
             outside
         }
     });
-    if !policy.wrote(Key::HedgeAfter) {
+    if !hedges {
         for key in HEDGE_KEYS {
             if let Some((value, source)) = chosen[key as usize].take() {
                 let (why, fix) = match writer {
@@ -376,6 +382,7 @@ fn resolution(
     let settings = Settings::of(&policy);
     let entries = Key::ALL
         .iter()
+        .filter(|&&key| applies(key))
         .map(|&key| {
             let source = chosen[key as usize]
                 .as_ref()
@@ -1008,6 +1015,65 @@ mod tests {
             shown.contains("multiplier                  3          env RETRY_MAX_ATTEMPTS\n"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn explain_lists_only_the_keys_that_apply() {
+        let keys =
+            |r: &Resolution| -> Vec<&str> { r.explained.entries.iter().map(|e| e.key).collect() };
+        let common = [
+            "mode",
+            "behavior",
+            "max_attempts",
+            "initial_backoff",
+            "multiplier",
+            "max_backoff",
+            "jitter",
+        ];
+        let timer = [
+            "attempt_timeout",
+            "attempt_timeout_multiplier",
+            "max_attempt_timeout",
+            "deadline",
+        ];
+        let hedge = [
+            "hedge_after",
+            "max_in_flight",
+            "min_hedge_after",
+            "max_hedge_after",
+        ];
+        // Neither hedged nor timed: a hedging or timer key from outside is ignored, and not
+        // listed.
+        let outside = layer(
+            &[
+                (Key::MaxInFlight, Value::Count(3)),
+                (Key::Deadline, Value::Duration(MS(5000))),
+            ],
+            &env_source("RETRY_X"),
+        );
+        let (r, warnings) = resolve_with(&Keys::new(), std::slice::from_ref(&outside), false);
+        assert_eq!(keys(&r), common);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert_eq!(r.explained.get("max_in_flight"), None);
+        let shown = r.explained.to_string();
+        assert!(
+            !shown.contains("hedge") && !shown.contains("deadline"),
+            "{shown}"
+        );
+        // Timed: the timer keys.
+        let (r, _) = resolve_with(&Keys::new().deadline(MS(1000)), &[], true);
+        assert_eq!(keys(&r), [&common[..], &timer[..]].concat());
+        // Hedged: the hedging keys, the value from outside among them.
+        let hedged = Keys::new().with(
+            Key::HedgeAfter,
+            Value::Hedge(crate::spec::HedgeSpec::Fixed(MS(50))),
+        );
+        let (r, warnings) = resolve_with(&hedged, std::slice::from_ref(&outside), false);
+        assert_eq!(keys(&r), [&common[..], &hedge[..]].concat());
+        assert_eq!(r.explained.get("max_in_flight").unwrap().value, "3");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let (r, _) = resolve_with(&hedged.attempt_timeout(MS(100)), &[], true);
+        assert_eq!(r.explained.entries.len(), Key::ALL.len());
     }
 
     #[test]
