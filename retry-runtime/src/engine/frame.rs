@@ -24,8 +24,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// The frame of the attempt being polled on this thread: the one place the crate uses
 /// `unsafe` (a scoped thread-local, as the `scoped-tls` crate has it, but read and written
-/// inline: through that crate's `&'static LocalKey` every access was an indirect call, 58 more
-/// instructions per call on the success path, against 5 here).
+/// inline rather than through a `&'static LocalKey`, whose every access is an indirect call;
+/// BENCHMARKS.md gives what that costs the success path).
 ///
 /// The slot belongs to the thread, not to the task: it holds a frame only while the retry
 /// loop is inside a poll of the attempt's future on this thread, and is empty (or holds the

@@ -31,12 +31,14 @@
 //! # #[cfg(feature = "reqwest")]
 //! # mod example {
 //! use retry_runtime::retry;
+//! use retry_runtime::reqwest::{Error, error_for_status};
 //! use retry_runtime::wire::WithAttempt;
 //!
 //! #[retry(max_attempts = 3, attempt_timeout = "2s", deadline = "5s")]
-//! async fn fetch(client: &reqwest::Client, url: &str) -> Result<String, retry_runtime::reqwest::Error> {
+//! async fn fetch(client: &reqwest::Client, url: &str) -> Result<String, Error> {
 //!     let response = client.get(url).with_attempt().send().await?;
-//!     Ok(response.error_for_status()?.text().await?)
+//!     // The crate's `error_for_status` keeps the server's `Retry-After`, which reqwest's drops.
+//!     Ok(error_for_status(response)?.text().await?)
 //! }
 //! # }
 //! ```

@@ -111,8 +111,8 @@
 //!
 //! A [`GrpcPolicy`] is what the config asks of one method's calls: its kind
 //! ([`PolicyKind`]), its attempts, its timeout, the backoff of a retry policy (before the
-//! `n`-th retry, `min(initialBackoff * backoffMultiplier^(n-1), maxBackoff)`, which A6 jitters
-//! by a factor drawn from `[0.8, 1.2]`), the status codes that let a call go on, the delay
+//! `n`-th retry, `min(initialBackoff * backoffMultiplier^(n-1), maxBackoff)`, of which A6 waits a random
+//! part: `random(0, ceiling)`, full jitter), the status codes that let a call go on, the delay
 //! between hedges, and the config's retry throttle. Retry throttling is one token count per
 //! [`ServiceConfig`] value, shared by every method it configures (A6 keeps one per server
 //! name): it starts at `maxTokens`, a failure takes a token and a success gives back

@@ -208,8 +208,8 @@ impl GrpcPolicy {
 
     /// The ceiling of the backoff before the `retry_index`-th retry (1 for the first retry
     /// after a first attempt or after a pushback, A6 counting from the last pushback):
-    /// `min(initialBackoff * backoffMultiplier^(retry_index - 1), maxBackoff)`, which the
-    /// caller jitters (A6: by a factor drawn from `[0.8, 1.2]`). An index of 0 reads as 1. Zero
+    /// `min(initialBackoff * backoffMultiplier^(retry_index - 1), maxBackoff)`, of which the
+    /// caller waits a random part (A6: `random(0, ceiling)`). An index of 0 reads as 1. Zero
     /// without a retry policy.
     ///
     /// Exact to the nanosecond while the product is below `u64::MAX` nanoseconds; from any

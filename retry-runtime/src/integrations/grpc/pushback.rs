@@ -27,13 +27,6 @@ pub(crate) enum Pushback {
 
 /// Reads `grpc-retry-pushback-ms` from a response's metadata (its trailers, or its headers for
 /// a trailers-only response).
-#[cfg_attr(
-    not(test),
-    allow(
-        dead_code,
-        reason = "the call that runs a gRPC policy reads the pushback"
-    )
-)]
 pub(crate) fn pushback(metadata: &MetadataMap) -> Pushback {
     let mut values = metadata.get_all(hint::GRPC_RETRY_PUSHBACK_MS).iter();
     let Some(value) = values.next() else {
