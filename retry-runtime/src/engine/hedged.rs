@@ -586,7 +586,7 @@ where
                     state.waiting = true;
                     return now.checked_add(delay);
                 }
-                Step::Wait(_, Resume::Refill(_)) | Step::Refused(_) => {
+                Step::Wait(_, Resume::Refill) | Step::Refused(_) => {
                     // As when the bucket is empty: hedging stops, the attempts in flight go
                     // on.
                     state.stopped = true;

@@ -68,8 +68,8 @@ pub(crate) enum Step {
 /// Where [`Chain::another_again`] goes on after a [`Step::Wait`].
 #[derive(Clone, Copy)]
 pub(crate) enum Resume {
-    /// The bucket's refill, for this cost.
-    Refill(u32),
+    /// The bucket's refill, for the retry's cost.
+    Refill,
     /// The guards that have not admitted the attempt yet.
     Guards,
 }
@@ -250,7 +250,8 @@ impl Chain<'_> {
     ) -> Step {
         match resume {
             Resume::Guards => self.ask_guards(ticket, draw),
-            Resume::Refill(cost) => {
+            Resume::Refill => {
+                let cost = self.costs.of(class);
                 if !self.bucket.try_take_now(cost) {
                     return self.refill(cost);
                 }
@@ -270,7 +271,7 @@ impl Chain<'_> {
     /// How long until the bucket covers `cost`.
     fn refill(&self, cost: u32) -> Step {
         match self.bucket.time_until(cost, Instant::now()) {
-            Some(wait) => Step::Wait(wait, Resume::Refill(cost)),
+            Some(wait) => Step::Wait(wait, Resume::Refill),
             None => Step::Refused(Refusal::NeverRefilled),
         }
     }
