@@ -4,21 +4,21 @@
 //! asked of them: [`Policy::retry`] takes the attempt closure (which fixes `T` and `E`); the
 //! chained [`Retry::classify`], [`Retry::retry_if_ok`] and [`Retry::on_retry`] take closures
 //! whose argument types are then inferred; and awaiting it asks what the policy needs of `E`
-//! (a classifier, `From<TimedOut>` for a policy with timeouts, `From<CircuitOpen>` for one with
-//! a breaker) and that a chained classifier returns `bool` or `ErrorClass`.
+//! (a classifier, and the conversions a `Policy<ByClassify<..>>`'s type names) and that a chained
+//! classifier returns `bool` or `ErrorClass`.
 //!
 //! Everything that can fail is asked by the bounds of `Retry`'s `Future` impl, each directly
 //! (not through a trait of the call's parts), and by nothing else: each unmet need is then one
 //! error at the `.await`, with its own message and no engine trait between it and the user's
-//! code. A bound that could fail on `retry` or `classify` would be reported three times: at the
-//! call, and again wherever its opaque return type is used (the compiler checks the bounds of
-//! the function that defines an opaque type each time it uses the type's bounds). The loop is
-//! the engine's, the one `#[retry]` runs, started in place in this future at its first poll.
+//! code. The loop is the engine's, the one `#[retry]` runs, started in place in this future at
+//! its first poll by a function the `Retry` keeps from its making (whose return type, the
+//! loop's future, is the `Retry`'s last but one type parameter).
 
 use super::{
-    BreakerKind, BreakerPlug, ClassOutput, ClassifiesWith, GuardPlug, Hook, Policy, Repeat,
-    TimeoutKind, TimeoutsFor,
+    BreakerFor, ClassOutput, ClassifiesWith, GuardFor, Hook, Kind, Policy, Refuse, Repeat,
+    TimeoutsFor,
 };
+use super::{Choice, Split};
 use crate::classify::ErrorClass;
 use crate::engine::{Classifier, Timer};
 use crate::observe::event::RetryEvent;
@@ -31,6 +31,10 @@ use std::time::Duration;
 
 pin_project_lite::pin_project! {
     /// The future of one [`Policy::retry`] call: it resolves to the last attempt's `Result`.
+    ///
+    /// Its parameters are the policy (`Pol`), the attempt closure (`F`), the loop's future
+    /// (`L`, whose output is the closure's `Result`), and the call's own classifier, polling
+    /// predicate and hook (`X`, the policy's own unless chained).
     ///
     /// Before it is awaited, [`classify`](Self::classify), [`retry_if_ok`](Self::retry_if_ok)
     /// and [`on_retry`](Self::on_retry) give this call a classifier, a polling predicate or a
@@ -63,37 +67,34 @@ pin_project_lite::pin_project! {
     /// It is `Send` when the closure, its futures and their outputs are, so it can be
     /// spawned; it allocates nothing (but for a hedged policy's loop).
     #[must_use = "a retry does nothing until it is awaited"]
-    pub struct Retry<D>
+    pub struct Retry<'p, Pol, F, L, X = (Own, Own, Own)>
     where
-        D: Drive,
+        Parts<'p, Pol, F, X>: Shape,
     {
         #[pin]
-        state: State<D::Parts, D, D::Fut>,
+        state: State<Parts<'p, Pol, F, X>, L>,
+        start: fn(Parts<'p, Pol, F, X>, <Parts<'p, Pol, F, X> as Shape>::Ready) -> L,
     }
 }
 
 pin_project_lite::pin_project! {
     #[project = StateProj]
     #[project_replace = StateTake]
-    enum State<A, D, Fut> {
-        Idle { parts: A, drive: D },
+    enum State<A, Fut> {
+        Idle { parts: A },
         Running { #[pin] fut: Fut },
         Done,
     }
 }
 
-impl<D: Drive> Retry<D> {
-    #[inline]
-    fn new(parts: D::Parts, drive: D) -> Self {
-        Retry {
-            state: State::Idle { parts, drive },
-        }
-    }
-
+impl<'p, Pol, F, L, X> Retry<'p, Pol, F, L, X>
+where
+    Parts<'p, Pol, F, X>: Shape,
+{
     /// The parts, before the first poll.
-    fn into_parts(self) -> D::Parts {
+    fn into_parts(self) -> Parts<'p, Pol, F, X> {
         match self.state {
-            State::Idle { parts, .. } => parts,
+            State::Idle { parts } => parts,
             // A `Retry` is only ever handed out idle; its builders take it by value.
             State::Running { .. } | State::Done => unreachable!("a Retry is built idle"),
         }
@@ -101,30 +102,35 @@ impl<D: Drive> Retry<D> {
 }
 
 // What the call asks of its types, each need one bound of this impl (see the module's doc).
-impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox, D> Future for Retry<D>
+impl<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox, L> Future
+    for Retry<'p, Policy<C, P, O>, F, L, (Cx, Px, Ox)>
 where
-    D: Drive<Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>>,
+    C: Kind,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    T: TimeoutsFor<E>,
+    L: Future<Output = Result<V, E>>,
+    C: TimeoutsFor<E>,
     Cx: ClassifierSlot<'p, C, E>,
     Cx::Asks: ClassifiesWith<E>,
     Cx::Returns: ClassOutput,
-    B: BreakerPlug<V, E> + GuardPlug<V, E>,
+    C: BreakerFor<E>,
+    C: GuardFor<E>,
+    C: Refuse<V, E>,
     Result<V, E>: AsyncRuntime,
-    Policy<T, C, P, O, B>: 'p,
+    Policy<C, P, O>: 'p,
 {
-    type Output = <D::Fut as Future>::Output;
+    type Output = Result<V, E>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut state = self.project().state;
+        let this = self.project();
+        let mut state = this.state;
         if let StateProj::Idle { .. } = state.as_mut().project() {
-            if let StateTake::Idle { parts, drive } = state.as_mut().project_replace(State::Done) {
-                let ready = prepare::<T, C, P, O, B, V, E, Cx>(parts.policy);
+            if let StateTake::Idle { parts } = state.as_mut().project_replace(State::Done) {
+                let ready = prepare::<C, P, O, V, E, Cx>(parts.policy);
                 // Over `Done`, which has nothing to drop.
                 state.as_mut().project_replace(State::Running {
-                    fut: drive.drive(parts, ready),
+                    fut: (this.start)(parts, ready),
                 });
             }
         }
@@ -173,39 +179,14 @@ pub trait Shape {
     type Ready;
 }
 
-/// Starts the loop from a call's parts and what its first poll prepared.
-///
-/// The parts and the loop's future are associated types, not parameters, so that a [`Retry`]
-/// names the lifetime of the policy it borrows once (inside its driver's type): a future
-/// that awaits a `Retry` can then be proven `Send` (a projection whose trait named the
-/// lifetime a second time could not, under `tokio::spawn`).
-pub trait Drive {
-    /// The call's parts.
-    type Parts: Shape;
-    /// The loop's future.
-    type Fut: Future;
-    /// Starts it.
-    fn drive(self, parts: Self::Parts, ready: <Self::Parts as Shape>::Ready) -> Self::Fut;
-}
-
-/// The loop's start function (`start`, for a call's parts of type `A`) as a [`Drive`].
-pub struct Driver<A, G> {
-    start: G,
-    parts: PhantomData<fn(A)>,
-}
-
-impl<A: Shape, G, Fut> Drive for Driver<A, G>
+impl<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox> Shape for PolicyParts<'p, C, P, O, F, Cx, Px, Ox>
 where
-    G: FnOnce(A, A::Ready) -> Fut,
-    Fut: Future,
+    C: Kind,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    Cx: ClassifierSlot<'p, C, E>,
 {
-    type Parts = A;
-    type Fut = Fut;
-
-    #[inline]
-    fn drive(self, parts: A, ready: A::Ready) -> Fut {
-        (self.start)(parts, ready)
-    }
+    type Ready = Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>;
 }
 
 /// What the first poll of a call prepares.
@@ -219,20 +200,19 @@ pub struct Ready<K, C, X> {
 /// a refused call returns (the bounds are its caller's, which report an unmet one).
 #[inline]
 #[allow(clippy::type_complexity)]
-fn prepare<'p, T, C, P, O, B, V, E, Cx>(
-    policy: &'p Policy<T, C, P, O, B>,
-) -> Ready<T::Kind, Cx::Prepared, <B as BreakerKind<Result<V, E>>>::Refusal>
+fn prepare<'p, C, P, O, V, E, Cx>(
+    policy: &'p Policy<C, P, O>,
+) -> Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>
 where
-    T: TimeoutsFor<E>,
+    C: Kind + TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E>,
     Cx: ClassifierSlot<'p, C, E>,
     Cx::Asks: ClassifiesWith<E>,
     Cx::Returns: ClassOutput,
-    B: BreakerPlug<V, E> + GuardPlug<V, E>,
 {
     Ready {
-        timer: T::timer(),
+        timer: C::timer::<V>(&policy.convert),
         classify: Cx::prepare(&policy.classify),
-        refusal: B::refusal(<B as GuardPlug<V, E>>::refused()),
+        refusal: C::refusal(&policy.convert),
     }
 }
 
@@ -421,44 +401,34 @@ impl<'p, O, E, G: Fn(&RetryEvent<'_, E>)> HookSlot<'p, O, E> for HookBy<G> {
     }
 }
 
-type PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox> =
-    Parts<'p, Policy<T, C, P, O, B>, F, (Cx, Px, Ox)>;
-
-impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox> Shape
-    for PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<V, E>>,
-    T: TimeoutKind<E>,
-    Cx: ClassifierSlot<'p, C, E>,
-    B: BreakerKind<Result<V, E>>,
-{
-    type Ready = Ready<T::Kind, Cx::Prepared, B::Refusal>;
-}
+type PolicyParts<'p, C, P, O, F, Cx, Px, Ox> = Parts<'p, Policy<C, P, O>, F, (Cx, Px, Ox)>;
 
 /// The loop of one call, started at its first poll: the engine's, as `#[retry]` runs it (and
 /// the hedged loop for a hedged policy, boxed, since its slots would double every call's
-/// future).
+/// future), built for the call's timer, with timeouts or without (a `Policy<ByClassify<..>>`'s
+/// type rules one out).
 ///
 /// An `async` block over the parts taken apart, rather than an `async fn`, which would first
 /// move each argument into a slot of its body. Each branch builds its own call (by a function)
 /// and the hedged one borrows the closure: neither is moved in one branch only, which would
 /// keep a drop flag for it in the future, set on every call.
 #[allow(clippy::type_complexity)]
-fn start<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
-    parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
-    ready: Ready<T::Kind, Cx::Prepared, B::Refusal>,
+#[cfg(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+))]
+fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+    parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
+    ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
 ) -> impl Future<Output = Result<V, E>>
 where
+    C: Kind,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    T: TimeoutKind<E>,
-    T::Kind: Timer<Result<V, E>>,
     Cx: ClassifierSlot<'p, C, E>,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
-    B: BreakerKind<Result<V, E>>,
-    Result<V, E>: AsyncRuntime,
 {
     let Parts {
         policy,
@@ -467,24 +437,61 @@ where
         idempotent,
         once,
     } = parts;
+    let Ready {
+        timer,
+        classify,
+        refusal,
+    } = ready;
     async move {
-        // Most policies do not hedge: that is looked at first, and the rest out of line.
-        if policy.site.hedged() && hedges::<_, _, _, _, _, V, Px>(policy, idempotent, once) {
-            let call = engine(policy, plugs, idempotent, false, ready);
-            return Box::pin(call.run_hedged(&mut attempt)).await;
+        // The same steps for either timer: one loop is built for each.
+        macro_rules! run {
+            ($timer:ident) => {{
+                // Most policies do not hedge: that is looked at first, and the rest out of
+                // line.
+                if policy.site.hedged() && hedges::<_, _, _, V, Px>(policy, idempotent, once) {
+                    let call = engine(policy, plugs, idempotent, false, $timer, classify, refusal);
+                    return Box::pin(call.run_hedged(&mut attempt)).await;
+                }
+                let mut call = engine(policy, plugs, idempotent, once, $timer, classify, refusal);
+                let call = &mut call;
+                crate::__retry_loop!(call, attempt())
+            }};
         }
-        let mut call = engine(policy, plugs, idempotent, once, ready);
-        let call = &mut call;
-        crate::__retry_loop!(call, attempt())
+        match timer.split() {
+            Choice::Untimed(timer) => run!(timer),
+            Choice::Timed(timer) => run!(timer),
+        }
     }
+}
+
+/// The loop of a build without a runtime feature, which no program reaches: awaiting a
+/// [`Retry`] asks `AsyncRuntime`, which nothing meets there (see `runtime::none`).
+#[allow(clippy::type_complexity)]
+#[cfg(not(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+)))]
+fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+    parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
+    ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
+) -> impl Future<Output = Result<V, E>>
+where
+    C: Kind,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    Cx: ClassifierSlot<'p, C, E>,
+{
+    drop((parts, ready));
+    core::future::pending()
 }
 
 /// Whether a call of a policy that hedges runs the hedged loop: its attempts may run side by
 /// side.
 #[cold]
 #[inline(never)]
-fn hedges<'p, T, C, P, O, B, V, Px>(
-    policy: &'p Policy<T, C, P, O, B>,
+fn hedges<'p, C: Kind, P, O, V, Px>(
+    policy: &'p Policy<C, P, O>,
     idempotent: bool,
     once: bool,
 ) -> bool
@@ -497,27 +504,29 @@ where
 /// The engine's call for a call of `policy` with these plugs and what its first poll prepared.
 /// Always inlined: the loop's block calls it in two branches, and left to the inliner the call
 /// is built less directly in its slot (3 instructions more on every path).
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 #[inline(always)]
-fn engine<'p, T, C, P, O, B, V, E, Cx, Px, Ox>(
-    policy: &'p Policy<T, C, P, O, B>,
+fn engine<'p, C, P, O, V, E, K, Cx, Px, Ox>(
+    policy: &'p Policy<C, P, O>,
     (cx, px, ox): (Cx, Px, Ox),
     idempotent: bool,
     once: bool,
-    ready: Ready<T::Kind, Cx::Prepared, B::Refusal>,
+    timer: K,
+    classify: Cx::Prepared,
+    refusal: C::Refusal<V, E>,
 ) -> crate::engine::Call<
     'p,
     Result<V, E>,
-    T::Kind,
+    K,
     impl Fn(&V) -> bool,
-    crate::engine::Hooks<Cx::Use, impl Fn(&RetryEvent<'_, E>), B::Refusal>,
+    crate::engine::Hooks<Cx::Use, impl Fn(&RetryEvent<'_, E>), C::Refusal<V, E>>,
 >
 where
-    T: TimeoutKind<E>,
+    C: Kind,
+    K: Timer<Result<V, E>>,
     Cx: ClassifierSlot<'p, C, E>,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
-    B: BreakerKind<Result<V, E>>,
 {
     let repeat = px.using(&policy.repeat);
     let hook = ox.using(&policy.on_retry);
@@ -525,82 +534,61 @@ where
         &policy.site,
         policy.idempotent && idempotent,
         once,
-        ready.timer,
-        cx.using(ready.classify),
+        timer,
+        cx.using(classify),
         move |value: &V| repeat.repeat(value),
         move |event: &RetryEvent<'_, E>| hook.on_retry(event),
-        ready.refusal,
+        refusal,
     )
 }
 
 /// Runs a call of `policy` at once, without the [`Retry`] wrapper (no per-call plugs to wait
 /// for): the tower layer's call, whose limits are set before it starts.
-#[allow(clippy::type_complexity)]
 #[cfg(feature = "tower")]
-pub(crate) fn run_now<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
-    parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
+pub(crate) fn run_now<'p, C, P, O, F, Fut, V, E>(
+    parts: PolicyParts<'p, C, P, O, F, Own, Own, Own>,
 ) -> impl Future<Output = Result<V, E>>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    T: TimeoutsFor<E>,
-    T::Kind: Timer<Result<V, E>>,
-    Cx: ClassifierSlot<'p, C, E>,
-    Cx::Asks: ClassifiesWith<E>,
-    Cx::Returns: ClassOutput,
-    Px: RepeatSlot<'p, P, V>,
-    Ox: HookSlot<'p, O, E>,
-    B: BreakerPlug<V, E> + GuardPlug<V, E>,
-    Result<V, E>: AsyncRuntime,
+    C: Kind + TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E> + ClassifiesWith<E>,
+    P: Repeat<V>,
+    O: Hook<E>,
+    Policy<C, P, O>: 'p,
 {
-    let ready = prepare::<T, C, P, O, B, V, E, Cx>(parts.policy);
+    let ready = prepare::<C, P, O, V, E, Own>(parts.policy);
     start(parts, ready)
 }
 
 /// Starts a [`Retry`] of `policy` with these plugs.
 #[inline]
 #[allow(clippy::type_complexity)]
-pub(super) fn retry<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
-    parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
-) -> Retry<
-    impl Drive<
-        Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
-        Fut = impl Future<Output = Result<V, E>>,
-    >,
->
+pub(super) fn retry<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+    parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
+) -> Retry<'p, Policy<C, P, O>, F, impl Future<Output = Result<V, E>>, (Cx, Px, Ox)>
 where
+    C: Kind,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    T: TimeoutKind<E>,
-    T::Kind: Timer<Result<V, E>>,
     Cx: ClassifierSlot<'p, C, E>,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
-    B: BreakerKind<Result<V, E>>,
-    Result<V, E>: AsyncRuntime,
 {
-    Retry::new(
-        parts,
-        Driver {
-            start: start::<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>,
-            parts: PhantomData,
-        },
-    )
+    Retry {
+        state: State::Idle { parts },
+        start: start::<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>,
+    }
 }
 
-impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox, D> Retry<D>
+impl<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox, L> Retry<'p, Policy<C, P, O>, F, L, (Cx, Px, Ox)>
 where
+    C: Kind,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    T: TimeoutKind<E>,
-    T::Kind: Timer<Result<V, E>>,
+    L: Future<Output = Result<V, E>>,
     Cx: ClassifierSlot<'p, C, E>,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
-    B: BreakerKind<Result<V, E>>,
-    Result<V, E>: AsyncRuntime,
-    Policy<T, C, P, O, B>: 'p,
-    D: Drive<Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>>,
 {
     /// Classifies this call's errors with `f` (returning [`ErrorClass`] or `bool`, as
     /// `retry_on`) instead of the policy's classifier; `f`'s argument is the closure's error.
@@ -610,12 +598,7 @@ where
     pub fn classify<G, R>(
         self,
         f: G,
-    ) -> Retry<
-        impl Drive<
-            Parts = PolicyParts<'p, T, C, P, O, B, F, ClassifyBy<G, R>, Px, Ox>,
-            Fut = impl Future<Output = Result<V, E>>,
-        >,
-    >
+    ) -> Retry<'p, Policy<C, P, O>, F, impl Future<Output = Result<V, E>>, (ClassifyBy<G, R>, Px, Ox)>
     where
         G: Fn(&E) -> R,
     {
@@ -636,12 +619,7 @@ where
     pub fn retry_if_ok<G>(
         self,
         f: G,
-    ) -> Retry<
-        impl Drive<
-            Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, RepeatBy<G>, Ox>,
-            Fut = impl Future<Output = Result<V, E>>,
-        >,
-    >
+    ) -> Retry<'p, Policy<C, P, O>, F, impl Future<Output = Result<V, E>>, (Cx, RepeatBy<G>, Ox)>
     where
         G: Fn(&V) -> bool,
     {
@@ -662,12 +640,7 @@ where
     pub fn on_retry<G>(
         self,
         f: G,
-    ) -> Retry<
-        impl Drive<
-            Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, HookBy<G>>,
-            Fut = impl Future<Output = Result<V, E>>,
-        >,
-    >
+    ) -> Retry<'p, Policy<C, P, O>, F, impl Future<Output = Result<V, E>>, (Cx, Px, HookBy<G>)>
     where
         G: Fn(&RetryEvent<'_, E>),
     {
