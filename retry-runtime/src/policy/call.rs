@@ -10,15 +10,22 @@
 //! Everything that can fail is asked by the bounds of `Retry`'s `Future` impl, each directly
 //! (not through a trait of the call's parts), and by nothing else: each unmet need is then one
 //! error at the `.await`, with its own message and no engine trait between it and the user's
-//! code. The loop is the engine's, the one `#[retry]` runs, started in place in this future at
-//! its first poll by a function the `Retry` keeps from its making (whose return type, the
-//! loop's future, is the `Retry`'s last but one type parameter).
+//! code. A bound that could fail on `retry` or `classify` would be reported three times: at
+//! the call, and again wherever its opaque return type is used. The loop is the engine's, the
+//! one `#[retry]` runs, started in place in this future at its first poll by the start
+//! function its policy's [`Kind`] gives, which the `Retry`'s [`Drive`] names.
 
+use super::Choice;
+#[cfg(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+))]
+use super::Split;
 use super::{
     BreakerFor, ClassOutput, ClassifiesWith, GuardFor, Hook, Kind, Policy, Refuse, Repeat,
     TimeoutsFor,
 };
-use super::{Choice, Split};
 use crate::classify::ErrorClass;
 use crate::engine::{Classifier, Timer};
 use crate::observe::event::RetryEvent;
@@ -31,10 +38,6 @@ use std::time::Duration;
 
 pin_project_lite::pin_project! {
     /// The future of one [`Policy::retry`] call: it resolves to the last attempt's `Result`.
-    ///
-    /// Its parameters are the policy (`Pol`), the attempt closure (`F`), the loop's future
-    /// (`L`, whose output is the closure's `Result`), and the call's own classifier, polling
-    /// predicate and hook (`X`, the policy's own unless chained).
     ///
     /// Before it is awaited, [`classify`](Self::classify), [`retry_if_ok`](Self::retry_if_ok)
     /// and [`on_retry`](Self::on_retry) give this call a classifier, a polling predicate or a
@@ -64,37 +67,35 @@ pin_project_lite::pin_project! {
     /// # }
     /// ```
     ///
-    /// It is `Send` when the closure, its futures and their outputs are, so it can be
-    /// spawned; it allocates nothing (but for a hedged policy's loop).
+    /// Its parameter is what starts the call's loop at its first poll ([`Drive`]), whose
+    /// parts are the policy, the closure and the call's own plugs ([`Parts`]). It is `Send`
+    /// when the closure, its futures and their outputs are, so it can be spawned; it allocates
+    /// nothing (but for a hedged policy's loop).
     #[must_use = "a retry does nothing until it is awaited"]
-    pub struct Retry<'p, Pol, F, L, X = (Own, Own, Own)>
+    pub struct Retry<D>
     where
-        Parts<'p, Pol, F, X>: Shape,
+        D: Drive,
     {
         #[pin]
-        state: State<Parts<'p, Pol, F, X>, L>,
-        start: fn(Parts<'p, Pol, F, X>, <Parts<'p, Pol, F, X> as Shape>::Ready) -> L,
+        state: State<D::Parts, D, D::Fut>,
     }
 }
 
 pin_project_lite::pin_project! {
     #[project = StateProj]
     #[project_replace = StateTake]
-    enum State<A, Fut> {
-        Idle { parts: A },
+    enum State<A, D, Fut> {
+        Idle { parts: A, drive: D },
         Running { #[pin] fut: Fut },
         Done,
     }
 }
 
-impl<'p, Pol, F, L, X> Retry<'p, Pol, F, L, X>
-where
-    Parts<'p, Pol, F, X>: Shape,
-{
+impl<D: Drive> Retry<D> {
     /// The parts, before the first poll.
-    fn into_parts(self) -> Parts<'p, Pol, F, X> {
+    fn into_parts(self) -> D::Parts {
         match self.state {
-            State::Idle { parts } => parts,
+            State::Idle { parts, .. } => parts,
             // A `Retry` is only ever handed out idle; its builders take it by value.
             State::Running { .. } | State::Done => unreachable!("a Retry is built idle"),
         }
@@ -102,13 +103,12 @@ where
 }
 
 // What the call asks of its types, each need one bound of this impl (see the module's doc).
-impl<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox, L> Future
-    for Retry<'p, Policy<C, P, O>, F, L, (Cx, Px, Ox)>
+impl<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox, D> Future for Retry<D>
 where
+    D: Drive<Parts = PolicyParts<'p, C, P, O, F, Cx, Px, Ox>>,
     C: Kind,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    L: Future<Output = Result<V, E>>,
     C: TimeoutsFor<E>,
     Cx: ClassifierSlot<'p, C, E>,
     Cx::Asks: ClassifiesWith<E>,
@@ -119,18 +119,17 @@ where
     Result<V, E>: AsyncRuntime,
     Policy<C, P, O>: 'p,
 {
-    type Output = Result<V, E>;
+    type Output = <D::Fut as Future>::Output;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let mut state = this.state;
+        let mut state = self.project().state;
         if let StateProj::Idle { .. } = state.as_mut().project() {
-            if let StateTake::Idle { parts } = state.as_mut().project_replace(State::Done) {
+            if let StateTake::Idle { parts, drive } = state.as_mut().project_replace(State::Done) {
                 let ready = prepare::<C, P, O, V, E, Cx>(parts.policy);
                 // Over `Done`, which has nothing to drop.
                 state.as_mut().project_replace(State::Running {
-                    fut: (this.start)(parts, ready),
+                    fut: drive.drive(parts, ready),
                 });
             }
         }
@@ -187,6 +186,43 @@ where
     Cx: ClassifierSlot<'p, C, E>,
 {
     type Ready = Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>;
+}
+
+/// Starts the loop from a call's parts and what its first poll prepared.
+///
+/// The parts and the loop's future are associated types, not parameters, so that a [`Retry`]
+/// names the lifetime of the policy it borrows once (inside its driver's type): a future
+/// that awaits a `Retry` can then be proven `Send` (a projection whose trait named the
+/// lifetime a second time could not, under `tokio::spawn`).
+pub trait Drive {
+    /// The call's parts.
+    type Parts: Shape;
+    /// The loop's future.
+    type Fut: Future;
+    /// Starts it.
+    #[doc(hidden)]
+    fn drive(self, parts: Self::Parts, ready: <Self::Parts as Shape>::Ready) -> Self::Fut;
+}
+
+/// The loop's start function (`start`, for a call's parts of type `A`) as a [`Drive`]: its
+/// type names the function, so the first poll calls it directly.
+pub struct Driver<A, G> {
+    start: G,
+    parts: PhantomData<fn(A)>,
+}
+
+impl<A: Shape, G, Fut> Drive for Driver<A, G>
+where
+    G: FnOnce(A, A::Ready) -> Fut,
+    Fut: Future,
+{
+    type Parts = A;
+    type Fut = Fut;
+
+    #[inline]
+    fn drive(self, parts: A, ready: A::Ready) -> Fut {
+        (self.start)(parts, ready)
+    }
 }
 
 /// What the first poll of a call prepares.
@@ -403,22 +439,101 @@ impl<'p, O, E, G: Fn(&RetryEvent<'_, E>)> HookSlot<'p, O, E> for HookBy<G> {
 
 type PolicyParts<'p, C, P, O, F, Cx, Px, Ox> = Parts<'p, Policy<C, P, O>, F, (Cx, Px, Ox)>;
 
-/// The loop of one call, started at its first poll: the engine's, as `#[retry]` runs it (and
-/// the hedged loop for a hedged policy, boxed, since its slots would double every call's
-/// future), built for the call's timer, with timeouts or without (a `Policy<ByClassify<..>>`'s
-/// type rules one out).
+/// The steps of one call's loop with the timer `$timer`, in the `async` block of a start
+/// function: the engine's loop, as `#[retry]` runs it, or the hedged loop for a hedged policy,
+/// boxed, since its slots would double every call's future.
+///
+/// Each branch builds its own call (by a function) and the hedged one borrows the closure:
+/// neither is moved in one branch only, which would keep a drop flag for it in the future,
+/// set on every call.
+#[cfg(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+))]
+macro_rules! run_loop {
+    ($policy:ident, $attempt:ident, $plugs:ident, $idempotent:ident, $once:ident, $timer:ident,
+     $classify:ident, $refusal:ident, $V:ty, $Px:ty) => {{
+        // Most policies do not hedge: that is looked at first, and the rest out of line.
+        if $policy.site.hedged() && hedges::<_, _, _, $V, $Px>($policy, $idempotent, $once) {
+            let call = engine(
+                $policy,
+                $plugs,
+                $idempotent,
+                false,
+                $timer,
+                $classify,
+                $refusal,
+            );
+            return Box::pin(call.run_hedged(&mut $attempt)).await;
+        }
+        let mut call = engine(
+            $policy,
+            $plugs,
+            $idempotent,
+            $once,
+            $timer,
+            $classify,
+            $refusal,
+        );
+        let call = &mut call;
+        crate::__retry_loop!(call, $attempt())
+    }};
+}
+
+/// The loop of one call whose timer its policy's type tells (a `Policy<ByClassify<..>>`),
+/// started at its first poll.
 ///
 /// An `async` block over the parts taken apart, rather than an `async fn`, which would first
-/// move each argument into a slot of its body. Each branch builds its own call (by a function)
-/// and the hedged one borrows the closure: neither is moved in one branch only, which would
-/// keep a drop flag for it in the future, set on every call.
+/// move each argument into a slot of its body.
 #[allow(clippy::type_complexity)]
 #[cfg(any(
     feature = "tokio",
     feature = "smol",
     all(target_arch = "wasm32", target_os = "unknown")
 ))]
-fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+pub(super) fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+    parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
+    ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
+) -> impl Future<Output = Result<V, E>>
+where
+    C: Kind,
+    C::Timer<V, E>: Timer<Result<V, E>>,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    Cx: ClassifierSlot<'p, C, E>,
+    Px: RepeatSlot<'p, P, V>,
+    Ox: HookSlot<'p, O, E>,
+{
+    let Parts {
+        policy,
+        mut attempt,
+        plugs,
+        idempotent,
+        once,
+    } = parts;
+    let Ready {
+        timer,
+        classify,
+        refusal,
+    } = ready;
+    async move {
+        run_loop!(
+            policy, attempt, plugs, idempotent, once, timer, classify, refusal, V, Px
+        )
+    }
+}
+
+/// The loop of one call whose timer its policy's builders chose (a policy with a classifier
+/// function), started at its first poll: one loop is built for each timer, and the call runs
+/// the one its policy has.
+#[allow(clippy::type_complexity)]
+#[cfg(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+))]
+pub(super) fn start_either<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
     ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
 ) -> impl Future<Output = Result<V, E>>
@@ -443,23 +558,17 @@ where
         refusal,
     } = ready;
     async move {
-        // The same steps for either timer: one loop is built for each.
-        macro_rules! run {
-            ($timer:ident) => {{
-                // Most policies do not hedge: that is looked at first, and the rest out of
-                // line.
-                if policy.site.hedged() && hedges::<_, _, _, V, Px>(policy, idempotent, once) {
-                    let call = engine(policy, plugs, idempotent, false, $timer, classify, refusal);
-                    return Box::pin(call.run_hedged(&mut attempt)).await;
-                }
-                let mut call = engine(policy, plugs, idempotent, once, $timer, classify, refusal);
-                let call = &mut call;
-                crate::__retry_loop!(call, attempt())
-            }};
-        }
         match timer.split() {
-            Choice::Untimed(timer) => run!(timer),
-            Choice::Timed(timer) => run!(timer),
+            Choice::Untimed(timer) => {
+                run_loop!(
+                    policy, attempt, plugs, idempotent, once, timer, classify, refusal, V, Px
+                )
+            }
+            Choice::Timed(timer) => {
+                run_loop!(
+                    policy, attempt, plugs, idempotent, once, timer, classify, refusal, V, Px
+                )
+            }
         }
     }
 }
@@ -472,7 +581,7 @@ where
     feature = "smol",
     all(target_arch = "wasm32", target_os = "unknown")
 )))]
-fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+pub(super) fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
     ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
 ) -> impl Future<Output = Result<V, E>>
@@ -485,6 +594,13 @@ where
     drop((parts, ready));
     core::future::pending()
 }
+
+#[cfg(not(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+)))]
+pub(super) use start as start_either;
 
 /// Whether a call of a policy that hedges runs the hedged loop: its attempts may run side by
 /// side.
@@ -552,6 +668,7 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
     C: Kind + TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E> + ClassifiesWith<E>,
+    C::Timer<V, E>: Timer<Result<V, E>>,
     P: Repeat<V>,
     O: Hook<E>,
     Policy<C, P, O>: 'p,
@@ -565,7 +682,12 @@ where
 #[allow(clippy::type_complexity)]
 pub(super) fn retry<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
-) -> Retry<'p, Policy<C, P, O>, F, impl Future<Output = Result<V, E>>, (Cx, Px, Ox)>
+) -> Retry<
+    impl Drive<
+        Parts = PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
+        Fut = impl Future<Output = Result<V, E>>,
+    >,
+>
 where
     C: Kind,
     F: FnMut() -> Fut,
@@ -575,20 +697,26 @@ where
     Ox: HookSlot<'p, O, E>,
 {
     Retry {
-        state: State::Idle { parts },
-        start: start::<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>,
+        state: State::Idle {
+            parts,
+            drive: Driver {
+                start: C::launch::<'p, P, O, F, Fut, V, E, Cx, Px, Ox>,
+                parts: PhantomData,
+            },
+        },
     }
 }
 
-impl<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox, L> Retry<'p, Policy<C, P, O>, F, L, (Cx, Px, Ox)>
+impl<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox, D> Retry<D>
 where
     C: Kind,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    L: Future<Output = Result<V, E>>,
     Cx: ClassifierSlot<'p, C, E>,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
+    Policy<C, P, O>: 'p,
+    D: Drive<Parts = PolicyParts<'p, C, P, O, F, Cx, Px, Ox>>,
 {
     /// Classifies this call's errors with `f` (returning [`ErrorClass`] or `bool`, as
     /// `retry_on`) instead of the policy's classifier; `f`'s argument is the closure's error.
@@ -598,7 +726,12 @@ where
     pub fn classify<G, R>(
         self,
         f: G,
-    ) -> Retry<'p, Policy<C, P, O>, F, impl Future<Output = Result<V, E>>, (ClassifyBy<G, R>, Px, Ox)>
+    ) -> Retry<
+        impl Drive<
+            Parts = PolicyParts<'p, C, P, O, F, ClassifyBy<G, R>, Px, Ox>,
+            Fut = impl Future<Output = Result<V, E>>,
+        >,
+    >
     where
         G: Fn(&E) -> R,
     {
@@ -619,7 +752,12 @@ where
     pub fn retry_if_ok<G>(
         self,
         f: G,
-    ) -> Retry<'p, Policy<C, P, O>, F, impl Future<Output = Result<V, E>>, (Cx, RepeatBy<G>, Ox)>
+    ) -> Retry<
+        impl Drive<
+            Parts = PolicyParts<'p, C, P, O, F, Cx, RepeatBy<G>, Ox>,
+            Fut = impl Future<Output = Result<V, E>>,
+        >,
+    >
     where
         G: Fn(&V) -> bool,
     {
@@ -640,7 +778,12 @@ where
     pub fn on_retry<G>(
         self,
         f: G,
-    ) -> Retry<'p, Policy<C, P, O>, F, impl Future<Output = Result<V, E>>, (Cx, Px, HookBy<G>)>
+    ) -> Retry<
+        impl Drive<
+            Parts = PolicyParts<'p, C, P, O, F, Cx, Px, HookBy<G>>,
+            Fut = impl Future<Output = Result<V, E>>,
+        >,
+    >
     where
         G: Fn(&RetryEvent<'_, E>),
     {

@@ -8,6 +8,8 @@
 //! function is a `Policy<fn(&E) -> R>`: its error type is known, so each builder asks what it
 //! needs of `E` where it is called, and keeps the conversion in the policy.
 
+use super::Policy;
+use super::call::{self, ClassifierSlot, HookSlot, Parts, Ready, RepeatSlot};
 use super::sealed::Sealed;
 use crate::classify::{Classify, ErrorClass, TimedOut};
 use crate::engine::{
@@ -80,6 +82,42 @@ pub trait Kind: Sealed + Copy {
     /// What a call refused by a breaker or a guard returns.
     #[doc(hidden)]
     type Refusal<V, E>: OnRefusal<Result<V, E>> + Send + Sync;
+
+    /// The loop of a call of a policy of this kind, started at its first poll: built for the
+    /// one timer a [`ByClassify`] kind's type tells, or for each timer a classifier
+    /// function's policy may have.
+    #[doc(hidden)]
+    #[allow(clippy::type_complexity)]
+    fn launch<'p, P, O, F, Fut, V, E, Cx, Px, Ox>(
+        parts: Parts<'p, Policy<Self, P, O>, F, (Cx, Px, Ox)>,
+        ready: Ready<Self::Timer<V, E>, Cx::Prepared, Self::Refusal<V, E>>,
+    ) -> impl Future<Output = Result<V, E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<V, E>>,
+        Cx: ClassifierSlot<'p, Self, E>,
+        Px: RepeatSlot<'p, P, V>,
+        Ox: HookSlot<'p, O, E>;
+}
+
+/// [`Kind::launch`], by `$start` (`start` or `start_either`).
+macro_rules! launch {
+    ($start:ident) => {
+        #[inline]
+        fn launch<'p, P, O, F, Fut, V, E, Cx, Px, Ox>(
+            parts: Parts<'p, Policy<Self, P, O>, F, (Cx, Px, Ox)>,
+            ready: Ready<Self::Timer<V, E>, Cx::Prepared, Self::Refusal<V, E>>,
+        ) -> impl Future<Output = Result<V, E>>
+        where
+            F: FnMut() -> Fut,
+            Fut: Future<Output = Result<V, E>>,
+            Cx: ClassifierSlot<'p, Self, E>,
+            Px: RepeatSlot<'p, P, V>,
+            Ox: HookSlot<'p, O, E>,
+        {
+            call::$start(parts, ready)
+        }
+    };
 }
 
 impl<B, G> Kind for ByClassify<(), B, G>
@@ -89,6 +127,8 @@ where
     type Convert = ();
     type Timer<V, E> = Untimed;
     type Refusal<V, E> = <Self as Refusals>::Refusal<V, E>;
+
+    launch!(start);
 }
 
 impl<B, G> Kind for ByClassify<TimedOut, B, G>
@@ -98,18 +138,24 @@ where
     type Convert = ();
     type Timer<V, E> = Timed<E>;
     type Refusal<V, E> = <Self as Refusals>::Refusal<V, E>;
+
+    launch!(start);
 }
 
-impl<E, R> Kind for fn(&E) -> R {
-    type Convert = Conversions<E>;
-    type Timer<V, X> = Option<Timed<X>>;
-    type Refusal<V, X> = Conversions<X>;
+impl<X, R> Kind for fn(&X) -> R {
+    type Convert = Conversions<X>;
+    type Timer<V, E> = Option<Timed<E>>;
+    type Refusal<V, E> = Conversions<E>;
+
+    launch!(start_either);
 }
 
-impl<E, R> Kind for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
-    type Convert = Conversions<E>;
-    type Timer<V, X> = Option<Timed<X>>;
-    type Refusal<V, X> = Conversions<X>;
+impl<X, R> Kind for (fn(&X) -> R, fn(&X) -> Option<Duration>) {
+    type Convert = Conversions<X>;
+    type Timer<V, E> = Option<Timed<E>>;
+    type Refusal<V, E> = Conversions<E>;
+
+    launch!(start_either);
 }
 
 /// What a call of a [`ByClassify`] policy refused by its breaker or a guard returns, by its

@@ -11,7 +11,7 @@
 mod call;
 mod kind;
 
-pub use call::Retry;
+pub use call::{Drive, Own, Parts, Retry};
 pub use kind::{BreakerFor, ByClassify, ClassOutput, ClassifiesWith, GuardFor, Kind, TimeoutsFor};
 #[doc(hidden)]
 pub use kind::{Choice, Conversions, GivenClassifier, Never, Refusals, Refuse, Split};
@@ -28,7 +28,6 @@ use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
 use crate::spec::HedgeSpec;
 use crate::spec::{Behavior, Jitter, Keys, Mode, core_keys};
-use call::{Own, Parts};
 use core::future::Future;
 use std::fmt;
 use std::time::Duration;
@@ -484,10 +483,16 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     /// classifier (`E: Classify`, or one given), and, for a `Policy<ByClassify<..>>`, the
     /// conversions its type names (`From<TimedOut>` with a timeout written in code,
     /// `From<CircuitOpen>` with a breaker, `From<Refused>` with a guard).
+    #[allow(clippy::type_complexity)]
     pub fn retry<F, Fut, V, E>(
         &self,
         attempt: F,
-    ) -> Retry<'_, Self, F, impl Future<Output = Result<V, E>>>
+    ) -> Retry<
+        impl Drive<
+            Parts = Parts<'_, Self, F, (Own, Own, Own)>,
+            Fut = impl Future<Output = Result<V, E>>,
+        >,
+    >
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
@@ -754,6 +759,7 @@ impl<C: Kind, P, O> Policy<C, P, O> {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
         C: TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E> + ClassifiesWith<E>,
+        C::Timer<V, E>: crate::engine::Timer<Result<V, E>>,
         P: Repeat<V>,
         O: Hook<E>,
     {
