@@ -15,17 +15,16 @@
 //! one `#[retry]` runs, started in place in this future at its first poll by the start
 //! function its policy's [`Kind`] gives, which the `Retry`'s [`Drive`] names.
 
-use super::Choice;
+use super::{
+    BreakerFor, ClassOutput, ClassifiesWith, GuardFor, Hook, Kind, Policy, Refuse, Repeat,
+    TimeoutsFor,
+};
 #[cfg(any(
     feature = "tokio",
     feature = "smol",
     all(target_arch = "wasm32", target_os = "unknown")
 ))]
-use super::Split;
-use super::{
-    BreakerFor, ClassOutput, ClassifiesWith, GuardFor, Hook, Kind, Policy, Refuse, Repeat,
-    TimeoutsFor,
-};
+use super::{Choice, Split};
 use crate::classify::ErrorClass;
 use crate::engine::{Classifier, Timer};
 use crate::observe::event::RetryEvent;
@@ -591,7 +590,12 @@ where
     Fut: Future<Output = Result<V, E>>,
     Cx: ClassifierSlot<'p, C, E>,
 {
-    drop((parts, ready));
+    let Ready {
+        timer,
+        classify,
+        refusal,
+    } = ready;
+    drop((parts, timer, classify, refusal));
     core::future::pending()
 }
 
@@ -606,6 +610,14 @@ pub(super) use start as start_either;
 /// side.
 #[cold]
 #[inline(never)]
+#[cfg_attr(
+    not(any(
+        feature = "tokio",
+        feature = "smol",
+        all(target_arch = "wasm32", target_os = "unknown")
+    )),
+    allow(dead_code)
+)]
 fn hedges<'p, C: Kind, P, O, V, Px>(
     policy: &'p Policy<C, P, O>,
     idempotent: bool,
@@ -622,6 +634,14 @@ where
 /// is built less directly in its slot (3 instructions more on every path).
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 #[inline(always)]
+#[cfg_attr(
+    not(any(
+        feature = "tokio",
+        feature = "smol",
+        all(target_arch = "wasm32", target_os = "unknown")
+    )),
+    allow(dead_code)
+)]
 fn engine<'p, C, P, O, V, E, K, Cx, Px, Ox>(
     policy: &'p Policy<C, P, O>,
     (cx, px, ox): (Cx, Px, Ox),
