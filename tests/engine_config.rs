@@ -973,7 +973,7 @@ fn a_policy_built_in_code_is_warned_about_once_over_many_calls() {
     );
 }
 
-/// A policy without timeouts in code (`Policy<NoTimeouts>`) cannot time out, so a timeout
+/// A policy without timeouts in code (a `Policy`) cannot time out, so a timeout
 /// from outside is one warning per policy and ignored, as for an untimed `#[retry]` function.
 #[test]
 fn a_timeout_from_outside_is_one_warning_for_an_untimed_policy() {

@@ -237,7 +237,7 @@ mod engine;
 mod hedge;
 mod integrations;
 mod observe;
-mod policy;
+pub mod policy;
 mod protect;
 mod runtime;
 mod spec;
@@ -250,7 +250,6 @@ pub use attempt::{Attempt, InvocationId};
 pub use classify::{Classify, ErrorClass, TimedOut, TimeoutKind};
 pub use classify::{aws, hint};
 pub use engine::frame::attempt;
-pub use engine::{ByTrait, NoBreaker};
 #[cfg(feature = "grpc-config")]
 pub use integrations::grpc;
 #[cfg(feature = "reqwest")]
@@ -261,10 +260,7 @@ pub use integrations::wire;
 pub use observe::event::RetryEvent;
 #[cfg(feature = "metrics")]
 pub use observe::meters;
-pub use policy::{
-    NoHook, NoRepeat, NoTimeouts, Policy, PolicyError, Retry, Timeouts, WithBreaker,
-    WithBreakerAndGuard, WithGuard,
-};
+pub use policy::{Policy, PolicyError, Retry};
 pub use protect::breaker::{BreakerState, CircuitBreaker, CircuitOpen};
 pub use protect::bucket::TokenBucket;
 pub use protect::budget::RetryBudget;

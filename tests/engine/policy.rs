@@ -3,10 +3,11 @@
 //! `timelines.rs`); here, what is particular to a policy value.
 
 use crate::util::{self, TestError};
+use retry_runtime::policy::ByClassify;
 use retry_runtime::testing::{self, EarlyEnd, Overrides};
 use retry_runtime::{
-    ErrorClass, Jitter, NoTimeouts, Partition, Policy, RetryEvent, Timeouts, TokenBucket,
-    WithBreaker, attempt, retry,
+    CircuitOpen, ErrorClass, Jitter, Partition, Policy, RetryEvent, TimedOut, TokenBucket, attempt,
+    retry,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -230,7 +231,7 @@ async fn a_policys_future_can_be_spawned() {
 
 #[test]
 fn a_policy_comes_from_a_configuration_file() {
-    let policy: Policy<Timeouts> = toml::from_str(
+    let policy: Policy<ByClassify<TimedOut>> = toml::from_str(
         r#"
         mode = "adaptive"
         max_attempts = 5
@@ -266,7 +267,7 @@ fn a_policy_comes_from_a_configuration_file() {
         unknown.to_string().contains("unknown field `max_retries`"),
         "{unknown}"
     );
-    let unit = toml::from_str::<Policy<Timeouts>>("deadline = 10").unwrap_err();
+    let unit = toml::from_str::<Policy<ByClassify<TimedOut>>>("deadline = 10").unwrap_err();
     assert!(unit.to_string().contains("deadline needs a unit"), "{unit}");
     // A misspelt value says which one it most likely meant, as the attribute and the
     // environment do.
@@ -296,9 +297,10 @@ fn a_policy_comes_from_a_configuration_file() {
         !unknown_mode.to_string().contains("did you mean"),
         "{unknown_mode}"
     );
-    let incoherent =
-        toml::from_str::<Policy<Timeouts>>("attempt_timeout = \"5s\"\ndeadline = \"1s\"")
-            .unwrap_err();
+    let incoherent = toml::from_str::<Policy<ByClassify<TimedOut>>>(
+        "attempt_timeout = \"5s\"\ndeadline = \"1s\"",
+    )
+    .unwrap_err();
     assert!(
         incoherent
             .to_string()
@@ -420,7 +422,7 @@ async fn any_error_type_in_one_line() {
 /// type names the error, which infers the closure's argument.
 #[tokio::test(start_paused = true)]
 async fn a_static_policy_with_a_classifier() {
-    static API: Policy<NoTimeouts, fn(&ApiError) -> bool> = Policy::new()
+    static API: Policy<fn(&ApiError) -> bool> = Policy::new()
         .max_attempts(3)
         .initial_backoff(Duration::from_millis(10))
         .classify(|e| e.status >= 500);
@@ -433,7 +435,7 @@ async fn a_static_policy_with_a_classifier() {
         fn(&ErrorClass) -> ErrorClass,
         fn(&ErrorClass) -> Option<Duration>,
     );
-    static TIMED: Policy<Timeouts, ClassAndHint> = Policy::new()
+    static TIMED: Policy<ClassAndHint> = Policy::new()
         .deadline(Duration::from_secs(1))
         .classify(|e| *e)
         .retry_after(|_| Some(Duration::from_millis(300)));
@@ -512,7 +514,7 @@ fn the_builders_take_the_attributes_value_forms() {
 /// timeouts refuses a timeout, and one without a breaker refuses a breaker.
 #[test]
 fn the_serde_form_takes_every_value_key() {
-    let policy: Policy<Timeouts> = toml::from_str(
+    let policy: Policy<ByClassify<TimedOut>> = toml::from_str(
         r#"
         max_attempts = 4
         deadline = "10s"
@@ -528,18 +530,20 @@ fn the_serde_form_takes_every_value_key() {
     assert!(text.contains("max_attempts: Some(4)"), "{text}");
     let untimed = toml::from_str::<Policy>("deadline = \"10s\"").unwrap_err();
     assert!(
-        untimed.to_string().contains("read a `Policy<Timeouts>`"),
+        untimed
+            .to_string()
+            .contains("read a `Policy<ByClassify<TimedOut>>`"),
         "{untimed}"
     );
     let breaker = toml::from_str::<Policy>("breaker = \"50%\"").unwrap_err();
     assert!(
         breaker
             .to_string()
-            .contains("read a `Policy<_, _, _, _, WithBreaker>`"),
+            .contains("read a `Policy<ByClassify<_, CircuitOpen>>`"),
         "{breaker}"
     );
-    let ratio = toml::from_str::<Policy<NoTimeouts, _, _, _, WithBreaker>>("breaker = \"150%\"")
-        .unwrap_err();
+    let ratio =
+        toml::from_str::<Policy<ByClassify<(), CircuitOpen>>>("breaker = \"150%\"").unwrap_err();
     assert!(
         ratio.to_string().contains("is not a failure ratio"),
         "{ratio}"
@@ -559,7 +563,7 @@ fn the_serde_form_takes_every_value_key() {
 /// its 20 calls of a window all fail, the next ones are refused without running the closure.
 #[tokio::test(start_paused = true)]
 async fn a_breaker_from_configuration_opens_and_refuses() {
-    let policy: Policy<NoTimeouts, _, _, _, WithBreaker> =
+    let policy: Policy<ByClassify<(), CircuitOpen>> =
         toml::from_str("max_attempts = 1\nbreaker = \"50%\"").unwrap();
     let runs = AtomicU32::new(0);
     let mut refused = 0;
@@ -577,8 +581,7 @@ async fn a_breaker_from_configuration_opens_and_refuses() {
     assert_eq!(runs.load(Ordering::SeqCst), 20);
     assert_eq!(refused, 10);
     // Without the key, the same type has no breaker: every call runs.
-    let open: Policy<NoTimeouts, _, _, _, WithBreaker> =
-        toml::from_str("max_attempts = 1").unwrap();
+    let open: Policy<ByClassify<(), CircuitOpen>> = toml::from_str("max_attempts = 1").unwrap();
     runs.store(0, Ordering::SeqCst);
     for _ in 0..30 {
         let _ = open

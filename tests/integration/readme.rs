@@ -84,8 +84,9 @@ mod first_screen {
     use super::{Overrides, record};
     use crate::http_server::{Fault, Server, client};
 
+    use retry_runtime::policy::ByClassify;
     use retry_runtime::reqwest::{Error, error_for_status};
-    use retry_runtime::{Policy, Timeouts, retry};
+    use retry_runtime::{Policy, TimedOut, retry};
     use std::time::Duration;
 
     // The attribute: the body is one attempt; `?` and `return` end it, the loop decides what follows.
@@ -96,7 +97,7 @@ mod first_screen {
     }
 
     // The same call through a closure: the same keys on a `Policy` value, the same loop.
-    static PAGES: Policy<Timeouts> = Policy::new()
+    static PAGES: Policy<ByClassify<TimedOut>> = Policy::new()
         .max_attempts(4)
         .attempt_timeout(Duration::from_secs(2))
         .deadline(Duration::from_secs(10));
@@ -271,7 +272,8 @@ mod without_the_attribute {
         }
     }
 
-    /// The same with timeouts: a `Policy<Timeouts>`, whose error type represents a timeout.
+    /// The same with timeouts: the error type represents a timeout, which `deadline` asks of
+    /// it where it is called, after `classify`, or where `classify` is called, after it.
     mod with_timeouts {
         use super::{answer, calls, script};
         use tokio::time::Instant;
@@ -346,10 +348,10 @@ mod without_the_attribute {
             answer(id).await.map_err(|status| ApiError { status })
         }
 
-        use retry_runtime::{Policy, Timeouts};
+        use retry_runtime::Policy;
         use std::time::Duration;
 
-        static STOCK: Policy<Timeouts, fn(&ApiError) -> bool> = Policy::new()
+        static STOCK: Policy<fn(&ApiError) -> bool> = Policy::new()
             .max_attempts(4)
             .initial_backoff(Duration::from_millis(50))
             .deadline(Duration::from_secs(5))

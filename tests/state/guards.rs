@@ -413,17 +413,12 @@ static POLICY: Log = Log::new("policy");
 #[tokio::test(start_paused = true)]
 async fn a_policy_asks_its_guards_in_order_and_converts_a_refusal() {
     static TOO: Log = Log::new("too");
-    static GUARDED: Policy<
-        retry_runtime::NoTimeouts,
-        retry_runtime::ByTrait,
-        retry_runtime::NoRepeat,
-        retry_runtime::NoHook,
-        retry_runtime::WithGuard,
-    > = Policy::new()
-        .initial_backoff(Duration::from_millis(100))
-        .jitter(retry_runtime::Jitter::None)
-        .guard(&POLICY)
-        .guard(&TOO);
+    static GUARDED: Policy<retry_runtime::policy::ByClassify<(), (), retry_runtime::Refused>> =
+        Policy::new()
+            .initial_backoff(Duration::from_millis(100))
+            .jitter(retry_runtime::Jitter::None)
+            .guard(&POLICY)
+            .guard(&TOO);
     let script = Script::new([Fail(ErrorClass::Transient), Succeed(3)]);
     assert_eq!(GUARDED.retry(|| script.attempt()).await, Ok(3));
     assert_eq!(

@@ -316,8 +316,8 @@ fn resolution(
                 let fix = match writer {
                     Writer::Attribute => "write one of them in the attribute",
                     Writer::Policy => {
-                        "write one of them on the Policy (a `Policy<Timeouts>`, whose error \
-                         type represents a timeout)"
+                        "write one of them on the Policy in code (its error type then \
+                         represents a timeout)"
                     }
                 };
                 warn(format!(

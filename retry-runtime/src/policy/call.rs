@@ -4,21 +4,27 @@
 //! asked of them: [`Policy::retry`] takes the attempt closure (which fixes `T` and `E`); the
 //! chained [`Retry::classify`], [`Retry::retry_if_ok`] and [`Retry::on_retry`] take closures
 //! whose argument types are then inferred; and awaiting it asks what the policy needs of `E`
-//! (a classifier, `From<TimedOut>` for a policy with timeouts, `From<CircuitOpen>` for one with
-//! a breaker) and that a chained classifier returns `bool` or `ErrorClass`.
+//! (a classifier, and the conversions a `Policy<ByClassify<..>>`'s type names) and that a chained
+//! classifier returns `bool` or `ErrorClass`.
 //!
 //! Everything that can fail is asked by the bounds of `Retry`'s `Future` impl, each directly
 //! (not through a trait of the call's parts), and by nothing else: each unmet need is then one
 //! error at the `.await`, with its own message and no engine trait between it and the user's
-//! code. A bound that could fail on `retry` or `classify` would be reported three times: at the
-//! call, and again wherever its opaque return type is used (the compiler checks the bounds of
-//! the function that defines an opaque type each time it uses the type's bounds). The loop is
-//! the engine's, the one `#[retry]` runs, started in place in this future at its first poll.
+//! code. A bound that could fail on `retry` or `classify` would be reported three times: at
+//! the call, and again wherever its opaque return type is used. The loop is the engine's, the
+//! one `#[retry]` runs, started in place in this future at its first poll by the start
+//! function its policy's [`Kind`] gives, which the `Retry`'s [`Drive`] names.
 
 use super::{
-    BreakerKind, BreakerPlug, ClassOutput, ClassifiesWith, GuardPlug, Hook, Policy, Repeat,
-    TimeoutKind, TimeoutsFor,
+    BreakerFor, ClassOutput, ClassifiesWith, GuardFor, Hook, Kind, Policy, Refuse, Repeat,
+    TimeoutsFor,
 };
+#[cfg(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+))]
+use super::{Choice, Split};
 use crate::classify::ErrorClass;
 use crate::engine::{Classifier, Timer};
 use crate::observe::event::RetryEvent;
@@ -60,8 +66,10 @@ pin_project_lite::pin_project! {
     /// # }
     /// ```
     ///
-    /// It is `Send` when the closure, its futures and their outputs are, so it can be
-    /// spawned; it allocates nothing (but for a hedged policy's loop).
+    /// Its parameter is what starts the call's loop at its first poll ([`Drive`]), whose
+    /// parts are the policy, the closure and the call's own plugs ([`Parts`]). It is `Send`
+    /// when the closure, its futures and their outputs are, so it can be spawned; it allocates
+    /// nothing (but for a hedged policy's loop).
     #[must_use = "a retry does nothing until it is awaited"]
     pub struct Retry<D>
     where
@@ -83,13 +91,6 @@ pin_project_lite::pin_project! {
 }
 
 impl<D: Drive> Retry<D> {
-    #[inline]
-    fn new(parts: D::Parts, drive: D) -> Self {
-        Retry {
-            state: State::Idle { parts, drive },
-        }
-    }
-
     /// The parts, before the first poll.
     fn into_parts(self) -> D::Parts {
         match self.state {
@@ -101,18 +102,21 @@ impl<D: Drive> Retry<D> {
 }
 
 // What the call asks of its types, each need one bound of this impl (see the module's doc).
-impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox, D> Future for Retry<D>
+impl<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox, D> Future for Retry<D>
 where
-    D: Drive<Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>>,
+    D: Drive<Parts = PolicyParts<'p, C, P, O, F, Cx, Px, Ox>>,
+    C: Kind,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    T: TimeoutsFor<E>,
+    C: TimeoutsFor<E>,
     Cx: ClassifierSlot<'p, C, E>,
     Cx::Asks: ClassifiesWith<E>,
     Cx::Returns: ClassOutput,
-    B: BreakerPlug<V, E> + GuardPlug<V, E>,
+    C: BreakerFor<E>,
+    C: GuardFor<E>,
+    C: Refuse<V, E>,
     Result<V, E>: AsyncRuntime,
-    Policy<T, C, P, O, B>: 'p,
+    Policy<C, P, O>: 'p,
 {
     type Output = <D::Fut as Future>::Output;
 
@@ -121,7 +125,7 @@ where
         let mut state = self.project().state;
         if let StateProj::Idle { .. } = state.as_mut().project() {
             if let StateTake::Idle { parts, drive } = state.as_mut().project_replace(State::Done) {
-                let ready = prepare::<T, C, P, O, B, V, E, Cx>(parts.policy);
+                let ready = prepare::<C, P, O, V, E, Cx>(parts.policy);
                 // Over `Done`, which has nothing to drop.
                 state.as_mut().project_replace(State::Running {
                     fut: drive.drive(parts, ready),
@@ -173,6 +177,16 @@ pub trait Shape {
     type Ready;
 }
 
+impl<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox> Shape for PolicyParts<'p, C, P, O, F, Cx, Px, Ox>
+where
+    C: Kind,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    Cx: ClassifierSlot<'p, C, E>,
+{
+    type Ready = Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>;
+}
+
 /// Starts the loop from a call's parts and what its first poll prepared.
 ///
 /// The parts and the loop's future are associated types, not parameters, so that a [`Retry`]
@@ -185,10 +199,12 @@ pub trait Drive {
     /// The loop's future.
     type Fut: Future;
     /// Starts it.
+    #[doc(hidden)]
     fn drive(self, parts: Self::Parts, ready: <Self::Parts as Shape>::Ready) -> Self::Fut;
 }
 
-/// The loop's start function (`start`, for a call's parts of type `A`) as a [`Drive`].
+/// The loop's start function (`start`, for a call's parts of type `A`) as a [`Drive`]: its
+/// type names the function, so the first poll calls it directly.
 pub struct Driver<A, G> {
     start: G,
     parts: PhantomData<fn(A)>,
@@ -219,20 +235,19 @@ pub struct Ready<K, C, X> {
 /// a refused call returns (the bounds are its caller's, which report an unmet one).
 #[inline]
 #[allow(clippy::type_complexity)]
-fn prepare<'p, T, C, P, O, B, V, E, Cx>(
-    policy: &'p Policy<T, C, P, O, B>,
-) -> Ready<T::Kind, Cx::Prepared, <B as BreakerKind<Result<V, E>>>::Refusal>
+fn prepare<'p, C, P, O, V, E, Cx>(
+    policy: &'p Policy<C, P, O>,
+) -> Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>
 where
-    T: TimeoutsFor<E>,
+    C: Kind + TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E>,
     Cx: ClassifierSlot<'p, C, E>,
     Cx::Asks: ClassifiesWith<E>,
     Cx::Returns: ClassOutput,
-    B: BreakerPlug<V, E> + GuardPlug<V, E>,
 {
     Ready {
-        timer: T::timer(),
+        timer: C::timer::<V>(&policy.convert),
         classify: Cx::prepare(&policy.classify),
-        refusal: B::refusal(<B as GuardPlug<V, E>>::refused()),
+        refusal: C::refusal(&policy.convert),
     }
 }
 
@@ -421,44 +436,73 @@ impl<'p, O, E, G: Fn(&RetryEvent<'_, E>)> HookSlot<'p, O, E> for HookBy<G> {
     }
 }
 
-type PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox> =
-    Parts<'p, Policy<T, C, P, O, B>, F, (Cx, Px, Ox)>;
+type PolicyParts<'p, C, P, O, F, Cx, Px, Ox> = Parts<'p, Policy<C, P, O>, F, (Cx, Px, Ox)>;
 
-impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox> Shape
-    for PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<V, E>>,
-    T: TimeoutKind<E>,
-    Cx: ClassifierSlot<'p, C, E>,
-    B: BreakerKind<Result<V, E>>,
-{
-    type Ready = Ready<T::Kind, Cx::Prepared, B::Refusal>;
+/// The steps of one call's loop with the timer `$timer`, in the `async` block of a start
+/// function: the engine's loop, as `#[retry]` runs it, or the hedged loop for a hedged policy,
+/// boxed, since its slots would double every call's future.
+///
+/// Each branch builds its own call (by a function) and the hedged one borrows the closure:
+/// neither is moved in one branch only, which would keep a drop flag for it in the future,
+/// set on every call.
+#[cfg(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+))]
+macro_rules! run_loop {
+    ($policy:ident, $attempt:ident, $plugs:ident, $idempotent:ident, $once:ident, $timer:ident,
+     $classify:ident, $refusal:ident, $V:ty, $Px:ty) => {{
+        // Most policies do not hedge: that is looked at first, and the rest out of line.
+        if $policy.site.hedged() && hedges::<_, _, _, $V, $Px>($policy, $idempotent, $once) {
+            let call = engine(
+                $policy,
+                $plugs,
+                $idempotent,
+                false,
+                $timer,
+                $classify,
+                $refusal,
+            );
+            return Box::pin(call.run_hedged(&mut $attempt)).await;
+        }
+        let mut call = engine(
+            $policy,
+            $plugs,
+            $idempotent,
+            $once,
+            $timer,
+            $classify,
+            $refusal,
+        );
+        let call = &mut call;
+        crate::__retry_loop!(call, $attempt())
+    }};
 }
 
-/// The loop of one call, started at its first poll: the engine's, as `#[retry]` runs it (and
-/// the hedged loop for a hedged policy, boxed, since its slots would double every call's
-/// future).
+/// The loop of one call whose timer its policy's type tells (a `Policy<ByClassify<..>>`),
+/// started at its first poll.
 ///
 /// An `async` block over the parts taken apart, rather than an `async fn`, which would first
-/// move each argument into a slot of its body. Each branch builds its own call (by a function)
-/// and the hedged one borrows the closure: neither is moved in one branch only, which would
-/// keep a drop flag for it in the future, set on every call.
+/// move each argument into a slot of its body.
 #[allow(clippy::type_complexity)]
-fn start<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
-    parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
-    ready: Ready<T::Kind, Cx::Prepared, B::Refusal>,
+#[cfg(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+))]
+pub(super) fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+    parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
+    ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
 ) -> impl Future<Output = Result<V, E>>
 where
+    C: Kind,
+    C::Timer<V, E>: Timer<Result<V, E>>,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    T: TimeoutKind<E>,
-    T::Kind: Timer<Result<V, E>>,
     Cx: ClassifierSlot<'p, C, E>,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
-    B: BreakerKind<Result<V, E>>,
-    Result<V, E>: AsyncRuntime,
 {
     let Parts {
         policy,
@@ -467,24 +511,115 @@ where
         idempotent,
         once,
     } = parts;
+    let Ready {
+        timer,
+        classify,
+        refusal,
+    } = ready;
     async move {
-        // Most policies do not hedge: that is looked at first, and the rest out of line.
-        if policy.site.hedged() && hedges::<_, _, _, _, _, V, Px>(policy, idempotent, once) {
-            let call = engine(policy, plugs, idempotent, false, ready);
-            return Box::pin(call.run_hedged(&mut attempt)).await;
-        }
-        let mut call = engine(policy, plugs, idempotent, once, ready);
-        let call = &mut call;
-        crate::__retry_loop!(call, attempt())
+        run_loop!(
+            policy, attempt, plugs, idempotent, once, timer, classify, refusal, V, Px
+        )
     }
 }
+
+/// The loop of one call whose timer its policy's builders chose (a policy with a classifier
+/// function), started at its first poll: one loop is built for each timer, and the call runs
+/// the one its policy has.
+#[allow(clippy::type_complexity)]
+#[cfg(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+))]
+pub(super) fn start_either<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+    parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
+    ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
+) -> impl Future<Output = Result<V, E>>
+where
+    C: Kind,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    Cx: ClassifierSlot<'p, C, E>,
+    Px: RepeatSlot<'p, P, V>,
+    Ox: HookSlot<'p, O, E>,
+{
+    let Parts {
+        policy,
+        mut attempt,
+        plugs,
+        idempotent,
+        once,
+    } = parts;
+    let Ready {
+        timer,
+        classify,
+        refusal,
+    } = ready;
+    async move {
+        match timer.split() {
+            Choice::Untimed(timer) => {
+                run_loop!(
+                    policy, attempt, plugs, idempotent, once, timer, classify, refusal, V, Px
+                )
+            }
+            Choice::Timed(timer) => {
+                run_loop!(
+                    policy, attempt, plugs, idempotent, once, timer, classify, refusal, V, Px
+                )
+            }
+        }
+    }
+}
+
+/// The loop of a build without a runtime feature, which no program reaches: awaiting a
+/// [`Retry`] asks `AsyncRuntime`, which nothing meets there (see `runtime::none`).
+#[allow(clippy::type_complexity)]
+#[cfg(not(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+)))]
+pub(super) fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+    parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
+    ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
+) -> impl Future<Output = Result<V, E>>
+where
+    C: Kind,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<V, E>>,
+    Cx: ClassifierSlot<'p, C, E>,
+{
+    let Ready {
+        timer,
+        classify,
+        refusal,
+    } = ready;
+    drop((parts, timer, classify, refusal));
+    core::future::pending()
+}
+
+#[cfg(not(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+)))]
+pub(super) use start as start_either;
 
 /// Whether a call of a policy that hedges runs the hedged loop: its attempts may run side by
 /// side.
 #[cold]
 #[inline(never)]
-fn hedges<'p, T, C, P, O, B, V, Px>(
-    policy: &'p Policy<T, C, P, O, B>,
+#[cfg_attr(
+    not(any(
+        feature = "tokio",
+        feature = "smol",
+        all(target_arch = "wasm32", target_os = "unknown")
+    )),
+    allow(dead_code)
+)]
+fn hedges<'p, C: Kind, P, O, V, Px>(
+    policy: &'p Policy<C, P, O>,
     idempotent: bool,
     once: bool,
 ) -> bool
@@ -497,27 +632,37 @@ where
 /// The engine's call for a call of `policy` with these plugs and what its first poll prepared.
 /// Always inlined: the loop's block calls it in two branches, and left to the inliner the call
 /// is built less directly in its slot (3 instructions more on every path).
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 #[inline(always)]
-fn engine<'p, T, C, P, O, B, V, E, Cx, Px, Ox>(
-    policy: &'p Policy<T, C, P, O, B>,
+#[cfg_attr(
+    not(any(
+        feature = "tokio",
+        feature = "smol",
+        all(target_arch = "wasm32", target_os = "unknown")
+    )),
+    allow(dead_code)
+)]
+fn engine<'p, C, P, O, V, E, K, Cx, Px, Ox>(
+    policy: &'p Policy<C, P, O>,
     (cx, px, ox): (Cx, Px, Ox),
     idempotent: bool,
     once: bool,
-    ready: Ready<T::Kind, Cx::Prepared, B::Refusal>,
+    timer: K,
+    classify: Cx::Prepared,
+    refusal: C::Refusal<V, E>,
 ) -> crate::engine::Call<
     'p,
     Result<V, E>,
-    T::Kind,
+    K,
     impl Fn(&V) -> bool,
-    crate::engine::Hooks<Cx::Use, impl Fn(&RetryEvent<'_, E>), B::Refusal>,
+    crate::engine::Hooks<Cx::Use, impl Fn(&RetryEvent<'_, E>), C::Refusal<V, E>>,
 >
 where
-    T: TimeoutKind<E>,
+    C: Kind,
+    K: Timer<Result<V, E>>,
     Cx: ClassifierSlot<'p, C, E>,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
-    B: BreakerKind<Result<V, E>>,
 {
     let repeat = px.using(&policy.repeat);
     let hook = ox.using(&policy.on_retry);
@@ -525,82 +670,73 @@ where
         &policy.site,
         policy.idempotent && idempotent,
         once,
-        ready.timer,
-        cx.using(ready.classify),
+        timer,
+        cx.using(classify),
         move |value: &V| repeat.repeat(value),
         move |event: &RetryEvent<'_, E>| hook.on_retry(event),
-        ready.refusal,
+        refusal,
     )
 }
 
 /// Runs a call of `policy` at once, without the [`Retry`] wrapper (no per-call plugs to wait
 /// for): the tower layer's call, whose limits are set before it starts.
-#[allow(clippy::type_complexity)]
 #[cfg(feature = "tower")]
-pub(crate) fn run_now<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
-    parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
+pub(crate) fn run_now<'p, C, P, O, F, Fut, V, E>(
+    parts: PolicyParts<'p, C, P, O, F, Own, Own, Own>,
 ) -> impl Future<Output = Result<V, E>>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    T: TimeoutsFor<E>,
-    T::Kind: Timer<Result<V, E>>,
-    Cx: ClassifierSlot<'p, C, E>,
-    Cx::Asks: ClassifiesWith<E>,
-    Cx::Returns: ClassOutput,
-    Px: RepeatSlot<'p, P, V>,
-    Ox: HookSlot<'p, O, E>,
-    B: BreakerPlug<V, E> + GuardPlug<V, E>,
-    Result<V, E>: AsyncRuntime,
+    C: Kind + TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E> + ClassifiesWith<E>,
+    C::Timer<V, E>: Timer<Result<V, E>>,
+    P: Repeat<V>,
+    O: Hook<E>,
+    Policy<C, P, O>: 'p,
 {
-    let ready = prepare::<T, C, P, O, B, V, E, Cx>(parts.policy);
+    let ready = prepare::<C, P, O, V, E, Own>(parts.policy);
     start(parts, ready)
 }
 
 /// Starts a [`Retry`] of `policy` with these plugs.
 #[inline]
 #[allow(clippy::type_complexity)]
-pub(super) fn retry<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>(
-    parts: PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
+pub(super) fn retry<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+    parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
 ) -> Retry<
     impl Drive<
-        Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>,
+        Parts = PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
         Fut = impl Future<Output = Result<V, E>>,
     >,
 >
 where
+    C: Kind,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    T: TimeoutKind<E>,
-    T::Kind: Timer<Result<V, E>>,
     Cx: ClassifierSlot<'p, C, E>,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
-    B: BreakerKind<Result<V, E>>,
-    Result<V, E>: AsyncRuntime,
 {
-    Retry::new(
-        parts,
-        Driver {
-            start: start::<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox>,
-            parts: PhantomData,
+    Retry {
+        state: State::Idle {
+            parts,
+            drive: Driver {
+                start: C::launch::<'p, P, O, F, Fut, V, E, Cx, Px, Ox>,
+                parts: PhantomData,
+            },
         },
-    )
+    }
 }
 
-impl<'p, T, C, P, O, B, F, Fut, V, E, Cx, Px, Ox, D> Retry<D>
+impl<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox, D> Retry<D>
 where
+    C: Kind,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    T: TimeoutKind<E>,
-    T::Kind: Timer<Result<V, E>>,
     Cx: ClassifierSlot<'p, C, E>,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
-    B: BreakerKind<Result<V, E>>,
-    Result<V, E>: AsyncRuntime,
-    Policy<T, C, P, O, B>: 'p,
-    D: Drive<Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, Ox>>,
+    Policy<C, P, O>: 'p,
+    D: Drive<Parts = PolicyParts<'p, C, P, O, F, Cx, Px, Ox>>,
 {
     /// Classifies this call's errors with `f` (returning [`ErrorClass`] or `bool`, as
     /// `retry_on`) instead of the policy's classifier; `f`'s argument is the closure's error.
@@ -612,7 +748,7 @@ where
         f: G,
     ) -> Retry<
         impl Drive<
-            Parts = PolicyParts<'p, T, C, P, O, B, F, ClassifyBy<G, R>, Px, Ox>,
+            Parts = PolicyParts<'p, C, P, O, F, ClassifyBy<G, R>, Px, Ox>,
             Fut = impl Future<Output = Result<V, E>>,
         >,
     >
@@ -638,7 +774,7 @@ where
         f: G,
     ) -> Retry<
         impl Drive<
-            Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, RepeatBy<G>, Ox>,
+            Parts = PolicyParts<'p, C, P, O, F, Cx, RepeatBy<G>, Ox>,
             Fut = impl Future<Output = Result<V, E>>,
         >,
     >
@@ -664,7 +800,7 @@ where
         f: G,
     ) -> Retry<
         impl Drive<
-            Parts = PolicyParts<'p, T, C, P, O, B, F, Cx, Px, HookBy<G>>,
+            Parts = PolicyParts<'p, C, P, O, F, Cx, Px, HookBy<G>>,
             Fut = impl Future<Output = Result<V, E>>,
         >,
     >

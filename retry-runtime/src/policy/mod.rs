@@ -1,18 +1,24 @@
 //! The engine without the attribute: a [`Policy`] value whose [`retry`](Policy::retry) runs a
 //! closure's attempts with the same loop, the same shared state and the same semantics as a
 //! `#[retry]` function.
+//!
+//! A policy's type names at most how it classifies errors ([`Kind`]): `Policy` (classified by
+//! the errors' `Classify` impls, needing nothing else of them), `Policy<ByClassify<..>>` (the
+//! same, with what a timeout, a breaker or a guard asks of them), or `Policy<fn(&E) -> R>`
+//! (classified by a function, its builders asking what they need of `E` where they are
+//! called). This module holds those kinds and the traits that state the needs.
 
 mod call;
+mod kind;
 
-pub use call::Retry;
-use call::{Drive, Own, Parts};
+pub use call::{Drive, Own, Parts, Retry};
+pub use kind::{BreakerFor, ByClassify, ClassOutput, ClassifiesWith, GuardFor, Kind, TimeoutsFor};
+#[doc(hidden)]
+pub use kind::{Choice, Conversions, GivenClassifier, Never, Refusals, Refuse, Split};
 
-use crate::classify::{Classify, ErrorClass};
+use crate::classify::TimedOut;
 use crate::engine::site::{BreakerRef, BudgetRef, Site};
-use crate::engine::{
-    ByTrait, Classifier, FromCircuitOpen, FromRefused, FromTimedOut, IntoErrorClass, NoBreaker,
-    OnRefusal, Timed, Timer, TimerKind, Untimed,
-};
+use crate::engine::{FromCircuitOpen, FromRefused, FromTimedOut};
 use crate::observe::event::RetryEvent;
 use crate::protect::breaker::{CircuitBreaker, CircuitOpen};
 use crate::protect::bucket::TokenBucket;
@@ -20,7 +26,6 @@ use crate::protect::budget::RetryBudget;
 use crate::protect::guard::{Guard, Refused};
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
-use crate::runtime::AsyncRuntime;
 use crate::spec::HedgeSpec;
 use crate::spec::{Behavior, Jitter, Keys, Mode, core_keys};
 use core::future::Future;
@@ -31,12 +36,14 @@ use std::time::Duration;
 /// defaults, and [`retry`](Self::retry) to run a closure under it.
 ///
 /// ```
-/// use retry_runtime::{ErrorClass, Policy, Timeouts};
+/// use retry_runtime::policy::ByClassify;
+/// use retry_runtime::{ErrorClass, Policy, TimedOut};
 /// use std::time::Duration;
 ///
 /// // Built once (a `static`, or from configuration), shared by every call: its retry bucket
-/// // is shared too, as a `#[retry]` function's is. A deadline makes it a `Policy<Timeouts>`.
-/// static FETCH: Policy<Timeouts> = Policy::new()
+/// // is shared too, as a `#[retry]` function's is. A deadline makes its closures' error type
+/// // convert `TimedOut`, which its type says.
+/// static FETCH: Policy<ByClassify<TimedOut>> = Policy::new()
 ///     .max_attempts(4)
 ///     .initial_backoff(Duration::from_millis(100))
 ///     .deadline(Duration::from_secs(5));
@@ -73,30 +80,40 @@ use std::time::Duration;
 /// [`attempt()`](crate::attempt) tells which attempt it is. The closure's error type `E` is
 /// classified by its [`Classify`](crate::Classify) impl, by [`classify`](Self::classify) (a
 /// function, so that the policy can be a `static`), or by the call's own
-/// [`Retry::classify`] (a closure, whose argument is inferred). A policy that writes
-/// `attempt_timeout` or `deadline` is a `Policy<Timeouts>`, and `E` must then represent a
-/// timeout: `From<TimedOut>`, which `std::io::Error`, `anyhow::Error`,
-/// `Box<dyn Error + Send + Sync>`, `String`, `ErrorClass` and `tonic::Status` have. Without
-/// them (`Policy<NoTimeouts>`, the default) `E` needs nothing, and a timeout from the
-/// environment or a config file is one warning and ignored, as for a `#[retry]` function
-/// without timeouts.
+/// [`Retry::classify`] (a closure, whose argument is inferred).
 ///
-/// The other type parameters say what the builders gave: a classifier, a polling predicate,
-/// a hook, a breaker; a `static` names them (`Policy<NoTimeouts, fn(&MyError) -> bool>` after
-/// `classify`).
+/// The first type parameter says which ([`Kind`]), and so what the policy asks of `E`:
+///
+/// - `Policy` (`Policy<ByClassify>`): classified by `Classify`, nothing else asked. A timeout
+///   from the environment or a config file is one warning and ignored, as for a `#[retry]`
+///   function without timeouts.
+/// - `Policy<ByClassify<TimedOut>>` once `attempt_timeout` or `deadline` is written in code, and
+///   likewise `ByClassify<_, CircuitOpen>` with a [`breaker`](Self::breaker) and
+///   `ByClassify<_, _, Refused>` with a [`guard`](Self::guard) ([`ByClassify`]): awaiting a call asks
+///   `E: From<TimedOut>` (which `std::io::Error`, `anyhow::Error`,
+///   `Box<dyn Error + Send + Sync>`, `String`, `ErrorClass` and `tonic::Status` have), and
+///   `From<CircuitOpen>` or `From<Refused>`.
+/// - `Policy<fn(&E) -> R>` after [`classify`](Self::classify): `E` is known, so
+///   `attempt_timeout`, `deadline`, `breaker` and `guard` ask for its conversion where they
+///   are called, whatever their order, and the type stays the same.
+///
+/// The other two parameters are the policy's own polling predicate and hook
+/// ([`retry_if_ok`](Self::retry_if_ok), [`on_retry`](Self::on_retry)), closures whose types
+/// are inferred where the policy is built.
 ///
 /// A policy without a partition or a bucket of its own has its own retry bucket and rate
 /// limiter, shared by the calls made through that value: build it once and keep it (a
 /// `static`, a field, an `Arc`) for the bucket to bound a fleet's retries; a policy built for
 /// each call starts each call with a full bucket.
-pub struct Policy<T = NoTimeouts, C = ByTrait, P = NoRepeat, O = NoHook, B = NoBreaker> {
+pub struct Policy<C: Kind = ByClassify, P = NoRepeat, O = NoHook> {
     site: Site,
     idempotent: bool,
-    timeouts: T,
     classify: C,
+    /// The conversions the builders asked of the error type, for a policy whose classifier
+    /// function names it (its type does not say them).
+    convert: C::Convert,
     repeat: P,
     on_retry: O,
-    breaker: B,
     /// What builders taking a string found wrong with it, for [`build`](Self::build).
     problems: Vec<String>,
 }
@@ -109,11 +126,10 @@ impl Policy {
         Policy {
             site: Site::new("policy", Keys::new()).of_policy(),
             idempotent: true,
-            timeouts: NoTimeouts,
-            classify: ByTrait,
+            classify: ByClassify::new(),
+            convert: (),
             repeat: NoRepeat,
             on_retry: NoHook,
-            breaker: NoBreaker,
             problems: Vec::new(),
         }
     }
@@ -143,51 +159,56 @@ macro_rules! key_builders {
 }
 
 /// The builders of the keys that write a timeout in code (`attempt_timeout`, `deadline`): on a
-/// `Policy<NoTimeouts, ..>` they make it a `Policy<Timeouts, ..>`, whose calls can time out, so
-/// that its closures' error type needs `From<TimedOut>`; on a `Policy<Timeouts, ..>` they set
-/// the value.
+/// `Policy<ByClassify<..>>` they make it a `Policy<ByClassify<TimedOut, ..>>`, whose closures' error
+/// type needs `From<TimedOut>`; on a policy with a classifier function they ask that of its
+/// error type at once, and keep the conversion.
 macro_rules! timeout_builders {
     ($($key:ident,)*) => {
-        impl<C: Copy, P: Copy, O: Copy, B: Copy> Policy<NoTimeouts, C, P, O, B> {
+        impl<T, B, G, P: Copy, O: Copy> Policy<ByClassify<T, B, G>, P, O>
+        where
+            ByClassify<T, B, G>: Kind<Convert = ()>,
+            ByClassify<TimedOut, B, G>: Kind<Convert = ()>,
+        {
             $(
-                #[doc = concat!("`", stringify!($key), "`, as the attribute's key (see [`Keys`]): the")]
-                /// policy becomes a `Policy<Timeouts, ..>`, whose closures' error type needs
-                /// `From<TimedOut>`. (Written before `retry_if_ok` or `on_retry` with a closure
-                /// that owns data.)
+                #[doc = concat!("`", stringify!($key), "`, as the attribute's key (see [`Keys`]):")]
+                /// the policy becomes a `Policy<ByClassify<TimedOut, ..>>`, whose closures' error
+                /// type needs `From<TimedOut>`. (Written before `retry_if_ok` or `on_retry`
+                /// with a closure that owns data.)
                 #[must_use]
-                pub const fn $key(self, value: Duration) -> Policy<Timeouts, C, P, O, B> {
-                    self.timed().$key(value)
+                pub const fn $key(self, value: Duration) -> Policy<ByClassify<TimedOut, B, G>, P, O> {
+                    let mut timed = self.into_kind(ByClassify::new(), ());
+                    timed.site.keys = timed.site.keys.$key(value);
+                    timed
                 }
             )*
-
-            /// The same policy, with timeouts.
-            #[allow(clippy::mem_replace_with_default)] // `mem::take` is not a `const fn`
-            const fn timed(mut self) -> Policy<Timeouts, C, P, O, B> {
-                // Moved field by field without running a destructor (which a `const fn`
-                // cannot): the values that own memory are swapped out for empty ones.
-                let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
-                let problems = core::mem::replace(&mut self.problems, Vec::new());
-                let (idempotent, classify, repeat, on_retry, breaker) =
-                    (self.idempotent, self.classify, self.repeat, self.on_retry, self.breaker);
-                core::mem::forget(self);
-                Policy {
-                    site,
-                    idempotent,
-                    timeouts: Timeouts,
-                    classify,
-                    repeat,
-                    on_retry,
-                    breaker,
-                    problems,
-                }
-            }
         }
 
-        impl<C, P, O, B> Policy<Timeouts, C, P, O, B> {
+        impl<E, R, P, O> Policy<fn(&E) -> R, P, O> {
             $(
-                #[doc = concat!("`", stringify!($key), "`, as the attribute's key.")]
+                #[doc = concat!("`", stringify!($key), "`, as the attribute's key: the error")]
+                /// type the classifier takes needs `From<TimedOut>`.
                 #[must_use]
-                pub const fn $key(mut self, value: Duration) -> Self {
+                pub const fn $key(mut self, value: Duration) -> Self
+                where
+                    E: FromTimedOut,
+                {
+                    self.convert.timed_out = Some(E::from_timed_out);
+                    self.site.keys = self.site.keys.$key(value);
+                    self
+                }
+            )*
+        }
+
+        impl<E, R, P, O> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P, O> {
+            $(
+                #[doc = concat!("`", stringify!($key), "`, as the attribute's key: the error")]
+                /// type the classifier takes needs `From<TimedOut>`.
+                #[must_use]
+                pub const fn $key(mut self, value: Duration) -> Self
+                where
+                    E: FromTimedOut,
+                {
+                    self.convert.timed_out = Some(E::from_timed_out);
                     self.site.keys = self.site.keys.$key(value);
                     self
                 }
@@ -198,7 +219,7 @@ macro_rules! timeout_builders {
 
 timeout_builders!(attempt_timeout, deadline,);
 
-impl<T, C, P, O, B> Policy<T, C, P, O, B> {
+impl<C: Kind, P, O> Policy<C, P, O> {
     core_keys!(key_builders);
 
     /// The name events, metrics and [`attempt()`](crate::attempt) report (`"policy"` unless
@@ -358,25 +379,23 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     /// Repeats a successful attempt while `f` returns `true` (polling), as `retry_if_ok`.
     /// (One call's own predicate, whose argument is inferred: [`Retry::retry_if_ok`].)
     #[must_use]
-    pub fn retry_if_ok<F>(self, f: F) -> Policy<T, C, F, O, B> {
+    pub fn retry_if_ok<F>(self, f: F) -> Policy<C, F, O> {
         let Policy {
             site,
             idempotent,
-            timeouts,
             classify,
+            convert,
             on_retry,
-            breaker,
             problems,
             ..
         } = self;
         Policy {
             site,
             idempotent,
-            timeouts,
             classify,
+            convert,
             repeat: f,
             on_retry,
-            breaker,
             problems,
         }
     }
@@ -384,78 +403,35 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     /// Calls `f` before each sleep, as `on_retry`. (One call's own hook, whose argument is
     /// inferred: [`Retry::on_retry`].)
     #[must_use]
-    pub fn on_retry<F>(self, f: F) -> Policy<T, C, P, F, B> {
+    pub fn on_retry<F>(self, f: F) -> Policy<C, P, F> {
         let Policy {
             site,
             idempotent,
-            timeouts,
             classify,
+            convert,
             repeat,
-            breaker,
             problems,
             ..
         } = self;
         Policy {
             site,
             idempotent,
-            timeouts,
             classify,
+            convert,
             repeat,
             on_retry: f,
-            breaker,
             problems,
         }
     }
 
-    /// Puts the calls' attempts behind a circuit breaker, as `breaker`: a `static`
-    /// [`CircuitBreaker`], or a failure ratio such as `"50%"` (the partition's breaker if the
-    /// policy names one, else one of the policy's own). An open breaker refuses a call at once
-    /// with `E::from(CircuitOpen)`, so the closure's error type needs `From<CircuitOpen>`
-    /// (which `std::io::Error`, `String` and `tonic::Status` have). Not `const`, as it takes
-    /// either form.
-    #[must_use]
-    pub fn breaker(self, breaker: impl BreakerValue) -> Policy<T, C, P, O, B::AndBreaker>
-    where
-        B: Refusals,
-    {
-        self.with_breaker(breaker).guarded()
-    }
-
     /// Gives the policy `breaker`, or notes what is wrong with it for [`build`](Self::build),
-    /// keeping its kind (the builder and the serde form change it each in their own way).
+    /// keeping its kind (the builders and the serde form change it each in their own way).
     fn with_breaker(mut self, breaker: impl BreakerValue) -> Self {
         match breaker.breaker() {
             Ok(b) => self.site = self.site.breaker(b),
             Err(problem) => self.problems.push(problem),
         }
         self
-    }
-
-    /// The same policy, of the kind whose calls a breaker may refuse (with no breaker yet).
-    fn guarded(self) -> Policy<T, C, P, O, B::AndBreaker>
-    where
-        B: Refusals,
-    {
-        let Policy {
-            site,
-            idempotent,
-            timeouts,
-            classify,
-            repeat,
-            on_retry,
-            problems,
-            ..
-        } = self;
-        Policy {
-            site,
-            idempotent,
-            timeouts,
-            classify,
-            repeat,
-            on_retry,
-            breaker: B::AND_BREAKER,
-            problems,
-        }
     }
 
     /// The policy if its values hold together (the checks the attribute makes at compile
@@ -504,9 +480,9 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     /// The returned [`Retry`] takes this call's own classifier, polling predicate or hook
     /// before it is awaited (`.retry(|| ..).classify(|e| ..)`), their arguments' types
     /// inferred. Awaiting it asks of the closure's error type `E` what the policy needs: a
-    /// classifier (`E: Classify`, or one given), `From<TimedOut>` if the policy writes
-    /// `attempt_timeout` or `deadline` (a `Policy<Timeouts>`), `From<CircuitOpen>` if it has a
-    /// breaker, `From<Refused>` if it has a guard.
+    /// classifier (`E: Classify`, or one given), and, for a `Policy<ByClassify<..>>`, the
+    /// conversions its type names (`From<TimedOut>` with a timeout written in code,
+    /// `From<CircuitOpen>` with a breaker, `From<Refused>` with a guard).
     #[allow(clippy::type_complexity)]
     pub fn retry<F, Fut, V, E>(
         &self,
@@ -520,12 +496,8 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
-        T: TimeoutKind<E>,
-        T::Kind: Timer<Result<V, E>>,
         P: Repeat<V>,
         O: Hook<E>,
-        B: BreakerKind<Result<V, E>>,
-        Result<V, E>: AsyncRuntime,
     {
         call::retry(Parts {
             policy: self,
@@ -537,13 +509,117 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     }
 }
 
-impl<T: Copy, C: Copy, P: Copy, O: Copy, B: Refusals> Policy<T, C, P, O, B> {
+impl<C: Kind, P, O> Policy<C, P, O> {
+    /// The same policy, asking `guard` too (`const`: the site is moved out and back without
+    /// running a destructor).
+    #[allow(clippy::mem_replace_with_default)] // `mem::take` is not a `const fn`
+    const fn guarded<X: Guard>(mut self, guard: &'static X) -> Self {
+        let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
+        core::mem::forget(core::mem::replace(&mut self.site, site.guard(guard)));
+        self
+    }
+}
+
+impl<C: Kind, P: Copy, O: Copy> Policy<C, P, O> {
+    /// The same policy, of another kind (`const`: the fields that own memory are moved out
+    /// without running a destructor, which a `const fn` cannot).
+    #[allow(clippy::mem_replace_with_default)] // `mem::take` is not a `const fn`
+    const fn into_kind<D: Kind>(mut self, classify: D, convert: D::Convert) -> Policy<D, P, O> {
+        let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
+        let problems = core::mem::replace(&mut self.problems, Vec::new());
+        let (idempotent, repeat, on_retry) = (self.idempotent, self.repeat, self.on_retry);
+        core::mem::forget(self);
+        Policy {
+            site,
+            idempotent,
+            classify,
+            convert,
+            repeat,
+            on_retry,
+            problems,
+        }
+    }
+}
+
+impl<T, B, G, P, O> Policy<ByClassify<T, B, G>, P, O>
+where
+    ByClassify<T, B, G>: Kind<Convert = ()>,
+    ByClassify<T, CircuitOpen, G>: Kind<Convert = ()>,
+{
+    /// Puts the calls' attempts behind a circuit breaker, as `breaker`: a `static`
+    /// [`CircuitBreaker`], or a failure ratio such as `"50%"` (the partition's breaker if the
+    /// policy names one, else one of the policy's own). An open breaker refuses a call at once
+    /// with `E::from(CircuitOpen)`, so the policy becomes a `Policy<ByClassify<_, CircuitOpen>>`,
+    /// whose closures' error type needs `From<CircuitOpen>` (which `std::io::Error`, `String`
+    /// and `tonic::Status` have). Not `const`, as it takes either form.
+    #[must_use]
+    pub fn breaker(
+        self,
+        breaker: impl BreakerValue,
+    ) -> Policy<ByClassify<T, CircuitOpen, G>, P, O> {
+        self.with_breaker(breaker).broken()
+    }
+
+    /// The same policy, of the kind whose calls a breaker may refuse (with no breaker yet).
+    fn broken(self) -> Policy<ByClassify<T, CircuitOpen, G>, P, O> {
+        let Policy {
+            site,
+            idempotent,
+            repeat,
+            on_retry,
+            problems,
+            ..
+        } = self;
+        Policy {
+            site,
+            idempotent,
+            classify: ByClassify::new(),
+            convert: (),
+            repeat,
+            on_retry,
+            problems,
+        }
+    }
+}
+
+impl<E, R, P, O> Policy<fn(&E) -> R, P, O> {
+    /// Puts the calls' attempts behind a circuit breaker, as `breaker` (see
+    /// [`Policy::breaker`]): the error type the classifier takes needs `From<CircuitOpen>`.
+    #[must_use]
+    pub fn breaker(mut self, breaker: impl BreakerValue) -> Self
+    where
+        E: FromCircuitOpen,
+    {
+        self.convert.open = Some(E::from_circuit_open);
+        self.with_breaker(breaker)
+    }
+}
+
+impl<E, R, P, O> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P, O> {
+    /// Puts the calls' attempts behind a circuit breaker, as `breaker` (see
+    /// [`Policy::breaker`]): the error type the classifier takes needs `From<CircuitOpen>`.
+    #[must_use]
+    pub fn breaker(mut self, breaker: impl BreakerValue) -> Self
+    where
+        E: FromCircuitOpen,
+    {
+        self.convert.open = Some(E::from_circuit_open);
+        self.with_breaker(breaker)
+    }
+}
+
+impl<T, B, G, P: Copy, O: Copy> Policy<ByClassify<T, B, G>, P, O>
+where
+    ByClassify<T, B, G>: Kind<Convert = ()>,
+    ByClassify<T, B, Refused>: Kind<Convert = ()>,
+{
     /// Asks `guard` before each attempt of every call, after the built-in protections and
     /// the guards given before it (callable more than once; at most 8 guards, which
     /// [`build`](Self::build) checks). A refused first attempt ends the call at once with
-    /// `E::from(Refused)`, so the closure's error type needs `From<Refused>` (which
-    /// `std::io::Error`, `String`, `ErrorClass` and `tonic::Status` have); a refused retry ends
-    /// the call with its last error.
+    /// `E::from(Refused)`, so the policy becomes a `Policy<ByClassify<_, _, Refused>>`, whose
+    /// closures' error type needs `From<Refused>` (which `std::io::Error`, `String`,
+    /// `ErrorClass` and `tonic::Status` have); a refused retry ends the call with its last
+    /// error.
     ///
     /// ```
     /// use retry_runtime::{Admit, Guard, GuardContext, GuardOutcome, Policy};
@@ -577,112 +653,98 @@ impl<T: Copy, C: Copy, P: Copy, O: Copy, B: Refusals> Policy<T, C, P, O, B> {
     /// `const`, so that a `static` policy takes guards: call it before `on_retry` or
     /// `retry_if_ok` with a closure that captures (a value that is not `Copy`).
     #[must_use]
-    #[allow(clippy::mem_replace_with_default)] // `mem::take` is not const
-    pub const fn guard<G: Guard>(mut self, guard: &'static G) -> Policy<T, C, P, O, B::AndGuard> {
-        let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
-        let problems = core::mem::replace(&mut self.problems, Vec::new());
-        let (idempotent, timeouts, classify, repeat, on_retry) = (
-            self.idempotent,
-            self.timeouts,
-            self.classify,
-            self.repeat,
-            self.on_retry,
-        );
-        core::mem::forget(self);
-        Policy {
-            site: site.guard(guard),
-            idempotent,
-            timeouts,
-            classify,
-            repeat,
-            on_retry,
-            breaker: B::AND_GUARD,
-            problems,
-        }
+    pub const fn guard<X: Guard>(
+        self,
+        guard: &'static X,
+    ) -> Policy<ByClassify<T, B, Refused>, P, O> {
+        self.into_kind(ByClassify::new(), ()).guarded(guard)
     }
-}
 
-impl<T: Copy, P: Copy, O: Copy, B: Copy> Policy<T, ByTrait, P, O, B> {
-    /// Classifies errors with `f` (returning [`ErrorClass`] or `bool`, as `retry_on`) instead
-    /// of their `Classify` impl: a function, or a closure that captures nothing, so that the
-    /// policy can be a `static` (whose type names the error, and infers the closure's
-    /// argument):
+    /// Classifies errors with `f` (returning [`ErrorClass`](crate::ErrorClass) or `bool`, as
+    /// `retry_on`) instead of their `Classify` impl: a function, or a closure that captures
+    /// nothing, so that the policy can be a `static`, whose type names the function's (and
+    /// infers the closure's argument):
     ///
     /// ```
-    /// use retry_runtime::{NoTimeouts, Policy};
+    /// use retry_runtime::Policy;
+    /// use std::time::Duration;
     ///
     /// #[derive(Debug)]
     /// struct ApiError {
     ///     status: u16,
     /// }
     ///
-    /// static API: Policy<NoTimeouts, fn(&ApiError) -> bool> =
-    ///     Policy::new().max_attempts(4).classify(|e| e.status >= 500);
-    /// # let _ = &API;
+    /// impl From<retry_runtime::TimedOut> for ApiError {
+    ///     fn from(_: retry_runtime::TimedOut) -> Self {
+    ///         ApiError { status: 504 }
+    ///     }
+    /// }
+    ///
+    /// static API: Policy<fn(&ApiError) -> bool> = Policy::new()
+    ///     .max_attempts(4)
+    ///     .deadline(Duration::from_secs(5))
+    ///     .classify(|e| e.status >= 500);
+    /// static AFTER: Policy<fn(&ApiError) -> bool> = Policy::new()
+    ///     .classify(|e: &ApiError| e.status >= 500)
+    ///     .deadline(Duration::from_secs(5));
+    /// # let _ = (&API, &AFTER);
     /// ```
     ///
-    /// A classifier that captures its environment is given to one call:
-    /// [`Retry::classify`].
+    /// What the policy asks of the error type so far (a timeout, a breaker, a guard written
+    /// before) is asked of `E` here; the builders after ask it where they are called. (A
+    /// closure's argument is inferred from the `static`'s type when `classify` is the last
+    /// builder; before others, name it: `|e: &ApiError|`.) A classifier that captures its
+    /// environment is given to one call: [`Retry::classify`].
     #[must_use]
-    #[allow(clippy::type_complexity, clippy::mem_replace_with_default)] // `mem::take` is not const
-    pub const fn classify<E, R>(mut self, f: fn(&E) -> R) -> Policy<T, fn(&E) -> R, P, O, B> {
-        let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
-        let problems = core::mem::replace(&mut self.problems, Vec::new());
-        let (idempotent, timeouts, repeat, on_retry, breaker) = (
-            self.idempotent,
-            self.timeouts,
-            self.repeat,
-            self.on_retry,
-            self.breaker,
-        );
-        core::mem::forget(self);
-        Policy {
-            site,
-            idempotent,
-            timeouts,
-            classify: f,
-            repeat,
-            on_retry,
-            breaker,
-            problems,
-        }
+    pub const fn classify<E, R>(self, f: fn(&E) -> R) -> Policy<fn(&E) -> R, P, O>
+    where
+        ByClassify<T, B, G>: TimeoutsFor<E> + BreakerFor<E> + GuardFor<E>,
+    {
+        self.into_kind(f, Conversions::of::<ByClassify<T, B, G>>())
     }
 }
 
-impl<T: Copy, E, R, P: Copy, O: Copy, B: Copy> Policy<T, fn(&E) -> R, P, O, B> {
+impl<E, R, P: Copy, O: Copy> Policy<fn(&E) -> R, P, O> {
+    /// Asks `guard` before each attempt of every call, as `guard` (see [`Policy::guard`]):
+    /// the error type the classifier takes needs `From<Refused>`.
+    #[must_use]
+    pub const fn guard<X: Guard>(mut self, guard: &'static X) -> Self
+    where
+        E: FromRefused,
+    {
+        self.convert.refused = Some(E::from_refused);
+        self.guarded(guard)
+    }
+}
+
+impl<E, R, P: Copy, O: Copy> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P, O> {
+    /// Asks `guard` before each attempt of every call, as `guard` (see [`Policy::guard`]):
+    /// the error type the classifier takes needs `From<Refused>`.
+    #[must_use]
+    pub const fn guard<X: Guard>(mut self, guard: &'static X) -> Self
+    where
+        E: FromRefused,
+    {
+        self.convert.refused = Some(E::from_refused);
+        self.guarded(guard)
+    }
+}
+
+impl<E, R, P: Copy, O: Copy> Policy<fn(&E) -> R, P, O> {
     /// Reads the server's hint from an error with `f`, as `retry_after` (after
     /// [`classify`](Self::classify)).
     #[must_use]
-    #[allow(clippy::type_complexity, clippy::mem_replace_with_default)] // `mem::take` is not const
+    #[allow(clippy::type_complexity)]
     pub const fn retry_after(
-        mut self,
+        self,
         f: fn(&E) -> Option<Duration>,
-    ) -> Policy<T, (fn(&E) -> R, fn(&E) -> Option<Duration>), P, O, B> {
-        let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
-        let problems = core::mem::replace(&mut self.problems, Vec::new());
-        let (idempotent, timeouts, classify, repeat, on_retry, breaker) = (
-            self.idempotent,
-            self.timeouts,
-            self.classify,
-            self.repeat,
-            self.on_retry,
-            self.breaker,
-        );
-        core::mem::forget(self);
-        Policy {
-            site,
-            idempotent,
-            timeouts,
-            classify: (classify, f),
-            repeat,
-            on_retry,
-            breaker,
-            problems,
-        }
+    ) -> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P, O> {
+        let (classify, convert) = (self.classify, self.convert);
+        self.into_kind((classify, f), convert)
     }
 }
 
-impl<T, C, P, O, B> Policy<T, C, P, O, B> {
+impl<C: Kind, P, O> Policy<C, P, O> {
     /// Runs a call at once (no per-call plugs) that may not repeat an attempt whose request
     /// may have reached the server (`idempotent` false) or may make one attempt only (`once`),
     /// whatever the policy says: the tower layer's call.
@@ -696,13 +758,10 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
-        T: TimeoutsFor<E>,
-        T::Kind: Timer<Result<V, E>>,
-        C: ClassifiesWith<E>,
+        C: TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E> + ClassifiesWith<E>,
+        C::Timer<V, E>: crate::engine::Timer<Result<V, E>>,
         P: Repeat<V>,
         O: Hook<E>,
-        B: BreakerPlug<V, E> + GuardPlug<V, E>,
-        Result<V, E>: AsyncRuntime,
     {
         call::run_now(Parts {
             policy: self,
@@ -714,35 +773,36 @@ impl<T, C, P, O, B> Policy<T, C, P, O, B> {
     }
 }
 
-impl<T, C, P, O, B> Policy<T, C, P, O, B> {
+impl<T, B, G, P, O> Policy<ByClassify<T, B, G>, P, O>
+where
+    ByClassify<T, B, G>: Kind<Convert = ()>,
+    ByClassify<TimedOut, B, G>: Kind<Convert = ()>,
+{
     /// The same policy as one whose calls can time out (a tower layer's, whose error type
     /// always can).
     #[cfg(any(feature = "tower", feature = "serde"))]
-    pub(crate) fn with_timeouts(self) -> Policy<Timeouts, C, P, O, B> {
+    pub(crate) fn with_timeouts(self) -> Policy<ByClassify<TimedOut, B, G>, P, O> {
         let Policy {
             site,
             idempotent,
-            classify,
             repeat,
             on_retry,
-            breaker,
             problems,
             ..
         } = self;
         Policy {
             site,
             idempotent,
-            timeouts: Timeouts,
-            classify,
+            classify: ByClassify::new(),
+            convert: (),
             repeat,
             on_retry,
-            breaker,
             problems,
         }
     }
 }
 
-impl<T, C, P, O, B> fmt::Debug for Policy<T, C, P, O, B> {
+impl<C: Kind, P, O> fmt::Debug for Policy<C, P, O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Policy")
             .field("name", &self.site.name)
@@ -750,304 +810,6 @@ impl<T, C, P, O, B> fmt::Debug for Policy<T, C, P, O, B> {
             .field("partition", &self.site.partition)
             .field("idempotent", &self.idempotent)
             .finish_non_exhaustive()
-    }
-}
-
-/// A policy without a timeout written in code (`Policy<NoTimeouts, ..>`, the default): its
-/// closures' error type needs no `From<TimedOut>`, and a timeout set from the environment or a
-/// config file is ignored, with a warning, as for a `#[retry]` function without one.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoTimeouts;
-
-/// A policy with `attempt_timeout` or `deadline` written in code (`Policy<Timeouts, ..>`): its
-/// closures' error type needs `From<TimedOut>`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Timeouts;
-
-/// What a policy's timeouts make of a call's attempts ([`NoTimeouts`] or [`Timeouts`]).
-pub trait TimeoutKind<E>: sealed::Sealed {
-    /// The engine's timer.
-    type Kind: TimerKind;
-}
-
-impl<E> TimeoutKind<E> for NoTimeouts {
-    type Kind = Untimed;
-}
-
-impl<E> TimeoutKind<E> for Timeouts {
-    type Kind = Timed<E>;
-}
-
-/// What a policy's timeouts ask of the error type.
-#[diagnostic::on_unimplemented(
-    message = "this policy writes `attempt_timeout` or `deadline`, so `Policy::retry` needs `{E}` to represent a timeout",
-    label = "`{E}` does not implement `From<retry_runtime::TimedOut>`",
-    note = "add `impl From<retry_runtime::TimedOut> for {E}` (a variant that keeps the `TimedOut` is enough), or leave the timeouts out of the policy"
-)]
-pub trait TimeoutsFor<E>: TimeoutKind<E> {
-    /// The engine's timer.
-    fn timer() -> Self::Kind;
-}
-
-// Not listed as another implementor when a `Policy<Timeouts>` is refused: the note says what
-// leaving the timeouts out means.
-#[diagnostic::do_not_recommend]
-impl<E> TimeoutsFor<E> for NoTimeouts {
-    #[inline]
-    fn timer() -> Untimed {
-        Untimed
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<E: FromTimedOut> TimeoutsFor<E> for Timeouts {
-    #[inline]
-    fn timer() -> Timed<E> {
-        Timed(E::from_timed_out)
-    }
-}
-
-/// What a policy classifies with: `ByTrait` (the error's `Classify` impl), or the functions
-/// given to [`Policy::classify`] and [`Policy::retry_after`].
-///
-/// The functions implement it through one blanket impl (over [`GivenClassifier`]): with two
-/// candidate impls, a missing `Classify` is reported with this trait's message alone, and the
-/// function forms are not listed as other types that implement it.
-#[diagnostic::on_unimplemented(
-    message = "`Policy::retry` cannot tell whether `{E}` is worth retrying",
-    label = "`{E}` does not implement `retry_runtime::Classify`",
-    note = "derive it (`#[derive(retry_runtime::Classify)]`, with `#[classify(transient)]`... on its variants), implement it, or give the call a classifier: `.retry(|| ..).classify(|e| ..)`"
-)]
-pub trait ClassifiesWith<E>: Classifier<E> {}
-
-#[diagnostic::do_not_recommend]
-impl<E: Classify> ClassifiesWith<E> for ByTrait {}
-
-impl<E, G: GivenClassifier + Classifier<E>> ClassifiesWith<E> for G {}
-
-/// A classifier given as a function, to [`Policy::classify`] (with or without
-/// [`Policy::retry_after`]). Not generic, so that no other crate can implement it for
-/// `ByTrait`: the blanket impl of [`ClassifiesWith`] is then disjoint from `ByTrait`'s.
-pub trait GivenClassifier: sealed::Sealed {}
-
-impl<E, R> GivenClassifier for fn(&E) -> R {}
-
-impl<E, R> GivenClassifier for (fn(&E) -> R, fn(&E) -> Option<Duration>) {}
-
-/// What a classifier given as a function ([`Policy::classify`], [`Retry::classify`]) returns:
-/// `bool` or [`ErrorClass`].
-#[diagnostic::on_unimplemented(
-    message = "a classifier given to `Policy::retry` must return `bool` or `ErrorClass`, not `{Self}`",
-    label = "the classifier returns `{Self}`",
-    note = "`true` retries the error as `Transient`; return an `ErrorClass` to say more"
-)]
-pub trait ClassOutput {
-    /// The class.
-    fn class(self) -> ErrorClass;
-}
-
-#[diagnostic::do_not_recommend]
-impl<R: IntoErrorClass> ClassOutput for R {
-    #[inline]
-    fn class(self) -> ErrorClass {
-        self.into_error_class()
-    }
-}
-
-impl<E, R: ClassOutput> Classifier<E> for fn(&E) -> R {
-    #[inline]
-    fn class(&self, err: &E) -> ErrorClass {
-        self(err).class()
-    }
-
-    #[inline]
-    fn hint(&self, _: &E) -> Option<Duration> {
-        None
-    }
-}
-
-impl<E, R: ClassOutput> Classifier<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
-    #[inline]
-    fn class(&self, err: &E) -> ErrorClass {
-        (self.0)(err).class()
-    }
-
-    #[inline]
-    fn hint(&self, err: &E) -> Option<Duration> {
-        (self.1)(err)
-    }
-}
-
-/// A policy with a breaker ([`Policy::breaker`]).
-#[derive(Clone, Copy, Debug)]
-pub struct WithBreaker;
-
-/// A policy with guards ([`Policy::guard`]).
-#[derive(Clone, Copy, Debug)]
-pub struct WithGuard;
-
-/// A policy with a breaker and guards.
-#[derive(Clone, Copy, Debug)]
-pub struct WithBreakerAndGuard;
-
-/// What a policy's calls may be refused by: the kind after a breaker or a guard is added.
-pub trait Refusals: sealed::Sealed + Copy {
-    /// The kind with a breaker too.
-    type AndBreaker: Copy;
-    /// The kind with guards too.
-    type AndGuard: Copy;
-    /// The value of [`AndBreaker`](Refusals::AndBreaker).
-    const AND_BREAKER: Self::AndBreaker;
-    /// The value of [`AndGuard`](Refusals::AndGuard).
-    const AND_GUARD: Self::AndGuard;
-}
-
-impl Refusals for NoBreaker {
-    type AndBreaker = WithBreaker;
-    type AndGuard = WithGuard;
-    const AND_BREAKER: WithBreaker = WithBreaker;
-    const AND_GUARD: WithGuard = WithGuard;
-}
-
-impl Refusals for WithBreaker {
-    type AndBreaker = WithBreaker;
-    type AndGuard = WithBreakerAndGuard;
-    const AND_BREAKER: WithBreaker = WithBreaker;
-    const AND_GUARD: WithBreakerAndGuard = WithBreakerAndGuard;
-}
-
-impl Refusals for WithGuard {
-    type AndBreaker = WithBreakerAndGuard;
-    type AndGuard = WithGuard;
-    const AND_BREAKER: WithBreakerAndGuard = WithBreakerAndGuard;
-    const AND_GUARD: WithGuard = WithGuard;
-}
-
-impl Refusals for WithBreakerAndGuard {
-    type AndBreaker = WithBreakerAndGuard;
-    type AndGuard = WithBreakerAndGuard;
-    const AND_BREAKER: WithBreakerAndGuard = WithBreakerAndGuard;
-    const AND_GUARD: WithBreakerAndGuard = WithBreakerAndGuard;
-}
-
-/// What a call refused by a policy's breaker or guard returns.
-pub trait BreakerKind<R>: sealed::Sealed {
-    /// The engine's conversion.
-    type Refusal: OnRefusal<R>;
-}
-
-impl<R> BreakerKind<R> for NoBreaker {
-    type Refusal = NoBreaker;
-}
-
-impl<T, E> BreakerKind<Result<T, E>> for WithBreaker {
-    type Refusal = fn(CircuitOpen) -> Result<T, E>;
-}
-
-impl<T, E> BreakerKind<Result<T, E>> for WithGuard {
-    type Refusal = fn(Refused) -> Result<T, E>;
-}
-
-impl<T, E> BreakerKind<Result<T, E>> for WithBreakerAndGuard {
-    type Refusal = (fn(CircuitOpen) -> Result<T, E>, fn(Refused) -> Result<T, E>);
-}
-
-/// What a policy's breaker asks of the error type `E` (of a closure returning `Result<T, E>`).
-#[diagnostic::on_unimplemented(
-    message = "this policy has a `breaker`, so `Policy::retry` needs `{E}` to represent a refused call",
-    label = "`{E}` does not implement `From<retry_runtime::CircuitOpen>`",
-    note = "add `impl From<retry_runtime::CircuitOpen> for {E}` (a variant that keeps the `CircuitOpen` is enough), or leave the breaker out of the policy"
-)]
-pub trait BreakerPlug<T, E>: BreakerKind<Result<T, E>> + GuardConv<T, E> {
-    /// The conversion, given the guards' (see [`GuardPlug`]).
-    fn refusal(refused: Self::Conv) -> Self::Refusal;
-}
-
-// Not listed as another implementor when a policy with a breaker is refused.
-#[diagnostic::do_not_recommend]
-impl<T, E> BreakerPlug<T, E> for NoBreaker {
-    #[inline]
-    fn refusal((): ()) -> NoBreaker {
-        NoBreaker
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T, E: FromCircuitOpen> BreakerPlug<T, E> for WithBreaker {
-    #[inline]
-    fn refusal((): ()) -> Self::Refusal {
-        |open| Err(E::from_circuit_open(open))
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T, E> BreakerPlug<T, E> for WithGuard {
-    fn refusal(refused: fn(Refused) -> Result<T, E>) -> Self::Refusal {
-        refused
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T, E: FromCircuitOpen> BreakerPlug<T, E> for WithBreakerAndGuard {
-    fn refusal(refused: fn(Refused) -> Result<T, E>) -> Self::Refusal {
-        (|open| Err(E::from_circuit_open(open)), refused)
-    }
-}
-
-/// The type of a policy kind's conversion of [`Refused`]: nothing for a kind without guards.
-pub trait GuardConv<T, E>: sealed::Sealed {
-    /// The conversion's type.
-    type Conv;
-}
-
-impl<T, E> GuardConv<T, E> for NoBreaker {
-    type Conv = ();
-}
-
-impl<T, E> GuardConv<T, E> for WithBreaker {
-    type Conv = ();
-}
-
-impl<T, E> GuardConv<T, E> for WithGuard {
-    type Conv = fn(Refused) -> Result<T, E>;
-}
-
-impl<T, E> GuardConv<T, E> for WithBreakerAndGuard {
-    type Conv = fn(Refused) -> Result<T, E>;
-}
-
-/// What a policy's guards ask of the error type `E` (of a closure returning `Result<T, E>`).
-#[diagnostic::on_unimplemented(
-    message = "this policy has a `guard`, so `Policy::retry` needs `{E}` to represent a refused call",
-    label = "`{E}` does not implement `From<retry_runtime::Refused>`",
-    note = "add `impl From<retry_runtime::Refused> for {E}` (a variant that keeps the `Refused` is enough), or leave the guard out of the policy"
-)]
-pub trait GuardPlug<T, E>: GuardConv<T, E> {
-    /// The conversion.
-    fn refused() -> Self::Conv;
-}
-
-#[diagnostic::do_not_recommend]
-impl<T, E> GuardPlug<T, E> for NoBreaker {
-    fn refused() {}
-}
-
-#[diagnostic::do_not_recommend]
-impl<T, E> GuardPlug<T, E> for WithBreaker {
-    fn refused() {}
-}
-
-#[diagnostic::do_not_recommend]
-impl<T, E: FromRefused> GuardPlug<T, E> for WithGuard {
-    fn refused() -> Self::Conv {
-        |refused| Err(E::from_refused(refused))
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T, E: FromRefused> GuardPlug<T, E> for WithBreakerAndGuard {
-    fn refused() -> Self::Conv {
-        |refused| Err(E::from_refused(refused))
     }
 }
 
@@ -1121,12 +883,7 @@ impl BreakerValue for &str {
 
 mod sealed {
     pub trait Sealed {}
-    impl Sealed for super::NoTimeouts {}
-    impl Sealed for super::Timeouts {}
-    impl Sealed for crate::engine::NoBreaker {}
-    impl Sealed for super::WithBreaker {}
-    impl Sealed for super::WithGuard {}
-    impl Sealed for super::WithBreakerAndGuard {}
+    impl<T, B, G> Sealed for super::ByClassify<T, B, G> {}
     impl Sealed for std::time::Duration {}
     impl Sealed for &str {}
     impl Sealed for &'static super::RetryBudget {}
@@ -1215,18 +972,19 @@ impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
 /// them.
 ///
 /// The policy's type says what its closures' error type must convert, as in code. A [`Policy`]
-/// (`Policy<NoTimeouts>`) takes no `attempt_timeout` or `deadline`, since its error type need
-/// not represent a timeout; a `Policy<Timeouts>` takes them (and its error type needs
-/// `From<TimedOut>`). Likewise only a `Policy<_, _, _, _, WithBreaker>` takes a `breaker` (its
+/// takes no `attempt_timeout` or `deadline`, since its error type need not represent a
+/// timeout; a `Policy<ByClassify<TimedOut>>` takes them (and its error type needs
+/// `From<TimedOut>`). Likewise only a `Policy<ByClassify<_, CircuitOpen>>` takes a `breaker` (its
 /// error type needs `From<CircuitOpen>`; without the key it has no breaker). The keys whose
 /// values are code (`retry_on`, `retry_after`, `retry_if_ok`, `on_retry`, `idempotent_if`,
-/// `rate_limiter`, a `static` bucket, budget or breaker) are builders only.
+/// `rate_limiter`, `guard`, a `static` bucket, budget or breaker) are builders only.
 ///
 /// ```
 /// # #[cfg(feature = "config-file")] {
-/// use retry_runtime::{Policy, Timeouts, WithBreaker};
+/// use retry_runtime::policy::ByClassify;
+/// use retry_runtime::{CircuitOpen, Policy, TimedOut};
 ///
-/// let policy: Policy<Timeouts> = toml::from_str(
+/// let policy: Policy<ByClassify<TimedOut>> = toml::from_str(
 ///     r#"
 ///     max_attempts = 5
 ///     initial_backoff = "200ms"
@@ -1238,77 +996,63 @@ impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
 /// .unwrap();
 /// # let _ = policy;
 /// let untimed: Result<Policy, _> = toml::from_str(r#"deadline = "10s""#);
-/// assert!(untimed.unwrap_err().to_string().contains("Policy<Timeouts>"));
+/// assert!(untimed.unwrap_err().to_string().contains("Policy<ByClassify<TimedOut>>"));
 ///
-/// let guarded: Policy<Timeouts, _, _, _, WithBreaker> =
+/// let guarded: Policy<ByClassify<TimedOut, CircuitOpen>> =
 ///     toml::from_str(r#"breaker = "50%""#).unwrap();
 /// # let _ = guarded;
 /// let unguarded: Result<Policy, _> = toml::from_str(r#"breaker = "50%""#);
-/// assert!(unguarded.unwrap_err().to_string().contains("WithBreaker"));
+/// assert!(unguarded.unwrap_err().to_string().contains("ByClassify<_, CircuitOpen>"));
 /// # }
 /// ```
 #[cfg(feature = "serde")]
-impl<'de, T: FromConfig, B: BreakerConfig> serde::Deserialize<'de>
-    for Policy<T, ByTrait, NoRepeat, NoHook, B>
+impl<'de, T: TimeoutConfig, B: BreakerConfig> serde::Deserialize<'de> for Policy<ByClassify<T, B>>
+where
+    ByClassify<T, B>: Kind<Convert = ()>,
+    ByClassify<T>: Kind<Convert = ()>,
+    ByClassify<(), B>: Kind<Convert = ()>,
 {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_map(PolicyVisitor(core::marker::PhantomData))
     }
 }
 
-/// A breaker kind that configuration can describe: [`NoBreaker`] (no `breaker` key) or
-/// [`WithBreaker`] (a `breaker` ratio such as `"50%"`, or none).
+/// What a [`ByClassify`] policy read from configuration says of timeouts: `()` (it takes none)
+/// or [`TimedOut`] (it takes `attempt_timeout` and `deadline`).
 #[cfg(feature = "serde")]
-pub trait BreakerConfig: Sized + sealed::Sealed {
-    /// Whether its calls can be refused by a breaker.
-    #[doc(hidden)]
-    const BREAKER: bool;
-    /// `policy`, of this kind.
-    #[doc(hidden)]
-    fn of<T>(policy: Policy<T>) -> Policy<T, ByTrait, NoRepeat, NoHook, Self>;
-}
-
-#[cfg(feature = "serde")]
-impl BreakerConfig for NoBreaker {
-    const BREAKER: bool = false;
-    fn of<T>(policy: Policy<T>) -> Policy<T> {
-        policy
-    }
-}
-
-#[cfg(feature = "serde")]
-impl BreakerConfig for WithBreaker {
-    const BREAKER: bool = true;
-    fn of<T>(policy: Policy<T>) -> Policy<T, ByTrait, NoRepeat, NoHook, WithBreaker> {
-        policy.guarded()
-    }
-}
-
-/// A policy type that configuration can describe: [`NoTimeouts`] or [`Timeouts`].
-#[cfg(feature = "serde")]
-pub trait FromConfig: Sized + sealed::Sealed {
-    /// A policy of this kind with the attribute's defaults.
-    #[doc(hidden)]
-    fn empty() -> Policy<Self>;
+#[doc(hidden)]
+pub trait TimeoutConfig: Sized {
     /// Whether its calls can time out.
-    #[doc(hidden)]
     const TIMED: bool;
 }
 
 #[cfg(feature = "serde")]
-impl FromConfig for NoTimeouts {
-    fn empty() -> Policy<NoTimeouts> {
-        Policy::new()
-    }
+impl TimeoutConfig for () {
     const TIMED: bool = false;
 }
 
 #[cfg(feature = "serde")]
-impl FromConfig for Timeouts {
-    fn empty() -> Policy<Timeouts> {
-        Policy::new().with_timeouts()
-    }
+impl TimeoutConfig for TimedOut {
     const TIMED: bool = true;
+}
+
+/// What a [`ByClassify`] policy read from configuration says of a breaker: `()` (it takes none)
+/// or [`CircuitOpen`] (it takes a `breaker` ratio).
+#[cfg(feature = "serde")]
+#[doc(hidden)]
+pub trait BreakerConfig: Sized {
+    /// Whether its calls can be refused by a breaker.
+    const BREAKER: bool;
+}
+
+#[cfg(feature = "serde")]
+impl BreakerConfig for () {
+    const BREAKER: bool = false;
+}
+
+#[cfg(feature = "serde")]
+impl BreakerConfig for CircuitOpen {
+    const BREAKER: bool = true;
 }
 
 #[cfg(feature = "serde")]
@@ -1333,8 +1077,11 @@ fn profile_named(name: &str) -> &'static str {
 }
 
 #[cfg(feature = "serde")]
-impl<'de, T: FromConfig, B: BreakerConfig> serde::de::Visitor<'de> for PolicyVisitor<T, B> {
-    type Value = Policy<T, ByTrait, NoRepeat, NoHook, B>;
+impl<'de, T: TimeoutConfig, B: BreakerConfig> serde::de::Visitor<'de> for PolicyVisitor<T, B>
+where
+    ByClassify<T, B>: Kind<Convert = ()>,
+{
+    type Value = Policy<ByClassify<T, B>>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a retry policy: a map of the attribute's keys")
@@ -1343,14 +1090,15 @@ impl<'de, T: FromConfig, B: BreakerConfig> serde::de::Visitor<'de> for PolicyVis
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         use crate::spec::Key;
         use serde::de::Error;
-        let mut policy = T::empty();
+        // Read as a policy of the kind asked for: its builders keep the kind.
+        let mut policy = Policy::new().into_kind(ByClassify::<T, B>::new(), ());
         while let Some(name) = map.next_key::<String>()? {
             if let Some(key) = Key::from_name(&name) {
                 if !T::TIMED && matches!(key, Key::AttemptTimeout | Key::Deadline) {
                     return Err(A::Error::custom(format_args!(
                         "{name}: a `Policy` without timeouts cannot take one (its closures' \
                          error type need not represent a timeout); read a \
-                         `Policy<Timeouts>`, whose error type converts `TimedOut`"
+                         `Policy<ByClassify<TimedOut>>`, whose error type converts `TimedOut`"
                     )));
                 }
                 let value = match map.next_value::<Raw>()? {
@@ -1401,7 +1149,7 @@ impl<'de, T: FromConfig, B: BreakerConfig> serde::de::Visitor<'de> for PolicyVis
                         return Err(A::Error::custom(
                             "breaker: a `Policy` without a breaker cannot take one (a refused \
                              call asks its closures' error type for `From<CircuitOpen>`); read \
-                             a `Policy<_, _, _, _, WithBreaker>`, whose error type converts \
+                             a `Policy<ByClassify<_, CircuitOpen>>`, whose error type converts \
                              `CircuitOpen`",
                         ));
                     }
@@ -1411,7 +1159,7 @@ impl<'de, T: FromConfig, B: BreakerConfig> serde::de::Visitor<'de> for PolicyVis
                 other => return Err(A::Error::unknown_field(other, FIELDS)),
             }
         }
-        B::of(policy).build().map_err(A::Error::custom)
+        policy.build().map_err(A::Error::custom)
     }
 }
 

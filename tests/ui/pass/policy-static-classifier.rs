@@ -1,13 +1,13 @@
 //! A `static` policy whose classifier is a function pointer: its type names the error, so the
 //! closure given to `Policy::classify` infers its argument.
-use retry_runtime::{NoTimeouts, Policy};
+use retry_runtime::Policy;
 
 #[derive(Debug)]
 struct ApiError {
     status: u16,
 }
 
-static P: Policy<NoTimeouts, fn(&ApiError) -> bool> =
+static P: Policy<fn(&ApiError) -> bool> =
     Policy::new().max_attempts(4).classify(|e| e.status >= 500);
 
 #[tokio::main(flavor = "current_thread", start_paused = true)]

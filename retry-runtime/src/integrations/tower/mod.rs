@@ -168,9 +168,11 @@ pub use exchange::{Cloning, Exchange, Http, IDEMPOTENCY_KEY};
 pub use grpc::{GrpcRetry, GrpcRetryLayer};
 
 use crate::classify::{Classify, ErrorClass, TimedOut};
-use crate::engine::{ByTrait, NoBreaker};
-use crate::policy::Policy;
-use crate::policy::{BreakerPlug, GuardPlug, Hook, NoHook, NoRepeat, Repeat, Timeouts};
+use crate::engine::Timed;
+use crate::policy::{
+    BreakerFor, ByClassify, GuardFor, Hook, Kind, NoHook, NoRepeat, Policy, Refuse, Repeat,
+    TimeoutsFor,
+};
 use crate::protect::breaker::CircuitOpen;
 use core::future::{Future, poll_fn};
 use core::pin::Pin;
@@ -186,27 +188,35 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Wraps a service in [`Retry`]: its requests are retried under a [`Policy`].
 ///
-/// The policy classifies with the [`Classify`] impls (the `ByTrait` policy every
-/// [`Policy::new`] starts with; a policy given its own classifier with
-/// [`Policy::classify`] is not accepted, as what it would classify is the layer's
-/// [`Failure`]). Its `retry_if_ok` predicate sees responses, its `on_retry` hook sees
-/// [`Failure`]s; it may have a circuit breaker ([`Policy::breaker`]).
-pub struct RetryLayer<M = Http, P = NoRepeat, O = NoHook, B = NoBreaker> {
-    policy: Arc<Policy<Timeouts, ByTrait, P, O, B>>,
+/// The policy classifies with the [`Classify`] impls (a `Policy<ByClassify<..>>`, as every
+/// [`Policy::new`] starts; a policy given its own classifier with [`Policy::classify`] is not
+/// accepted, as what it would classify is the layer's [`Failure`]). Its `retry_if_ok`
+/// predicate sees responses, its `on_retry` hook sees [`Failure`]s; it may have a circuit
+/// breaker ([`Policy::breaker`]) and guards ([`Policy::guard`]). The layer's error type
+/// represents every refusal, and a timeout, so it keeps the policy as one with timeouts (`K`
+/// is its [`ByClassify`] kind).
+pub struct RetryLayer<M = Http, P = NoRepeat, O = NoHook, K: Kind = ByClassify<TimedOut>> {
+    policy: Arc<Policy<K, P, O>>,
     exchange: M,
     idempotent: Option<bool>,
 }
 
-impl<P, O, B> RetryLayer<Http, P, O, B> {
+impl<P, O, B, G> RetryLayer<Http, P, O, ByClassify<TimedOut, B, G>>
+where
+    ByClassify<TimedOut, B, G>: Kind<Convert = ()>,
+{
     /// A layer for `http::Request`s ([`Http`]) under `policy`, which it keeps in an `Arc`.
     #[must_use]
-    pub fn new<T>(policy: Policy<T, ByTrait, P, O, B>) -> Self {
+    pub fn new<T>(policy: Policy<ByClassify<T, B, G>, P, O>) -> Self
+    where
+        ByClassify<T, B, G>: Kind<Convert = ()>,
+    {
         Self::shared(Arc::new(policy.with_timeouts()))
     }
 
     /// A layer under a policy already shared (with its bucket) by other users.
     #[must_use]
-    pub fn shared(policy: Arc<Policy<Timeouts, ByTrait, P, O, B>>) -> Self {
+    pub fn shared(policy: Arc<Policy<ByClassify<TimedOut, B, G>, P, O>>) -> Self {
         RetryLayer {
             policy,
             exchange: Http::new(),
@@ -215,7 +225,7 @@ impl<P, O, B> RetryLayer<Http, P, O, B> {
     }
 }
 
-impl<P, O, B, M> RetryLayer<M, P, O, B> {
+impl<P, O, K: Kind, M> RetryLayer<M, P, O, K> {
     /// Treats every request as idempotent (`true`: a `POST`, a gRPC call is retried after
     /// any retryable failure) or as not idempotent (`false`), instead of asking the
     /// [`Exchange`] (for [`Http`], the method).
@@ -228,7 +238,7 @@ impl<P, O, B, M> RetryLayer<M, P, O, B> {
     /// Replays requests and reads responses with `exchange`: [`Http`] with another replay
     /// limit, [`Cloning`], or one of your own.
     #[must_use]
-    pub fn exchange<N>(self, exchange: N) -> RetryLayer<N, P, O, B> {
+    pub fn exchange<N>(self, exchange: N) -> RetryLayer<N, P, O, K> {
         RetryLayer {
             policy: self.policy,
             exchange,
@@ -238,12 +248,12 @@ impl<P, O, B, M> RetryLayer<M, P, O, B> {
 
     /// The policy.
     #[must_use]
-    pub fn policy(&self) -> &Policy<Timeouts, ByTrait, P, O, B> {
+    pub fn policy(&self) -> &Policy<K, P, O> {
         &self.policy
     }
 }
 
-impl<P, O, B, M: Clone> Clone for RetryLayer<M, P, O, B> {
+impl<P, O, K: Kind, M: Clone> Clone for RetryLayer<M, P, O, K> {
     fn clone(&self) -> Self {
         RetryLayer {
             policy: self.policy.clone(),
@@ -253,7 +263,7 @@ impl<P, O, B, M: Clone> Clone for RetryLayer<M, P, O, B> {
     }
 }
 
-impl<P, O, B, M: fmt::Debug> fmt::Debug for RetryLayer<M, P, O, B> {
+impl<P, O, K: Kind, M: fmt::Debug> fmt::Debug for RetryLayer<M, P, O, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RetryLayer")
             .field("policy", &*self.policy)
@@ -263,10 +273,10 @@ impl<P, O, B, M: fmt::Debug> fmt::Debug for RetryLayer<M, P, O, B> {
     }
 }
 
-impl<S, P, O, B, M: Clone> Layer<S> for RetryLayer<M, P, O, B> {
-    type Service = Retry<S, M, P, O, B>;
+impl<S, P, O, K: Kind, M: Clone> Layer<S> for RetryLayer<M, P, O, K> {
+    type Service = Retry<S, M, P, O, K>;
 
-    fn layer(&self, inner: S) -> Retry<S, M, P, O, B> {
+    fn layer(&self, inner: S) -> Retry<S, M, P, O, K> {
         Retry {
             inner,
             policy: self.policy.clone(),
@@ -277,14 +287,14 @@ impl<S, P, O, B, M: Clone> Layer<S> for RetryLayer<M, P, O, B> {
 }
 
 /// A service whose requests are retried under a [`Policy`] (made by [`RetryLayer`]).
-pub struct Retry<S, M = Http, P = NoRepeat, O = NoHook, B = NoBreaker> {
+pub struct Retry<S, M = Http, P = NoRepeat, O = NoHook, K: Kind = ByClassify<TimedOut>> {
     inner: S,
-    policy: Arc<Policy<Timeouts, ByTrait, P, O, B>>,
+    policy: Arc<Policy<K, P, O>>,
     exchange: M,
     idempotent: Option<bool>,
 }
 
-impl<S, P, O, B, M> Retry<S, M, P, O, B> {
+impl<S, P, O, K: Kind, M> Retry<S, M, P, O, K> {
     /// The inner service.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -301,7 +311,7 @@ impl<S, P, O, B, M> Retry<S, M, P, O, B> {
     }
 }
 
-impl<S: Clone, P, O, B, M: Clone> Clone for Retry<S, M, P, O, B> {
+impl<S: Clone, P, O, K: Kind, M: Clone> Clone for Retry<S, M, P, O, K> {
     fn clone(&self) -> Self {
         Retry {
             inner: self.inner.clone(),
@@ -312,7 +322,7 @@ impl<S: Clone, P, O, B, M: Clone> Clone for Retry<S, M, P, O, B> {
     }
 }
 
-impl<S: fmt::Debug, P, O, B, M: fmt::Debug> fmt::Debug for Retry<S, M, P, O, B> {
+impl<S: fmt::Debug, P, O, K: Kind, M: fmt::Debug> fmt::Debug for Retry<S, M, P, O, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Retry")
             .field("inner", &self.inner)
@@ -323,7 +333,7 @@ impl<S: fmt::Debug, P, O, B, M: fmt::Debug> fmt::Debug for Retry<S, M, P, O, B> 
     }
 }
 
-impl<S, P, O, B, M, Req> Service<Req> for Retry<S, M, P, O, B>
+impl<S, P, O, B, G, M, Req> Service<Req> for Retry<S, M, P, O, ByClassify<TimedOut, B, G>>
 where
     S: Service<Req> + Clone + Send + 'static,
     S::Future: Send + 'static,
@@ -333,12 +343,13 @@ where
     M: Exchange<Req, S::Response> + Clone + Send + Sync + 'static,
     P: Repeat<S::Response> + Send + Sync + 'static,
     O: Hook<Failure<S::Response>> + Send + Sync + 'static,
-    B: BreakerPlug<S::Response, Failure<S::Response>>
-        + GuardPlug<S::Response, Failure<S::Response>>
-        + Send
-        + Sync
-        + 'static,
-    B::Refusal: Send,
+    ByClassify<TimedOut, B, G>: Kind<Convert = (), Timer<S::Response, Failure<S::Response>> = Timed<Failure<S::Response>>>
+        + TimeoutsFor<Failure<S::Response>>
+        + BreakerFor<Failure<S::Response>>
+        + GuardFor<Failure<S::Response>>
+        + Refuse<S::Response, Failure<S::Response>>,
+    B: 'static,
+    G: 'static,
 {
     type Response = S::Response;
     type Error = BoxError;
@@ -540,8 +551,8 @@ fn failure<R>(
 /// `NotIdempotent` otherwise). One that cannot be copied makes one attempt (the call is told
 /// so as an input, `once`): its failure ends the call with its own class, which the bucket,
 /// the rate limiter, a budget and a breaker count as they count any other.
-async fn run<S, Req, P, O, B, M>(
-    policy: &Policy<Timeouts, ByTrait, P, O, B>,
+async fn run<S, Req, P, O, B, G, M>(
+    policy: &Policy<ByClassify<TimedOut, B, G>, P, O>,
     exchange: &M,
     service: S,
     request: Req,
@@ -554,8 +565,11 @@ where
     M: Exchange<Req, S::Response>,
     P: Repeat<S::Response>,
     O: Hook<Failure<S::Response>>,
-    B: BreakerPlug<S::Response, Failure<S::Response>>
-        + GuardPlug<S::Response, Failure<S::Response>>,
+    ByClassify<TimedOut, B, G>: Kind<Convert = (), Timer<S::Response, Failure<S::Response>> = Timed<Failure<S::Response>>>
+        + TimeoutsFor<Failure<S::Response>>
+        + BreakerFor<Failure<S::Response>>
+        + GuardFor<Failure<S::Response>>
+        + Refuse<S::Response, Failure<S::Response>>,
 {
     let session = &Session {
         service: Mutex::new(service),
