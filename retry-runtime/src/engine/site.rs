@@ -199,14 +199,14 @@ impl Site {
     /// attempts run under a timer).
     #[must_use]
     pub fn token_bucket(&self) -> &TokenBucket {
-        self.resolved(true).bucket()
+        self.resolved(true).chain.bucket()
     }
 
     /// The rate limiter this function paces its sends with in adaptive mode (resolving the
     /// function, as [`token_bucket`](Self::token_bucket) does).
     #[must_use]
     pub fn limiter(&self) -> &RateLimiter {
-        self.resolved(true).limiter()
+        self.resolved(true).chain.limiter()
     }
 
     /// What the function's calls read on every call, resolved on the first: its settings
@@ -278,20 +278,27 @@ impl Site {
                 bucket.map_or(TokenBucket::standard().costs(), TokenBucket::costs)
             };
             Resolved {
+                chain: Chain {
+                    own_bucket: TokenBucket::standard(),
+                    bucket,
+                    breaker,
+                    budget,
+                    limiter: self.limiter.or_else(|| self.shared().map(|p| &p.limiter)),
+                    own_limiter: RateLimiter::adaptive(),
+                    adaptive,
+                    costs,
+                    guards: self.guards,
+                    behavior: settings.behavior,
+                    function: self.name,
+                    partition: self.partition,
+                },
                 function: self.name,
                 partition: self.partition,
                 settings,
                 #[cfg(feature = "metrics")]
                 meters: Meters::new(self.name, self.partition, self.guards.names()),
-                bucket,
-                limiter: self.limiter.or_else(|| self.shared().map(|p| &p.limiter)),
-                budget,
-                breaker,
                 latency: self.latency,
                 own_latency,
-                own_bucket: TokenBucket::standard(),
-                own_limiter: RateLimiter::adaptive(),
-                costs,
                 hints: if self.grpc {
                     Hints::Grpc
                 } else if settings.aws2026() {
@@ -300,7 +307,6 @@ impl Site {
                     Hints::Classic
                 },
                 long_polling: self.long_polling,
-                guards: self.guards,
                 gated: adaptive || breaker.is_some() || guarded,
                 extras: adaptive || budget.is_some() || breaker.is_some() || guarded,
                 nested_warned: AtomicBool::new(false),
@@ -344,14 +350,14 @@ pub enum BreakerRef {
 /// its settings in effect and the shared state they name, a bucket and limiter of the
 /// function's own included. The one value the engine reads.
 ///
-/// Its own bucket comes first (`repr(C)` keeps the order): choosing between it and a shared
-/// bucket, which every success does, then needs no address computed for it.
+/// Its protections come first (`repr(C)` keeps the order), and their chain starts with the
+/// function's own bucket: choosing between it and a shared bucket, which every success does,
+/// then needs no address computed for it.
 #[derive(Debug)]
 #[repr(C)]
 pub(crate) struct Resolved {
-    /// The function's own bucket, used when it names neither a `static` one nor a partition
-    /// (made with the resolution, so a `Policy` value has its own).
-    own_bucket: TokenBucket,
+    /// The protections its calls meet, in the one order a call meets them.
+    pub(crate) chain: Chain,
     pub(crate) function: &'static str,
     pub(crate) partition: Option<&'static str>,
     /// The settings in effect: the attribute's, and where it left a key open, the
@@ -360,26 +366,14 @@ pub(crate) struct Resolved {
     /// The function's metric handles.
     #[cfg(feature = "metrics")]
     pub(crate) meters: Meters,
-    /// A user's `static` bucket or the partition's; `None`: the function's own.
-    bucket: Option<&'static TokenBucket>,
-    /// A user's `static` limiter or the partition's; `None`: the function's own.
-    limiter: Option<&'static RateLimiter>,
-    pub(crate) budget: Option<&'static RetryBudget>,
-    pub(crate) breaker: Option<&'static CircuitBreaker>,
     /// The latency estimate of a function hedged by a percentile: its attribute's...
     latency: Option<&'static Latency>,
     /// ...or one of its own, when the percentile came from outside.
     own_latency: Option<Box<Latency>>,
-    /// The function's own limiter, used when it names neither a `static` one nor a partition.
-    own_limiter: RateLimiter,
     /// How the server's hints and the backoff go together.
     pub(crate) hints: Hints,
     /// When the bucket refuses a retry, back off before returning the error.
     pub(crate) long_polling: bool,
-    /// The user's guards, asked in order after the protections above.
-    pub(crate) guards: Guards,
-    /// What its retries cost in its bucket (the 2026 behavior's in a bucket the runtime made).
-    pub(crate) costs: Costs,
     /// Adaptive mode, a breaker or guards: an attempt waits at the loop's gate for a send
     /// token, the breaker's leave or the guards' admission (one test on the success path).
     pub(crate) gated: bool,
@@ -400,38 +394,10 @@ impl Resolved {
         }
     }
 
-    /// The bucket the function draws from.
-    #[inline]
-    pub(crate) fn bucket(&self) -> &TokenBucket {
-        match self.bucket {
-            Some(b) => b,
-            None => &self.own_bucket,
-        }
-    }
-
-    /// The rate limiter the function paces its sends with in adaptive mode.
-    #[inline]
-    pub(crate) fn limiter(&self) -> &RateLimiter {
-        match self.limiter {
-            Some(l) => l,
-            None => &self.own_limiter,
-        }
-    }
-
     /// The protections its calls meet, in the one order a call meets them.
     #[inline]
-    pub(crate) fn chain(&self) -> Chain<'_> {
-        Chain {
-            bucket: self.bucket(),
-            breaker: self.breaker,
-            budget: self.budget,
-            limiter: (self.settings.mode == Mode::Adaptive).then(|| self.limiter()),
-            costs: &self.costs,
-            guards: &self.guards,
-            behavior: self.settings.behavior,
-            function: self.function,
-            partition: self.partition,
-        }
+    pub(crate) fn chain(&self) -> &Chain {
+        &self.chain
     }
 
     /// The function, as its reports name it.
@@ -454,8 +420,11 @@ impl Resolved {
     )]
     pub(crate) fn levels(&self) -> Levels {
         Levels {
-            tokens: self.bucket().available(),
-            fill_rate: (self.settings.mode == Mode::Adaptive).then(|| self.limiter().fill_rate()),
+            tokens: self.chain.bucket().available(),
+            fill_rate: self
+                .chain
+                .adaptive
+                .then(|| self.chain.limiter().fill_rate()),
         }
     }
 }

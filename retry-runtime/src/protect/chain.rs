@@ -115,19 +115,30 @@ pub(crate) struct Look<'d> {
     pub(crate) draw: &'d dyn Fn() -> f64,
 }
 
-/// The protections of one call, in the order its attempts meet them.
-#[derive(Clone, Copy)]
-pub(crate) struct Chain<'a> {
-    pub(crate) bucket: &'a TokenBucket,
-    pub(crate) breaker: Option<&'a CircuitBreaker>,
-    pub(crate) budget: Option<&'a RetryBudget>,
-    /// The limiter, in adaptive mode only.
-    pub(crate) limiter: Option<&'a RateLimiter>,
+/// The protections of one function, resolved once with its settings, in the order its calls'
+/// attempts meet them. Its own bucket comes first (`repr(C)` keeps the order, and the
+/// function's resolution holds the chain first): choosing between it and a shared bucket,
+/// which every success does, then needs no address computed for it.
+#[derive(Debug)]
+#[repr(C)]
+pub(crate) struct Chain {
+    /// The function's own bucket, used when it names neither a `static` one nor a partition.
+    pub(crate) own_bucket: TokenBucket,
+    /// A user's `static` bucket or the partition's; `None`: the function's own.
+    pub(crate) bucket: Option<&'static TokenBucket>,
+    pub(crate) breaker: Option<&'static CircuitBreaker>,
+    pub(crate) budget: Option<&'static RetryBudget>,
+    /// A user's `static` limiter or the partition's; `None`: the function's own.
+    pub(crate) limiter: Option<&'static RateLimiter>,
+    /// The function's own limiter.
+    pub(crate) own_limiter: RateLimiter,
+    /// Adaptive mode: attempts pace their sends with the limiter.
+    pub(crate) adaptive: bool,
     /// What a retry costs in the bucket: its own costs, or the 2026 behavior's in a bucket the
     /// runtime made (resolved with the function's settings).
-    pub(crate) costs: &'a Costs,
+    pub(crate) costs: Costs,
     /// The user's guards, in order.
-    pub(crate) guards: &'a Guards,
+    pub(crate) guards: Guards,
     /// Which send costs the limiter charges.
     pub(crate) behavior: Behavior,
     pub(crate) function: &'static str,
@@ -192,7 +203,31 @@ fn others_allow(
     Ok(now)
 }
 
-impl Chain<'_> {
+impl Chain {
+    /// The bucket the function draws from.
+    #[inline]
+    pub(crate) fn bucket(&self) -> &TokenBucket {
+        match self.bucket {
+            Some(b) => b,
+            None => &self.own_bucket,
+        }
+    }
+
+    /// The rate limiter the function paces its sends with in adaptive mode.
+    #[inline]
+    pub(crate) fn limiter(&self) -> &RateLimiter {
+        match self.limiter {
+            Some(l) => l,
+            None => &self.own_limiter,
+        }
+    }
+
+    /// The limiter, in adaptive mode only.
+    #[inline]
+    fn pacing(&self) -> Option<&RateLimiter> {
+        self.adaptive.then(|| self.limiter())
+    }
+
     /// Admission of another attempt (a retry of attempt `number - 1`, or a hedge) after a
     /// failure of `class`: the breaker and the budget, then the bucket's cost, which is taken
     /// only when they allow it; then the user's guards. On `Go` and `Wait` the ticket holds
@@ -215,8 +250,8 @@ impl Chain<'_> {
             None
         };
         let cost = self.costs.of(class);
-        if !self.bucket.try_take_now(cost) {
-            return if self.bucket.waits_when_empty() {
+        if !self.bucket().try_take_now(cost) {
+            return if self.bucket().waits_when_empty() {
                 self.refill(cost)
             } else {
                 Step::Refused(Refusal::BucketEmpty)
@@ -252,7 +287,7 @@ impl Chain<'_> {
             Resume::Guards => self.ask_guards(ticket, draw),
             Resume::Refill => {
                 let cost = self.costs.of(class);
-                if !self.bucket.try_take_now(cost) {
+                if !self.bucket().try_take_now(cost) {
                     return self.refill(cost);
                 }
                 self.admitted(self.needs_clock().then(Instant::now));
@@ -270,7 +305,7 @@ impl Chain<'_> {
 
     /// How long until the bucket covers `cost`.
     fn refill(&self, cost: u32) -> Step {
-        match self.bucket.time_until(cost, Instant::now()) {
+        match self.bucket().time_until(cost, Instant::now()) {
             Some(wait) => Step::Wait(wait, Resume::Refill),
             None => Step::Refused(Refusal::NeverRefilled),
         }
@@ -356,7 +391,7 @@ impl Chain<'_> {
                 }
             }
         }
-        match self.limiter {
+        match self.pacing() {
             Some(limiter) if limiter.is_enabled() => self.send_token(limiter, ticket, look),
             // Before the first throttling response: no token to take, no clock to read.
             _ => {
@@ -395,7 +430,7 @@ impl Chain<'_> {
     /// reward.
     #[inline]
     pub(crate) fn rewarded(&self) {
-        self.bucket.reward();
+        self.bucket().reward();
     }
 
     /// The attempt holding `ticket` succeeded: its cost goes back, or for one that cost
@@ -404,9 +439,9 @@ impl Chain<'_> {
     pub(crate) fn succeeded(&self, ticket: &mut Ticket) {
         let cost = std::mem::take(&mut ticket.cost);
         if cost > 0 {
-            self.bucket.refund(cost);
+            self.bucket().refund(cost);
         } else {
-            self.bucket.reward();
+            self.bucket().reward();
         }
     }
 
@@ -422,9 +457,10 @@ impl Chain<'_> {
         draw: &dyn Fn() -> f64,
         mut changed: impl FnMut(Change),
     ) {
-        if self.breaker.is_some() || self.budget.is_some() || self.limiter.is_some() {
+        let limiter = self.pacing();
+        if self.breaker.is_some() || self.budget.is_some() || limiter.is_some() {
             let now = Instant::now();
-            each!(self.breaker, self.budget, self.limiter, |p| {
+            each!(self.breaker, self.budget, limiter, |p| {
                 if let Some(change) = p.book(now, ticket, first, failure) {
                     changed(change);
                 }
@@ -442,7 +478,7 @@ impl Chain<'_> {
     pub(crate) fn release(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) {
         let cost = std::mem::take(&mut ticket.cost);
         if cost > 0 {
-            self.bucket.deposit(cost);
+            self.bucket().deposit(cost);
         }
         self.settle(ticket, GuardOutcome::Cancelled, draw);
     }
@@ -617,15 +653,17 @@ mod tests {
         }
     }
 
-    fn chain<'a>(bucket: &'a TokenBucket, guards: &'a Guards) -> Chain<'a> {
-        static BUCKET: TokenBucket = TokenBucket::standard();
-        static COSTS: std::sync::OnceLock<Costs> = std::sync::OnceLock::new();
+    fn chain(guards: Guards) -> Chain {
+        let own_bucket = TokenBucket::standard();
         Chain {
-            bucket,
+            costs: own_bucket.costs(),
+            own_bucket,
+            bucket: None,
             breaker: None,
             budget: None,
             limiter: None,
-            costs: COSTS.get_or_init(|| BUCKET.costs()),
+            own_limiter: RateLimiter::adaptive(),
+            adaptive: false,
             guards,
             behavior: Behavior::Classic,
             function: "f",
@@ -640,9 +678,9 @@ mod tests {
     #[test]
     fn a_budget_without_room_refuses_before_the_bucket_takes_its_cost() {
         static BUDGET: RetryBudget = RetryBudget::ratio(0.0).with_floor_per_sec(0);
-        let bucket = TokenBucket::standard();
-        let mut c = chain(&bucket, &Guards::NONE);
+        let mut c = chain(Guards::NONE);
         c.budget = Some(&BUDGET);
+        let bucket = c.bucket();
         let mut ticket = Ticket::NONE;
         let step = c.another(
             ErrorClass::Transient,
@@ -659,10 +697,10 @@ mod tests {
     #[test]
     fn a_guard_that_refuses_a_retry_gives_the_bucket_its_cost_back() {
         static REFUSES: Scripted = Scripted::new(Admit::Refuse, Admit::Go);
-        let bucket = TokenBucket::standard();
-        let guards = Guards::NONE.with(&REFUSES);
+        let c = chain(Guards::NONE.with(&REFUSES));
+        let bucket = c.bucket();
         let mut ticket = Ticket::NONE;
-        let step = chain(&bucket, &guards).another(
+        let step = c.another(
             ErrorClass::Timeout,
             AttemptKind::Retry,
             2,
@@ -683,9 +721,8 @@ mod tests {
     fn a_guard_that_asks_to_wait_is_asked_again_holding_the_cost() {
         static WAITS: Scripted = Scripted::new(Admit::Wait(Duration::from_millis(20)), Admit::Go);
         static AFTER: Scripted = Scripted::new(Admit::Go, Admit::Go);
-        let bucket = TokenBucket::standard();
-        let guards = Guards::NONE.with(&AFTER).with(&WAITS);
-        let c = chain(&bucket, &guards);
+        let c = chain(Guards::NONE.with(&AFTER).with(&WAITS));
+        let bucket = c.bucket();
         let mut ticket = Ticket::NONE;
         let step = c.another(
             ErrorClass::Transient,
@@ -724,9 +761,7 @@ mod tests {
     #[test]
     fn the_gate_asks_the_guards_about_a_first_attempt_and_goes_on_after_a_refusal() {
         static REFUSES: Scripted = Scripted::new(Admit::Refuse, Admit::Go);
-        let bucket = TokenBucket::standard();
-        let guards = Guards::NONE.with(&REFUSES);
-        let c = chain(&bucket, &guards);
+        let c = chain(Guards::NONE.with(&REFUSES));
         let look = Look {
             number: 1,
             after_throttle: false,
@@ -751,8 +786,7 @@ mod tests {
     #[test]
     fn a_guard_wait_that_reaches_the_deadline_is_late() {
         static WAITS: Scripted = Scripted::new(Admit::Wait(Duration::from_secs(5)), Admit::Go);
-        let bucket = TokenBucket::standard();
-        let guards = Guards::NONE.with(&WAITS);
+        let c = chain(Guards::NONE.with(&WAITS));
         let look = Look {
             number: 1,
             after_throttle: false,
@@ -762,7 +796,7 @@ mod tests {
             draw: &half,
         };
         let mut ticket = Ticket::NONE;
-        let gate = chain(&bucket, &guards).gate(&mut ticket, Stage::Start, &look, |_| {});
+        let gate = c.gate(&mut ticket, Stage::Start, &look, |_| {});
         assert!(matches!(gate, Gate::Late));
     }
 }
