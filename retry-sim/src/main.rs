@@ -171,7 +171,10 @@ fn run_outage(quick: bool, out: &Path) -> Result<()> {
         outage::Config::full()
     };
     let results = outage::run(&config);
-    let runs: Vec<(Strategy, &Run)> = results.iter().map(|s| (s.strategy, &s.run)).collect();
+    let runs: Vec<(Strategy, &Run)> = results
+        .iter()
+        .map(|s| (s.policy.strategy, &s.run))
+        .collect();
     series_csv(out, "outage.csv", &runs, config.horizon)?;
     let mut lines = report::per_second(&runs, config.horizon, |b: &Bin, _, _| {
         Some(b.attempts as f64)
@@ -209,7 +212,7 @@ fn run_outage(quick: bool, out: &Path) -> Result<()> {
         "succeeded / offered",
         &goodput,
     )?;
-    let find = |s: Strategy| results.iter().find(|r| r.strategy == s);
+    let find = |s: Strategy| results.iter().find(|r| r.policy.strategy == s);
     let (none, standard) = (find(Strategy::NoBucket), find(Strategy::Standard));
     let cut = |s: &outage::Summary, base: Option<&outage::Summary>| {
         base.map_or(f64::NAN, |b| 100.0 * s.cut_against(b))
@@ -219,7 +222,7 @@ fn run_outage(quick: bool, out: &Path) -> Result<()> {
         .map(|s| {
             format!(
                 "{},{:.4},{:.4},{:.4},{:.4},{},{:.2},{:.2},{:.0},{:.0},{:.4}",
-                s.strategy.name(),
+                s.policy.strategy.name(),
                 s.amplification_outage,
                 s.amplification_per_call,
                 s.amplification_drained,
@@ -254,7 +257,7 @@ fn run_outage(quick: bool, out: &Path) -> Result<()> {
     for s in &results {
         println!(
             "| {} | {:.3}x | {:.3}x | {:.2}x | {:.2}x | {:.1}% | {:.1}% | {:.0} | {:.0} | {:.1}% |",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             s.amplification_outage,
             s.amplification_per_call,
             s.amplification_drained,
@@ -276,7 +279,10 @@ fn run_throttling(quick: bool, out: &Path) -> Result<()> {
         throttling::Config::full()
     };
     let results = throttling::run(&config);
-    let runs: Vec<(Strategy, &Run)> = results.iter().map(|s| (s.strategy, &s.run)).collect();
+    let runs: Vec<(Strategy, &Run)> = results
+        .iter()
+        .map(|s| (s.policy.strategy, &s.run))
+        .collect();
     series_csv(out, "throttling.csv", &runs, config.horizon)?;
     let c = config.capacity;
     let mut goodput = report::per_second(&runs, config.horizon, |b: &Bin, _, _| {
@@ -331,7 +337,7 @@ fn run_throttling(quick: bool, out: &Path) -> Result<()> {
         let b = s.run.series.total(config.steady_from, config.horizon);
         println!(
             "| {} | {:.1}% | {:.1}% | {:.2} | {:.1}% |",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             100.0 * s.goodput,
             100.0 * s.throttled,
             s.load,
@@ -352,7 +358,7 @@ fn run_normal(quick: bool, out: &Path) -> Result<()> {
     for s in &results {
         csv.push_str(&format!(
             "{},{},{:.6},{:.6}\n",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             s.error_rate,
             s.failed_fraction,
             s.amplification
@@ -376,7 +382,7 @@ fn run_normal(quick: bool, out: &Path) -> Result<()> {
     println!("|---|{}", "---:|---:|".repeat(config.error_rates.len()));
     for strategy in Strategy::COMPARED {
         print!("| {} |", strategy.name());
-        for s in results.iter().filter(|s| s.strategy == strategy) {
+        for s in results.iter().filter(|s| s.policy.strategy == strategy) {
             print!(
                 " {:.3}% | {:.3} |",
                 100.0 * s.failed_fraction,
@@ -395,7 +401,10 @@ fn run_metastable(quick: bool, out: &Path) -> Result<()> {
         metastable::Config::full()
     };
     let results = metastable::run(&config);
-    let runs: Vec<(Strategy, &Run)> = results.iter().map(|s| (s.strategy, &s.run)).collect();
+    let runs: Vec<(Strategy, &Run)> = results
+        .iter()
+        .map(|s| (s.policy.strategy, &s.run))
+        .collect();
     series_csv(out, "metastable.csv", &runs, config.horizon)?;
     let offered = metastable::LOAD * metastable::CAPACITY;
     let goodput = report::per_second(&runs, config.horizon, |b: &Bin, _, _| {
@@ -440,7 +449,7 @@ fn run_metastable(quick: bool, out: &Path) -> Result<()> {
         };
         println!(
             "| {} | {:.1}% | {:.1}% | {:.2} | {} | {:.1}% |",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             100.0 * s.goodput_before,
             100.0 * s.goodput_end,
             s.amplification_end,
@@ -996,7 +1005,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
     let runs: Vec<(Strategy, &Run)> = results
         .outage
         .iter()
-        .map(|o| (o.summary.strategy, &o.summary.run))
+        .map(|o| (o.summary.policy.strategy, &o.summary.run))
         .collect();
     series_csv(out, "aws2026_outage_series.csv", &runs, oc.horizon)?;
     let mut lines = report::per_second(&runs, oc.horizon, |b: &Bin, _, _| Some(b.attempts as f64));
@@ -1023,7 +1032,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
         let s = &o.summary;
         format!(
             "{},{},{:.4},{:.4},{:.4},{:.4},{},{:.0},{:.0},{:.0},{:.4},{:.4},{}",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             o.outage_len,
             s.amplification_outage,
             s.amplification_per_call,
@@ -1071,7 +1080,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
         let s = &o.summary;
         println!(
             "| {} | {:.3}x | {:.3}x | {:.0} | {:.2}x | {:.0} | {:.0} | {:.1}% | {:.1}% | {}",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             s.amplification_outage,
             s.amplification_per_call,
             o.storm,
@@ -1099,7 +1108,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
         println!(
             "| {} s | {} | {:.3}x | {:.3}x | {:.2}x | {:.0} | {:.0} | {:.1}% | {}",
             o.outage_len,
-            s.strategy.name(),
+            s.policy.strategy.name(),
             s.amplification_outage,
             s.amplification_per_call,
             s.amplification_after,
@@ -1118,7 +1127,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
             let s = &t.summary;
             format!(
                 "{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{}",
-                s.strategy.name(),
+                s.policy.strategy.name(),
                 s.goodput,
                 s.throttled,
                 s.load,
@@ -1151,7 +1160,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
         let s = &t.summary;
         println!(
             "| {} | {:.1}% | {:.1}% | {:.2} | {:.3} | {:.1}% | {}",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             100.0 * s.goodput,
             100.0 * s.throttled,
             s.load,
@@ -1169,7 +1178,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
             let s = &n.summary;
             format!(
                 "{},{},{:.6},{:.6},{}",
-                s.strategy.name(),
+                s.policy.strategy.name(),
                 s.error_rate,
                 s.failed_fraction,
                 s.amplification,
@@ -1198,7 +1207,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
         let s = &n.summary;
         println!(
             "| {} | {:.0}% | {:.3}% | {:.3} | {}",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             100.0 * s.error_rate,
             100.0 * (1.0 - s.failed_fraction),
             s.amplification,
