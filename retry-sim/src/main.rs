@@ -1256,12 +1256,19 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
     // Normal operation at 5 %, every policy, every seed.
     let mut csv = Vec::new();
     for r in &rows {
-        for (i, s) in r.normal.iter().enumerate() {
+        let seeds = (0..config.normal_seeds).map(|i| (&config.normal, config.normal.seed + i));
+        let large = std::iter::once((&config.normal_large, config.normal_large.seed));
+        for ((c, seed), s) in seeds
+            .chain(large)
+            .zip(r.normal.iter().chain([&r.normal_large]))
+        {
             let all = s.run.series.total(0.0, f64::INFINITY);
             csv.push(format!(
-                "{},{},{},{},{},{:.6},{:.6}",
+                "{},{},{},{},{},{},{},{:.6},{:.6}",
                 name(r),
-                config.normal.seed + i as u64,
+                c.clients,
+                c.rate_per_client,
+                seed,
                 s.error_rate,
                 all.failed + all.succeeded,
                 all.failed,
@@ -1272,7 +1279,8 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
     }
     report::write_csv(
         &out.join("normal_guards.csv"),
-        "strategy,seed,error_rate,calls,calls_failed,failed_fraction,amplification",
+        "strategy,clients,calls_per_second_per_client,seed,error_rate,calls,calls_failed,\
+         failed_fraction,amplification",
         &csv,
     )?;
 
@@ -1436,19 +1444,21 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
         config.normal.seed + config.normal_seeds - 1
     );
     println!(
-        "| policy | calls failed (seed {}) | calls failed, mean of the seeds | attempts per call, mean |",
-        config.normal.seed
+        "| policy | calls failed (seed {}) | calls failed, mean of the seeds | attempts per call, \
+         mean | calls failed, {} clients of {} calls/s |",
+        config.normal.seed, config.normal_large.clients, config.normal_large.rate_per_client
     );
-    println!("|---|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|");
     for r in &rows {
         let amplification =
             r.normal.iter().map(|s| s.amplification).sum::<f64>() / r.normal.len() as f64;
         println!(
-            "| {} | {} | {} | {:.3} |",
+            "| {} | {} | {} | {:.3} | {} |",
             name(r),
             pct(r.normal[0].failed_fraction, 3),
             pct(r.headline().failed, 4),
-            amplification
+            amplification,
+            pct(r.normal_large.failed_fraction, 3)
         );
     }
     println!(
@@ -1479,7 +1489,7 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
         .map(|(r, t)| {
             let h = &t.headline;
             format!(
-                "{},{:.6},{:.4},{:.4},{:.3},{},{},{:.4},{:.4},{:.4},{:.1},{:.1},{:.2},{},{},{},{},{},{},{:.3}",
+                "{},{:.6},{:.4},{:.4},{:.3},{},{},{:.4},{:.4},{:.4},{:.1},{:.1},{:.2},{},{},{},{},{},{},{:.3},{:.6}",
                 name(r),
                 h.failed,
                 t.normal_points,
@@ -1499,7 +1509,8 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
                 t.meets[2],
                 t.meets[3],
                 t.meets[4],
-                t.worst_share
+                t.worst_share,
+                r.normal_large.failed_fraction
             )
         })
         .collect();
@@ -1509,7 +1520,8 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
          outage_ratio_to_best,metastable_recovered_s,metastable_s_after_best,\
          throttling_attempts_per_success,throttling_goodput,throttling_ratio_to_best,\
          brooker_calls,brooker_time_ms,brooker_gave_up,brooker_ratio_to_best,meets_normal,\
-         meets_outage,meets_metastable,meets_throttling,meets_brooker,worst_share_of_goal",
+         meets_outage,meets_metastable,meets_throttling,meets_brooker,worst_share_of_goal,\
+         large_clients_normal_failed_fraction",
         &csv,
     )?;
     println!("\n### No regret: each policy's distance from the best on each headline\n");
@@ -1517,10 +1529,12 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
         "| policy | normal: calls failed at 5% (points over the best) | outage: amplification \
          (over the best) | metastable: recovered (s after the best) | throttling: attempts per \
          success, goodput (over the best) | Brooker: calls, time at {} clients (over the best) \
-         | goals met | worst, share of its goal |",
-        r_max_clients(&rows)
+         | goals met | worst, share of its goal | not a goal: normal, clients of {} calls/s, \
+         calls failed |",
+        r_max_clients(&rows),
+        config.normal_large.rate_per_client
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (r, t) in rows.iter().zip(&table) {
         let h = &t.headline;
         let metastable = match (h.recovered_after, t.metastable_s) {
@@ -1542,7 +1556,7 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
             "∞".to_string()
         };
         println!(
-            "| {} | {} (+{:.4}){} | {:.3}x (x{:.2}){} | {} | {:.3}, {} (x{:.3}){} | {} | {}/5 | {} |",
+            "| {} | {} (+{:.4}){} | {:.3}x (x{:.2}){} | {} | {:.3}, {} (x{:.3}){} | {} | {}/5 | {} | {} |",
             name(r),
             pct(h.failed, 4),
             t.normal_points,
@@ -1557,7 +1571,8 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
             mark(t.meets[3]),
             brooker,
             t.meets.iter().filter(|&&m| m).count(),
-            worst
+            worst,
+            pct(r.normal_large.failed_fraction, 3)
         );
     }
     if let Some((r, t)) = rows

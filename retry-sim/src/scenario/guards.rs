@@ -115,6 +115,10 @@ pub struct Config {
     /// The seeds normal operation runs with: its headline is their mean, since the goal's
     /// margin (0.01 points, 6 calls of 60,000) is below what one seed's failures vary by.
     pub normal_seeds: u64,
+    /// Normal operation of the same load from clients 20 times larger (100 calls per second
+    /// each), at 5 %, one seed: not one of the goals, but what a guard sized for the
+    /// scenarios' small clients does to a larger one.
+    pub normal_large: normal::Config,
     /// The outage.
     pub outage: outage::Config,
     /// The metastable failure.
@@ -135,6 +139,12 @@ impl Config {
                 ..normal::Config::full()
             },
             normal_seeds: 8,
+            normal_large: normal::Config {
+                clients: 10,
+                rate_per_client: 100.0,
+                error_rates: vec![HEADLINE_ERROR_RATE],
+                ..normal::Config::full()
+            },
             outage: outage::Config::full(),
             metastable: metastable::Config::full(),
             throttling: throttling::Config::full(),
@@ -150,6 +160,11 @@ impl Config {
         Config {
             normal: normal::Config::quick(),
             normal_seeds: 2,
+            normal_large: normal::Config {
+                clients: 1,
+                rate_per_client: 100.0,
+                ..normal::Config::quick()
+            },
             outage: outage::Config::quick(),
             metastable: metastable::Config::quick(),
             throttling: throttling::Config::quick(),
@@ -168,6 +183,8 @@ pub struct Row {
     pub policy: Policy,
     /// Normal operation at 5 %, one summary per seed (seed 1 first).
     pub normal: Vec<normal::Summary>,
+    /// Normal operation at 5 % with clients of 100 calls per second.
+    pub normal_large: normal::Summary,
     /// The outage.
     pub outage: outage::Summary,
     /// The metastable failure.
@@ -192,6 +209,7 @@ pub fn run_one(config: &Config, policy: Policy) -> Row {
     Row {
         policy,
         normal,
+        normal_large: normal::run_policy(&config.normal_large, policy, HEADLINE_ERROR_RATE),
         outage: outage::run_policy(&config.outage, policy),
         metastable: metastable::run_policy(&config.metastable, policy),
         throttling: throttling::run_policy(&config.throttling, policy),
