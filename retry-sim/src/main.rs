@@ -1236,10 +1236,9 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
     } else {
         guards::Config::full()
     };
-    let policies = guards::policies();
-    let rows: Vec<guards::Row> = policies
-        .iter()
-        .map(|&p| {
+    let rows: Vec<guards::Row> = guards::policies()
+        .into_iter()
+        .map(|p| {
             let started = std::time::Instant::now();
             let row = guards::run_one(&config, p);
             eprintln!(
@@ -1575,11 +1574,7 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
             pct(r.normal_large.failed_fraction, 3)
         );
     }
-    if let Some((r, t)) = rows
-        .iter()
-        .zip(&table)
-        .min_by(|a, b| a.1.worst_share.total_cmp(&b.1.worst_share))
-    {
+    if let Some((r, t)) = guards::closest(&table).map(|i| (&rows[i], &table[i])) {
         println!(
             "\nClosest to the goal: {} (worst distance {:.2} of its goal's allowance; {}).",
             name(r),
@@ -1590,6 +1585,13 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
                 "misses at least one goal"
             }
         );
+        let meeting: Vec<&str> = rows
+            .iter()
+            .zip(&table)
+            .filter(|(_, t)| t.meets_all())
+            .map(|(r, _)| name(r))
+            .collect();
+        println!("Policies meeting every goal: {}.", meeting.join(", "));
     }
     Ok(())
 }

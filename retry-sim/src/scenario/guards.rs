@@ -314,6 +314,9 @@ pub struct Regret {
     /// failure never recovered from, or a contention some of whose clients gave up, is
     /// infinitely far.
     pub worst_share: f64,
+    /// The sum of those shares (those of goals met are below 1 each): what ranks two policies
+    /// equally far from their worst goal.
+    pub total_share: f64,
 }
 
 impl Regret {
@@ -366,6 +369,7 @@ pub fn no_regret(headlines: &[Headline], bucket: Option<f64>) -> Vec<Regret> {
             Regret {
                 headline: h,
                 worst_share: shares.into_iter().fold(0.0, f64::max),
+                total_share: shares.iter().map(|s| s.max(0.0)).sum(),
                 normal_points: 100.0 * (h.failed - best_failed),
                 outage_ratio: h.amplification / best_amplification,
                 metastable_s: h.recovered_after.map(|s| s - best_recovery),
@@ -375,6 +379,16 @@ pub fn no_regret(headlines: &[Headline], bucket: Option<f64>) -> Vec<Regret> {
             }
         })
         .collect()
+}
+
+/// The index of the policy closest to the goal: the smallest worst share, then the smallest
+/// total share.
+pub fn closest(table: &[Regret]) -> Option<usize> {
+    (0..table.len()).min_by(|&a, &b| {
+        let key = |r: &Regret| (r.worst_share, r.total_share);
+        let (ka, kb) = (key(&table[a]), key(&table[b]));
+        ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+    })
 }
 
 /// The no-regret table of `rows`, normal operation's goal against the row of the standard
@@ -438,6 +452,7 @@ mod tests {
         assert!(a.meets_all());
         assert_eq!(b.meets, [false; 5]);
         assert!(a.worst_share <= 1.0 && b.worst_share.is_infinite());
+        assert_eq!(closest(&table), Some(0));
     }
 
     #[test]
