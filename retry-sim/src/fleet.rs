@@ -2,7 +2,8 @@
 //! the outage, throttling and metastable scenarios.
 
 use crate::sim::{
-    self, Client, Keys, Rng, Series, SharedRng, SharedSeries, SimError, Strategy, lock,
+    self, Client, GuardFactory, Keys, Policy, Rng, Series, SharedRng, SharedSeries, SimError,
+    Strategy, lock,
 };
 use crate::smithy::SmithyClient;
 use crate::world::{Server, World};
@@ -52,6 +53,9 @@ pub struct Fleet {
     pub deadline: Option<Duration>,
     /// No bucket, standard or adaptive.
     pub strategy: Strategy,
+    /// The guards each client adds to `strategy`, made fresh for each client (our engine
+    /// only: aws-smithy-runtime has no guards).
+    pub guards: &'static [GuardFactory],
     /// The seed of the run.
     pub seed: u64,
     /// Whose retry loop runs.
@@ -122,6 +126,11 @@ impl Fleet {
     }
 
     async fn simulate(self, server: Server) -> Run {
+        // aws-smithy-runtime's orchestrator has no seam for guards.
+        assert!(
+            self.engine == Engine::Ours || self.guards.is_empty(),
+            "guards run on our engine only"
+        );
         let bins = self.horizon.ceil() as usize + 60;
         // smithy's jitter comes from fastrand's thread-local generator; the runtime has one
         // thread, so seeding it here makes smithy's runs repeatable too.
@@ -139,7 +148,8 @@ impl Fleet {
                             Some(d) => self.policy.deadline(d),
                             None => self.policy,
                         };
-                        Driver::Ours(Client::new("fleet", policy, self.strategy))
+                        let guarded = Policy::guarded("fleet", self.strategy, self.guards);
+                        Driver::Ours(Client::new("fleet", policy, guarded))
                     }
                     Engine::Smithy => Driver::Smithy(SmithyClient::new(
                         self.strategy,
@@ -284,6 +294,7 @@ mod tests {
             policy: Keys::new().max_attempts(max_attempts),
             deadline: None,
             strategy: Strategy::NoBucket,
+            guards: &[],
             seed: 3,
             engine: Engine::Ours,
         }

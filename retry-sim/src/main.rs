@@ -1,4 +1,4 @@
-//! `retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|aws2026|all]...
+//! `retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|aws2026|guards|all]...
 //! [--quick] [--out DIR]`
 //!
 //! Runs the scenarios, prints their figures as Markdown tables, and writes CSV files and SVG
@@ -6,14 +6,16 @@
 
 use retry_sim::fleet::Run;
 use retry_sim::report::{self, Line, Scale, TIMESERIES_HEADER};
-use retry_sim::scenario::{aws2026, brooker, hedging, metastable, normal, outage, throttling};
+use retry_sim::scenario::{
+    aws2026, brooker, guards, hedging, metastable, normal, outage, throttling,
+};
 use retry_sim::sim::{Bin, Strategy};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
-const SCENARIOS: [&str; 8] = [
+const SCENARIOS: [&str; 9] = [
     "brooker",
     "outage",
     "throttling",
@@ -22,6 +24,7 @@ const SCENARIOS: [&str; 8] = [
     "side-by-side",
     "hedging",
     "aws2026",
+    "guards",
 ];
 
 fn main() -> ExitCode {
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
             "normal" => run_normal(quick, &out),
             "hedging" => run_hedging(quick, &out),
             "aws2026" => run_aws2026(quick, &out),
+            "guards" => run_guards(quick, &out),
             _ => run_side_by_side(quick, &out),
         };
         if let Err(e) = done {
@@ -78,7 +82,7 @@ fn usage(problem: &str) -> ExitCode {
     }
     eprintln!(
         "usage: retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|aws2026|\
-         all]... [--quick] [--out DIR]"
+         guards|all]... [--quick] [--out DIR]"
     );
     if problem.is_empty() {
         ExitCode::SUCCESS
@@ -171,7 +175,10 @@ fn run_outage(quick: bool, out: &Path) -> Result<()> {
         outage::Config::full()
     };
     let results = outage::run(&config);
-    let runs: Vec<(Strategy, &Run)> = results.iter().map(|s| (s.strategy, &s.run)).collect();
+    let runs: Vec<(Strategy, &Run)> = results
+        .iter()
+        .map(|s| (s.policy.strategy, &s.run))
+        .collect();
     series_csv(out, "outage.csv", &runs, config.horizon)?;
     let mut lines = report::per_second(&runs, config.horizon, |b: &Bin, _, _| {
         Some(b.attempts as f64)
@@ -209,7 +216,7 @@ fn run_outage(quick: bool, out: &Path) -> Result<()> {
         "succeeded / offered",
         &goodput,
     )?;
-    let find = |s: Strategy| results.iter().find(|r| r.strategy == s);
+    let find = |s: Strategy| results.iter().find(|r| r.policy.strategy == s);
     let (none, standard) = (find(Strategy::NoBucket), find(Strategy::Standard));
     let cut = |s: &outage::Summary, base: Option<&outage::Summary>| {
         base.map_or(f64::NAN, |b| 100.0 * s.cut_against(b))
@@ -219,7 +226,7 @@ fn run_outage(quick: bool, out: &Path) -> Result<()> {
         .map(|s| {
             format!(
                 "{},{:.4},{:.4},{:.4},{:.4},{},{:.2},{:.2},{:.0},{:.0},{:.4}",
-                s.strategy.name(),
+                s.policy.strategy.name(),
                 s.amplification_outage,
                 s.amplification_per_call,
                 s.amplification_drained,
@@ -254,7 +261,7 @@ fn run_outage(quick: bool, out: &Path) -> Result<()> {
     for s in &results {
         println!(
             "| {} | {:.3}x | {:.3}x | {:.2}x | {:.2}x | {:.1}% | {:.1}% | {:.0} | {:.0} | {:.1}% |",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             s.amplification_outage,
             s.amplification_per_call,
             s.amplification_drained,
@@ -276,7 +283,10 @@ fn run_throttling(quick: bool, out: &Path) -> Result<()> {
         throttling::Config::full()
     };
     let results = throttling::run(&config);
-    let runs: Vec<(Strategy, &Run)> = results.iter().map(|s| (s.strategy, &s.run)).collect();
+    let runs: Vec<(Strategy, &Run)> = results
+        .iter()
+        .map(|s| (s.policy.strategy, &s.run))
+        .collect();
     series_csv(out, "throttling.csv", &runs, config.horizon)?;
     let c = config.capacity;
     let mut goodput = report::per_second(&runs, config.horizon, |b: &Bin, _, _| {
@@ -331,7 +341,7 @@ fn run_throttling(quick: bool, out: &Path) -> Result<()> {
         let b = s.run.series.total(config.steady_from, config.horizon);
         println!(
             "| {} | {:.1}% | {:.1}% | {:.2} | {:.1}% |",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             100.0 * s.goodput,
             100.0 * s.throttled,
             s.load,
@@ -352,7 +362,7 @@ fn run_normal(quick: bool, out: &Path) -> Result<()> {
     for s in &results {
         csv.push_str(&format!(
             "{},{},{:.6},{:.6}\n",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             s.error_rate,
             s.failed_fraction,
             s.amplification
@@ -376,7 +386,7 @@ fn run_normal(quick: bool, out: &Path) -> Result<()> {
     println!("|---|{}", "---:|---:|".repeat(config.error_rates.len()));
     for strategy in Strategy::COMPARED {
         print!("| {} |", strategy.name());
-        for s in results.iter().filter(|s| s.strategy == strategy) {
+        for s in results.iter().filter(|s| s.policy.strategy == strategy) {
             print!(
                 " {:.3}% | {:.3} |",
                 100.0 * s.failed_fraction,
@@ -395,7 +405,10 @@ fn run_metastable(quick: bool, out: &Path) -> Result<()> {
         metastable::Config::full()
     };
     let results = metastable::run(&config);
-    let runs: Vec<(Strategy, &Run)> = results.iter().map(|s| (s.strategy, &s.run)).collect();
+    let runs: Vec<(Strategy, &Run)> = results
+        .iter()
+        .map(|s| (s.policy.strategy, &s.run))
+        .collect();
     series_csv(out, "metastable.csv", &runs, config.horizon)?;
     let offered = metastable::LOAD * metastable::CAPACITY;
     let goodput = report::per_second(&runs, config.horizon, |b: &Bin, _, _| {
@@ -440,7 +453,7 @@ fn run_metastable(quick: bool, out: &Path) -> Result<()> {
         };
         println!(
             "| {} | {:.1}% | {:.1}% | {:.2} | {} | {:.1}% |",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             100.0 * s.goodput_before,
             100.0 * s.goodput_end,
             s.amplification_end,
@@ -996,7 +1009,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
     let runs: Vec<(Strategy, &Run)> = results
         .outage
         .iter()
-        .map(|o| (o.summary.strategy, &o.summary.run))
+        .map(|o| (o.summary.policy.strategy, &o.summary.run))
         .collect();
     series_csv(out, "aws2026_outage_series.csv", &runs, oc.horizon)?;
     let mut lines = report::per_second(&runs, oc.horizon, |b: &Bin, _, _| Some(b.attempts as f64));
@@ -1023,7 +1036,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
         let s = &o.summary;
         format!(
             "{},{},{:.4},{:.4},{:.4},{:.4},{},{:.0},{:.0},{:.0},{:.4},{:.4},{}",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             o.outage_len,
             s.amplification_outage,
             s.amplification_per_call,
@@ -1071,7 +1084,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
         let s = &o.summary;
         println!(
             "| {} | {:.3}x | {:.3}x | {:.0} | {:.2}x | {:.0} | {:.0} | {:.1}% | {:.1}% | {}",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             s.amplification_outage,
             s.amplification_per_call,
             o.storm,
@@ -1099,7 +1112,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
         println!(
             "| {} s | {} | {:.3}x | {:.3}x | {:.2}x | {:.0} | {:.0} | {:.1}% | {}",
             o.outage_len,
-            s.strategy.name(),
+            s.policy.strategy.name(),
             s.amplification_outage,
             s.amplification_per_call,
             s.amplification_after,
@@ -1118,7 +1131,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
             let s = &t.summary;
             format!(
                 "{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{}",
-                s.strategy.name(),
+                s.policy.strategy.name(),
                 s.goodput,
                 s.throttled,
                 s.load,
@@ -1151,7 +1164,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
         let s = &t.summary;
         println!(
             "| {} | {:.1}% | {:.1}% | {:.2} | {:.3} | {:.1}% | {}",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             100.0 * s.goodput,
             100.0 * s.throttled,
             s.load,
@@ -1169,7 +1182,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
             let s = &n.summary;
             format!(
                 "{},{},{:.6},{:.6},{}",
-                s.strategy.name(),
+                s.policy.strategy.name(),
                 s.error_rate,
                 s.failed_fraction,
                 s.amplification,
@@ -1198,7 +1211,7 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
         let s = &n.summary;
         println!(
             "| {} | {:.0}% | {:.3}% | {:.3} | {}",
-            s.strategy.name(),
+            s.policy.strategy.name(),
             100.0 * s.error_rate,
             100.0 * (1.0 - s.failed_fraction),
             s.amplification,
@@ -1206,4 +1219,387 @@ fn run_aws2026(quick: bool, out: &Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `x` as a percentage with `digits` decimals, or a dash for a NaN.
+fn pct(x: f64, digits: usize) -> String {
+    if x.is_nan() {
+        "-".to_string()
+    } else {
+        format!("{:.*}%", digits, 100.0 * x)
+    }
+}
+
+fn run_guards(quick: bool, out: &Path) -> Result<()> {
+    let config = if quick {
+        guards::Config::quick()
+    } else {
+        guards::Config::full()
+    };
+    let rows: Vec<guards::Row> = guards::policies()
+        .into_iter()
+        .map(|p| {
+            let started = std::time::Instant::now();
+            let row = guards::run_one(&config, p);
+            eprintln!(
+                "guards: {} in {:.1} s",
+                p.name,
+                started.elapsed().as_secs_f64()
+            );
+            row
+        })
+        .collect();
+    let guarded: Vec<&guards::Row> = rows.iter().filter(|r| r.policy.has_guards()).collect();
+    let name = |r: &guards::Row| r.policy.name;
+
+    // Normal operation at 5 %, every policy, every seed.
+    let mut csv = Vec::new();
+    for r in &rows {
+        let seeds = (0..config.normal_seeds).map(|i| (&config.normal, config.normal.seed + i));
+        let large = std::iter::once((&config.normal_large, config.normal_large.seed));
+        for ((c, seed), s) in seeds
+            .chain(large)
+            .zip(r.normal.iter().chain([&r.normal_large]))
+        {
+            let all = s.run.series.total(0.0, f64::INFINITY);
+            csv.push(format!(
+                "{},{},{},{},{},{},{},{:.6},{:.6}",
+                name(r),
+                c.clients,
+                c.rate_per_client,
+                seed,
+                s.error_rate,
+                all.failed + all.succeeded,
+                all.failed,
+                s.failed_fraction,
+                s.amplification
+            ));
+        }
+    }
+    report::write_csv(
+        &out.join("normal_guards.csv"),
+        "strategy,clients,calls_per_second_per_client,seed,error_rate,calls,calls_failed,\
+         failed_fraction,amplification",
+        &csv,
+    )?;
+
+    // The outage: per-second counters of the guarded policies, the summary of every policy.
+    let series = |f: fn(&guards::Row) -> &Run| -> Vec<(&str, &Run)> {
+        guarded.iter().map(|r| (name(r), f(r))).collect()
+    };
+    let oc = &config.outage;
+    report::write_csv(
+        &out.join("outage_guards.csv"),
+        TIMESERIES_HEADER,
+        &report::timeseries_rows_named(&series(|r| &r.outage.run), oc.horizon),
+    )?;
+    let find = |s: Strategy| {
+        rows.iter()
+            .find(|r| r.policy.strategy == s && !r.policy.has_guards())
+            .map(|r| &r.outage)
+    };
+    let (none, standard) = (find(Strategy::NoBucket), find(Strategy::Standard));
+    let cut = |s: &outage::Summary, base: Option<&outage::Summary>| {
+        base.map_or(f64::NAN, |b| 100.0 * s.cut_against(b))
+    };
+    let csv: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let s = &r.outage;
+            format!(
+                "{},{:.4},{:.4},{:.4},{:.4},{},{:.2},{:.2},{:.0},{:.0},{:.4}",
+                name(r),
+                s.amplification_outage,
+                s.amplification_per_call,
+                s.amplification_drained,
+                s.amplification_after,
+                s.outage_attempts,
+                cut(s, none),
+                cut(s, standard),
+                s.time_to_recover,
+                s.goodput_recovery,
+                s.failed_fraction
+            )
+        })
+        .collect();
+    report::write_csv(
+        &out.join("outage_guards_summary.csv"),
+        "strategy,amplification_outage,amplification_per_call,amplification_last_third,\
+         amplification_10s_after,outage_attempts,cut_vs_no_bucket_pct,cut_vs_standard_pct,\
+         time_to_recover_s,goodput_recovery_s,failed_fraction",
+        &csv,
+    )?;
+    report::write_csv(
+        &out.join("metastable_guards.csv"),
+        TIMESERIES_HEADER,
+        &report::timeseries_rows_named(&series(|r| &r.metastable.run), config.metastable.horizon),
+    )?;
+    report::write_csv(
+        &out.join("throttling_guards.csv"),
+        TIMESERIES_HEADER,
+        &report::timeseries_rows_named(&series(|r| &r.throttling.run), config.throttling.horizon),
+    )?;
+    let csv: Vec<String> = rows
+        .iter()
+        .flat_map(|r| {
+            r.brooker.iter().map(move |p| {
+                format!(
+                    "{},{},{:.1},{:.1},{:.2}",
+                    p.clients,
+                    name(r),
+                    p.calls,
+                    p.time_ms,
+                    p.gave_up
+                )
+            })
+        })
+        .collect();
+    report::write_csv(
+        &out.join("brooker_guards.csv"),
+        "clients,strategy,mean_calls,mean_time_ms,mean_gave_up",
+        &csv,
+    )?;
+
+    println!(
+        "\n### The guards in the outage ({} clients, {} requests/s offered)\n",
+        oc.clients,
+        oc.clients as f64 * oc.rate_per_client
+    );
+    println!(
+        "| policy | amplification during the outage | per call offered in it | same, last third \
+         (drained) | 10 s after | attempts in the outage, cut against no-bucket | \
+         against standard | time to recover (s) | goodput back (s) | calls failed |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &guarded {
+        let s = &r.outage;
+        println!(
+            "| {} | {:.3}x | {:.3}x | {:.2}x | {:.2}x | {:.1}% | {:.1}% | {:.0} | {:.0} | {:.1}% |",
+            name(r),
+            s.amplification_outage,
+            s.amplification_per_call,
+            s.amplification_drained,
+            s.amplification_after,
+            cut(s, none),
+            cut(s, standard),
+            s.time_to_recover,
+            s.goodput_recovery,
+            100.0 * s.failed_fraction
+        );
+    }
+    let tc = &config.throttling;
+    println!(
+        "\n### The guards under throttling (C = {} requests/s, {} clients offering 2C; steady \
+         state from {} s to {} s)\n",
+        tc.capacity, tc.clients, tc.steady_from, tc.horizon
+    );
+    println!(
+        "| policy | goodput / C | throttled attempts | attempts / C | answers that came too late \
+         | attempts per successful call |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for r in &guarded {
+        let s = &r.throttling;
+        let b = s.run.series.total(tc.steady_from, tc.horizon);
+        println!(
+            "| {} | {:.1}% | {:.1}% | {:.2} | {:.1}% | {:.3} |",
+            name(r),
+            100.0 * s.goodput,
+            100.0 * s.throttled,
+            s.load,
+            100.0 * retry_sim::sim::ratio(b.served - b.delivered.min(b.served), b.served),
+            s.load / s.goodput
+        );
+    }
+    println!(
+        "\n### The guards in the metastable failure ({} clients, 1 s attempt timeout)\n",
+        config.metastable.clients
+    );
+    println!(
+        "| policy | goodput before the trigger | goodput, last 10 s | attempts per call, last 10 s | \
+         recovered | calls failed |"
+    );
+    println!("|---|---:|---:|---:|---|---:|");
+    for r in &guarded {
+        let s = &r.metastable;
+        let rec = match s.recovered_after {
+            Some(t) => format!("{t:.0} s after the trigger"),
+            None => "never".to_string(),
+        };
+        println!(
+            "| {} | {:.1}% | {:.1}% | {:.2} | {} | {:.1}% |",
+            name(r),
+            100.0 * s.goodput_before,
+            100.0 * s.goodput_end,
+            s.amplification_end,
+            rec,
+            100.0 * s.failed_fraction
+        );
+    }
+    println!(
+        "\n### Normal operation at {:.0}% of attempts failing, seeds {} to {}\n",
+        100.0 * guards::HEADLINE_ERROR_RATE,
+        config.normal.seed,
+        config.normal.seed + config.normal_seeds - 1
+    );
+    println!(
+        "| policy | calls failed (seed {}) | calls failed, mean of the seeds | attempts per call, \
+         mean | calls failed, {} clients of {} calls/s |",
+        config.normal.seed, config.normal_large.clients, config.normal_large.rate_per_client
+    );
+    println!("|---|---:|---:|---:|---:|");
+    for r in &rows {
+        let amplification =
+            r.normal.iter().map(|s| s.amplification).sum::<f64>() / r.normal.len() as f64;
+        println!(
+            "| {} | {} | {} | {:.3} | {} |",
+            name(r),
+            pct(r.normal[0].failed_fraction, 3),
+            pct(r.headline().failed, 4),
+            amplification,
+            pct(r.normal_large.failed_fraction, 3)
+        );
+    }
+    println!(
+        "\n### Brooker's contention on full jitter, under each policy ({} runs per point)\n",
+        config.brooker.runs
+    );
+    println!("| policy | clients | calls | time to finish (ms) | clients that gave up |");
+    println!("|---|---:|---:|---:|---:|");
+    for r in &rows {
+        for p in &r.brooker {
+            println!(
+                "| {} | {} | {:.0} | {:.0} | {:.1} |",
+                name(r),
+                p.clients,
+                p.calls,
+                p.time_ms,
+                p.gave_up
+            );
+        }
+    }
+
+    // The no-regret table.
+    let table = guards::table(&rows);
+    let mark = |m: bool| if m { "" } else { " ✗" };
+    let csv: Vec<String> = rows
+        .iter()
+        .zip(&table)
+        .map(|(r, t)| {
+            let h = &t.headline;
+            format!(
+                "{},{:.6},{:.4},{:.4},{:.3},{},{},{:.4},{:.4},{:.4},{:.1},{:.1},{:.2},{},{},{},{},{},{},{:.3},{:.6}",
+                name(r),
+                h.failed,
+                t.normal_points,
+                h.amplification,
+                t.outage_ratio,
+                h.recovered_after.map_or("never".to_string(), |s| format!("{s:.0}")),
+                t.metastable_s.map_or("never".to_string(), |s| format!("{s:.0}")),
+                h.attempts_per_success,
+                h.goodput,
+                t.throttling_ratio,
+                h.brooker_calls,
+                h.brooker_time_ms,
+                h.brooker_gave_up,
+                t.brooker_ratio.map_or("gave_up".to_string(), |x| format!("{x:.3}")),
+                t.meets[0],
+                t.meets[1],
+                t.meets[2],
+                t.meets[3],
+                t.meets[4],
+                t.worst_share,
+                r.normal_large.failed_fraction
+            )
+        })
+        .collect();
+    report::write_csv(
+        &out.join("no_regret.csv"),
+        "strategy,normal_failed_fraction,normal_points_over_best,outage_amplification,\
+         outage_ratio_to_best,metastable_recovered_s,metastable_s_after_best,\
+         throttling_attempts_per_success,throttling_goodput,throttling_ratio_to_best,\
+         brooker_calls,brooker_time_ms,brooker_gave_up,brooker_ratio_to_best,meets_normal,\
+         meets_outage,meets_metastable,meets_throttling,meets_brooker,worst_share_of_goal,\
+         large_clients_normal_failed_fraction",
+        &csv,
+    )?;
+    println!("\n### No regret: each policy's distance from the best on each headline\n");
+    println!(
+        "| policy | normal: calls failed at 5% (points over the best) | outage: amplification \
+         (over the best) | metastable: recovered (s after the best) | throttling: attempts per \
+         success, goodput (over the best) | Brooker: calls, time at {} clients (over the best) \
+         | goals met | worst, share of its goal | not a goal: normal, clients of {} calls/s, \
+         calls failed |",
+        r_max_clients(&rows),
+        config.normal_large.rate_per_client
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (r, t) in rows.iter().zip(&table) {
+        let h = &t.headline;
+        let metastable = match (h.recovered_after, t.metastable_s) {
+            (Some(s), Some(d)) => format!("{s:.0} s (+{d:.0}){}", mark(t.meets[2])),
+            _ => format!("never{}", mark(false)),
+        };
+        let brooker = match t.brooker_ratio {
+            Some(x) => format!(
+                "{:.0}, {:.0} ms (x{x:.2}){}",
+                h.brooker_calls,
+                h.brooker_time_ms,
+                mark(t.meets[4])
+            ),
+            None => format!("{:.1} gave up{}", h.brooker_gave_up, mark(false)),
+        };
+        let worst = if t.worst_share.is_finite() {
+            format!("{:.2}", t.worst_share)
+        } else {
+            "∞".to_string()
+        };
+        println!(
+            "| {} | {} (+{:.4}){} | {:.3}x (x{:.2}){} | {} | {:.3}, {} (x{:.3}){} | {} | {}/5 | {} | {} |",
+            name(r),
+            pct(h.failed, 4),
+            t.normal_points,
+            mark(t.meets[0]),
+            h.amplification,
+            t.outage_ratio,
+            mark(t.meets[1]),
+            metastable,
+            h.attempts_per_success,
+            pct(h.goodput, 1),
+            t.throttling_ratio,
+            mark(t.meets[3]),
+            brooker,
+            t.meets.iter().filter(|&&m| m).count(),
+            worst,
+            pct(r.normal_large.failed_fraction, 3)
+        );
+    }
+    if let Some((r, t)) = guards::closest(&table).map(|i| (&rows[i], &table[i])) {
+        println!(
+            "\nClosest to the goal: {} (worst distance {:.2} of its goal's allowance; {}).",
+            name(r),
+            t.worst_share,
+            if t.meets_all() {
+                "meets every goal"
+            } else {
+                "misses at least one goal"
+            }
+        );
+        let meeting: Vec<&str> = rows
+            .iter()
+            .zip(&table)
+            .filter(|(_, t)| t.meets_all())
+            .map(|(r, _)| name(r))
+            .collect();
+        println!("Policies meeting every goal: {}.", meeting.join(", "));
+    }
+    Ok(())
+}
+
+/// The largest size of Brooker's contention the rows ran.
+fn r_max_clients(rows: &[guards::Row]) -> usize {
+    rows.iter()
+        .flat_map(|r| r.brooker.iter().map(|p| p.clients))
+        .max()
+        .unwrap_or(0)
 }

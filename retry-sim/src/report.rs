@@ -24,8 +24,14 @@ pub fn write_csv(path: &Path, header: &str, rows: &[String]) -> io::Result<()> {
 
 /// The per-second counters of several policies' runs, one row per policy and second.
 pub fn timeseries_rows(runs: &[(Strategy, &Run)], horizon: f64) -> Vec<String> {
+    let named: Vec<(&str, &Run)> = runs.iter().map(|(s, run)| (s.name(), *run)).collect();
+    timeseries_rows_named(&named, horizon)
+}
+
+/// [`timeseries_rows`] of runs named by their policies' names (guarded policies included).
+pub fn timeseries_rows_named(runs: &[(&str, &Run)], horizon: f64) -> Vec<String> {
     let mut rows = Vec::new();
-    for (strategy, run) in runs {
+    for (name, run) in runs {
         for (i, b) in run.series.bins.iter().enumerate() {
             let t = i as f64 * run.series.width;
             if t >= horizon {
@@ -41,7 +47,7 @@ pub fn timeseries_rows(runs: &[(Strategy, &Run)], horizon: f64) -> Vec<String> {
             write!(
                 r,
                 "{},{},{},{},{},{},{},{},{},{:.3},{:.4},{},{}",
-                strategy.name(),
+                name,
                 t,
                 b.offered,
                 b.attempts,

@@ -8,8 +8,8 @@ pub use retry_runtime::__private::Keys;
 use retry_runtime::__private::{BreakerRef, BudgetRef, Call, Fns, Latency, Mode, Site, Timed};
 use retry_runtime::testing::{self, Overrides, Record};
 use retry_runtime::{
-    Behavior, CircuitBreaker, CircuitOpen, Classify, ErrorClass, RateLimiter, RetryBudget,
-    TimedOut, TokenBucket,
+    Behavior, CircuitBreaker, CircuitOpen, Classify, ErrorClass, Guard, RateLimiter, Refused,
+    RetryBudget, TimedOut, TokenBucket,
 };
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -42,6 +42,8 @@ pub enum SimError {
     TimedOut(TimedOut),
     /// The client's circuit breaker refused the call: no attempt was sent.
     CircuitOpen(CircuitOpen),
+    /// One of the client's guards refused the call's first attempt: no attempt was sent.
+    Refused(Refused),
 }
 
 impl Classify for SimError {
@@ -51,7 +53,14 @@ impl Classify for SimError {
             SimError::Throttled => ErrorClass::Throttling,
             SimError::TimedOut(_) => ErrorClass::Timeout,
             SimError::CircuitOpen(open) => open.classify(),
+            SimError::Refused(refused) => refused.classify(),
         }
+    }
+}
+
+impl From<Refused> for SimError {
+    fn from(r: Refused) -> Self {
+        SimError::Refused(r)
     }
 }
 
@@ -173,6 +182,61 @@ impl Strategy {
     }
 }
 
+/// Makes the guard one simulated client asks about its attempts: called once per client, so
+/// that each client starts with fresh guard state, as it starts with a fresh bucket. A guard
+/// is `&'static` in the engine; a factory leaks a new one (`Box::leak`), which a simulation
+/// that builds a bounded number of clients can afford.
+pub type GuardFactory = fn() -> &'static dyn Guard;
+
+/// What a simulated client runs: a [`Strategy`] (bucket, rate limiter, budget, breaker) and
+/// the guards it adds, asked in order after the strategy's own protections, as
+/// `guard = [G1, G2]` on a `#[retry]` function asks them. Any [`Guard`] fits, a user's own
+/// included: a factory is all it takes.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    /// The name in CSV files and tables.
+    pub name: &'static str,
+    /// The protections the engine keeps itself.
+    pub strategy: Strategy,
+    /// The guards, one factory each, in the order they are asked.
+    pub guards: &'static [GuardFactory],
+}
+
+impl Policy {
+    /// `strategy` alone, under its own name.
+    pub const fn of(strategy: Strategy) -> Policy {
+        Policy {
+            name: strategy.name(),
+            strategy,
+            guards: &[],
+        }
+    }
+
+    /// `strategy` with `guards`, called `name`.
+    pub const fn guarded(
+        name: &'static str,
+        strategy: Strategy,
+        guards: &'static [GuardFactory],
+    ) -> Policy {
+        Policy {
+            name,
+            strategy,
+            guards,
+        }
+    }
+
+    /// Whether the policy adds guards to its strategy.
+    pub const fn has_guards(&self) -> bool {
+        !self.guards.is_empty()
+    }
+}
+
+impl From<Strategy> for Policy {
+    fn from(strategy: Strategy) -> Policy {
+        Policy::of(strategy)
+    }
+}
+
 /// A bucket that never runs out: retries cost nothing.
 static UNLIMITED: TokenBucket = TokenBucket::unlimited();
 
@@ -182,14 +246,17 @@ pub struct Client {
     site: &'static Site,
     /// Whether calls turn a refusal of the site's breaker into `SimError::CircuitOpen`.
     breaker: bool,
+    /// Whether calls turn a refusal of one of the site's guards into `SimError::Refused`.
+    guards: bool,
 }
 
 impl Client {
     /// A client running `policy` (mode, behavior and max_attempts are set here, so the
     /// environment of the machine running the simulation cannot change them) under
-    /// `strategy`.
-    pub fn new(name: &'static str, policy: Keys, strategy: Strategy) -> Client {
-        Client::build(name, policy, strategy, None)
+    /// `strategy` (a [`Strategy`], or a [`Policy`] that adds guards to one; each client calls
+    /// the policy's guard factories once, for guards of its own).
+    pub fn new(name: &'static str, policy: Keys, strategy: impl Into<Policy>) -> Client {
+        Client::build(name, policy, strategy.into(), None)
     }
 
     /// A client as [`Client::new`] builds it whose calls made with [`Client::call_hedged`]
@@ -198,18 +265,19 @@ impl Client {
     pub fn hedged(
         name: &'static str,
         policy: Keys,
-        strategy: Strategy,
+        strategy: impl Into<Policy>,
         latency: Option<&'static Latency>,
     ) -> Client {
-        Client::build(name, policy, strategy, latency)
+        Client::build(name, policy, strategy.into(), latency)
     }
 
     fn build(
         name: &'static str,
         policy: Keys,
-        strategy: Strategy,
+        guarded: Policy,
         latency: Option<&'static Latency>,
     ) -> Client {
+        let strategy = guarded.strategy;
         let site = Site::new(
             name,
             policy.mode(strategy.mode()).behavior(strategy.behavior()),
@@ -249,11 +317,16 @@ impl Client {
             Some(l) => site.latency(l),
             None => site,
         };
+        let site = guarded
+            .guards
+            .iter()
+            .fold(site, |site, make| site.guard(make()));
         // One site per client, for the life of the simulation (a `#[retry]` function's is a
         // `static`).
         Client {
             site: Box::leak(Box::new(site)),
             breaker: strategy.has_breaker(),
+            guards: guarded.has_guards(),
         }
     }
 
@@ -311,22 +384,28 @@ impl Client {
             |_: &()| false,
             |_: &retry_runtime::RetryEvent<'_, SimError>| {},
         );
-        // The same steps the expansion of `#[retry]` takes (`breaker = ...` adds the
-        // conversion of a refused call into the error type, `hedge_after = ...` the hedged
-        // loop).
-        match (self.breaker, hedged) {
-            (true, false) => {
-                call.with_breaker(|open| Err(SimError::CircuitOpen(open)))
+        // The same steps the expansion of `#[retry]` takes (`breaker = ...` and `guard = ...`
+        // add the conversion of a refused call into the error type, `hedge_after = ...` the
+        // hedged loop).
+        let open: fn(CircuitOpen) -> Result<(), SimError> = |open| Err(SimError::CircuitOpen(open));
+        let refused: fn(Refused) -> Result<(), SimError> = |r| Err(SimError::Refused(r));
+        match (self.breaker, self.guards, hedged) {
+            (true, false, false) => call.with_breaker(open).run(attempt).await,
+            (true, false, true) => call.with_breaker(open).run_hedged(attempt).await,
+            (true, true, false) => {
+                call.with_breaker_and_guards(open, refused)
                     .run(attempt)
                     .await
             }
-            (true, true) => {
-                call.with_breaker(|open| Err(SimError::CircuitOpen(open)))
+            (true, true, true) => {
+                call.with_breaker_and_guards(open, refused)
                     .run_hedged(attempt)
                     .await
             }
-            (false, false) => call.run(attempt).await,
-            (false, true) => call.run_hedged(attempt).await,
+            (false, true, false) => call.with_guards(refused).run(attempt).await,
+            (false, true, true) => call.with_guards(refused).run_hedged(attempt).await,
+            (false, false, false) => call.run(attempt).await,
+            (false, false, true) => call.run_hedged(attempt).await,
         }
     }
 }

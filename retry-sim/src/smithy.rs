@@ -32,8 +32,9 @@ fn status(answer: &Result<(), SimError>) -> u16 {
         Err(SimError::Throttled) => 429,
         Err(SimError::TimedOut(_)) => 504,
         Err(SimError::Unavailable | SimError::Conflict) => 503,
-        // Never a server's answer (only our breaker refuses calls), but it would be a 503.
-        Err(SimError::CircuitOpen(_)) => 503,
+        // Never a server's answer (only our breaker and guards refuse calls), but it would be
+        // a 503.
+        Err(SimError::CircuitOpen(_) | SimError::Refused(_)) => 503,
     }
 }
 

@@ -7,7 +7,7 @@
 //! |Normal(10 ms, 2 ms)|. A conflict is retried until the write succeeds, with backoff base
 //! 5 ms and cap 2 s, under one of five strategies.
 
-use crate::sim::{self, Client, Rng, SimError, Strategy};
+use crate::sim::{self, Client, Policy, Rng, SimError, Strategy};
 use retry_runtime::__private::{Jitter, Keys};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -106,8 +106,12 @@ pub struct Outcome {
     pub attempts: u64,
     /// Calls to the server: two per attempt.
     pub calls: u64,
-    /// When the last client's write landed, in milliseconds.
+    /// When the last client's write landed (or its call gave up), in milliseconds.
     pub time_ms: f64,
+    /// Clients whose call ended without a write: a retry refused by the policy's bucket,
+    /// budget, breaker or guards ends the call with the conflict (never with the backoff
+    /// strategies alone, whose attempts are unlimited).
+    pub gave_up: u64,
 }
 
 /// The average of `runs` runs for one N and one strategy.
@@ -125,6 +129,17 @@ pub struct Point {
 
 /// Runs one contention round: `clients` clients, one strategy, one seed.
 pub fn run_once(clients: usize, backoff: Backoff, seed: u64) -> Outcome {
+    let outcome = run_with(clients, backoff, Policy::of(Strategy::NoBucket), seed);
+    assert_eq!(
+        outcome.gave_up, 0,
+        "conflicts are retried until the write lands"
+    );
+    outcome
+}
+
+/// Runs one contention round of `clients` clients with `backoff` under `policy` (each client
+/// its own bucket, budget, breaker and guards, as each process has its own), one seed.
+pub fn run_with(clients: usize, backoff: Backoff, policy: Policy, seed: u64) -> Outcome {
     sim::run(async move {
         let rng = Rc::new(RefCell::new(Rng::new(seed)));
         let version = Rc::new(Cell::new(0u64));
@@ -135,9 +150,9 @@ pub fn run_once(clients: usize, backoff: Backoff, seed: u64) -> Outcome {
             let jitter_seed = rng.borrow_mut().seed();
             let (rng, version, attempts) = (rng.clone(), version.clone(), attempts.clone());
             tasks.push(tokio::task::spawn_local(async move {
-                let client = Client::new("brooker", backoff.policy(), Strategy::NoBucket);
+                let client = Client::new("brooker", backoff.policy(), policy);
                 let hop = || sim::secs(rng.borrow_mut().abs_normal(0.010, 0.002));
-                client
+                let written = client
                     .call(jitter_seed, || {
                         attempts.set(attempts.get() + 1);
                         let (h1, h2, h3, h4) = (hop(), hop(), hop(), hop());
@@ -154,20 +169,26 @@ pub fn run_once(clients: usize, backoff: Backoff, seed: u64) -> Outcome {
                             if won { Ok(()) } else { Err(SimError::Conflict) }
                         }
                     })
-                    .await
-                    .expect("conflicts are retried until the write lands");
-                sim::since(t0)
+                    .await;
+                (sim::since(t0), written.is_ok())
             }));
         }
-        let mut last = 0.0_f64;
+        let (mut last, mut gave_up) = (0.0_f64, 0);
         for t in tasks {
-            last = last.max(t.await.expect("a client task"));
+            let (at, written) = t.await.expect("a client task");
+            last = last.max(at);
+            gave_up += u64::from(!written);
         }
-        assert_eq!(version.get(), clients as u64, "every client wrote once");
+        assert_eq!(
+            version.get() + gave_up,
+            clients as u64,
+            "every client wrote once or gave up"
+        );
         Outcome {
             attempts: attempts.get(),
             calls: 2 * attempts.get(),
             time_ms: last * 1000.0,
+            gave_up,
         }
     })
 }
@@ -193,4 +214,45 @@ pub fn run(config: &Config) -> Vec<Point> {
         }
     }
     out
+}
+
+/// The mean of `runs` runs for one N and one policy, on full jitter.
+#[derive(Debug, Clone)]
+pub struct PolicyPoint {
+    /// Clients.
+    pub clients: usize,
+    /// The policy.
+    pub policy: Policy,
+    /// Mean calls per run.
+    pub calls: f64,
+    /// Mean time to finish, milliseconds.
+    pub time_ms: f64,
+    /// Mean clients per run whose call gave up without writing.
+    pub gave_up: f64,
+}
+
+/// Runs `policy` on full jitter (the runtime's default) at every size of `config`: what a
+/// policy's protections, not its backoff, do to contention.
+pub fn run_policy(config: &Config, policy: Policy) -> Vec<PolicyPoint> {
+    config
+        .clients
+        .iter()
+        .map(|&n| {
+            let (mut calls, mut time, mut gave_up) = (0.0, 0.0, 0.0);
+            for r in 0..config.runs {
+                let o = run_with(n, Backoff::Full, policy, config.seed + r);
+                calls += o.calls as f64;
+                time += o.time_ms;
+                gave_up += o.gave_up as f64;
+            }
+            let runs = config.runs as f64;
+            PolicyPoint {
+                clients: n,
+                policy,
+                calls: calls / runs,
+                time_ms: time / runs,
+                gave_up: gave_up / runs,
+            }
+        })
+        .collect()
 }

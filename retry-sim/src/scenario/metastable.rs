@@ -9,7 +9,7 @@
 //! a circuit breaker (which counts timeouts as failures).
 
 use crate::fleet::{Arrivals, Engine, Fleet, Run};
-use crate::sim::{self, Strategy};
+use crate::sim::{self, Policy, Strategy};
 use crate::world::Server;
 use std::time::Duration;
 
@@ -81,6 +81,7 @@ impl Config {
             deadline: None,
             engine,
             strategy,
+            guards: &[],
             seed: self.seed,
         }
     }
@@ -90,7 +91,7 @@ impl Config {
 #[derive(Debug, Clone)]
 pub struct Summary {
     /// The policy.
-    pub strategy: Strategy,
+    pub policy: Policy,
     /// Successful calls per second over the 10 s before the trigger, over the offered load.
     pub goodput_before: f64,
     /// The same over the last 10 s of the run.
@@ -109,7 +110,16 @@ pub struct Summary {
 
 /// Runs one policy.
 pub fn run_one(config: &Config, strategy: Strategy) -> Summary {
-    let run = config.fleet(strategy, Engine::Ours).run(&config.server());
+    run_policy(config, Policy::of(strategy))
+}
+
+/// Runs one policy, guards included.
+pub fn run_policy(config: &Config, policy: Policy) -> Summary {
+    let fleet = Fleet {
+        guards: policy.guards,
+        ..config.fleet(policy.strategy, Engine::Ours)
+    };
+    let run = fleet.run(&config.server());
     let s = &run.series;
     let offered = LOAD * CAPACITY;
     let end = config.horizon;
@@ -131,7 +141,7 @@ pub fn run_one(config: &Config, strategy: Strategy) -> Summary {
     let before = s.total(TRIGGER_START - 10.0, TRIGGER_START);
     let tail = s.total(end - 10.0, end);
     Summary {
-        strategy,
+        policy,
         goodput_before: before.succeeded as f64 / 10.0 / offered,
         goodput_end: tail.succeeded as f64 / 10.0 / offered,
         amplification_end: sim::ratio(tail.attempts, tail.offered),

@@ -5,7 +5,7 @@
 //! calls a plain retry would have saved when nothing is wrong but the usual noise.
 
 use crate::fleet::{Arrivals, Engine, Fleet, Run};
-use crate::sim::{self, Strategy};
+use crate::sim::{self, Policy, Strategy};
 use crate::world::Server;
 
 /// The sizes of the scenario.
@@ -68,6 +68,7 @@ impl Config {
             deadline: None,
             engine: Engine::Ours,
             strategy,
+            guards: &[],
             seed: self.seed,
         }
     }
@@ -77,7 +78,7 @@ impl Config {
 #[derive(Debug, Clone)]
 pub struct Summary {
     /// The policy.
-    pub strategy: Strategy,
+    pub policy: Policy,
     /// The probability of an attempt failing.
     pub error_rate: f64,
     /// Calls that failed, over all calls.
@@ -90,10 +91,19 @@ pub struct Summary {
 
 /// Runs one policy at one error rate.
 pub fn run_one(config: &Config, strategy: Strategy, error_rate: f64) -> Summary {
-    let run = config.fleet(strategy).run(&config.server(error_rate));
+    run_policy(config, Policy::of(strategy), error_rate)
+}
+
+/// Runs one policy, guards included, at one error rate.
+pub fn run_policy(config: &Config, policy: Policy, error_rate: f64) -> Summary {
+    let fleet = Fleet {
+        guards: policy.guards,
+        ..config.fleet(policy.strategy)
+    };
+    let run = fleet.run(&config.server(error_rate));
     let all = run.series.total(0.0, f64::INFINITY);
     Summary {
-        strategy,
+        policy,
         error_rate,
         failed_fraction: sim::ratio(all.failed, all.failed + all.succeeded),
         amplification: sim::ratio(all.attempts, all.offered),

@@ -9,7 +9,7 @@
 //! break instead of the default 5 s).
 
 use crate::fleet::{Arrivals, Engine, Fleet, Run};
-use crate::sim::{self, Bin, Strategy};
+use crate::sim::{self, Bin, Policy, Strategy};
 use crate::world::Server;
 
 /// The sizes of the scenario.
@@ -84,6 +84,7 @@ impl Config {
             deadline: None,
             engine,
             strategy,
+            guards: &[],
             seed: self.seed,
         }
     }
@@ -93,7 +94,7 @@ impl Config {
 #[derive(Debug, Clone)]
 pub struct Summary {
     /// The policy.
-    pub strategy: Strategy,
+    pub policy: Policy,
     /// Attempts per offered request over the whole outage.
     pub amplification_outage: f64,
     /// Attempts per offered request over the last third of the outage (the bucket has drained
@@ -135,7 +136,16 @@ pub fn run_one(config: &Config, strategy: Strategy) -> Summary {
 /// Runs one policy with the retry loop of `engine`.
 pub fn run_engine(config: &Config, strategy: Strategy, engine: Engine) -> Summary {
     let run = config.fleet(strategy, engine).run(&config.server());
-    summarize(config, strategy, run)
+    summarize(config, Policy::of(strategy), run)
+}
+
+/// Runs one policy, guards included, on our engine.
+pub fn run_policy(config: &Config, policy: Policy) -> Summary {
+    let fleet = Fleet {
+        guards: policy.guards,
+        ..config.fleet(policy.strategy, Engine::Ours)
+    };
+    summarize(config, policy, fleet.run(&config.server()))
 }
 
 /// The policies of the scenario: [`Strategy::COMPARED`], and the breaker with a shorter break.
@@ -159,7 +169,7 @@ fn amplification(b: Bin) -> f64 {
     sim::ratio(b.attempts, b.offered)
 }
 
-fn summarize(config: &Config, strategy: Strategy, run: Run) -> Summary {
+fn summarize(config: &Config, policy: Policy, run: Run) -> Summary {
     let s = &run.series;
     let (start, end) = (config.outage_start, config.outage_end());
     let drained_from = end - config.outage_len / 3.0;
@@ -183,7 +193,7 @@ fn summarize(config: &Config, strategy: Strategy, run: Run) -> Summary {
     let all = s.total(0.0, f64::INFINITY);
     let outage = s.total(start, end);
     Summary {
-        strategy,
+        policy,
         amplification_outage: amplification(outage),
         amplification_drained: amplification(s.total(drained_from, end)),
         amplification_after: amplification(s.total(end, end + 10.0)),

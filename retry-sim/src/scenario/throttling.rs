@@ -9,7 +9,7 @@
 //! breaker (which counts throttling as failure).
 
 use crate::fleet::{Arrivals, Engine, Fleet, Run};
-use crate::sim::{self, Strategy};
+use crate::sim::{self, Policy, Strategy};
 use crate::world::Server;
 use std::time::Duration;
 
@@ -73,6 +73,7 @@ impl Config {
             deadline: Some(Duration::from_secs(10)),
             engine,
             strategy,
+            guards: &[],
             seed: self.seed,
         }
     }
@@ -82,7 +83,7 @@ impl Config {
 #[derive(Debug, Clone)]
 pub struct Summary {
     /// The policy.
-    pub strategy: Strategy,
+    pub policy: Policy,
     /// Successful calls per second at steady state, over C.
     pub goodput: f64,
     /// Throttled attempts over all attempts at steady state.
@@ -101,10 +102,23 @@ pub fn run_one(config: &Config, strategy: Strategy) -> Summary {
 /// Runs one policy with the retry loop of `engine`.
 pub fn run_engine(config: &Config, strategy: Strategy, engine: Engine) -> Summary {
     let run = config.fleet(strategy, engine).run(&config.server());
+    summarize(config, Policy::of(strategy), run)
+}
+
+/// Runs one policy, guards included, on our engine.
+pub fn run_policy(config: &Config, policy: Policy) -> Summary {
+    let fleet = Fleet {
+        guards: policy.guards,
+        ..config.fleet(policy.strategy, Engine::Ours)
+    };
+    summarize(config, policy, fleet.run(&config.server()))
+}
+
+fn summarize(config: &Config, policy: Policy, run: Run) -> Summary {
     let steady = run.series.total(config.steady_from, config.horizon);
     let secs = config.horizon - config.steady_from;
     Summary {
-        strategy,
+        policy,
         goodput: steady.succeeded as f64 / secs / config.capacity,
         throttled: sim::ratio(steady.throttled, steady.attempts),
         load: steady.attempts as f64 / secs / config.capacity,
