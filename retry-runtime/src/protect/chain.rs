@@ -675,6 +675,18 @@ mod tests {
         0.5
     }
 
+    /// The gate's look at a first attempt, with `deadline`.
+    fn first_attempt(deadline: Option<Instant>) -> Look<'static> {
+        Look {
+            number: 1,
+            after_throttle: false,
+            deadline,
+            keeps_place: true,
+            skips_waits: false,
+            draw: &half,
+        }
+    }
+
     #[test]
     fn a_budget_without_room_refuses_before_the_bucket_takes_its_cost() {
         static BUDGET: RetryBudget = RetryBudget::ratio(0.0).with_floor_per_sec(0);
@@ -762,14 +774,7 @@ mod tests {
     fn the_gate_asks_the_guards_about_a_first_attempt_and_goes_on_after_a_refusal() {
         static REFUSES: Scripted = Scripted::new(Admit::Refuse, Admit::Go);
         let c = chain(Guards::NONE.with(&REFUSES));
-        let look = Look {
-            number: 1,
-            after_throttle: false,
-            deadline: None,
-            keeps_place: true,
-            skips_waits: false,
-            draw: &half,
-        };
+        let look = first_attempt(None);
         let mut ticket = Ticket::NONE;
         let gate = c.gate(&mut ticket, Stage::Start, &look, |_| {});
         assert!(matches!(
@@ -787,14 +792,7 @@ mod tests {
     fn a_guard_wait_that_reaches_the_deadline_is_late() {
         static WAITS: Scripted = Scripted::new(Admit::Wait(Duration::from_secs(5)), Admit::Go);
         let c = chain(Guards::NONE.with(&WAITS));
-        let look = Look {
-            number: 1,
-            after_throttle: false,
-            deadline: Some(Instant::now() + Duration::from_secs(1)),
-            keeps_place: true,
-            skips_waits: false,
-            draw: &half,
-        };
+        let look = first_attempt(Some(Instant::now() + Duration::from_secs(1)));
         let mut ticket = Ticket::NONE;
         let gate = c.gate(&mut ticket, Stage::Start, &look, |_| {});
         assert!(matches!(gate, Gate::Late));
