@@ -1,6 +1,6 @@
 //! The shape of the source tree, which ARCHITECTURE.md describes: no crate of the workspace has
-//! an import circle between its files or between its modules, and the runtime's top level stays
-//! small.
+//! an import circle between its files or between its modules, the runtime's top level stays
+//! small, and the paths ARCHITECTURE.md names exist.
 //!
 //! A file imports another when it names an item through a `crate::` path (a `use`, or a path
 //! written in place) or, at its top level, through `super::`. Two files that import each other,
@@ -249,7 +249,7 @@ fn modules_graph(
 ) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
     let top = |f: &PathBuf| -> PathBuf {
         let first = f.components().next().expect("a file");
-        PathBuf::from(Path::new(first.as_os_str()).with_extension(""))
+        Path::new(first.as_os_str()).with_extension("")
     };
     let root = |f: &PathBuf| ["lib.rs", "main.rs"].iter().any(|r| f == Path::new(r));
     let mut out: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
@@ -386,5 +386,67 @@ fn the_runtime_keeps_a_small_top_level() {
         top.len() <= 12,
         "{} files directly in retry-runtime/src (at most 12; give a new part a folder): {top:?}",
         top.len()
+    );
+}
+
+/// Every file of the workspace's sources, tests, benches and docs, by its path from the root
+/// (`retry-runtime/src/engine/mod.rs`), leaving build output and VCS data out.
+fn workspace_files() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a readable folder") {
+            let path = entry.expect("a readable entry").path();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            if matches!(name.as_deref(), Some("target" | ".git")) {
+                continue;
+            }
+            let rel = path.strip_prefix(root).expect("below the root");
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            if path.is_dir() {
+                out.push(format!("{rel}/"));
+                dirs.push(path);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    out
+}
+
+/// The paths ARCHITECTURE.md names (`engine/mod.rs`, `protect/`, `tests/layout.rs`) exist: each
+/// is a file or folder of the workspace, named from the root or from a folder the text is
+/// about (`engine/mod.rs` under `retry-runtime/src/`). Placeholders in capitals (`NAME.rs`)
+/// stand for any.
+#[test]
+fn architecture_names_paths_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let files = workspace_files();
+    let mut missing = Vec::new();
+    for (i, quoted) in text.split('`').enumerate() {
+        // Inside backticks: every other piece.
+        if i % 2 == 0 || quoted.contains(char::is_whitespace) || quoted.contains("NAME") {
+            continue;
+        }
+        let is_path = [".rs", ".md", ".toml", ".sh", "/"]
+            .iter()
+            .any(|end| quoted.ends_with(end))
+            && quoted.chars().next().is_some_and(char::is_alphanumeric)
+            && !quoted.contains("::");
+        if !is_path {
+            continue;
+        }
+        let found = files
+            .iter()
+            .any(|f| f == quoted || f.ends_with(&format!("/{quoted}")));
+        if !found {
+            missing.push(quoted.to_owned());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names paths that do not exist: {missing:?}"
     );
 }
