@@ -102,26 +102,22 @@ impl Around {
 }
 
 impl Listener for Around {
-    #[inline]
     fn is_scoped(&self) -> bool {
         Around::is_scoped(self)
     }
 
-    #[inline]
     fn retried(&self, retry: &Retried) {
         if let Some(a) = &self.0 {
             a.retried(retry);
         }
     }
 
-    #[inline]
     fn ended_early(&self, end: &EndedEarly) {
         if let Some(a) = &self.0 {
             a.ended_early(end);
         }
     }
 
-    #[inline]
     fn hedged(&self, hedge: &Hedged) {
         if let Some(a) = &self.0 {
             a.hedged(hedge);

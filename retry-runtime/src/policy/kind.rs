@@ -103,7 +103,6 @@ pub trait Kind: Sealed + Copy {
 /// [`Kind::launch`], by `$start` (`start` or `start_either`).
 macro_rules! launch {
     ($start:ident) => {
-        #[inline]
         fn launch<'p, P, O, F, Fut, V, E, Cx, Px, Ox>(
             parts: Parts<'p, Policy<Self, P, O>, F, (Cx, Px, Ox)>,
             ready: Ready<Self::Timer<V, E>, Cx::Prepared, Self::Refusal<V, E>>,
@@ -243,7 +242,6 @@ where
 {
     const TIMED_OUT: Option<fn(TimedOut) -> E> = None;
 
-    #[inline]
     fn timer<V>((): &()) -> Untimed {
         Untimed
     }
@@ -256,7 +254,6 @@ where
 {
     const TIMED_OUT: Option<fn(TimedOut) -> E> = Some(E::from_timed_out);
 
-    #[inline]
     fn timer<V>((): &()) -> Timed<E> {
         Timed(E::from_timed_out)
     }
@@ -266,7 +263,6 @@ where
 impl<E, R> TimeoutsFor<E> for fn(&E) -> R {
     const TIMED_OUT: Option<fn(TimedOut) -> E> = None;
 
-    #[inline]
     fn timer<V>(convert: &Conversions<E>) -> Option<Timed<E>> {
         convert.timed_out.map(Timed)
     }
@@ -276,7 +272,6 @@ impl<E, R> TimeoutsFor<E> for fn(&E) -> R {
 impl<E, R> TimeoutsFor<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
     const TIMED_OUT: Option<fn(TimedOut) -> E> = None;
 
-    #[inline]
     fn timer<V>(convert: &Conversions<E>) -> Option<Timed<E>> {
         convert.timed_out.map(Timed)
     }
@@ -372,7 +367,6 @@ impl<T, V, E> Refuse<V, E> for ByClassify<T, (), ()>
 where
     Self: Kind<Refusal<V, E> = NoBreaker>,
 {
-    #[inline]
     fn refusal(_: &Self::Convert) -> NoBreaker {
         NoBreaker
     }
@@ -418,21 +412,18 @@ where
 }
 
 impl<V, E, R> Refuse<V, E> for fn(&E) -> R {
-    #[inline]
     fn refusal(convert: &Self::Convert) -> Self::Refusal<V, E> {
         *convert
     }
 }
 
 impl<V, E, R> Refuse<V, E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
-    #[inline]
     fn refusal(convert: &Self::Convert) -> Self::Refusal<V, E> {
         *convert
     }
 }
 
 /// `x` converted by `conversion`, which a kind whose type asks for it always has.
-#[cold]
 fn converted<X, E>(conversion: Option<fn(X) -> E>, x: X) -> E {
     match conversion {
         Some(convert) => convert(x),
@@ -459,12 +450,10 @@ impl<T, B, G, E: Classify> ClassifiesWith<E> for ByClassify<T, B, G> {}
 impl<E, G: GivenClassifier + Classifier<E>> ClassifiesWith<E> for G {}
 
 impl<T, B, G, E: Classify> Classifier<E> for ByClassify<T, B, G> {
-    #[inline]
     fn class(&self, err: &E) -> ErrorClass {
         err.classify()
     }
 
-    #[inline]
     fn hint(&self, err: &E) -> Option<Duration> {
         err.retry_after()
     }
@@ -496,31 +485,26 @@ pub trait ClassOutput {
 
 #[diagnostic::do_not_recommend]
 impl<R: IntoErrorClass> ClassOutput for R {
-    #[inline]
     fn class(self) -> ErrorClass {
         self.into_error_class()
     }
 }
 
 impl<E, R: ClassOutput> Classifier<E> for fn(&E) -> R {
-    #[inline]
     fn class(&self, err: &E) -> ErrorClass {
         self(err).class()
     }
 
-    #[inline]
     fn hint(&self, _: &E) -> Option<Duration> {
         None
     }
 }
 
 impl<E, R: ClassOutput> Classifier<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
-    #[inline]
     fn class(&self, err: &E) -> ErrorClass {
         (self.0)(err).class()
     }
 
-    #[inline]
     fn hint(&self, err: &E) -> Option<Duration> {
         (self.1)(err)
     }
@@ -552,7 +536,6 @@ impl<R> Split<R> for Untimed {
     type Untimed = Untimed;
     type Timed = Never;
 
-    #[inline]
     fn split(self) -> Choice<Untimed, Never> {
         Choice::Untimed(self)
     }
@@ -562,7 +545,6 @@ impl<V, E> Split<Result<V, E>> for Timed<E> {
     type Untimed = Never;
     type Timed = Timed<E>;
 
-    #[inline]
     fn split(self) -> Choice<Never, Timed<E>> {
         Choice::Timed(self)
     }
@@ -572,7 +554,6 @@ impl<V, E> Split<Result<V, E>> for Option<Timed<E>> {
     type Untimed = Untimed;
     type Timed = Timed<E>;
 
-    #[inline]
     fn split(self) -> Choice<Untimed, Timed<E>> {
         match self {
             None => Choice::Untimed(Untimed),

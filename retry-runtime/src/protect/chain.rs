@@ -205,7 +205,6 @@ fn others_allow(
 
 impl Chain {
     /// The bucket the function draws from.
-    #[inline]
     pub(crate) fn bucket(&self) -> &TokenBucket {
         match self.bucket {
             Some(b) => b,
@@ -214,7 +213,6 @@ impl Chain {
     }
 
     /// The rate limiter the function paces its sends with in adaptive mode.
-    #[inline]
     pub(crate) fn limiter(&self) -> &RateLimiter {
         match self.limiter {
             Some(l) => l,
@@ -223,7 +221,6 @@ impl Chain {
     }
 
     /// The limiter, in adaptive mode only.
-    #[inline]
     fn pacing(&self) -> Option<&RateLimiter> {
         self.adaptive.then(|| self.limiter())
     }
@@ -329,7 +326,6 @@ impl Chain {
         }
     }
 
-    #[inline]
     fn admitted(&self, now: Option<Instant>) {
         if let Some(now) = now {
             each!(self.breaker, self.budget, None::<&RateLimiter>, |p| p
@@ -337,7 +333,6 @@ impl Chain {
         }
     }
 
-    #[inline]
     fn needs_clock(&self) -> bool {
         self.breaker.is_some() || self.budget.is_some()
     }
@@ -435,7 +430,6 @@ impl Chain {
 
     /// The attempt holding `ticket` succeeded: its cost goes back, or for one that cost
     /// nothing, the bucket's reward.
-    #[inline]
     pub(crate) fn succeeded(&self, ticket: &mut Ticket) {
         let cost = std::mem::take(&mut ticket.cost);
         if cost > 0 {

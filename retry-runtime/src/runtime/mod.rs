@@ -116,7 +116,6 @@ pub trait AsyncRuntime {}
 
 /// Whether a wait of `wait` from `now` reaches `deadline` (a wait past the end of
 /// representable time does).
-#[inline]
 pub(crate) fn reaches(deadline: Instant, now: Instant, wait: std::time::Duration) -> bool {
     now.checked_add(wait).is_none_or(|t| t >= deadline)
 }
