@@ -273,8 +273,8 @@ impl<'a> Frame<'a> {
     fn snapshot(&self) -> Attempt {
         let configured = self.r.settings.max_attempts;
         Attempt {
-            function: self.r.function,
-            partition: self.r.partition,
+            function: self.r.function(),
+            partition: self.r.partition(),
             number: self.number,
             max_attempts: scope::around().max_attempts(configured),
             depth: self.depth(),

@@ -532,7 +532,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         }
         let refusing = match refusal {
             Refusal::CircuitOpen(retry_in) => {
-                Refusing::Open(CircuitOpen::new(self.r().function, retry_in))
+                Refusing::Open(CircuitOpen::new(self.r().function(), retry_in))
             }
             Refusal::Guard(by) => Refusing::Guard(Refused::new(by)),
             // Only the breaker and the guards refuse at the gate.

@@ -292,8 +292,6 @@ impl Site {
                     function: self.name,
                     partition: self.partition,
                 },
-                function: self.name,
-                partition: self.partition,
                 settings,
                 #[cfg(feature = "metrics")]
                 meters: Meters::new(self.name, self.partition, self.guards.names()),
@@ -358,8 +356,6 @@ pub enum BreakerRef {
 pub(crate) struct Resolved {
     /// The protections its calls meet, in the one order a call meets them.
     pub(crate) chain: Chain,
-    pub(crate) function: &'static str,
-    pub(crate) partition: Option<&'static str>,
     /// The settings in effect: the attribute's, and where it left a key open, the
     /// environment's or the config file's.
     pub(crate) settings: Settings,
@@ -394,6 +390,16 @@ impl Resolved {
         }
     }
 
+    /// The function's name.
+    pub(crate) fn function(&self) -> &'static str {
+        self.chain.function
+    }
+
+    /// The function's partition, if it names one.
+    pub(crate) fn partition(&self) -> Option<&'static str> {
+        self.chain.partition
+    }
+
     /// The protections its calls meet, in the one order a call meets them.
     #[inline]
     pub(crate) fn chain(&self) -> &Chain {
@@ -403,8 +409,8 @@ impl Resolved {
     /// The function, as its reports name it.
     pub(crate) fn who(&self) -> Who<'_> {
         Who {
-            function: self.function,
-            partition: self.partition,
+            function: self.function(),
+            partition: self.partition(),
             #[cfg(feature = "metrics")]
             meters: &self.meters,
             #[cfg(not(feature = "metrics"))]
