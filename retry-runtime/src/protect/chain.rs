@@ -255,13 +255,7 @@ impl Chain {
             };
         }
         self.admitted(now);
-        *ticket = Ticket {
-            cost,
-            kind,
-            number,
-            after: (kind == AttemptKind::Retry).then_some(class),
-            ..Ticket::NONE
-        };
+        *ticket = Ticket::paid(cost, kind, number, class);
         if self.guards.is_empty() {
             Step::Go
         } else {
@@ -288,13 +282,7 @@ impl Chain {
                     return self.refill(cost);
                 }
                 self.admitted(self.needs_clock().then(Instant::now));
-                *ticket = Ticket {
-                    cost,
-                    kind,
-                    number,
-                    after: (kind == AttemptKind::Retry).then_some(class),
-                    ..Ticket::NONE
-                };
+                *ticket = Ticket::paid(cost, kind, number, class);
                 self.ask_guards(ticket, draw)
             }
         }

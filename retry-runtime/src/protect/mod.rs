@@ -61,6 +61,18 @@ impl Ticket {
         after: None,
     };
 
+    /// The ticket of attempt `number` of `kind`, admitted after a failure of `class` for
+    /// `cost` taken from the bucket (a retry keeps the class for its guards' context).
+    pub(crate) fn paid(cost: u32, kind: AttemptKind, number: u32, class: ErrorClass) -> Ticket {
+        Ticket {
+            cost,
+            kind,
+            number,
+            after: (kind == AttemptKind::Retry).then_some(class),
+            ..Ticket::NONE
+        }
+    }
+
     /// Whether it holds anything to give back when its attempt will not run: a retry's cost,
     /// or guards' admissions.
     pub(crate) fn holds(&self) -> bool {
