@@ -76,6 +76,62 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The columns of an outage summary's CSV, today's policies' and the guarded ones'.
+const OUTAGE_SUMMARY_HEADER: &str = "strategy,amplification_outage,amplification_per_call,\
+     amplification_last_third,amplification_10s_after,outage_attempts,cut_vs_no_bucket_pct,\
+     cut_vs_standard_pct,time_to_recover_s,goodput_recovery_s,failed_fraction";
+
+/// How much `s` cut the outage's attempts against `base`, in percent (`NaN` without it).
+fn cut(s: &outage::Summary, base: Option<&outage::Summary>) -> f64 {
+    base.map_or(f64::NAN, |b| 100.0 * s.cut_against(b))
+}
+
+/// One policy's row of an outage summary's CSV, its cuts against no bucket and the standard
+/// bucket's runs.
+fn outage_summary_row(
+    name: &str,
+    s: &outage::Summary,
+    none: Option<&outage::Summary>,
+    standard: Option<&outage::Summary>,
+) -> String {
+    format!(
+        "{},{:.4},{:.4},{:.4},{:.4},{},{:.2},{:.2},{:.0},{:.0},{:.4}",
+        name,
+        s.amplification_outage,
+        s.amplification_per_call,
+        s.amplification_drained,
+        s.amplification_after,
+        s.outage_attempts,
+        cut(s, none),
+        cut(s, standard),
+        s.time_to_recover,
+        s.goodput_recovery,
+        s.failed_fraction
+    )
+}
+
+/// The same policy's row of the outage's Markdown table.
+fn outage_table_row(
+    name: &str,
+    s: &outage::Summary,
+    none: Option<&outage::Summary>,
+    standard: Option<&outage::Summary>,
+) -> String {
+    format!(
+        "| {} | {:.3}x | {:.3}x | {:.2}x | {:.2}x | {:.1}% | {:.1}% | {:.0} | {:.0} | {:.1}% |",
+        name,
+        s.amplification_outage,
+        s.amplification_per_call,
+        s.amplification_drained,
+        s.amplification_after,
+        cut(s, none),
+        cut(s, standard),
+        s.time_to_recover,
+        s.goodput_recovery,
+        100.0 * s.failed_fraction
+    )
+}
+
 fn usage(problem: &str) -> ExitCode {
     if !problem.is_empty() {
         eprintln!("{problem}");
@@ -218,33 +274,13 @@ fn run_outage(quick: bool, out: &Path) -> Result<()> {
     )?;
     let find = |s: Strategy| results.iter().find(|r| r.policy.strategy == s);
     let (none, standard) = (find(Strategy::NoBucket), find(Strategy::Standard));
-    let cut = |s: &outage::Summary, base: Option<&outage::Summary>| {
-        base.map_or(f64::NAN, |b| 100.0 * s.cut_against(b))
-    };
     let rows: Vec<String> = results
         .iter()
-        .map(|s| {
-            format!(
-                "{},{:.4},{:.4},{:.4},{:.4},{},{:.2},{:.2},{:.0},{:.0},{:.4}",
-                s.policy.strategy.name(),
-                s.amplification_outage,
-                s.amplification_per_call,
-                s.amplification_drained,
-                s.amplification_after,
-                s.outage_attempts,
-                cut(s, none),
-                cut(s, standard),
-                s.time_to_recover,
-                s.goodput_recovery,
-                s.failed_fraction
-            )
-        })
+        .map(|s| outage_summary_row(s.policy.strategy.name(), s, none, standard))
         .collect();
     report::write_csv(
         &out.join("outage_summary.csv"),
-        "strategy,amplification_outage,amplification_per_call,amplification_last_third,\
-         amplification_10s_after,outage_attempts,cut_vs_no_bucket_pct,cut_vs_standard_pct,\
-         time_to_recover_s,goodput_recovery_s,failed_fraction",
+        OUTAGE_SUMMARY_HEADER,
         &rows,
     )?;
     println!(
@@ -260,17 +296,8 @@ fn run_outage(quick: bool, out: &Path) -> Result<()> {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for s in &results {
         println!(
-            "| {} | {:.3}x | {:.3}x | {:.2}x | {:.2}x | {:.1}% | {:.1}% | {:.0} | {:.0} | {:.1}% |",
-            s.policy.strategy.name(),
-            s.amplification_outage,
-            s.amplification_per_call,
-            s.amplification_drained,
-            s.amplification_after,
-            cut(s, none),
-            cut(s, standard),
-            s.time_to_recover,
-            s.goodput_recovery,
-            100.0 * s.failed_fraction
+            "{}",
+            outage_table_row(s.policy.strategy.name(), s, none, standard)
         );
     }
     Ok(())
@@ -1299,34 +1326,13 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
             .map(|r| &r.outage)
     };
     let (none, standard) = (find(Strategy::NoBucket), find(Strategy::Standard));
-    let cut = |s: &outage::Summary, base: Option<&outage::Summary>| {
-        base.map_or(f64::NAN, |b| 100.0 * s.cut_against(b))
-    };
     let csv: Vec<String> = rows
         .iter()
-        .map(|r| {
-            let s = &r.outage;
-            format!(
-                "{},{:.4},{:.4},{:.4},{:.4},{},{:.2},{:.2},{:.0},{:.0},{:.4}",
-                name(r),
-                s.amplification_outage,
-                s.amplification_per_call,
-                s.amplification_drained,
-                s.amplification_after,
-                s.outage_attempts,
-                cut(s, none),
-                cut(s, standard),
-                s.time_to_recover,
-                s.goodput_recovery,
-                s.failed_fraction
-            )
-        })
+        .map(|r| outage_summary_row(&name(r), &r.outage, none, standard))
         .collect();
     report::write_csv(
         &out.join("outage_guards_summary.csv"),
-        "strategy,amplification_outage,amplification_per_call,amplification_last_third,\
-         amplification_10s_after,outage_attempts,cut_vs_no_bucket_pct,cut_vs_standard_pct,\
-         time_to_recover_s,goodput_recovery_s,failed_fraction",
+        OUTAGE_SUMMARY_HEADER,
         &csv,
     )?;
     report::write_csv(
@@ -1372,20 +1378,7 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in &guarded {
-        let s = &r.outage;
-        println!(
-            "| {} | {:.3}x | {:.3}x | {:.2}x | {:.2}x | {:.1}% | {:.1}% | {:.0} | {:.0} | {:.1}% |",
-            name(r),
-            s.amplification_outage,
-            s.amplification_per_call,
-            s.amplification_drained,
-            s.amplification_after,
-            cut(s, none),
-            cut(s, standard),
-            s.time_to_recover,
-            s.goodput_recovery,
-            100.0 * s.failed_fraction
-        );
+        println!("{}", outage_table_row(&name(r), &r.outage, none, standard));
     }
     let tc = &config.throttling;
     println!(
