@@ -1328,7 +1328,7 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
     let (none, standard) = (find(Strategy::NoBucket), find(Strategy::Standard));
     let csv: Vec<String> = rows
         .iter()
-        .map(|r| outage_summary_row(&name(r), &r.outage, none, standard))
+        .map(|r| outage_summary_row(name(r), &r.outage, none, standard))
         .collect();
     report::write_csv(
         &out.join("outage_guards_summary.csv"),
@@ -1378,7 +1378,7 @@ fn run_guards(quick: bool, out: &Path) -> Result<()> {
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in &guarded {
-        println!("{}", outage_table_row(&name(r), &r.outage, none, standard));
+        println!("{}", outage_table_row(name(r), &r.outage, none, standard));
     }
     let tc = &config.throttling;
     println!(
