@@ -637,3 +637,146 @@ async fn an_adaptive_throttle_refuses_more_retries_as_the_backend_accepts_less()
     advance(Duration::from_secs(121)).await;
     assert_eq!(THROTTLE.window_counts(), (0, 0));
 }
+
+// --- The built-in protections as guards -----------------------------------------------------
+
+use retry_runtime::{RateLimiter, RetryBudget, TokenBucket};
+
+/// A bucket of one retry after a transient failure (cost 5), as the call's only guard.
+static SMALL_BUCKET: TokenBucket = TokenBucket::standard().with_capacity(5);
+
+#[retry(max_attempts = 3, initial_backoff = "100ms", jitter = "none", bucket = "none", guard = SMALL_BUCKET)]
+async fn bucket_guarded(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_token_bucket_as_a_guard_takes_a_retrys_cost_refuses_when_empty_and_refunds_a_success() {
+    // The first retry takes the bucket's 5 tokens; the second finds it empty and the call ends
+    // with the last error, as the `token_bucket` key's bucket ends it.
+    let script = Script::new([Fail(ErrorClass::Transient), Fail(ErrorClass::Transient)]);
+    let (out, record) = testing::record(Overrides::new(), bucket_guarded(&script)).await;
+    assert_eq!(out, Err(TestError::fault(ErrorClass::Transient)));
+    assert_eq!(script.attempts(), 2);
+    assert_eq!(SMALL_BUCKET.available(), 0);
+    let [end] = record.early_ends() else {
+        panic!("{:?}", record.early_ends())
+    };
+    assert_eq!(end.reason, EarlyEnd::Refused("TokenBucket"));
+
+    // A first attempt passes an empty bucket; its success earns the reward (1).
+    let script = Script::new([Succeed(1)]);
+    assert_eq!(bucket_guarded(&script).await, Ok(1));
+    assert_eq!(SMALL_BUCKET.available(), 1);
+    // Refilled, a retry that succeeds gives its cost back.
+    let cx = GuardContext::new(retry_runtime::AttemptKind::First, 1);
+    for _ in 0..4 {
+        SMALL_BUCKET.settle(&cx, GuardOutcome::Success);
+    }
+    let script = Script::new([Fail(ErrorClass::Transient), Succeed(2)]);
+    assert_eq!(bucket_guarded(&script).await, Ok(2));
+    assert_eq!(SMALL_BUCKET.available(), 5);
+}
+
+/// gRPC's retry throttling as a guard: 3 tokens, a failure takes 1 and a success gives 0.5
+/// back, and a retry needs more than 1.5 left.
+static THROTTLING: RetryBudget = RetryBudget::grpc_throttling(3, 0.5);
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_budget_as_a_guard_counts_each_end_and_refuses_a_retry_without_room() {
+    static BUDGETED: Policy<retry_runtime::policy::ByClassify<(), (), retry_runtime::Refused>> =
+        Policy::new()
+            .max_attempts(5)
+            .initial_backoff(Duration::from_millis(10))
+            .jitter(retry_runtime::Jitter::None)
+            .bucket(TokenBucket::none())
+            .guard(&THROTTLING);
+    // 3 -> 2 after the first failure: a retry; 2 -> 1 after the second: no more.
+    let script = Script::new([
+        Fail(ErrorClass::Transient),
+        Fail(ErrorClass::Transient),
+        Succeed(1),
+    ]);
+    let (out, record) =
+        testing::record(Overrides::new(), BUDGETED.retry(|| script.attempt())).await;
+    assert_eq!(out, Err(TestError::fault(ErrorClass::Transient)));
+    assert_eq!(script.attempts(), 2);
+    assert_eq!(THROTTLING.tokens(), Some(1.0));
+    let [end] = record.early_ends() else {
+        panic!("{:?}", record.early_ends())
+    };
+    assert_eq!(end.reason, EarlyEnd::Refused("RetryBudget"));
+    // Four successes give the tokens back; a failure then leaves room for a retry.
+    let script = Script::new([Succeed(1), Succeed(1), Succeed(1), Succeed(1)]);
+    for _ in 0..4 {
+        BUDGETED.retry(|| script.attempt()).await.unwrap();
+    }
+    assert_eq!(THROTTLING.tokens(), Some(3.0));
+    let script = Script::new([Fail(ErrorClass::Throttling), Succeed(4)]);
+    assert_eq!(BUDGETED.retry(|| script.attempt()).await, Ok(4));
+    assert_eq!(script.attempts(), 2);
+}
+
+static GUARD_BREAKER: CircuitBreaker = CircuitBreaker::new()
+    .with_min_calls(2)
+    .with_failure_ratio(0.5)
+    .with_break(Duration::from_secs(5));
+
+#[retry(max_attempts = 1, guard = GUARD_BREAKER)]
+async fn breaker_guarded(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_circuit_breaker_as_a_guard_opens_refuses_with_refused_and_closes_on_a_probe() {
+    let script = Script::new([
+        Fail(ErrorClass::Transient),
+        Fail(ErrorClass::Transient),
+        Succeed(3),
+    ]);
+    for _ in 0..2 {
+        assert!(matches!(
+            breaker_guarded(&script).await,
+            Err(TestError::Fault(..))
+        ));
+    }
+    // Open: refused as any guard refuses, without running the body.
+    let out = breaker_guarded(&script).await;
+    assert!(
+        matches!(out, Err(TestError::Refused(r)) if r.by() == "CircuitBreaker"),
+        "{out:?}"
+    );
+    assert_eq!(script.attempts(), 2);
+    // After its break, one probe goes through; its success closes the breaker.
+    advance(Duration::from_secs(5)).await;
+    assert_eq!(breaker_guarded(&script).await, Ok(3));
+    assert_eq!(GUARD_BREAKER.state(), retry_runtime::BreakerState::Closed);
+}
+
+static GUARD_LIMITER: RateLimiter = RateLimiter::adaptive();
+
+#[retry(max_attempts = 4, initial_backoff = "1ms", jitter = "none", guard = GUARD_LIMITER)]
+async fn paced(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rate_limiter_as_a_guard_paces_attempts_after_throttling() {
+    assert!(!GUARD_LIMITER.is_enabled());
+    let script = Script::new([
+        Fail(ErrorClass::Throttling),
+        Fail(ErrorClass::Throttling),
+        Fail(ErrorClass::Throttling),
+        Succeed(9),
+    ]);
+    assert_eq!(paced(&script).await, Ok(9));
+    assert!(
+        GUARD_LIMITER.is_enabled(),
+        "a throttling response enables it"
+    );
+    // The backoffs are 1, 2 and 4 ms; the limiter, enabled and cut by each throttling
+    // response, makes each retry wait for its send token far longer.
+    let starts = script.starts_ms();
+    assert_eq!(starts[0], 0);
+    assert!(starts.windows(2).all(|w| w[1] - w[0] > 500), "{starts:?}");
+}

@@ -3,6 +3,7 @@
 //! Nygard's "Release It!", as Polly, resilience4j and failsafe-go build it).
 
 use crate::classify::{Classify, ErrorClass};
+use crate::protect::guard::{self, Guard, GuardContext, GuardOutcome};
 use crate::protect::sync::atomic::{AtomicU64, Ordering};
 use crate::protect::window::{self, SLOTS, add, sum_from};
 use crate::runtime::Instant;
@@ -575,6 +576,54 @@ pub(crate) fn counts_as_failure(class: Option<ErrorClass>) -> bool {
 }
 
 /// For a closure or function whose error is a message: the refusal's description.
+/// The breaker as a guard in a call's list (`guard = BREAKER`,
+/// [`Policy::guard`](crate::Policy::guard)), with the `breaker` key's states and thresholds:
+/// every attempt asks for its leave (an open breaker refuses it, a half-open one lets its
+/// probes through), and an attempt's end is counted in the state the breaker is in when it
+/// ends, as failsafe-go's breaker records an execution: in the window when closed, as a probe's
+/// answer when half-open, not at all when open. An attempt that never ran counts nothing.
+///
+/// Named by its own key instead (`breaker = BREAKER`), the breaker counts an attempt in the
+/// state it went through, reports its changes of state, and ends a refused call with
+/// [`CircuitOpen`] rather than [`crate::Refused`].
+///
+/// ```
+/// use retry_runtime::{Admit, AttemptKind, CircuitBreaker, ErrorClass, Guard, GuardContext};
+/// use retry_runtime::GuardOutcome;
+///
+/// static BREAKER: CircuitBreaker = CircuitBreaker::new().with_min_calls(2);
+///
+/// let first = GuardContext::new(AttemptKind::First, 1);
+/// for _ in 0..2 {
+///     assert_eq!(BREAKER.admit(&first), Admit::Go);
+///     BREAKER.settle(&first, GuardOutcome::Failure(ErrorClass::Transient));
+/// }
+/// assert_eq!(BREAKER.admit(&first), Admit::Refuse, "open");
+/// ```
+impl Guard for CircuitBreaker {
+    fn admit(&self, _: &GuardContext<'_>) -> guard::Admit {
+        match CircuitBreaker::admit(self, Instant::now()).0 {
+            Admit::Go(_) => guard::Admit::Go,
+            Admit::Refused(_) => guard::Admit::Refuse,
+        }
+    }
+
+    fn settle(&self, _: &GuardContext<'_>, outcome: GuardOutcome) {
+        let failed = match outcome {
+            GuardOutcome::Success => false,
+            GuardOutcome::Failure(class) => counts_as_failure(Some(class)),
+            GuardOutcome::Cancelled => return,
+        };
+        let now = Instant::now();
+        let pass = match self.state_at(now) {
+            BreakerState::Closed => Pass::Closed,
+            BreakerState::HalfOpen => Pass::Probe,
+            BreakerState::Open => Pass::None,
+        };
+        self.record(now, pass, failed);
+    }
+}
+
 impl From<CircuitOpen> for String {
     fn from(open: CircuitOpen) -> Self {
         open.to_string()

@@ -1,6 +1,7 @@
 //! The retry token bucket of AWS "standard" mode (the retry quota), lock-free.
 
 use crate::classify::ErrorClass;
+use crate::protect::guard::{Admit, AttemptKind, Guard, GuardContext, GuardOutcome};
 use crate::protect::sync::atomic::{AtomicU32, Ordering};
 use crate::protect::sync::{Mutex, MutexGuard, PoisonError};
 use crate::runtime::Instant;
@@ -366,6 +367,61 @@ impl TokenBucket {
 impl Default for TokenBucket {
     fn default() -> Self {
         TokenBucket::standard()
+    }
+}
+
+/// The bucket as a guard in a call's list (`guard = BUCKET`, [`Policy::guard`](crate::Policy::guard)),
+/// with its semantics as the `bucket` key gives them: a retry or a hedge takes the cost of the
+/// failure it follows ([`cost`](TokenBucket::cost); a hedge, a `Transient` failure's), or
+/// waits for the refill of a bucket that [waits when empty](TokenBucket::wait_when_empty), or
+/// is refused; a first attempt passes. A success gives a retry's cost back and earns a first
+/// attempt the reward; an attempt that never ran gives its cost back; a failure keeps it out.
+/// The cost is the one the attempt's context names, so the guard keeps nothing per attempt.
+///
+/// ```
+/// use retry_runtime::{Admit, AttemptKind, ErrorClass, Guard, GuardContext, GuardOutcome};
+/// use retry_runtime::TokenBucket;
+///
+/// static BUCKET: TokenBucket = TokenBucket::standard().with_capacity(10);
+///
+/// let retry = GuardContext::new(AttemptKind::Retry, 2).with_last_class(ErrorClass::Timeout);
+/// assert_eq!(BUCKET.admit(&retry), Admit::Go);
+/// assert_eq!(BUCKET.available(), 0, "a retry after a timeout costs 10");
+/// assert_eq!(BUCKET.admit(&retry), Admit::Refuse);
+/// BUCKET.settle(&retry, GuardOutcome::Success);
+/// assert_eq!(BUCKET.available(), 10, "its success gives the cost back");
+/// ```
+impl Guard for TokenBucket {
+    fn admit(&self, attempt: &GuardContext<'_>) -> Admit {
+        let Some(cost) = guard_cost(self, attempt) else {
+            return Admit::Go;
+        };
+        if self.try_take_now(cost) {
+            return Admit::Go;
+        }
+        match self.time_until(cost, Instant::now()) {
+            Some(wait) => Admit::Wait(wait),
+            None => Admit::Refuse,
+        }
+    }
+
+    fn settle(&self, attempt: &GuardContext<'_>, outcome: GuardOutcome) {
+        match (guard_cost(self, attempt), outcome) {
+            (None, GuardOutcome::Success) => self.reward(),
+            (Some(cost), GuardOutcome::Success) => self.refund(cost),
+            (Some(cost), GuardOutcome::Cancelled) => self.deposit(cost),
+            (None, _) | (Some(_), GuardOutcome::Failure(_)) => {}
+        }
+    }
+}
+
+/// What the attempt of `attempt` costs in `bucket` as a guard: `None` for a first attempt.
+fn guard_cost(bucket: &TokenBucket, attempt: &GuardContext<'_>) -> Option<u32> {
+    match attempt.kind() {
+        AttemptKind::First => None,
+        AttemptKind::Retry | AttemptKind::Hedge => {
+            Some(bucket.cost(attempt.last_class().unwrap_or(ErrorClass::Transient)))
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 //! grows with traffic.
 
 use crate::classify::ErrorClass;
+use crate::protect::guard::{Admit, AttemptKind, Guard, GuardContext, GuardOutcome};
 use crate::protect::sync::atomic::{AtomicU64, Ordering};
 use crate::protect::window::{SLOTS, add, shortest_window, slot, sum};
 use crate::runtime::Instant;
@@ -256,6 +257,50 @@ fn window_millis(window: Duration) -> u64 {
 /// Applies `f` to `word` atomically.
 fn update(word: &AtomicU64, f: impl Fn(u64) -> u64) {
     let _ = word.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |t| Some(f(t)));
+}
+
+/// The budget as a guard in a call's list (`guard = BUDGET`,
+/// [`Policy::guard`](crate::Policy::guard)), with its semantics as the `budget` key gives them:
+/// a retry or a hedge is admitted while the budget has room (and a ratio budget counts it), a
+/// first attempt always is; an attempt's end is counted (a ratio budget's requests, a gRPC
+/// budget's tokens); an attempt that never ran counts nothing.
+///
+/// ```
+/// use retry_runtime::{Admit, AttemptKind, Guard, GuardContext, GuardOutcome, RetryBudget};
+///
+/// // gRPC's retry throttling: 2 tokens, a failure takes 1, a retry needs more than half.
+/// static BUDGET: RetryBudget = RetryBudget::grpc_throttling(2, 0.5);
+///
+/// let first = GuardContext::new(AttemptKind::First, 1);
+/// assert_eq!(BUDGET.admit(&first), Admit::Go);
+/// BUDGET.settle(&first, GuardOutcome::Failure(retry_runtime::ErrorClass::Transient));
+/// assert_eq!(BUDGET.admit(&GuardContext::new(AttemptKind::Retry, 2)), Admit::Refuse);
+/// ```
+impl Guard for RetryBudget {
+    fn admit(&self, attempt: &GuardContext<'_>) -> Admit {
+        if attempt.kind() == AttemptKind::First {
+            return Admit::Go;
+        }
+        let now = Instant::now();
+        if self.room(now) {
+            self.count_retry(now);
+            Admit::Go
+        } else {
+            Admit::Refuse
+        }
+    }
+
+    fn settle(&self, attempt: &GuardContext<'_>, outcome: GuardOutcome) {
+        let failure = match outcome {
+            GuardOutcome::Success => None,
+            GuardOutcome::Failure(class) => Some(class),
+            GuardOutcome::Cancelled => return,
+        };
+        if attempt.kind() == AttemptKind::First {
+            self.on_request(Instant::now());
+        }
+        self.on_outcome(failure);
+    }
 }
 
 #[cfg(all(test, not(retry_loom)))]

@@ -5,6 +5,17 @@
 //! a `Policy`'s [`guard`](crate::Policy::guard) calls. The engine asks them in that order, after
 //! the protections it keeps itself (the breaker, the budget, the bucket), and before the
 //! adaptive rate limiter's pacing, so that a send token is spent as soon as it is had.
+//!
+//! Every protection of the crate implements [`Guard`]: the three that exist only as guards
+//! ([`Bulkhead`](crate::Bulkhead), [`ConcurrencyBudget`](crate::ConcurrencyBudget),
+//! [`AdaptiveThrottle`](crate::AdaptiveThrottle)) and the four the engine also asks through
+//! keys of their own ([`TokenBucket`](crate::TokenBucket), [`RetryBudget`](crate::RetryBudget),
+//! [`CircuitBreaker`](crate::CircuitBreaker), [`RateLimiter`](crate::RateLimiter)). Named by
+//! their keys (`bucket`, `budget`, `breaker`, `rate_limiter`), those four are asked in the
+//! chain's fixed places ([`chain`](super::chain)), where what they keep of an attempt (the
+//! bucket's cost, the breaker's probe pass, the limiter's place in line) lives in the call's
+//! ticket and a breaker's refusal is a [`CircuitOpen`](crate::CircuitOpen); listed as guards,
+//! they are asked in the list's order, with what the attempt's [`GuardContext`] tells them.
 
 use crate::classify::{Classify, ErrorClass};
 use std::fmt;
@@ -88,8 +99,7 @@ use std::time::Duration;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a guard",
     label = "`guard` takes a `static` whose type implements `retry_runtime::Guard`",
-    note = "implement `Guard` for `{Self}` (`admit` and `settle`), or name a guard of the crate's: `Bulkhead`, `ConcurrencyBudget`, `AdaptiveThrottle`",
-    note = "the built-in protections have keys of their own: `bucket = ...` (a `TokenBucket`), `rate_limiter = ...` (a `RateLimiter`), `budget = ...` (a `RetryBudget`), `breaker = ...` (a `CircuitBreaker`)"
+    note = "implement `Guard` for `{Self}` (`admit` and `settle`), or name a guard of the crate's: `Bulkhead`, `ConcurrencyBudget`, `AdaptiveThrottle`, `TokenBucket`, `RetryBudget`, `CircuitBreaker`, `RateLimiter`"
 )]
 pub trait Guard: Send + Sync {
     /// May this attempt start? [`Admit::Go`] lets it (and commits the guard to one

@@ -1,6 +1,8 @@
 //! The client-side rate limiter of AWS "adaptive" mode: a token bucket whose fill rate follows
 //! CUBIC congestion control, driven by throttling responses.
 
+use crate::classify::ErrorClass;
+use crate::protect::guard::{Admit, Guard, GuardContext, GuardOutcome};
 use crate::protect::sync::atomic::{AtomicBool, Ordering};
 use crate::protect::sync::{Mutex, MutexGuard, PoisonError};
 use crate::runtime::Instant;
@@ -370,6 +372,42 @@ impl RateLimiter {
 
     fn cubic_throttle(&self, rate: f64) -> f64 {
         rate * self.beta
+    }
+}
+
+/// The limiter as a guard in a call's list (`guard = LIMITER`,
+/// [`Policy::guard`](crate::Policy::guard)), with the AWS adaptive mode's rates: every attempt
+/// takes one send token once a throttling response has enabled the limiter, or waits as long
+/// as the bucket's refill needs (the call's deadline still bounds the wait); every attempt's
+/// end updates the rate (a `Throttling` failure cuts it, anything else lets it grow). An
+/// attempt that never ran counts nothing.
+///
+/// Named by its own key instead (`rate_limiter = LIMITER`, in adaptive mode), the limiter also
+/// charges the AWS 2026 behavior's send costs and keeps a waiting attempt's place in line.
+///
+/// ```
+/// use retry_runtime::{Admit, AttemptKind, Guard, GuardContext, RateLimiter};
+///
+/// static LIMITER: RateLimiter = RateLimiter::adaptive();
+///
+/// // Until a throttling response, nothing is paced.
+/// assert_eq!(LIMITER.admit(&GuardContext::new(AttemptKind::First, 1)), Admit::Go);
+/// ```
+impl Guard for RateLimiter {
+    fn admit(&self, attempt: &GuardContext<'_>) -> Admit {
+        match self.try_send(1, Instant::now(), None, false, || attempt.random()) {
+            Ok(None) | Err(()) => Admit::Go,
+            Ok(Some(wait)) => Admit::Wait(wait),
+        }
+    }
+
+    fn settle(&self, _: &GuardContext<'_>, outcome: GuardOutcome) {
+        let throttled = match outcome {
+            GuardOutcome::Success => false,
+            GuardOutcome::Failure(class) => class == ErrorClass::Throttling,
+            GuardOutcome::Cancelled => return,
+        };
+        self.record(Instant::now(), throttled);
     }
 }
 

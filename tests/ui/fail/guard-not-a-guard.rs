@@ -1,4 +1,4 @@
-use retry_runtime::{retry, Refused, TokenBucket};
+use retry_runtime::{retry, Refused};
 
 #[derive(Debug)]
 struct Error;
@@ -15,9 +15,10 @@ impl From<Refused> for Error {
     }
 }
 
-static BUCKET: TokenBucket = TokenBucket::standard();
+/// A limit, not a guard: `guard` takes a protection.
+static MAX_IN_FLIGHT: u32 = 8;
 
-#[retry(guard = BUCKET)]
+#[retry(guard = MAX_IN_FLIGHT)]
 async fn call() -> Result<(), Error> {
     Ok(())
 }
