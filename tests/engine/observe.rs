@@ -335,3 +335,226 @@ async fn one_debug_event_per_hedge() {
     // The partition's bucket after the hedge's cost.
     assert_eq!(e.field("tokens"), "495");
 }
+
+// --- Spans -----------------------------------------------------------------------------------
+
+/// The only `retry` span, and its `retry.attempt` children.
+fn call_span(
+    capture: &Capture,
+) -> (
+    crate::capture::CapturedSpan,
+    Vec<crate::capture::CapturedSpan>,
+) {
+    let calls = capture.spans_named("retry");
+    let [call] = &calls[..] else {
+        panic!("one call span: {calls:#?}")
+    };
+    let attempts = capture.children(call.id);
+    assert!(attempts.iter().all(|a| a.name == "retry.attempt"));
+    (call.clone(), attempts)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retried_call_is_one_span_with_a_child_span_per_attempt_and_its_waits_between() {
+    #[retry(max_attempts = 3, initial_backoff = "100ms", jitter = "none")]
+    async fn get_report(script: &util::Script) -> Result<u32, TestError> {
+        // The body's own spans (its client's) nest under the attempt's.
+        let _body = tracing::info_span!("http.client").entered();
+        script.attempt().await
+    }
+
+    let (capture, _guard) = capture();
+    let t0 = tokio::time::Instant::now();
+    let s = util::Script::new([
+        util::Fail(ErrorClass::Transient),
+        util::LateFail(Duration::from_millis(50), ErrorClass::Throttling),
+        util::Succeed(7),
+    ]);
+    assert_eq!(get_report(&s).await, Ok(7));
+    let (call, attempts) = call_span(&capture);
+    assert_eq!(call.level, Level::INFO);
+    assert_eq!(call.target, "retry");
+    assert_eq!(call.field("otel.name"), "get_report");
+    assert_eq!(call.field("retry.function"), "get_report");
+    assert_eq!(call.field("retry.invocation_id").len(), 36, "a UUID");
+    assert_eq!(call.field("retry.attempts"), "3");
+    assert!(
+        !call.fields.contains_key("error.type"),
+        "the call succeeded"
+    );
+    assert_eq!(call.ms(t0), (0, Some(350)));
+
+    let numbers: Vec<_> = attempts.iter().map(|a| a.field("retry.attempt")).collect();
+    assert_eq!(numbers, ["1", "2", "3"]);
+    let resends: Vec<_> = attempts
+        .iter()
+        .map(|a| {
+            a.fields
+                .get("http.request.resend_count")
+                .map(String::as_str)
+        })
+        .collect();
+    assert_eq!(resends, [None, Some("1"), Some("2")]);
+    let errors: Vec<_> = attempts
+        .iter()
+        .map(|a| a.fields.get("error.type").map(String::as_str))
+        .collect();
+    assert_eq!(errors, [Some("transient"), Some("throttling"), None]);
+    // Each attempt's span covers its attempt only: the backoffs (100 ms, then 200 ms) are the
+    // call span's time between its children.
+    let times: Vec<_> = attempts.iter().map(|a| a.ms(t0)).collect();
+    assert_eq!(times, [(0, Some(0)), (100, Some(150)), (350, Some(350))]);
+    assert!(
+        attempts
+            .iter()
+            .all(|a| !a.fields.contains_key("retry.hedge"))
+    );
+    for a in &attempts {
+        let body = capture.children(a.id);
+        assert_eq!(body.len(), 1);
+        assert_eq!(body[0].name, "http.client");
+    }
+    // The retries' events are the call span's, with nothing reported twice.
+    let retries: Vec<_> = call
+        .events
+        .iter()
+        .map(|e| (e.field("attempt"), e.field("delay_ms")))
+        .collect();
+    assert_eq!(retries, [("1", "100.0"), ("2", "200.0")]);
+    assert_eq!(capture.events().len(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_call_records_its_last_errors_class_and_a_server_hint_in_its_event() {
+    #[retry(max_attempts = 2, initial_backoff = "100ms", jitter = "none")]
+    async fn put_object(script: &util::Script) -> Result<u32, TestError> {
+        script.attempt().await
+    }
+
+    let (capture, _guard) = capture();
+    let s = util::Script::new([
+        util::Hint(ErrorClass::Throttling, Duration::from_millis(300)),
+        util::Fail(ErrorClass::Timeout),
+    ]);
+    assert!(put_object(&s).await.is_err());
+    let (call, attempts) = call_span(&capture);
+    assert_eq!(call.field("error.type"), "timeout");
+    assert_eq!(call.field("retry.attempts"), "2");
+    assert_eq!(attempts.len(), 2);
+    let [retry] = &call.events[..] else {
+        panic!("{:?}", call.events)
+    };
+    assert_eq!(
+        retry.field("message"),
+        "attempt failed, retrying after the server's hint"
+    );
+    assert_eq!(retry.field("retry_after_ms"), "300.0");
+    assert_eq!(retry.field("delay_ms"), "300.0");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_has_sibling_attempt_spans_the_hedge_marked() {
+    #[retry(hedge_after = "10ms", max_attempts = 3)]
+    async fn read_replica(script: &util::Script) -> Result<u32, TestError> {
+        script.attempt().await
+    }
+
+    let (capture, _guard) = capture();
+    let t0 = tokio::time::Instant::now();
+    let s = util::Script::new([util::Hang, util::LateOk(Duration::from_millis(5), 2)]);
+    assert_eq!(read_replica(&s).await, Ok(2));
+    let (call, attempts) = call_span(&capture);
+    assert_eq!(call.field("retry.attempts"), "2");
+    let hedges: Vec<_> = attempts
+        .iter()
+        .map(|a| {
+            (
+                a.field("retry.attempt"),
+                a.fields.get("retry.hedge").map(String::as_str),
+            )
+        })
+        .collect();
+    assert_eq!(hedges, [("1", None), ("2", Some("true"))]);
+    // The first attempt, still in flight, is cancelled when the hedge wins.
+    let times: Vec<_> = attempts.iter().map(|a| a.ms(t0)).collect();
+    assert_eq!(times, [(0, Some(15)), (10, Some(15))]);
+    assert_eq!(call.events.len(), 1, "the hedge's event");
+    assert_eq!(
+        call.events[0].field("message"),
+        "hedging: another attempt in flight"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_refused_by_a_guard_or_a_breaker_is_a_span_without_attempts() {
+    #[retry(max_attempts = 3, guard = DOORMAN)]
+    async fn shut_out() -> Result<(), TestError> {
+        Ok(())
+    }
+    static OPEN: CircuitBreaker = CircuitBreaker::new()
+        .with_min_calls(1)
+        .with_break(Duration::from_secs(60));
+    #[retry(max_attempts = 1, breaker = OPEN)]
+    async fn behind_breaker() -> Result<(), TestError> {
+        Err(TestError::fault(ErrorClass::Transient))
+    }
+
+    let (capture, _guard) = capture();
+    assert!(matches!(shut_out().await, Err(TestError::Refused(_))));
+    let (call, attempts) = call_span(&capture);
+    assert!(attempts.is_empty(), "no attempt was sent");
+    assert_eq!(call.field("error.type"), "permanent");
+    assert!(!call.fields.contains_key("retry.attempts"));
+    let [refused] = &call.events[..] else {
+        panic!("{:?}", call.events)
+    };
+    assert_eq!(refused.field("message"), "refused by a guard: call refused");
+    assert_eq!(refused.field("guard"), "doorman");
+
+    assert!(behind_breaker().await.is_err());
+    assert!(matches!(
+        behind_breaker().await,
+        Err(TestError::CircuitOpen(_))
+    ));
+    let calls = capture.spans_named("retry");
+    let refused = calls.last().unwrap();
+    assert!(capture.children(refused.id).is_empty());
+    assert_eq!(refused.field("error.type"), "permanent");
+    let messages: Vec<_> = refused.events.iter().map(|e| e.field("message")).collect();
+    assert_eq!(messages, ["circuit breaker open: call refused"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_that_ends_on_its_deadline_says_so_in_its_span() {
+    #[retry(
+        max_attempts = 5,
+        initial_backoff = "400ms",
+        jitter = "none",
+        deadline = "1s"
+    )]
+    async fn slow_list(script: &util::Script) -> Result<u32, TestError> {
+        script.attempt().await
+    }
+
+    let (capture, _guard) = capture();
+    let t0 = tokio::time::Instant::now();
+    let s = util::Script::new([util::LateFail(
+        Duration::from_millis(400),
+        ErrorClass::Transient,
+    )]);
+    assert!(slow_list(&s).await.is_err());
+    let (call, attempts) = call_span(&capture);
+    // 0-400 fails, sleeps 400; the second attempt, from 800, is cut by the deadline at 1000.
+    assert_eq!(call.field("retry.attempts"), "2");
+    assert_eq!(call.field("error.type"), "timeout");
+    let errors: Vec<_> = attempts.iter().map(|a| a.field("error.type")).collect();
+    assert_eq!(errors, ["transient", "timeout"]);
+    assert_eq!(call.ms(t0), (0, Some(1000)));
+    let warned: Vec<_> = call
+        .events
+        .iter()
+        .filter(|e| e.level == Level::WARN)
+        .map(|e| e.field("reason"))
+        .collect();
+    assert_eq!(warned, ["deadline reached"]);
+}

@@ -12,8 +12,10 @@
 //! (deadline propagation inside the process).
 
 use crate::attempt::{Attempt, InvocationId};
+use crate::engine::Current;
 use crate::engine::scope;
 use crate::engine::site::Resolved;
+use crate::observe::trace::Trace;
 use crate::observe::{Levels, Source, Who};
 use crate::runtime::Instant;
 use core::future::Future;
@@ -259,6 +261,23 @@ impl<'a> Frame<'a> {
         slot::enter(self, Frame::adopt, f)
     }
 
+    /// [`enter`](Self::enter) inside the attempt's span of `trace` (opened at its first poll),
+    /// if it is recorded.
+    #[inline]
+    pub(crate) fn enter_traced<T>(&mut self, trace: &mut Trace, f: impl FnOnce() -> T) -> T {
+        if trace.is_on() {
+            return self.enter_in_span(trace, f);
+        }
+        self.enter(f)
+    }
+
+    #[inline(never)]
+    fn enter_in_span<T>(&mut self, trace: &mut Trace, f: impl FnOnce() -> T) -> T {
+        trace.open(self);
+        let number = self.number;
+        trace.in_attempt(number, || self.enter(f))
+    }
+
     /// Takes the depth and deadline of a call run inside `outer`'s attempt (the same answer
     /// at every poll, so looking again changes nothing).
     #[cold]
@@ -302,9 +321,10 @@ pub(crate) fn nested_call_retried() {
 }
 
 pin_project_lite::pin_project! {
-    /// An attempt's future, polled with its call's frame published.
+    /// An attempt's future, polled with its call's frame published (and inside its span, when
+    /// the call's spans are recorded).
     pub struct InFrame<'c, 'a, F> {
-        frame: &'c mut Frame<'a>,
+        current: &'c mut Current<'a>,
         #[pin]
         attempt: F,
     }
@@ -331,8 +351,8 @@ impl Source for Frame<'_> {
 
 impl<'c, 'a, F> InFrame<'c, 'a, F> {
     #[inline]
-    pub(crate) fn new(frame: &'c mut Frame<'a>, attempt: F) -> Self {
-        InFrame { frame, attempt }
+    pub(crate) fn new(current: &'c mut Current<'a>, attempt: F) -> Self {
+        InFrame { current, attempt }
     }
 }
 
@@ -342,7 +362,10 @@ impl<F: Future> Future for InFrame<'_, '_, F> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        this.frame.enter(|| this.attempt.poll(cx))
+        let current = &mut **this.current;
+        current
+            .frame
+            .enter_traced(&mut current.trace, || this.attempt.poll(cx))
     }
 }
 

@@ -31,6 +31,7 @@ use crate::engine::site::Resolved;
 use crate::hedge::Latency;
 use crate::observe;
 use crate::observe::event::RetryEvent;
+use crate::observe::trace::Trace;
 use crate::protect::Ticket;
 use crate::protect::chain::{Gate, Look, Resume, Stage, Step};
 use crate::protect::guard::AttemptKind;
@@ -47,6 +48,7 @@ pin_project_lite::pin_project! {
     /// number and cutoff; the call's id and deadline).
     struct Flight<'a, A> {
         frame: Frame<'a>,
+        trace: Trace,
         meta: Meta,
         #[pin]
         attempt: A,
@@ -72,6 +74,8 @@ struct Ended<O> {
     id: [u64; 2],
     /// A call nested in it retried and still failed.
     nested: bool,
+    /// Its span, still open.
+    trace: Trace,
     out: O,
 }
 
@@ -196,13 +200,14 @@ fn poll_slot<A: Future>(
     };
     let this = flight.project();
     let attempt = this.attempt;
-    let out = ready!(this.frame.enter(|| attempt.poll(cx)));
+    let out = ready!(this.frame.enter_traced(this.trace, || attempt.poll(cx)));
     let ended = Ended {
         meta: *this.meta,
         number: this.frame.number,
         cutoff: this.frame.cutoff,
         id: this.frame.id_halves(),
         nested: this.frame.take_nested_retried(),
+        trace: std::mem::take(this.trace),
         out,
     };
     slot.set(None);
@@ -329,7 +334,7 @@ where
             let ticket = std::mem::take(&mut self.current.ticket);
             self.count_attempt();
             let started = latency.map(|_| Instant::now());
-            flights.start(self.launch(&mut attempt, started, ticket));
+            flights.start(self.launch(&mut attempt, started, ticket, false));
             state.due = hedging.map(|_| Due::After(started));
 
             loop {
@@ -386,6 +391,7 @@ where
                     cutoff,
                     id,
                     nested,
+                    mut trace,
                     out,
                 } = ended;
                 if nested {
@@ -421,7 +427,9 @@ where
                 }
                 if flights.count == 0 {
                     // The last attempt in flight failed: the sequential loop's decision, which
-                    // books the attempt's end. A hedge waiting at the gate will not start.
+                    // books the attempt's end (on its span too). A hedge waiting at the gate will
+                    // not start.
+                    self.current.trace.adopt(trace);
                     self.hold_instead(meta.ticket, &mut state);
                     state.booked = true;
                     self.timing
@@ -449,6 +457,9 @@ where
                 } else {
                     self.hooks.class(err)
                 };
+                trace.attempt_ended(Some(class));
+                self.current.trace.attempt_ended(Some(class));
+                drop(trace);
                 // Its cost stays out.
                 if self.r().extras {
                     self.book_end(meta.ticket, !state.booked, Some(class));
@@ -461,11 +472,13 @@ where
                     AfterError::Retry => {}
                     AfterError::Return => {
                         flights.cancel();
+                        self.current.trace.call_failed(Some(class));
                         return out;
                     }
                     AfterError::EndEarly(why) => {
                         self.ended_early(a, number, Some(class), why);
                         flights.cancel();
+                        self.current.trace.call_failed(Some(class));
                         return out;
                     }
                 }
@@ -505,6 +518,7 @@ where
         attempt: &mut F,
         started: Option<Instant>,
         ticket: Ticket,
+        hedge: bool,
     ) -> Flight<'a, K::Attempt<Fut>>
     where
         F: FnMut() -> Fut,
@@ -515,6 +529,7 @@ where
         let until = limit.map(|(at, _)| at);
         Flight {
             frame: self.current.frame.fork(n, until),
+            trace: self.current.trace.fork(&self.current.frame, hedge),
             meta: Meta { started, ticket },
             attempt: K::arm(attempt(), until),
         }
@@ -636,21 +651,15 @@ where
         let in_flight = flights.count + 1;
         let delay = h.delay();
         self.hooks.on_retry(&RetryEvent {
-            call: &self.current.frame,
+            call: &self.current,
             attempt: self.current.frame.number - 1,
             delay: Duration::ZERO,
             error: trigger.and_then(|(_, out)| out.as_result().err()),
             class: trigger.map_or(ErrorClass::Timeout, |(class, _)| class),
             hedge: true,
         });
-        observe::hedged(
-            &self.current.frame,
-            a,
-            in_flight,
-            trigger.map(|(c, _)| c),
-            delay,
-        );
-        flights.start(self.launch(attempt, Some(now), ticket));
+        observe::hedged(&self.current, a, in_flight, trigger.map(|(c, _)| c), delay);
+        flights.start(self.launch(attempt, Some(now), ticket, true));
         self.next_hedge(h, state, flights.count, now)
     }
 }

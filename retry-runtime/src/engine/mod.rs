@@ -43,8 +43,10 @@ pub use timer::{Timed, Timer, TimerKind, Timing, Untimed};
 
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
 use crate::observe;
+use crate::observe::Source;
 use crate::observe::event::RetryEvent;
 use crate::observe::report::EarlyEnd;
+use crate::observe::trace::Trace;
 use crate::protect::Ticket;
 use crate::protect::breaker::CircuitOpen;
 use crate::protect::chain::{Gate, Look, Refusal, Resume, Stage, Step};
@@ -58,6 +60,7 @@ use decide::AfterError;
 use frame::{Frame, InFrame};
 use scope::Around;
 use site::{Hints, Resolved, Site};
+use std::mem::ManuallyDrop;
 use std::time::Duration;
 
 /// One invocation of a `#[retry]` function.
@@ -107,16 +110,22 @@ impl Repeats {
 /// the engine reads through [`Call::r`]), and what it holds from the protections (its ticket).
 /// If the call is dropped (or panics) while the ticket holds a retry's cost, the cost goes
 /// back to the bucket: a retry that never runs costs nothing.
-struct Current<'a> {
-    frame: Frame<'a>,
+///
+/// It also holds the call's spans (with the `tracing` feature, when recorded), which it closes
+/// when it is dropped: kept out of the frame's own drop, so that a call without them tests one
+/// word more where it tests its ticket.
+pub(crate) struct Current<'a> {
+    pub(crate) frame: Frame<'a>,
     ticket: Ticket,
+    pub(crate) trace: ManuallyDrop<Trace>,
 }
 
 impl Drop for Current<'_> {
     #[inline]
     fn drop(&mut self) {
-        if self.ticket.holds() {
-            self.release();
+        // One test for both: a call that holds nothing and has no spans skips both.
+        if self.ticket.holds() | self.trace.is_on() {
+            self.let_go();
         }
     }
 }
@@ -128,6 +137,45 @@ impl Current<'_> {
     fn release(&mut self) {
         let draw = || scope::around().uniform();
         self.frame.r.chain().release(&mut self.ticket, &draw);
+    }
+
+    /// Opens the call's span, if it is wanted and not open yet (a report is about to be made
+    /// before any attempt was polled).
+    fn open_trace(&mut self) {
+        self.trace.open(&self.frame);
+    }
+
+    /// Gives back what the ticket holds, and closes the call's spans.
+    #[cold]
+    fn let_go(&mut self) {
+        if self.ticket.holds() {
+            self.release();
+        }
+        drop(std::mem::take(&mut *self.trace));
+    }
+}
+
+/// What the reports of a call's decisions say of it (`crate::observe`): its frame's, and its
+/// spans.
+impl Source for Current<'_> {
+    fn who(&self) -> observe::Who<'_> {
+        self.frame.who()
+    }
+
+    fn invocation_id(&self) -> crate::attempt::InvocationId {
+        self.frame.invocation_id()
+    }
+
+    fn attempt(&self) -> u32 {
+        self.frame.number
+    }
+
+    fn levels(&self) -> observe::Levels {
+        Source::levels(&self.frame)
+    }
+
+    fn trace(&self) -> &Trace {
+        &self.trace
     }
 }
 
@@ -172,7 +220,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     /// Starts a call. The deadline clock starts now, at the first poll of the function.
     /// `classify` tells an error's class and hint ([`ByTrait`] or [`Fns`]), `repeat` whether a
     /// success is polled again, `on_retry` is the hook.
-    #[inline]
+    #[inline(always)]
     pub fn new(
         site: &'static Site,
         idempotent: bool,
@@ -186,7 +234,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
 
     /// Starts a call of `site` (a `Policy` value's, for the time of one call; a `#[retry]`
     /// function's, for the process).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn of(
         site: &'a Site,
         idempotent: bool,
@@ -227,7 +275,7 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
         Call::built(site, repeats, timer, classify, repeat, on_retry, open)
     }
 
-    #[inline]
+    #[inline(always)]
     fn built(
         site: &'a Site,
         repeats: Repeats,
@@ -250,10 +298,13 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
             (Some(now), Some(d)) => now.checked_add(d),
             _ => None,
         };
+        let frame = Frame::new(resolved, deadline, outer);
+        let trace = Trace::start();
         Call {
             current: Current {
-                frame: Frame::new(resolved, deadline, outer),
+                frame,
                 ticket: Ticket::NONE,
+                trace: ManuallyDrop::new(trace),
             },
             timer,
             repeat,
@@ -438,7 +489,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     fn ended_early(&self, a: &Around, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
-        observe::ended_early(&self.current.frame, a, attempt, class, reason);
+        observe::ended_early(&self.current, a, attempt, class, reason);
     }
 }
 
@@ -503,11 +554,15 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         K: Timer<R>,
     {
         self.release();
+        self.current.open_trace();
         let n = self.current.frame.number + 1;
         let last = self.retrying.as_mut().and_then(|r| r.last.take());
+        let deadline = last.is_none();
         match last.or_else(|| self.deadline_error(n)) {
             Some(out) => {
                 self.ended_early(a, n - 1, None, EarlyEnd::Deadline);
+                let class = deadline.then_some(ErrorClass::Timeout);
+                self.current.trace.call_failed(class);
                 SendToken::Return(out)
             }
             // No deadline, so the wait cannot have been refused: go ahead.
@@ -524,10 +579,12 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         J: OnRefusal<R>,
     {
         self.release();
+        self.current.open_trace();
         let n = self.current.frame.number;
         let why = EarlyEnd::of(refusal, false);
         if let Some(last) = self.retrying.as_mut().and_then(|r| r.last.take()) {
             self.ended_early(a, n, None, why);
+            self.current.trace.call_failed(None);
             return Some(last);
         }
         let refusing = match refusal {
@@ -539,7 +596,8 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             _ => return None,
         };
         let out = self.hooks.refuse(refusing)?;
-        observe::refused(&self.current.frame, a, why);
+        observe::refused(&self.current, a, why);
+        self.current.trace.call_failed(Some(ErrorClass::Permanent));
         Some(out)
     }
 
@@ -559,7 +617,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         } else {
             None
         };
-        InFrame::new(&mut self.current.frame, K::arm(attempt, until))
+        InFrame::new(&mut self.current, K::arm(attempt, until))
     }
 
     /// Counts the attempt about to run.
@@ -612,7 +670,8 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             self.timing.arm(None);
             self.current.frame.cutoff = self.current.frame.deadline;
         }
-        self.current.frame.enter(attempt)
+        let current = &mut self.current;
+        current.frame.enter_traced(&mut current.trace, attempt)
     }
 
     /// Step 3 for an attempt's outcome, as [`finish`](Self::finish) takes it (a blocking
@@ -741,11 +800,14 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// The call ends with `out`: every `Settled::Return` of [`settle`](Self::settle) is made
     /// here, where a nested call marks its outer attempt ([`returning`](Self::returning)).
     #[inline]
-    fn ends(&self, out: R) -> Settled<R>
+    fn ends(&mut self, out: R) -> Settled<R>
     where
         R: RetryResult,
     {
         self.returning(&out);
+        if out.as_result().is_err() {
+            self.current.trace.call_failed(None);
+        }
         Settled::Return(out)
     }
 
@@ -877,6 +939,7 @@ where
         } else {
             self.hooks.class(err)
         };
+        self.current.trace.attempt_ended(Some(class));
         if let Some(previous) = self.polling_cut_by_deadline(expired) {
             self.ended_early(a, n, Some(ErrorClass::Timeout), EarlyEnd::Deadline);
             return self.ends(previous);
@@ -992,6 +1055,7 @@ where
 
     /// A polling repeat: no retry cost, the backoff, the same limits.
     fn poll_again(&mut self, out: R, last: bool, a: &Around) -> Settled<R> {
+        self.current.trace.attempt_ended(None);
         if last {
             self.ends(out)
         } else {
@@ -1048,14 +1112,14 @@ where
         // 6. Hook and event; the caller sleeps.
         let class = class.unwrap_or(ErrorClass::Transient);
         self.hooks.on_retry(&RetryEvent {
-            call: &self.current.frame,
+            call: &self.current,
             attempt: n,
             delay,
             error: out.as_result().err(),
             class,
             hedge: false,
         });
-        observe::retrying(&self.current.frame, a, class, delay);
+        observe::retrying(&self.current, a, class, delay, hint);
         self.retrying().last = Some(out);
         Settled::after(delay, a)
     }

@@ -5,7 +5,7 @@
 //!
 //! | level | when | fields |
 //! |---|---|---|
-//! | DEBUG | an attempt failed and the call sleeps before the next | `function`, `partition`, `invocation_id`, `attempt`, `class`, `delay_ms`, `tokens` (the retry bucket's level after this retry's cost), and in adaptive mode `fill_rate` (send tokens per second) |
+//! | DEBUG | an attempt failed and the call sleeps before the next | `function`, `partition`, `invocation_id`, `attempt`, `class`, `delay_ms`, `retry_after_ms` (the server's hint, when it gave one), `tokens` (the retry bucket's level after this retry's cost), and in adaptive mode `fill_rate` (send tokens per second) |
 //! | WARN | the call gives up before `max_attempts` | the same but `delay_ms`, and `reason`: `retry token bucket empty`, `deadline reached`, `not idempotent`, `server retry hint longer than max_backoff`, `retry budget exhausted`, `circuit breaker open`, `refused by a guard` (with `guard`, its name) |
 //! | DEBUG | an open circuit breaker or a guard refused a call before its body ran | `function`, `partition`, `invocation_id` (and `guard`, the refusing guard's name) |
 //! | WARN | a circuit breaker opened (from closed or half-open) | `function` (the one whose attempt opened it), `partition`, `from`, `to` |
@@ -17,6 +17,7 @@ pub(crate) mod event;
 #[cfg(feature = "metrics")]
 pub mod meters;
 pub(crate) mod report;
+pub(crate) mod trace;
 
 use crate::attempt::InvocationId;
 use crate::classify::ErrorClass;
@@ -66,6 +67,14 @@ pub(crate) trait Source {
         allow(dead_code, reason = "read by tracing and metrics only")
     )]
     fn levels(&self) -> Levels;
+    /// The call's spans, which its events belong to (none by default).
+    #[cfg_attr(
+        not(feature = "tracing"),
+        allow(dead_code, reason = "read by tracing only")
+    )]
+    fn trace(&self) -> &trace::Trace {
+        &trace::NONE
+    }
 }
 
 /// Who hears a call's decisions as values besides tracing and metrics: the call's ambient (a
@@ -85,13 +94,19 @@ pub(crate) trait Listener {
 /// polling repeat) and the call waits `delay`. Inline, so that with nobody listening (no test
 /// scope, no tracing subscriber for the level, no metrics) a retry pays two tests.
 #[inline(always)]
-pub(crate) fn retrying(call: &dyn Source, env: &impl Listener, class: ErrorClass, delay: Duration) {
+pub(crate) fn retrying(
+    call: &dyn Source,
+    env: &impl Listener,
+    class: ErrorClass,
+    delay: Duration,
+    hint: Option<Duration>,
+) {
     #[cfg(feature = "tracing")]
     let traced = tracing::enabled!(target: "retry", tracing::Level::DEBUG);
     #[cfg(not(feature = "tracing"))]
     let traced = false;
     if cfg!(feature = "metrics") || env.is_scoped() || traced {
-        report_retry(call, env, class, delay, traced);
+        report_retry(call, env, class, delay, hint, traced);
     }
 }
 
@@ -102,6 +117,7 @@ fn report_retry(
     env: &impl Listener,
     class: ErrorClass,
     delay: Duration,
+    hint: Option<Duration>,
     traced: bool,
 ) {
     let (r, attempt) = (call.who(), call.attempt());
@@ -127,14 +143,23 @@ fn report_retry(
         let (partition, tokens, fill_rate) = levels(call);
         let class = class.as_str();
         let delay_ms = delay.as_secs_f64() * 1000.0;
-        tracing::debug!(
-            target: "retry",
-            function, partition, invocation_id, attempt, class, delay_ms, tokens, fill_rate,
-            "attempt failed, retrying",
-        );
+        let retry_after_ms = hint.map(|h| h.as_secs_f64() * 1000.0);
+        call.trace().in_call(|| match retry_after_ms {
+            None => tracing::debug!(
+                target: "retry",
+                function, partition, invocation_id, attempt, class, delay_ms, tokens, fill_rate,
+                "attempt failed, retrying",
+            ),
+            Some(retry_after_ms) => tracing::debug!(
+                target: "retry",
+                function, partition, invocation_id, attempt, class, delay_ms, retry_after_ms,
+                tokens, fill_rate,
+                "attempt failed, retrying after the server's hint",
+            ),
+        });
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = (r, attempt, class, delay, traced);
+    let _ = (r, attempt, class, delay, hint, traced);
 }
 
 /// A hedged call started attempt `frame.number` while others were in flight.
@@ -166,11 +191,13 @@ pub(crate) fn hedged(
         let (partition, tokens, _) = levels(call);
         let class = class.map_or("none", ErrorClass::as_str);
         let delay_ms = delay.as_secs_f64() * 1000.0;
-        tracing::debug!(
-            target: "retry",
-            function, partition, invocation_id, attempt, in_flight, class, delay_ms, tokens,
-            "hedging: another attempt in flight",
-        );
+        call.trace().in_call(|| {
+            tracing::debug!(
+                target: "retry",
+                function, partition, invocation_id, attempt, in_flight, class, delay_ms, tokens,
+                "hedging: another attempt in flight",
+            );
+        });
     }
     #[cfg(not(feature = "tracing"))]
     let _ = (r, attempt, in_flight, class, delay);
@@ -194,11 +221,14 @@ pub(crate) fn ended_early(
         let class = class.map_or("none", ErrorClass::as_str);
         let guard = reason.guard();
         let reason = reason.as_str();
-        tracing::warn!(
-            target: "retry",
-            function, partition, invocation_id, attempt, class, reason, guard, tokens, fill_rate,
-            "giving up before max_attempts",
-        );
+        call.trace().in_call(|| {
+            tracing::warn!(
+                target: "retry",
+                function, partition, invocation_id, attempt, class, reason, guard, tokens,
+                fill_rate,
+                "giving up before max_attempts",
+            );
+        });
     }
     #[cfg(not(feature = "tracing"))]
     let _ = (r, attempt, class, reason);
@@ -239,7 +269,7 @@ pub(crate) fn refused(call: &dyn Source, env: &impl Listener, reason: EarlyEnd) 
         let function = who.function;
         let partition = who.partition.unwrap_or("");
         let invocation_id = tracing::field::display(call.invocation_id());
-        match reason.guard() {
+        call.trace().in_call(|| match reason.guard() {
             Some(guard) => tracing::debug!(
                 target: "retry",
                 function, partition, invocation_id, guard,
@@ -250,7 +280,7 @@ pub(crate) fn refused(call: &dyn Source, env: &impl Listener, reason: EarlyEnd) 
                 function, partition, invocation_id,
                 "circuit breaker open: call refused",
             ),
-        }
+        });
     }
 }
 

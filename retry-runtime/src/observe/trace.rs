@@ -1,0 +1,229 @@
+//! A call's spans (feature `tracing`), with OpenTelemetry's names: one `retry` span per call,
+//! and one `retry.attempt` span per attempt, its child, in which the attempt's body runs (so the
+//! spans its client opens nest under it). The backoff between two attempts is the call span's
+//! time between two children; the call's events (a retry decided, retries ended early, a
+//! refusal, a hedge) are events of the call span.
+//!
+//! | span | level | fields |
+//! |---|---|---|
+//! | `retry` | INFO | `otel.name` (the function's name, or the policy's), `retry.function`, `retry.invocation_id`; recorded as the call goes: `retry.attempts` (attempts sent), and `error.type` when the call fails (the last error's class: `transient`, `timeout`, `throttling`, `not_sent`, `permanent`) |
+//! | `retry.attempt` | INFO | `retry.attempt` (its number), `http.request.resend_count` (number - 1, from the second attempt on), `retry.hedge` (a hedge), `error.type` (when it failed); the integrations record `http.response.status_code`, `rpc.system` and `rpc.grpc.status_code` |
+//!
+//! The spans open only when a subscriber enables INFO for the target `retry` when the call
+//! starts: otherwise the call holds an empty slot, and pays one test at its start and one at
+//! each poll of an attempt. The spans live in one box per call, allocated only when they open.
+
+use crate::classify::ErrorClass;
+use crate::observe::Source;
+
+/// The spans of a call, or of one attempt of a hedged call (its own attempt span, under the
+/// call's span). `Off` when nobody records them; `Wanted` when a subscriber may: the spans open
+/// when first needed (the attempt's first poll, or the call's first report), so that the call
+/// starts without looking at itself.
+#[cfg(feature = "tracing")]
+#[derive(Default)]
+pub(crate) enum Trace {
+    #[default]
+    Off,
+    Wanted,
+    On(Box<Spans>),
+}
+
+/// Without the `tracing` feature, nothing.
+#[cfg(not(feature = "tracing"))]
+#[derive(Default)]
+pub(crate) struct Trace;
+
+/// No spans.
+#[cfg(feature = "tracing")]
+pub(crate) static NONE: Trace = Trace::Off;
+/// No spans.
+#[cfg(not(feature = "tracing"))]
+#[allow(dead_code, reason = "read by tracing only")]
+pub(crate) static NONE: Trace = Trace;
+
+#[cfg(feature = "tracing")]
+pub(crate) struct Spans {
+    /// The open attempt's span (`Span::none()` between attempts). Declared first, so that it
+    /// closes before the call's span when the call ends.
+    attempt: tracing::Span,
+    call: tracing::Span,
+    /// The attempt `attempt` is the span of (0: none is open).
+    open: u32,
+    /// The attempts of this trace are hedges.
+    hedge: bool,
+    /// The class of the last attempt that failed, for the call's `error.type`.
+    last: Option<ErrorClass>,
+}
+
+impl Trace {
+    /// A call's spans, wanted if a subscriber records INFO from anywhere now.
+    #[inline(always)]
+    pub(crate) fn start() -> Trace {
+        #[cfg(feature = "tracing")]
+        if tracing::level_enabled!(tracing::Level::INFO) {
+            return Trace::Wanted;
+        }
+        Trace::default()
+    }
+
+    /// Opens the call's span if it is wanted and its callsite enabled, for `call`.
+    pub(crate) fn open(&mut self, call: &dyn Source) {
+        #[cfg(feature = "tracing")]
+        if let Trace::Wanted = self {
+            *self = Trace::opened(call);
+        }
+        #[cfg(not(feature = "tracing"))]
+        let _ = call;
+    }
+
+    #[cfg(feature = "tracing")]
+    #[cold]
+    #[inline(never)]
+    fn opened(source: &dyn Source) -> Trace {
+        use tracing::field::Empty;
+        let function = source.who().function;
+        let call = tracing::info_span!(
+            target: "retry",
+            "retry",
+            otel.name = function,
+            retry.function = function,
+            retry.invocation_id = Empty,
+            retry.attempts = Empty,
+            "error.type" = Empty,
+        );
+        if call.is_disabled() {
+            return Trace::Off;
+        }
+        call.record(
+            "retry.invocation_id",
+            tracing::field::display(source.invocation_id()),
+        );
+        Trace::On(Box::new(Spans {
+            attempt: tracing::Span::none(),
+            call,
+            open: 0,
+            hedge: false,
+            last: None,
+        }))
+    }
+
+    /// Whether the spans are (or may be) recorded.
+    #[inline(always)]
+    pub(crate) fn is_on(&self) -> bool {
+        #[cfg(feature = "tracing")]
+        return !matches!(self, Trace::Off);
+        #[cfg(not(feature = "tracing"))]
+        false
+    }
+
+    /// The trace of an attempt of the same call that runs beside the others (a hedged call's):
+    /// its attempt spans are children of the call's span, marked `retry.hedge` if `hedge`.
+    pub(crate) fn fork(&mut self, call: &dyn Source, hedge: bool) -> Trace {
+        self.open(call);
+        #[cfg(feature = "tracing")]
+        if let Trace::On(s) = self {
+            return Trace::On(Box::new(Spans {
+                attempt: tracing::Span::none(),
+                call: s.call.clone(),
+                open: 0,
+                hedge,
+                last: None,
+            }));
+        }
+        #[cfg(not(feature = "tracing"))]
+        let _ = hedge;
+        Trace::default()
+    }
+
+    /// Runs `f` (one poll of attempt `number`) inside the attempt's span, opened at its first
+    /// poll (the call's span [opened](Self::open) before).
+    pub(crate) fn in_attempt<T>(&mut self, number: u32, f: impl FnOnce() -> T) -> T {
+        #[cfg(feature = "tracing")]
+        if let Trace::On(s) = self {
+            if s.open != number {
+                s.open_attempt(number);
+            }
+            return s.attempt.in_scope(f);
+        }
+        #[cfg(not(feature = "tracing"))]
+        let _ = number;
+        f()
+    }
+
+    /// The open attempt ended: with a failure of `class` (`error.type` on its span), or a
+    /// success polled again (`None`). Its span closes.
+    pub(crate) fn attempt_ended(&mut self, class: Option<ErrorClass>) {
+        #[cfg(feature = "tracing")]
+        if let Trace::On(s) = self {
+            if let Some(class) = class {
+                s.attempt.record("error.type", class.as_str());
+                s.last = Some(class);
+            }
+            s.attempt = tracing::Span::none();
+        }
+        #[cfg(not(feature = "tracing"))]
+        let _ = class;
+    }
+
+    /// Takes the open attempt span of `flight` (a hedged call's attempt that ended), so that
+    /// what the call decides about that attempt is recorded on its span.
+    pub(crate) fn adopt(&mut self, flight: Trace) {
+        #[cfg(feature = "tracing")]
+        if let (Trace::On(s), Trace::On(mut f)) = (self, flight) {
+            s.attempt = std::mem::replace(&mut f.attempt, tracing::Span::none());
+            s.open = f.open;
+        }
+        #[cfg(not(feature = "tracing"))]
+        let _ = flight;
+    }
+
+    /// The call failed: `error.type` on its span is `class`, or the last failed attempt's.
+    pub(crate) fn call_failed(&mut self, class: Option<ErrorClass>) {
+        #[cfg(feature = "tracing")]
+        if let Trace::On(s) = self {
+            if let Some(class) = class.or(s.last) {
+                s.call.record("error.type", class.as_str());
+            }
+        }
+        #[cfg(not(feature = "tracing"))]
+        let _ = class;
+    }
+
+    /// Runs `f` (an event of the call's) inside the call's span.
+    #[inline]
+    #[cfg_attr(
+        not(feature = "tracing"),
+        allow(dead_code, reason = "read by tracing only")
+    )]
+    pub(crate) fn in_call<T>(&self, f: impl FnOnce() -> T) -> T {
+        #[cfg(feature = "tracing")]
+        if let Trace::On(s) = self {
+            return s.call.in_scope(f);
+        }
+        f()
+    }
+}
+
+#[cfg(feature = "tracing")]
+impl Spans {
+    fn open_attempt(&mut self, number: u32) {
+        use tracing::field::Empty;
+        let resend_count = number.checked_sub(1).filter(|&n| n > 0);
+        self.attempt = tracing::info_span!(
+            target: "retry",
+            parent: &self.call,
+            "retry.attempt",
+            retry.attempt = number,
+            http.request.resend_count = resend_count,
+            retry.hedge = self.hedge.then_some(true),
+            "error.type" = Empty,
+            http.response.status_code = Empty,
+            rpc.system = Empty,
+            rpc.grpc.status_code = Empty,
+        );
+        self.open = number;
+        // Attempts sent so far: the last one recorded is the call's count.
+        self.call.record("retry.attempts", number);
+    }
+}
