@@ -265,17 +265,8 @@ impl<'a> Frame<'a> {
     /// if it is recorded.
     #[inline]
     pub(crate) fn enter_traced<T>(&mut self, trace: &mut Trace, f: impl FnOnce() -> T) -> T {
-        if trace.is_on() {
-            return self.enter_in_span(trace, f);
-        }
+        let _span = trace.enter_attempt(self, self.number);
         self.enter(f)
-    }
-
-    #[inline(never)]
-    fn enter_in_span<T>(&mut self, trace: &mut Trace, f: impl FnOnce() -> T) -> T {
-        trace.open(self);
-        let number = self.number;
-        trace.in_attempt(number, || self.enter(f))
     }
 
     /// Takes the depth and deadline of a call run inside `outer`'s attempt (the same answer

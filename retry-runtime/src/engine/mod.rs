@@ -299,7 +299,7 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
             _ => None,
         };
         let frame = Frame::new(resolved, deadline, outer);
-        let trace = Trace::start();
+        let trace = Trace::start(resolved.function());
         Call {
             current: Current {
                 frame,

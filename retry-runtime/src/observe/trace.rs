@@ -17,17 +17,10 @@ use crate::classify::ErrorClass;
 use crate::observe::Source;
 
 /// The spans of a call, or of one attempt of a hedged call (its own attempt span, under the
-/// call's span). `Off` when nobody records them; `Wanted` when a subscriber may: the spans open
-/// when first needed (the attempt's first poll, or the call's first report), so that the call
-/// starts without looking at itself.
+/// call's span). Empty when nobody records them.
 #[cfg(feature = "tracing")]
 #[derive(Default)]
-pub(crate) enum Trace {
-    #[default]
-    Off,
-    Wanted,
-    On(Box<Spans>),
-}
+pub(crate) struct Trace(Option<Box<Spans>>);
 
 /// Without the `tracing` feature, nothing.
 #[cfg(not(feature = "tracing"))]
@@ -36,11 +29,18 @@ pub(crate) struct Trace;
 
 /// No spans.
 #[cfg(feature = "tracing")]
-pub(crate) static NONE: Trace = Trace::Off;
+pub(crate) static NONE: Trace = Trace(None);
 /// No spans.
 #[cfg(not(feature = "tracing"))]
 #[allow(dead_code, reason = "read by tracing only")]
 pub(crate) static NONE: Trace = Trace;
+
+/// The guard of an entered attempt span.
+#[cfg(feature = "tracing")]
+pub(crate) type Entered<'a> = tracing::span::Entered<'a>;
+/// Without the `tracing` feature, nothing.
+#[cfg(not(feature = "tracing"))]
+pub(crate) type Entered<'a> = core::marker::PhantomData<&'a ()>;
 
 #[cfg(feature = "tracing")]
 pub(crate) struct Spans {
@@ -54,35 +54,28 @@ pub(crate) struct Spans {
     hedge: bool,
     /// The class of the last attempt that failed, for the call's `error.type`.
     last: Option<ErrorClass>,
+    /// The call's invocation id is recorded on its span.
+    identified: bool,
 }
 
 impl Trace {
-    /// A call's spans, wanted if a subscriber records INFO from anywhere now.
+    /// The spans of a call of `function` starting now, if a subscriber records them.
     #[inline(always)]
-    pub(crate) fn start() -> Trace {
+    pub(crate) fn start(function: &'static str) -> Trace {
         #[cfg(feature = "tracing")]
         if tracing::level_enabled!(tracing::Level::INFO) {
-            return Trace::Wanted;
-        }
-        Trace::default()
-    }
-
-    /// Opens the call's span if it is wanted and its callsite enabled, for `call`.
-    pub(crate) fn open(&mut self, call: &dyn Source) {
-        #[cfg(feature = "tracing")]
-        if let Trace::Wanted = self {
-            *self = Trace::opened(call);
+            return Trace::opened(function);
         }
         #[cfg(not(feature = "tracing"))]
-        let _ = call;
+        let _ = function;
+        Trace::default()
     }
 
     #[cfg(feature = "tracing")]
     #[cold]
     #[inline(never)]
-    fn opened(source: &dyn Source) -> Trace {
+    fn opened(function: &'static str) -> Trace {
         use tracing::field::Empty;
-        let function = source.who().function;
         let call = tracing::info_span!(
             target: "retry",
             "retry",
@@ -93,26 +86,40 @@ impl Trace {
             "error.type" = Empty,
         );
         if call.is_disabled() {
-            return Trace::Off;
+            return Trace(None);
         }
-        call.record(
-            "retry.invocation_id",
-            tracing::field::display(source.invocation_id()),
-        );
-        Trace::On(Box::new(Spans {
+        Trace(Some(Box::new(Spans {
             attempt: tracing::Span::none(),
             call,
             open: 0,
             hedge: false,
             last: None,
-        }))
+            identified: false,
+        })))
+    }
+
+    /// Records the call's invocation id on its span, once (its first attempt, or its first
+    /// report).
+    pub(crate) fn open(&mut self, call: &dyn Source) {
+        #[cfg(feature = "tracing")]
+        if let Some(s) = &mut self.0
+            && !s.identified
+        {
+            s.identified = true;
+            s.call.record(
+                "retry.invocation_id",
+                tracing::field::display(call.invocation_id()),
+            );
+        }
+        #[cfg(not(feature = "tracing"))]
+        let _ = call;
     }
 
     /// Whether the spans are (or may be) recorded.
     #[inline(always)]
     pub(crate) fn is_on(&self) -> bool {
         #[cfg(feature = "tracing")]
-        return !matches!(self, Trace::Off);
+        return self.0.is_some();
         #[cfg(not(feature = "tracing"))]
         false
     }
@@ -122,40 +129,53 @@ impl Trace {
     pub(crate) fn fork(&mut self, call: &dyn Source, hedge: bool) -> Trace {
         self.open(call);
         #[cfg(feature = "tracing")]
-        if let Trace::On(s) = self {
-            return Trace::On(Box::new(Spans {
+        if let Some(s) = &mut self.0 {
+            return Trace(Some(Box::new(Spans {
                 attempt: tracing::Span::none(),
                 call: s.call.clone(),
                 open: 0,
                 hedge,
                 last: None,
-            }));
+                identified: true,
+            })));
         }
         #[cfg(not(feature = "tracing"))]
         let _ = hedge;
         Trace::default()
     }
 
-    /// Runs `f` (one poll of attempt `number`) inside the attempt's span, opened at its first
-    /// poll (the call's span [opened](Self::open) before).
-    pub(crate) fn in_attempt<T>(&mut self, number: u32, f: impl FnOnce() -> T) -> T {
+    /// Enters the span of attempt `number` for one poll of it (the span opens at its first
+    /// poll; the call's span was [opened](Self::open) before): the span is exited when the
+    /// returned guard drops. `None` when the spans are not recorded.
+    #[inline(always)]
+    pub(crate) fn enter_attempt(&mut self, call: &dyn Source, number: u32) -> Option<Entered<'_>> {
+        if self.is_on() {
+            return self.entered(call, number);
+        }
+        None
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn entered(&mut self, call: &dyn Source, number: u32) -> Option<Entered<'_>> {
+        self.open(call);
         #[cfg(feature = "tracing")]
-        if let Trace::On(s) = self {
+        if let Some(s) = &mut self.0 {
             if s.open != number {
                 s.open_attempt(number);
             }
-            return s.attempt.in_scope(f);
+            return Some(s.attempt.enter());
         }
         #[cfg(not(feature = "tracing"))]
         let _ = number;
-        f()
+        None
     }
 
     /// The open attempt ended: with a failure of `class` (`error.type` on its span), or a
     /// success polled again (`None`). Its span closes.
     pub(crate) fn attempt_ended(&mut self, class: Option<ErrorClass>) {
         #[cfg(feature = "tracing")]
-        if let Trace::On(s) = self {
+        if let Some(s) = &mut self.0 {
             if let Some(class) = class {
                 s.attempt.record("error.type", class.as_str());
                 s.last = Some(class);
@@ -170,7 +190,7 @@ impl Trace {
     /// what the call decides about that attempt is recorded on its span.
     pub(crate) fn adopt(&mut self, flight: Trace) {
         #[cfg(feature = "tracing")]
-        if let (Trace::On(s), Trace::On(mut f)) = (self, flight) {
+        if let (Some(s), Some(mut f)) = (&mut self.0, flight.0) {
             s.attempt = std::mem::replace(&mut f.attempt, tracing::Span::none());
             s.open = f.open;
         }
@@ -181,7 +201,7 @@ impl Trace {
     /// The call failed: `error.type` on its span is `class`, or the last failed attempt's.
     pub(crate) fn call_failed(&mut self, class: Option<ErrorClass>) {
         #[cfg(feature = "tracing")]
-        if let Trace::On(s) = self {
+        if let Some(s) = &mut self.0 {
             if let Some(class) = class.or(s.last) {
                 s.call.record("error.type", class.as_str());
             }
@@ -198,7 +218,7 @@ impl Trace {
     )]
     pub(crate) fn in_call<T>(&self, f: impl FnOnce() -> T) -> T {
         #[cfg(feature = "tracing")]
-        if let Trace::On(s) = self {
+        if let Some(s) = &self.0 {
             return s.call.in_scope(f);
         }
         f()
