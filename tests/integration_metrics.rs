@@ -31,7 +31,7 @@ fn the_metrics_feature_passes_its_tests_and_its_example_prints_every_metric() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("test result: ok. 4 passed"), "{stdout}");
+    assert!(stdout.contains("test result: ok. 6 passed"), "{stdout}");
 
     let out = cargo(&["run", "--example", "metrics"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -45,6 +45,8 @@ fn the_metrics_feature_passes_its_tests_and_its_example_prints_every_metric() {
         format!("retry.attempts {labels} 3"),
         format!("retry.calls.recovered {labels} 1"),
         format!("retry.bucket.tokens {labels} 490"),
+        "retry.call.attempts {function=\"reserve\", partition=\"inventory\", outcome=\"ok\"} 1 samples"
+            .to_owned(),
     ] {
         assert!(stdout.contains(&line), "no `{line}` in:\n{stdout}");
     }

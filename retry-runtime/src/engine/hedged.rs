@@ -461,11 +461,13 @@ where
                     AfterError::Retry => {}
                     AfterError::Return => {
                         flights.cancel();
+                        self.ended(false);
                         return out;
                     }
                     AfterError::EndEarly(why) => {
                         self.ended_early(a, number, Some(class), why);
                         flights.cancel();
+                        self.ended(false);
                         return out;
                     }
                 }

@@ -81,6 +81,16 @@ pub struct Call<'a, R, K: TimerKind, P, J> {
     /// whether it did (nothing without timers).
     timing: K::Timing,
     retrying: Option<Retrying<R>>,
+    /// When the call started and how long it slept between attempts, for its histograms.
+    #[cfg(feature = "metrics")]
+    tally: Tally,
+}
+
+/// What a call's histograms take at its end besides its attempts.
+#[cfg(feature = "metrics")]
+struct Tally {
+    started: Instant,
+    slept: Duration,
 }
 
 /// Which attempts may follow one whose request may have reached the server.
@@ -265,6 +275,11 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
             repeats,
             timing: K::Timing::begin(start),
             retrying: None,
+            #[cfg(feature = "metrics")]
+            tally: Tally {
+                started: start.unwrap_or_else(Instant::now),
+                slept: Duration::ZERO,
+            },
         }
     }
 }
@@ -313,6 +328,8 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
             repeats,
             timing,
             retrying,
+            #[cfg(feature = "metrics")]
+            tally,
         } = self;
         Call {
             current,
@@ -326,6 +343,8 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
             repeats,
             timing,
             retrying,
+            #[cfg(feature = "metrics")]
+            tally,
         }
     }
 }
@@ -440,6 +459,31 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     fn ended_early(&self, a: &Around, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
         observe::ended_early(&self.current.frame, a, attempt, class, reason);
     }
+
+    /// The call slept `delay` before its next attempt (counted for its histograms).
+    #[inline]
+    fn slept(&mut self, delay: Duration) {
+        #[cfg(feature = "metrics")]
+        {
+            self.tally.slept += delay;
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = delay;
+    }
+
+    /// The call ends (`ok`: with a success): its histograms.
+    #[inline]
+    fn ended(&self, ok: bool) {
+        #[cfg(feature = "metrics")]
+        self.r().meters.call_ended(
+            ok,
+            self.current.frame.number,
+            self.tally.slept,
+            self.tally.started.elapsed(),
+        );
+        #[cfg(not(feature = "metrics"))]
+        let _ = ok;
+    }
 }
 
 // The entry points the loop calls carry their bounds themselves (not on the impl), each only
@@ -482,7 +526,10 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
                 });
             match gate {
                 Gate::Go => return SendToken::Go,
-                Gate::Wait(delay) => return SendToken::Wait(delay),
+                Gate::Wait(delay) => {
+                    self.slept(delay);
+                    return SendToken::Wait(delay);
+                }
                 Gate::Late => return self.late(a),
                 Gate::Refused(refusal, next) => {
                     if let Some(out) = self.refused(refusal, a) {
@@ -508,6 +555,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         match last.or_else(|| self.deadline_error(n)) {
             Some(out) => {
                 self.ended_early(a, n - 1, None, EarlyEnd::Deadline);
+                self.ended(false);
                 SendToken::Return(out)
             }
             // No deadline, so the wait cannot have been refused: go ahead.
@@ -528,6 +576,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         let why = EarlyEnd::of(refusal, false);
         if let Some(last) = self.retrying.as_mut().and_then(|r| r.last.take()) {
             self.ended_early(a, n, None, why);
+            self.ended(false);
             return Some(last);
         }
         let refusing = match refusal {
@@ -540,6 +589,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         };
         let out = self.hooks.refuse(refusing)?;
         observe::refused(&self.current.frame, a, why);
+        self.ended(false);
         Some(out)
     }
 
@@ -709,6 +759,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         if self.retrying.as_ref().is_some_and(|r| r.failed) {
             self.r().meters.recovered();
         }
+        self.ended(true);
     }
 
     /// What adaptive mode, a budget and a breaker book for the attempt that held `ticket`,
@@ -746,6 +797,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         R: RetryResult,
     {
         self.returning(&out);
+        self.ended(out.as_result().is_ok());
         Settled::Return(out)
     }
 
@@ -938,6 +990,7 @@ where
             return self.ends(short.out);
         }
         self.retrying().pending = Some(short);
+        self.slept(delay);
         Settled::Wait(delay)
     }
 
@@ -987,6 +1040,7 @@ where
             hint,
             resume: None,
         });
+        self.slept(delay);
         Settled::Wait(delay)
     }
 
@@ -1057,6 +1111,7 @@ where
         });
         observe::retrying(&self.current.frame, a, class, delay);
         self.retrying().last = Some(out);
+        self.slept(slept);
         Settled::after(delay, a)
     }
 
