@@ -1,5 +1,5 @@
-//! The mapping tables of the README, entry by entry, for the types that can be built without
-//! a network (the transport errors are in `http.rs` and `grpc.rs`).
+//! The mapping tables of the `Classify` implementations' docs, entry by entry, for the types
+//! that can be built without a network (the transport errors are in `http.rs` and `grpc.rs`).
 
 use crate::util::{TestError, paused_runtime};
 use http::{HeaderMap, HeaderValue, Response, StatusCode};

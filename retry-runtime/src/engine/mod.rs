@@ -8,8 +8,10 @@
 //! every wait is a sleep awaited in place: nothing is boxed. The engine decides each step
 //! synchronously.
 //!
-//! Steps are numbered as in the README's "One call": 1 send token, 2 the attempt, 3 success
-//! or classification, 4 the retry's cost, 5 the delay and the deadline, 6 hook, event, sleep.
+//! Steps are numbered as in the README's "One call": 1 the gate (the breaker's leave, the
+//! guards, the send token), 2 the attempt, 3 success or classification, 4 the retry's
+//! admission (breaker, budget, cost, guards), 5 the delay and the deadline, 6 hook, event,
+//! sleep.
 //!
 //! The first attempt is the hot path: it reads the function's settings once, runs the body
 //! (under a timer only if the function has one: that is known at compile time), and on

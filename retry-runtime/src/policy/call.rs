@@ -631,7 +631,7 @@ where
 
 /// The engine's call for a call of `policy` with these plugs and what its first poll prepared.
 /// Always inlined: the loop's block calls it in two branches, and left to the inliner the call
-/// is built less directly in its slot (3 instructions more on every path).
+/// is not built directly in its slot (BENCHMARKS.md records what that costs each path).
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 #[inline(always)]
 #[cfg_attr(
