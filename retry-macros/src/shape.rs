@@ -24,6 +24,7 @@
 //! that write the same shapes work as well.
 
 use crate::errors::Errors;
+use crate::text;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
@@ -343,15 +344,7 @@ fn surely_not_result(ty: &Type) -> Option<String> {
         "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32",
         "i64", "i128", "isize", "f32", "f64", "Option", "Vec", "String", "Box",
     ];
-    let quoted = || {
-        let text = quote::ToTokens::to_token_stream(ty)
-            .to_string()
-            .replace(" < ", "<")
-            .replace(" >", ">")
-            .replace("& ", "&")
-            .replace(" ,", ",");
-        format!("`{text}`")
-    };
+    let quoted = || format!("`{}`", text::compact(ty));
     match ty {
         Type::Paren(p) => surely_not_result(&p.elem),
         Type::Group(g) => surely_not_result(&g.elem),
