@@ -22,6 +22,7 @@ mod classify;
 mod errors;
 mod expand;
 mod shape;
+mod text;
 mod valid;
 mod values;
 
