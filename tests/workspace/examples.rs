@@ -1,11 +1,55 @@
-//! The examples run as a user runs them (`cargo run --example NAME`), each against the
-//! loopback server it starts itself, and say what they should.
+//! The examples run as a user runs them, each against the loopback server it starts itself,
+//! and say what they should.
+//!
+//! A user runs `cargo run --example NAME`. Each `cargo run` of a package alone would build the
+//! example's dependencies with that package's features, again: the test build has them with
+//! the whole workspace's. So the examples are built once, by `cargo build --workspace
+//! --examples` (the test build's features and target directory: after `cargo test --workspace`
+//! it compiles nothing), and each executable it names runs as `cargo run` would run it.
 
+use crate::{cargo, text};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::Command;
+use std::sync::OnceLock;
+
+/// The value of the string field `key` in a line of cargo's JSON messages.
+fn field<'a>(json: &'a str, key: &str) -> Option<&'a str> {
+    let start = json.find(&format!("\"{key}\":\""))? + key.len() + 4;
+    let len = json[start..].find('"')?;
+    Some(&json[start..start + len])
+}
+
+/// Each example of the workspace, by name: its executable.
+fn examples() -> &'static BTreeMap<String, PathBuf> {
+    static BUILT: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let out = cargo(&[
+            "build",
+            "--workspace",
+            "--examples",
+            "--message-format=json-render-diagnostics",
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        let mut built = BTreeMap::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Some(target) = line.find("\"target\":{\"kind\":[\"example\"]") else {
+                continue;
+            };
+            let (Some(name), Some(exe)) =
+                (field(&line[target..], "name"), field(line, "executable"))
+            else {
+                continue;
+            };
+            built.insert(name.to_owned(), exe.into());
+        }
+        built
+    })
+}
 
 fn run_example(name: &str) -> String {
-    let out = Command::new(env!("CARGO"))
-        .args(["run", "--quiet", "--example", name])
+    let exe = &examples()[name];
+    let out = Command::new(exe)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
@@ -171,4 +215,19 @@ fn hedging() {
         out.contains("(attempt 2) in "),
         "a hedge answered a call:\n{out}"
     );
+}
+
+#[test]
+fn tower_client() {
+    let out = run_example("tower_client");
+    for line in [
+        "attempt 1 answered 503 Service Unavailable, next in",
+        "attempt 2 answered 429 Too Many Requests, next in 1s",
+        "-> 200 OK: EUR/USD 1.0842",
+        "-> 503 Service Unavailable; the server took 1 order(s)",
+        "attempt 1 failed (not_sent: ",
+        "-> gave up: ",
+    ] {
+        assert!(out.contains(line), "no {line:?} in:\n{out}");
+    }
 }
