@@ -727,7 +727,7 @@ mod tests {
 
     /// Without the `config-file` feature (off by default) the file named by `RETRY_CONFIG_FILE`
     /// is not read: one warning says so, and the environment still applies.
-    /// `tests/engine_default_features.rs` runs this in a build of the runtime with its default
+    /// `tests/workspace/default_features.rs` runs this in a build of the runtime with its default
     /// features, as the workspace's own tests turn the feature on.
     #[cfg(not(feature = "config-file"))]
     #[test]
