@@ -395,7 +395,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// When attempt `n`, starting now, is cut off, and by which limit.
-    #[inline]
     fn limit(&self, n: u32) -> Option<(Instant, TimeoutKind)> {
         match self.r().settings.attempt_timeout_for(n) {
             // The first attempt starts with the call, unless adaptive mode waited for a send
