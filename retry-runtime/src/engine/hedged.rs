@@ -245,7 +245,6 @@ struct Hedge<'a> {
 
 impl<'a> Hedge<'a> {
     /// The hedging of `settings`, if they hedge; a percentile estimates with `latency`.
-    #[inline]
     fn of(settings: &'a Settings, latency: Option<&'a Latency>) -> Option<Hedge<'a>> {
         Some(Hedge {
             settings: settings.hedge.as_ref()?,
@@ -254,13 +253,11 @@ impl<'a> Hedge<'a> {
     }
 
     /// At most this many attempts of a call at once.
-    #[inline]
     fn max_in_flight(&self) -> u32 {
         self.settings.max_in_flight
     }
 
     /// How long after an attempt starts the next hedge starts.
-    #[inline]
     fn delay(&self) -> Duration {
         let (min, max) = (self.settings.min_after, self.settings.max_after);
         match (self.settings.after, self.latency) {
@@ -274,7 +271,6 @@ impl<'a> Hedge<'a> {
     }
 
     /// The estimate a successful attempt's latency goes into, for a percentile.
-    #[inline]
     fn latency(&self) -> Option<&'a Latency> {
         match self.settings.after {
             HedgeSpec::Fixed(_) => None,

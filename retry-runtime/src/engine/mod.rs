@@ -108,7 +108,6 @@ enum Repeats {
 }
 
 impl Repeats {
-    #[inline]
     fn idempotent(self) -> bool {
         self != Repeats::NotIdempotent
     }
@@ -136,7 +135,6 @@ impl Drop for Current<'_> {
 impl Current<'_> {
     /// Gives the ticket's cost back to the bucket, and tells the guards that admitted its
     /// attempt that it was cancelled.
-    #[cold]
     fn release(&mut self) {
         let draw = || scope::around().uniform();
         self.frame.r.chain().release(&mut self.ticket, &draw);
@@ -172,7 +170,6 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
 
     /// Gives back what is held for an attempt that will not run (or not finish): a retry's
     /// cost, the guards' admissions (settled as cancelled).
-    #[cold]
     fn release(&mut self) {
         if self.current.ticket.holds() {
             self.current.release();
@@ -184,7 +181,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     /// Starts a call. The deadline clock starts now, at the first poll of the function.
     /// `classify` tells an error's class and hint ([`ByTrait`] or [`Fns`]), `repeat` whether a
     /// success is polled again, `on_retry` is the hook.
-    #[inline]
     pub fn new(
         site: &'static Site,
         idempotent: bool,
@@ -198,7 +194,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
 
     /// Starts a call of `site` (a `Policy` value's, for the time of one call; a `#[retry]`
     /// function's, for the process).
-    #[inline]
     pub(crate) fn of(
         site: &'a Site,
         idempotent: bool,
@@ -217,7 +212,6 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
     /// [`of`](Call::of) with what a refused call returns (`open`) and, when `once`, one
     /// attempt whatever the settings: the call is built where it will stay, not moved again
     /// by [`with_refusal`](Call::with_refusal) and [`once`](Call::once).
-    #[inline]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn of_all(
         site: &'a Site,
@@ -239,7 +233,6 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
         Call::built(site, repeats, timer, classify, repeat, on_retry, open)
     }
 
-    #[inline]
     fn built(
         site: &'a Site,
         repeats: Repeats,
@@ -290,7 +283,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     /// Gives the call the conversion of [`CircuitOpen`] into its error type, which a call
     /// that its function's breaker refuses returns (`breaker = ...`). Without it, a refused
     /// first attempt runs anyway; a refused retry still ends the call.
-    #[inline]
     #[allow(clippy::type_complexity)]
     pub fn with_breaker(
         self,
@@ -320,7 +312,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     }
 
     /// Gives the call `open`, what a refused call returns ([`NoBreaker`]: it runs).
-    #[inline]
     pub(crate) fn with_refusal<X>(self, open: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
         let Call {
             current,
@@ -353,28 +344,24 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
 
 impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// The function's settings in effect and the shared state they name.
-    #[inline]
     fn r(&self) -> &'a Resolved {
         self.current.frame.r
     }
 
     /// Whether attempts wait for the rate limiter's send tokens (adaptive mode, which the
     /// environment may choose at run time).
-    #[inline]
     fn adaptive(&self) -> bool {
         self.r().settings.mode == Mode::Adaptive
     }
 
     /// Whether each attempt passes the loop's gate, [`send_token`](Self::send_token): a
     /// circuit breaker's leave, and in adaptive mode the rate limiter's send token.
-    #[inline]
     pub fn gated(&self) -> bool {
         self.r().gated
     }
 
     /// The attempts the call may make: the function's, or fewer in a test scope; one if the
     /// caller allows no more.
-    #[inline]
     fn max_attempts(&self, a: &Around) -> u32 {
         if self.repeats == Repeats::Once {
             1
@@ -408,7 +395,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// When attempt `n`, starting now, is cut off, and by which limit.
-    #[inline]
     fn limit(&self, n: u32) -> Option<(Instant, TimeoutKind)> {
         match self.r().settings.attempt_timeout_for(n) {
             // The first attempt starts with the call, unless adaptive mode waited for a send
@@ -433,7 +419,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// When attempt `n` starts: the call's start for the first, unless adaptive mode waited
     /// for a send token; now otherwise.
-    #[inline]
     fn attempt_start(&self, n: u32) -> Instant {
         match self.timing.start() {
             Some(start) if n == 1 && !self.adaptive() => start,
@@ -463,7 +448,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// The call slept `delay` before its next attempt (counted for its histograms).
-    #[inline]
     fn slept(&mut self, delay: Duration) {
         #[cfg(feature = "metrics")]
         {
@@ -474,7 +458,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// The call ends (`ok`: with a success): its histograms.
-    #[inline]
     fn ended(&self, ok: bool) {
         #[cfg(feature = "metrics")]
         self.r().meters.call_ended(
@@ -546,7 +529,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// The attempt's wait at the gate would reach the deadline: the call ends with its last
     /// outcome, or the deadline's error.
-    #[cold]
     fn late(&mut self, a: &Around) -> SendToken<R>
     where
         K: Timer<R>,
@@ -568,7 +550,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// The gate refused the next attempt: a call that has retried ends with its last outcome,
     /// one that has not with `E::from(CircuitOpen)` or `E::from(Refused)`. `None`: the call
     /// has no conversion for it, and the attempt runs.
-    #[cold]
     fn refused(&mut self, refusal: Refusal, a: &Around) -> Option<R>
     where
         J: OnRefusal<R>,
@@ -615,7 +596,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// Counts the attempt about to run.
-    #[inline]
     fn count_attempt(&mut self) {
         self.current.frame.number += 1;
         #[cfg(feature = "metrics")]
@@ -688,7 +668,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// The error of the attempt its timer cut off.
-    #[cold]
     fn timed_out(&mut self) -> R
     where
         K: Timer<R>,
@@ -698,7 +677,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// The error of attempt `n`, which the limit `kind` cut off.
-    #[cold]
     fn cut_off(&self, n: u32, kind: TimeoutKind) -> R
     where
         K: Timer<R>,
@@ -712,7 +690,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// Step 3 for a success: refund the retry's cost, or reward an attempt that cost nothing;
     /// in adaptive mode, tell the limiter; with a budget, count it.
-    #[inline]
     fn book_success(&mut self) {
         if self.retrying.is_none() {
             // A first attempt: it cost nothing, and is rewarded.
@@ -729,7 +706,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// [`book_success`](Self::book_success) for the attempt of a hedged call that won, `first`:
     /// the call's first attempt to end (not necessarily its attempt 1), which may be a hedge
     /// that cost the retry cost.
-    #[inline]
     fn book_success_as(&mut self, first: bool) {
         self.refund_or_reward();
         if self.r().extras {
@@ -746,7 +722,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// The cost of the attempt that succeeded goes back (or, for one that cost nothing, a first
     /// attempt or a polling repeat, the bucket's reward).
-    #[inline]
     fn refund_or_reward(&mut self) {
         self.r().chain().succeeded(&mut self.current.ticket);
         if let Some(r) = &mut self.retrying {
@@ -755,7 +730,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// A success ends the call: if an attempt of it failed, the call recovered.
-    #[inline]
     fn recovered(&self) {
         #[cfg(feature = "metrics")]
         if self.retrying.as_ref().is_some_and(|r| r.failed) {
@@ -766,7 +740,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// What adaptive mode, a budget and a breaker book for the attempt that held `ticket`,
     /// which ended (`first`: the call's first attempt to end).
-    #[inline]
     fn book_end(&self, ticket: Ticket, first: bool, failure: Option<ErrorClass>) {
         book_extras(self.r(), ticket, first, failure);
     }
@@ -793,7 +766,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// The call ends with `out`: every `Settled::Return` of [`settle`](Self::settle) is made
     /// here, where a nested call marks its outer attempt ([`returning`](Self::returning)).
-    #[inline]
     fn ends(&self, out: R) -> Settled<R>
     where
         R: RetryResult,
@@ -805,7 +777,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// A nested call (one inside another's attempt) that retried and still fails marks the
     /// outer attempt, which warns if it retries the same failure in turn.
-    #[inline]
     fn returning(&self, out: &R)
     where
         R: RetryResult,
@@ -822,8 +793,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 /// What adaptive mode, a budget, a breaker and the guards book for an attempt that ended, a
 /// success (`None`) or a failure of a class (see [`Chain::ended`]). Out of line, so the success
 /// path only tests `extras`.
-#[cold]
-#[inline(never)]
 fn book_extras(r: &Resolved, ticket: Ticket, first: bool, failure: Option<ErrorClass>) {
     let draw = || scope::around().uniform();
     r.chain().ended(ticket, first, failure, &draw, |change| {
@@ -856,7 +825,6 @@ pub enum Settled<R> {
 impl<R> Settled<R> {
     /// A retry after `delay`. Instant retries sleep nothing; a zero delay (`Retry-After: 0`, a
     /// zero backoff) retries now, where tokio's timer would wait for its next millisecond tick.
-    #[inline]
     fn after(delay: Duration, a: &Around) -> Self {
         if delay.is_zero() || a.skips_waits() {
             Settled::Retry
@@ -1143,8 +1111,6 @@ where
     /// Step 5 under gRFC A6: the server's pushback is the delay, whatever its length, and the
     /// backoff after it starts again from `initial_backoff` (its exponent counts the retries
     /// since the last pushback).
-    #[cold]
-    #[inline(never)]
     fn grpc_delay(&mut self, hint: Option<Duration>, a: &Around) -> Duration {
         let n = self.current.frame.number;
         let r = self.retrying();

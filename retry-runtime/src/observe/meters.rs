@@ -158,7 +158,6 @@ impl Meters {
         calls.duration.record(duration.as_secs_f64());
     }
 
-    #[inline]
     pub(crate) fn attempt(&self) {
         self.attempts.increment(1);
     }
