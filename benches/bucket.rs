@@ -20,7 +20,7 @@
 //!   holding the tokens (as a retry holds its cost across an attempt), and refunding.
 //!
 //! ```text
-//! cargo bench --bench bucket
+//! cargo bench -p retry-benches --bench bucket
 //! ```
 
 #![allow(dead_code)]

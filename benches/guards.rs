@@ -6,7 +6,7 @@
 //! keeps nothing (`open`) is the floor.
 //!
 //! ```text
-//! cargo bench --bench guards
+//! cargo bench -p retry-benches --bench guards
 //! ```
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};

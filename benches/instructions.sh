@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N1=${N1:-20000}
 N2=${N2:-120000}
-bin=$(cargo bench --bench instructions --no-run --message-format=json 2>/dev/null |
+bin=$(cargo bench -p retry-benches --bench instructions --no-run --message-format=json 2>/dev/null |
     sed -n 's/.*"executable":"\([^"]*instructions[^"]*\)".*/\1/p' | tail -n 1)
 [ -x "$bin" ] || { echo "could not build the instructions benchmark" >&2; exit 1; }
 out=$(mktemp -d)

@@ -10,7 +10,7 @@
 //!   their time: the runtime fires the timer as soon as it is idle), acquire and record.
 //!
 //! ```text
-//! cargo bench --bench limiter
+//! cargo bench -p retry-benches --bench limiter
 //! ```
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};

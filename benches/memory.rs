@@ -4,7 +4,7 @@
 //! (`tests/engine_no_alloc.rs`).
 //!
 //! ```text
-//! cargo bench --bench memory
+//! cargo bench -p retry-benches --bench memory
 //! ```
 
 mod shared;

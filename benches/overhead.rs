@@ -4,7 +4,7 @@
 //! does not dilute the ratio.
 //!
 //! ```text
-//! cargo bench --bench overhead
+//! cargo bench -p retry-benches --bench overhead
 //! ```
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};

@@ -14,7 +14,7 @@
 //! dilute the ratios.
 //!
 //! ```text
-//! cargo bench --bench peers
+//! cargo bench -p retry-benches --bench peers
 //! ```
 
 mod shared;

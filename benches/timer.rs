@@ -5,8 +5,8 @@
 //! machine's scheduler set the floor for any tokio-based retry loop.
 //!
 //! ```text
-//! cargo bench --bench timer              # 300 samples of each
-//! SAMPLES=1000 cargo bench --bench timer
+//! cargo bench -p retry-benches --bench timer              # 300 samples of each
+//! SAMPLES=1000 cargo bench -p retry-benches --bench timer
 //! ```
 
 use retry_runtime::{Classify, ErrorClass, retry};

@@ -9,7 +9,8 @@
 //!   pushback: the server refused the call, so repeating it is safe;
 //! - reserves again and meets a negative pushback: the server asks not to retry.
 //!
-//! Run it with `cargo run --example grpc_client`.
+//! Run it with `cargo run -p retry-workspace --example grpc_client`: it is an example of the
+//! root package, which builds tonic, unlike the examples `cargo run --example NAME` finds.
 
 use http::uri::PathAndQuery;
 use retry_runtime::{RetryEvent, retry};

@@ -3,8 +3,11 @@
 //! twice, then 200. The closure reads its attempt, and the policy's hook prints each retry.
 //!
 //! ```text
-//! cargo run --example policy
+//! cargo run -p retry-workspace --example policy
 //! ```
+//!
+//! It is an example of the root package, which builds a TOML parser and serde, unlike the
+//! examples `cargo run --example NAME` finds.
 
 mod support;
 

@@ -15,14 +15,17 @@
 //! - every answer that arrived is the right one, however the bytes were cut.
 //!
 //! The figures vary a little from run to run (jitter, the interleaving of concurrent calls);
-//! what is asserted does not. `cargo test --test reliability_faults -- --nocapture` prints
-//! each toxic's figures (RELIABILITY.md has a run's). The soak that toggles the toxics for
-//! minutes is `reliability_soak.rs`.
+//! what is asserted does not. `cargo test -p retry-workspace --test reliability_faults --
+//! --nocapture` prints each toxic's figures (RELIABILITY.md has a run's). The soak that toggles
+//! the toxics for minutes, ignored unless asked for, is the `soak` module
+//! (`reliability_faults/soak.rs`).
 
 mod faults;
 mod grpc_server;
 mod http_server;
 mod proxy;
+#[path = "reliability_faults/soak.rs"]
+mod soak;
 
 use proxy::calls::{CallError, Op, Target, assert_write_retries, kept, outcome};
 use proxy::{Downstream, Proxy, StreamDirection, Toxic, Upstream};

@@ -14,7 +14,7 @@
 # runtime `main` builds, and `time`). With TOKIO_MAIN=1, `main` is `#[tokio::main]` instead,
 # as in most programs and in the peers' own examples: tokio's `macros` feature adds
 # tokio-macros and syn 2 to every configuration alike. Versions are the workspace's: each crate
-# starts from its Cargo.lock (backon and tokio-retry2 are dev-dependencies of the root package).
+# starts from its Cargo.lock (backon and tokio-retry2 are dev-dependencies of the benchmarks).
 # Each crate has its own target directory, removed before each timed build. Sources are fetched
 # first and builds run `--offline`, so no download is timed; a first untimed build of each crate
 # warms the machine's caches and checks that its binary runs. Timed runs go round the

@@ -118,7 +118,7 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     let ty = &ret.ty;
     let result = quote_spanned!(ret_span=> <#ty as #at_ret::ReturnsResult>::Result);
     let (ok_of, err_of) = if ret.infers {
-        (quote!(_), quote!(_))
+        (quote_spanned!(ret_span=> _), quote_spanned!(ret_span=> _))
     } else {
         (
             quote_spanned!(ret_span=> <#result as #at_ret::RetryResult>::Ok),
@@ -138,16 +138,26 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     };
     // A function named in the attribute gets a closure whose argument type is spelled out, so
     // a wrong signature is one type error on the path, not an unsatisfied bound of the engine.
-    // Without `retry_on` and `retry_after`, the error's `Classify` impl gives both the class
-    // and the hint: the runtime's `ByTrait`, so that a missing impl is one error, where the
-    // loop first needs it.
+    // Without `retry_on` (or `retry_after`), the error's `Classify` impl gives the class (and
+    // the hint), called in closures spelled at the return type: an error type without the
+    // impl is reported there, once (both calls are at the same span), with `Classify`'s
+    // message and nothing of the engine, since a closure's type asks nothing of `E` and what
+    // the loop asks of it later holds whatever `E` is. (A method named as a value would carry
+    // its bound into every use of the call's type, each reported again.)
     let on = |f: &syn::ExprPath| quote_spanned!(f.span()=> |#e: &#err_of| #p::into_class((#f)(#e)));
     let after = |f: &syn::ExprPath| quote_spanned!(f.span()=> |#e: &#err_of| #p::hint((#f)(#e)));
+    let by_trait = |method: &str| {
+        let method = Ident::new(method, ret_span);
+        quote_spanned!(ret_span=> |#e: &#err_of| <#err_of as #at_ret::Classify>::#method(#e))
+    };
     let classify = match (
         args.retry_on.as_ref().map(|f| &f.value.0),
         args.retry_after.as_ref().map(|f| &f.value.0),
     ) {
-        (None, None) => quote!(#p::ByTrait),
+        (None, None) => {
+            let (class, hint) = (by_trait("classify"), by_trait("retry_after"));
+            quote_spanned!(ret_span=> #at_ret::Fns(#class, #hint))
+        }
         (Some(c), None) => {
             let c = on(c);
             quote!(#p::Fns(#c, #p::no_hint::<#err_of>))
@@ -158,7 +168,8 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
         }
         (None, Some(a)) => {
             let a = after(a);
-            quote!(#p::Fns(#p::class_by_trait::<#err_of>, #a))
+            let class = by_trait("classify");
+            quote!(#p::Fns(#class, #a))
         }
     };
     let repeat = match args.retry_if_ok.as_ref().map(|f| &f.value.0) {

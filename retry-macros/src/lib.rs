@@ -22,6 +22,7 @@ mod classify;
 mod errors;
 mod expand;
 mod shape;
+mod text;
 mod valid;
 mod values;
 
@@ -82,7 +83,10 @@ use proc_macro::TokenStream;
 ///
 /// Durations are strings with a unit: `"500us"`, `"150ms"`, `"2s"`, `"1.5s"`, `"1m"`. Where only
 /// one of `initial_backoff` and `max_backoff` is written, the other's default yields to it:
-/// `initial_backoff = "30s"` alone also caps the backoff at 30 s.
+/// `initial_backoff = "30s"` alone also caps the backoff at 30 s. Every wrong key, value or
+/// combination is a compile error on the offending token, with did-you-mean for misspelled keys
+/// and values (`jitter = "ful"`, `mode = "standrd"`, `hedge_after = "p955"`), and the function
+/// is still emitted so that the rest of the crate type-checks.
 ///
 /// # Supported function shapes
 ///

@@ -24,6 +24,7 @@
 //! that write the same shapes work as well.
 
 use crate::errors::Errors;
+use crate::text;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
@@ -132,15 +133,27 @@ pub(crate) fn locate<'a>(func: &'a mut ItemFn, errors: &mut Errors) -> Option<Sl
             unit_error(errors, &func.sig);
             return None;
         };
+        if !is_async {
+            if let Some(output) = impl_future(&ret) {
+                not_async(&func.sig, output, errors);
+                return None;
+            }
+        }
         if let Some(what) = surely_not_result(&ret) {
             // Aliases are left to the type system; these cannot be a `Result`.
-            errors.on(
-                &ret,
+            let message = if is_async {
                 format!(
                     "`#[retry]` needs a function that returns `Result<T, E>`, not {what}: the \
                      loop retries on `Err` and returns on `Ok`"
-                ),
-            );
+                )
+            } else {
+                format!(
+                    "`#[retry]` takes an `async fn`, or a plain `fn` (retried by blocking its \
+                     thread), that returns `Result<T, E>`: this `fn` returns {what}, and the \
+                     loop retries on `Err` and returns on `Ok`"
+                )
+            };
+            errors.on(&ret, message);
             return None;
         }
         let wrapper = if is_async {
@@ -336,6 +349,61 @@ fn is_ident(pat: &Pat, name: &str) -> bool {
     matches!(pat, Pat::Ident(p) if p.ident == name && p.subpat.is_none())
 }
 
+/// For `impl Future<Output = R>` (or `impl Future`), `Some(Some(R))` (or `Some(None)`): the
+/// return type of a `fn` that returns a future in place of being an `async fn`.
+fn impl_future(ty: &Type) -> Option<Option<&Type>> {
+    let bounds = match ty {
+        Type::Paren(p) => return impl_future(&p.elem),
+        Type::Group(g) => return impl_future(&g.elem),
+        Type::ImplTrait(t) => &t.bounds,
+        _ => return None,
+    };
+    bounds.iter().find_map(|bound| {
+        let TypeParamBound::Trait(t) = bound else {
+            return None;
+        };
+        let seg = t.path.segments.last()?;
+        if seg.ident != "Future" {
+            return None;
+        }
+        let PathArguments::AngleBracketed(args) = &seg.arguments else {
+            return Some(None);
+        };
+        Some(args.args.iter().find_map(|arg| match arg {
+            GenericArgument::AssocType(a) if a.ident == "Output" => Some(&a.ty),
+            _ => None,
+        }))
+    })
+}
+
+/// The error for a `fn` that returns `impl Future`: `#[retry]` rewrites the body of an `async
+/// fn`, so the fix is to write one, returning what the future returns.
+fn not_async(sig: &Signature, output: Option<&Type>, errors: &mut Errors) {
+    let name = &sig.ident;
+    let fn_token = &sig.fn_token;
+    let ret = &sig.output;
+    let at = quote::quote!(#fn_token #ret);
+    let message = match output {
+        Some(output) if surely_not_result(output).is_none() => format!(
+            "`#[retry]` takes an `async fn`: write `async fn {name}(..) -> {}` in place of a \
+             `fn` that returns `impl Future` (a plain `fn` that returns `Result<T, E>` is \
+             retried too, blocking its thread)",
+            text::compact(output)
+        ),
+        Some(output) => format!(
+            "`#[retry]` takes an `async fn` that returns `Result<T, E>`: write `async fn \
+             {name}(..) -> Result<T, E>` in place of a `fn` that returns `impl Future<Output = \
+             {}>`; the loop retries on `Err` and returns on `Ok`",
+            text::compact(output)
+        ),
+        None => format!(
+            "`#[retry]` takes an `async fn`: write `async fn {name}(..) -> Result<T, E>` in \
+             place of a `fn` that returns `impl Future`"
+        ),
+    };
+    errors.on(at, message);
+}
+
 /// A return type that cannot be a `Result` whatever the aliases in scope: a primitive, a
 /// tuple, a reference, or one of the standard types users most often return instead.
 fn surely_not_result(ty: &Type) -> Option<String> {
@@ -343,15 +411,7 @@ fn surely_not_result(ty: &Type) -> Option<String> {
         "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32",
         "i64", "i128", "isize", "f32", "f64", "Option", "Vec", "String", "Box",
     ];
-    let quoted = || {
-        let text = quote::ToTokens::to_token_stream(ty)
-            .to_string()
-            .replace(" < ", "<")
-            .replace(" >", ">")
-            .replace("& ", "&")
-            .replace(" ,", ",");
-        format!("`{text}`")
-    };
+    let quoted = || format!("`{}`", text::compact(ty));
     match ty {
         Type::Paren(p) => surely_not_result(&p.elem),
         Type::Group(g) => surely_not_result(&g.elem),

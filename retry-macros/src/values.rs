@@ -377,11 +377,8 @@ impl Value for GuardList {
                 errors.on(elem, format!("`{name}` takes at most {MAX_GUARDS} guards"));
                 ok = false;
             }
-            let text = p.to_token_stream().to_string();
-            if paths
-                .iter()
-                .any(|q| q.to_token_stream().to_string() == text)
-            {
+            let text = crate::text::compact(&p);
+            if paths.iter().any(|q| crate::text::compact(q) == text) {
                 errors.on(
                     elem,
                     format!(

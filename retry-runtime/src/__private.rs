@@ -25,12 +25,6 @@ pub use std::time::Duration;
 
 use core::future::Future;
 
-/// The class of an error by its [`Classify`] impl (`retry_after` given without `retry_on`).
-#[inline]
-pub fn class_by_trait<E: Classify>(err: &E) -> ErrorClass {
-    err.classify()
-}
-
 /// How a timed-out attempt becomes the error of a function with a timer: its `FromTimedOut`
 /// bound is where a missing `From<TimedOut>` is reported, with its own message.
 #[inline]

@@ -64,6 +64,19 @@
 //! builders), and, with the `tower` feature, a tower service (`tower::RetryLayer`): the same
 //! semantics and the same shared buckets, limiters and partitions.
 //!
+//! # Nested calls
+//!
+//! A `#[retry]` function (or a [`Policy`] call) run inside another's attempt is a call of its
+//! own, with its own invocation id, at [`Attempt::depth`] 2, and its deadline is clamped to the
+//! outer attempt's cutoff: it never plans a retry the outer attempt will not wait for. Retrying
+//! the same failure at both levels multiplies the requests: with 3 attempts at each level, one
+//! failing dependency gets up to 9 requests per outer call, and 3 with the inner function at
+//! `max_attempts = 1`. The first time a function retries a failure that a call nested in its
+//! attempt already retried, a WARN event (target `retry`, once per function) says so. Retry at
+//! one layer, usually the outermost that can still make the request idempotently. A client
+//! that retries on its own below the attempt (an HTTP client's built-in retry) multiplies the
+//! attempts the same way, without the warning.
+//!
 //! # Configuration
 //!
 //! Every setting the attribute leaves out (`mode`, `max_attempts`, `initial_backoff`,
@@ -155,6 +168,95 @@
 //!     Err(StoreError::Unavailable)
 //! }
 //! ```
+//!
+//! # Which protection
+//!
+//! The bucket, a budget, a breaker and the guards bound different things, and combine:
+//!
+//! - The [`TokenBucket`] (AWS standard mode, the default) costs nothing in normal operation
+//!   or at recovery, and stops a retry storm once each client has spent its tokens.
+//! - A [`RetryBudget`] bounds the retries from the first second and grows with the traffic. Its
+//!   floor (retries per second) keeps a client's first failures retried while its window is
+//!   still empty, at the price of bounding little for a fleet of small clients, whose floors
+//!   add up; gRPC's retry throttling is the tighter kind.
+//! - A [`CircuitBreaker`] stops sending at all while a dependency fails, first attempts
+//!   included: it spares the dependency the most, and costs recovery time, since a client whose
+//!   probe failed just before the dependency came back refuses calls for a whole break. It
+//!   counts the dependency's errors (`Transient`, `Timeout`, `Throttling`), not the caller's
+//!   mistakes (`Permanent`).
+//! - A [`Guard`] bounds what the client itself has in flight ([`Bulkhead`],
+//!   [`ConcurrencyBudget`]) or throttles retries by what the backend accepts
+//!   ([`AdaptiveThrottle`]); its size is the client's, not a default.
+//!
+//! The repository's fleet simulation (`retry-sim`) measures each in an outage, under
+//! throttling, through a metastable failure and in normal operation.
+//!
+//! # Hedging
+//!
+//! `hedge_after` sends another copy of an idempotent request when the first has not answered
+//! within a delay, and takes whichever answers first ("The Tail at Scale", Dean and Barroso,
+//! CACM 2013; gRPC's `hedgingPolicy`, gRFC A6):
+//!
+//! ```
+//! use retry_runtime::retry;
+//!
+//! #[retry(hedge_after = "p95", max_in_flight = 2, deadline = "2s")]
+//! async fn get_object(key: &str) -> std::io::Result<Vec<u8>> {
+//!     // One attempt; a hedge runs this body again beside it.
+//!     Ok(key.as_bytes().to_vec())
+//! }
+//! ```
+//!
+//! - **When.** After a fixed delay (`hedge_after = "20ms"`), or after a percentile of the
+//!   function's own latency (`"p50"`, `"p90"`, `"p95"`, `"p99"`): a log-linear histogram of its
+//!   recent successful attempts (12.5 % resolution, halved every 1,024 samples so that it
+//!   follows a shift; lock-free, no allocation), kept within `[min_hedge_after,
+//!   max_hedge_after]` (1 ms to 1 s by default), and `max_hedge_after` until 20 samples exist.
+//! - **How many.** Hedges and retries share `max_attempts`; at most `max_in_flight` (default
+//!   2) run at once. A failure while another attempt runs lets the next hedge start at once
+//!   (gRPC's rule); when the last attempt in flight fails, the call retries after its backoff as
+//!   any other. The first success wins and every other attempt is dropped at that moment; a
+//!   permanent failure ends the call and drops the others. The deadline bounds everything.
+//! - **What it costs.** Each hedge is admitted as a retry is: it takes the retry's cost from the
+//!   token bucket (and in adaptive mode a send token; the budget, the breaker and the guards
+//!   are asked), given back if the hedge wins. A hedge that loses keeps its cost out, so an
+//!   empty bucket stops hedging and a slow dependency cannot double the load. Running out never
+//!   cancels a hedge already in flight. A server's retry hint stops further hedges for the
+//!   call. A hedged `#[retry]` function keeps two attempts in place in its future (a third in
+//!   flight is boxed); a [`Policy`] that hedges boxes its hedged loop.
+//! - **What can be hedged.** Only idempotent `async fn`s whose attempts can run side by side:
+//!   `idempotent = false`, `idempotent_if`, `retry_if_ok`, a plain `fn`, `&mut self` and `&mut`
+//!   arguments are compile errors that say why; an argument the body consumes goes in
+//!   `clone(...)`.
+//! - **What you see.** `on_retry` is called as each hedge starts ([`RetryEvent::is_hedge`]),
+//!   with a DEBUG event and the `retry.hedges` counter; [`testing::Record::hedges`] lists them.
+//!   Inside the body, [`attempt()`] gives each copy its own number, and all share the call's
+//!   invocation id.
+//!
+//! # AWS's 2026 standard mode
+//!
+//! The AWS SDKs updated their standard retry mode in November 2026 (opt-in there with
+//! `AWS_NEW_RETRIES_2026=true`; smithy-rs calls it retry behavior 2.1). `behavior = "2026"`
+//! ([`Policy::behavior`] with [`Behavior::Aws2026`], `RETRY_BEHAVIOR=2026`, `behavior = "2026"`
+//! in the config file) gives a function their updated rules, in standard and adaptive mode
+//! alike:
+//!
+//! | | `"classic"` (the default) | `"2026"` |
+//! |---|---|---|
+//! | a retry's cost in the bucket the runtime makes (the function's or its partition's) | 5, 10 after a timeout, 5 after throttling | 14 (a timeout too), 5 after throttling |
+//! | the backoff's base | `initial_backoff` (1 s) | `initial_backoff` (50 ms), and 1 s after a throttling error |
+//! | a server's hint (`Retry-After`, `x-amz-retry-after`) | obeyed up to `max_backoff`; above, the call ends | kept within [the computed backoff, the computed backoff + 5 s] |
+//! | send tokens of a retry in adaptive mode | 5, 10 after throttling | 1 |
+//!
+//! The backoff is `min(base × 2^(n-1), 20 s)`, jittered after the cap; a `static`
+//! [`TokenBucket`] keeps the costs it was built with; keys written in the attribute still win
+//! (`initial_backoff`, `max_attempts`): the SDKs give DynamoDB a 25 ms base and 4 attempts,
+//! `#[retry(behavior = "2026", initial_backoff = "25ms", max_attempts = 4)]`. For long-polling
+//! operations (SQS `ReceiveMessage`, activity polls) add `long_polling = true`: when the bucket
+//! refuses a retry, the call sleeps the backoff before it returns the error, as the SDKs do,
+//! instead of letting the caller poll again at once. `aws_config = true` also reads the SDKs'
+//! own settings (`AWS_RETRY_MODE`, `AWS_MAX_ATTEMPTS`, `AWS_NEW_RETRIES_2026`, the shared config
+//! file; see [`config`]).
 //!
 //! # Observability
 //!

@@ -87,6 +87,23 @@ type Labels = Vec<(String, String)>;
 
 static SEEN: Mutex<Vec<(String, Labels, f64)>> = Mutex::new(Vec::new());
 
+/// Every histogram's samples so far, as `(name, labels) -> samples`.
+static SAMPLES: Mutex<Vec<(String, Labels, Vec<f64>)>> = Mutex::new(Vec::new());
+
+/// The samples of histogram `name` with exactly `labels`, in the order recorded.
+fn samples(name: &str, labels: &[(&str, &str)]) -> Vec<f64> {
+    let _ = value("", &[]);
+    let all = SAMPLES.lock().unwrap();
+    let labels: Labels = labels
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    all.iter()
+        .find(|(n, l, _)| n == name && *l == labels)
+        .map(|(_, _, s)| s.clone())
+        .unwrap_or_default()
+}
+
 /// The value of metric `name` with `labels` (the others' values are not looked at).
 fn value(name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let mut seen = SEEN.lock().unwrap();
@@ -110,7 +127,18 @@ fn value(name: &str, labels: &[(&str, &str)]) -> Option<f64> {
             DebugValue::Counter(n) => seen[slot].2 += n as f64,
             DebugValue::Gauge(g) if g.into_inner() != 0.0 => seen[slot].2 = g.into_inner(),
             DebugValue::Gauge(_) => {}
-            DebugValue::Histogram(_) => {}
+            DebugValue::Histogram(values) => {
+                let (name, labels) = (seen[slot].0.clone(), seen[slot].1.clone());
+                let mut all = SAMPLES.lock().unwrap();
+                let i = match all.iter().position(|(n, l, _)| *n == name && *l == labels) {
+                    Some(i) => i,
+                    None => {
+                        all.push((name, labels, Vec::new()));
+                        all.len() - 1
+                    }
+                };
+                all[i].2.extend(values.iter().map(|v| v.into_inner()));
+            }
         }
     }
     seen.iter()
@@ -279,22 +307,242 @@ async fn quick(x: u64) -> Result<u64, Error> {
     Ok(std::hint::black_box(x) + 1)
 }
 
+/// A recorder whose every handle is an atomic it made when the handle was registered: a
+/// histogram counts its samples. (metrics-util's debugging recorder and Prometheus's exporter
+/// keep a histogram's samples in blocks they allocate as the samples come.)
+#[derive(Default)]
+struct Atomics {
+    counter: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    samples: std::sync::Arc<Samples>,
+}
+
+#[derive(Default)]
+struct Samples(std::sync::atomic::AtomicU64);
+
+impl metrics::HistogramFn for Samples {
+    fn record(&self, _: f64) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl metrics::Recorder for Atomics {
+    fn describe_counter(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_gauge(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_histogram(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn register_counter(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
+        metrics::Counter::from_arc(self.counter.clone())
+    }
+    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
+        metrics::Gauge::noop()
+    }
+    fn register_histogram(
+        &self,
+        _: &metrics::Key,
+        _: &metrics::Metadata<'_>,
+    ) -> metrics::Histogram {
+        metrics::Histogram::from_arc(self.samples.clone())
+    }
+}
+
 #[test]
 fn a_call_allocates_nothing_with_a_recorder_installed() {
+    let atomics = Atomics::default();
+    metrics::with_local_recorder(&atomics, || {
+        paused().block_on(async {
+            // The first call resolves the function and takes its handles.
+            quick(1).await.unwrap();
+            ALLOCATIONS.with(|a| a.set(0));
+            COUNTING.with(|c| c.set(true));
+            for i in 0..10_000 {
+                std::hint::black_box(quick(i).await.unwrap());
+            }
+            COUNTING.with(|c| c.set(false));
+        })
+    });
+    assert_eq!(ALLOCATIONS.with(Cell::get), 0);
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    // Each call: its attempt counted, its three histograms recorded.
+    assert_eq!(load(&atomics.counter), 10_001);
+    assert_eq!(load(&atomics.samples.0), 3 * 10_001);
+}
+
+#[retry(max_attempts = 3, initial_backoff = "100ms", jitter = "none")]
+async fn histogrammed(fail: u32, n: &mut u32) -> Result<(), Error> {
+    *n += 1;
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    if *n <= fail {
+        Err(Error::Fault(ErrorClass::Transient))
+    } else {
+        Ok(())
+    }
+}
+
+#[test]
+fn per_call_histograms_of_attempts_retry_delay_and_duration_by_outcome() {
     snapshotter();
     paused().block_on(async {
-        // The first call resolves the function and takes its handles.
-        quick(1).await.unwrap();
-        ALLOCATIONS.with(|a| a.set(0));
-        COUNTING.with(|c| c.set(true));
-        for i in 0..10_000 {
-            std::hint::black_box(quick(i).await.unwrap());
+        // Succeeds at once; then after two failures (backoffs 100 and 200 ms); then fails 3 times.
+        for fail in [0, 2, 3] {
+            let mut n = 0;
+            let _ = histogrammed(fail, &mut n).await;
         }
-        COUNTING.with(|c| c.set(false));
-        assert_eq!(ALLOCATIONS.with(Cell::get), 0);
-        assert_eq!(
-            value(meters::ATTEMPTS, &[("function", "quick")]),
-            Some(10_001.0)
-        );
     });
+    let ok = [
+        ("function", "histogrammed"),
+        ("partition", ""),
+        ("outcome", "ok"),
+    ];
+    let error = [ok[0], ok[1], ("outcome", "error")];
+    assert_eq!(samples(meters::CALL_ATTEMPTS, &ok), [1.0, 3.0]);
+    assert_eq!(samples(meters::CALL_ATTEMPTS, &error), [3.0]);
+    let round = |v: Vec<f64>| v.iter().map(|s| (s * 1000.0).round()).collect::<Vec<_>>();
+    assert_eq!(round(samples(meters::CALL_RETRY_DELAY, &ok)), [0.0, 300.0]);
+    assert_eq!(round(samples(meters::CALL_RETRY_DELAY, &error)), [300.0]);
+    // Each attempt takes 10 ms of the paused clock.
+    assert_eq!(round(samples(meters::CALL_DURATION, &ok)), [10.0, 330.0]);
+    assert_eq!(round(samples(meters::CALL_DURATION, &error)), [330.0]);
+}
+
+#[retry(max_attempts = 3, initial_backoff = "100ms", jitter = "none")]
+async fn scraped(fail: u32, n: &mut u32) -> Result<(), Error> {
+    *n += 1;
+    if *n <= fail {
+        Err(Error::Fault(ErrorClass::Transient))
+    } else {
+        Ok(())
+    }
+}
+
+/// One scrape of the exporter's HTTP listener on 127.0.0.1: the response's body.
+fn scrape(port: u16) -> String {
+    use std::io::{Read, Write};
+    let mut last = None;
+    // The listener starts on the exporter's runtime: a few tries while it binds.
+    for _ in 0..100 {
+        match std::net::TcpStream::connect(("127.0.0.1", port)) {
+            Ok(mut stream) => {
+                stream
+                    .write_all(
+                        b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+                    )
+                    .unwrap();
+                let mut response = String::new();
+                stream.read_to_string(&mut response).unwrap();
+                assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+                let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned());
+                return body.unwrap_or_default();
+            }
+            Err(e) => last = Some(e),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("no exporter on port {port}: {last:?}");
+}
+
+/// The `(le, count)` of each bucket of histogram `name` (as Prometheus names it) for
+/// `function` and `outcome`, and its `_count`.
+fn buckets(text: &str, name: &str, function: &str, outcome: &str) -> (Vec<(f64, u64)>, u64) {
+    let ours = |line: &str| {
+        line.contains(&format!("function=\"{function}\""))
+            && line.contains(&format!("outcome=\"{outcome}\""))
+    };
+    let mut buckets = Vec::new();
+    let mut count = None;
+    for line in text.lines().filter(|l| ours(l)) {
+        let (series, value) = line.rsplit_once(' ').unwrap();
+        if series.starts_with(&format!("{name}_bucket{{")) {
+            let le = series
+                .split("le=\"")
+                .nth(1)
+                .unwrap()
+                .trim_end_matches("\"}");
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().unwrap()
+            };
+            buckets.push((le, value.parse().unwrap()));
+        } else if series.starts_with(&format!("{name}_count{{")) {
+            count = Some(value.parse().unwrap());
+        }
+    }
+    (
+        buckets,
+        count.unwrap_or_else(|| panic!("no {name}_count in\n{text}")),
+    )
+}
+
+#[test]
+fn the_histograms_as_prometheus_scrapes_them_over_http() {
+    use metrics_exporter_prometheus::PrometheusBuilder;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let exporter_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (recorder, exporter) = exporter_runtime.block_on(async {
+        PrometheusBuilder::new()
+            .with_http_listener(([127, 0, 0, 1], port))
+            .set_buckets(&[0.25, 0.5, 1.0, 2.0, 3.0, 5.0])
+            .unwrap()
+            .build()
+            .unwrap()
+    });
+    exporter_runtime.spawn(exporter);
+    // This test's function takes its handles from the Prometheus recorder, on its first call.
+    metrics::with_local_recorder(&recorder, || {
+        paused().block_on(async {
+            for fail in [0, 1, 2, 3] {
+                let mut n = 0;
+                let _ = scraped(fail, &mut n).await;
+            }
+        })
+    });
+    let text = scrape(port);
+    let (attempts, calls) = buckets(&text, "retry_call_attempts", "scraped", "ok");
+    assert_eq!(calls, 3, "three calls succeeded");
+    // 1, 2 and 3 attempts: cumulative buckets.
+    assert_eq!(
+        attempts,
+        [
+            (0.25, 0),
+            (0.5, 0),
+            (1.0, 1),
+            (2.0, 2),
+            (3.0, 3),
+            (5.0, 3),
+            (f64::INFINITY, 3)
+        ]
+    );
+    let (delays, _) = buckets(&text, "retry_call_retry_delay", "scraped", "ok");
+    // 0 s, 0.1 s and 0.3 s slept.
+    assert_eq!(delays[..3], [(0.25, 2), (0.5, 3), (1.0, 3)]);
+    let (failed, calls) = buckets(&text, "retry_call_attempts", "scraped", "error");
+    assert_eq!(calls, 1);
+    assert_eq!(failed[3..5], [(2.0, 0), (3.0, 1)]);
+    let (_, durations) = buckets(&text, "retry_call_duration", "scraped", "error");
+    assert_eq!(durations, 1);
 }

@@ -6,7 +6,7 @@
 //! cargo test -p retry-runtime --no-default-features --features smol --test smol
 //! ```
 //!
-//! (The workspace's `tests/engine_runtimes.rs` runs it, in a build of its own.)
+//! (The workspace's `tests/workspace/runtimes.rs` runs it, with the test build's target directory.)
 
 use async_io::Timer;
 use retry_runtime::testing::{self, EarlyEnd, Overrides};

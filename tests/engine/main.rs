@@ -1,5 +1,5 @@
 //! What one call does: the engine's tests, one module per feature, in one test binary (see
-//! `tests/README.md`). `cargo test --test engine NAME::` runs one module.
+//! `tests/README.md`). `cargo test -p retry-workspace --test engine NAME::` runs one module.
 //!
 //! `engine_config.rs` and `engine_no_alloc.rs` are binaries of their own: the first reads its
 //! keys once per process (it runs children of itself), the second installs a counting global

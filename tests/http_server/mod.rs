@@ -58,6 +58,8 @@ pub enum Hint {
     AmzMillis(u64),
     /// `Retry-After: <this text>`.
     Raw(&'static str),
+    /// `RateLimit: <this text>` alone (draft-ietf-httpapi-ratelimit-headers).
+    RateLimit(&'static str),
 }
 
 /// One request as the server saw it.
@@ -163,6 +165,7 @@ async fn handle(
                         .header("retry-after", "9");
                 }
                 Hint::Raw(text) => r = r.header("retry-after", text),
+                Hint::RateLimit(text) => r = r.header("ratelimit", text),
             }
             Some(r.body(Full::new(Bytes::from_static(b"slow down"))).unwrap())
         }

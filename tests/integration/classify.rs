@@ -1,5 +1,5 @@
-//! The mapping tables of the README, entry by entry, for the types that can be built without
-//! a network (the transport errors are in `http.rs` and `grpc.rs`).
+//! The mapping tables of the `Classify` implementations' docs, entry by entry, for the types
+//! that can be built without a network (the transport errors are in `http.rs` and `grpc.rs`).
 
 use crate::util::{TestError, paused_runtime};
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
@@ -54,6 +54,27 @@ fn response(status: u16, headers: &[(&'static str, &'static str)]) -> Response<(
             .insert(*name, HeaderValue::from_static(value));
     }
     r
+}
+
+/// A 503 that Envoy answers itself while it sheds load (`x-envoy-overloaded: true`) is
+/// throttling: the mesh asks for less traffic; the service did not fail.
+#[test]
+fn a_503_from_an_overloaded_envoy_is_throttling() {
+    let r = response(503, &[("x-envoy-overloaded", "true")]);
+    assert_eq!(r.classify(), ErrorClass::Throttling);
+    assert_eq!(response(503, &[]).classify(), ErrorClass::Transient);
+    // The header means nothing on another status.
+    let r = response(500, &[("x-envoy-overloaded", "true")]);
+    assert_eq!(r.classify(), ErrorClass::Transient);
+    // With a quota field, the time until it resets is the hint.
+    let r = response(
+        503,
+        &[
+            ("x-envoy-overloaded", "true"),
+            ("ratelimit", "\"mesh\";r=0;t=2"),
+        ],
+    );
+    assert_eq!(r.retry_after(), Some(Duration::from_secs(2)));
 }
 
 #[test]

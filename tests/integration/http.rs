@@ -329,6 +329,27 @@ async fn retry_after_as_an_http_date_is_the_delay() {
     assert!(delay >= date.duration_since(after).unwrap(), "{delay:?}");
 }
 
+/// A 429 that says only that its quota is exhausted (`RateLimit`, `r=0`) is retried when the
+/// quota resets, not on the loop's own schedule; the longest reset among exhausted quotas wins.
+#[tokio::test]
+async fn a_ratelimit_field_with_an_exhausted_quota_is_the_delay() {
+    let server = Server::start().await;
+    server.script(&[
+        Fault::Throttle(Hint::RateLimit(r#""default";r=0;t=3"#)),
+        Fault::Throttle(Hint::RateLimit(r#""second";r=0;t=1, "minute";r=0;t=15"#)),
+        Fault::Throttle(Hint::RateLimit(r#""default";r=10;t=3"#)),
+    ]);
+    let url = server.url("/items/9");
+    let (out, record) = testing::record(instant(), get_item(&client(), &url)).await;
+    assert_eq!(out.unwrap(), "GET /items/9");
+    // The third has quota left: the loop's own backoff, its third (10 ms doubled twice).
+    assert_eq!(
+        record.delays(),
+        [3000, 15_000, 40].map(Duration::from_millis)
+    );
+    assert_eq!(classes(&record), [ErrorClass::Throttling; 3]);
+}
+
 #[tokio::test]
 async fn x_amz_retry_after_comes_before_retry_after() {
     let server = Server::start().await;

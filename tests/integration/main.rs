@@ -1,10 +1,10 @@
 //! The error types and transports of the ecosystem: the mapping tables, reqwest, hyper and
 //! tonic clients against loopback servers, the tower layer, what the servers see of the loop,
 //! the README's code, one module each, in one test binary (see `tests/README.md`). `cargo test
-//! --test integration NAME::` runs one module.
+//! -p retry-workspace --test integration NAME::` runs one module.
 //!
-//! `integration_examples.rs` and `integration_metrics.rs` are binaries of their own: they run
-//! cargo.
+//! The examples and the `metrics` feature run in the `workspace` binary (`examples.rs` and
+//! `metrics.rs`), which runs cargo.
 
 #[path = "../faults/mod.rs"]
 mod faults;

@@ -668,29 +668,3 @@ async fn orders_execute_at_most_once_under_random_faults() {
     assert!(read >= 98, "{read} of 100 reads");
     server.assert_each_injected(&faults);
 }
-
-/// `cargo run --example tower_client` works and says what it should.
-#[test]
-fn the_example_runs() {
-    let out = std::process::Command::new(env!("CARGO"))
-        .args(["run", "--quiet", "--example", "tower_client"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for line in [
-        "attempt 1 answered 503 Service Unavailable, next in",
-        "attempt 2 answered 429 Too Many Requests, next in 1s",
-        "-> 200 OK: EUR/USD 1.0842",
-        "-> 503 Service Unavailable; the server took 1 order(s)",
-        "attempt 1 failed (not_sent: ",
-        "-> gave up: ",
-    ] {
-        assert!(stdout.contains(line), "no {line:?} in:\n{stdout}");
-    }
-}

@@ -1,11 +1,12 @@
 //! Invariants under random policies, faults and cancellation, on tokio's paused clock: the
 //! property tests and the cancellation tests, one module each, in one test binary (see
-//! `tests/README.md` and `RELIABILITY.md`). `cargo test --test reliability NAME::` runs one
-//! module.
+//! `tests/README.md` and `RELIABILITY.md`). `cargo test -p retry-workspace --test reliability
+//! NAME::` runs one module.
 //!
 //! The other reliability tests are binaries of their own: `reliability_stress.rs` (a counting
-//! global allocator), `reliability_loom.rs` (runs cargo), `reliability_faults.rs` (real time,
-//! with a tolerance) and `reliability_soak.rs` (ignored, ten minutes).
+//! global allocator) and `reliability_faults.rs` (real time, with a tolerance; its `soak`
+//! module is ignored, ten minutes). The loom models run in the `workspace` binary (`loom.rs`,
+//! which runs cargo).
 
 #[path = "../util/mod.rs"]
 mod util;

@@ -5,6 +5,7 @@
 //! | `Retry-After` (RFC 9110) | delta-seconds (`120`) or an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`) | wait that long, or until then (a date in the past: retry now) |
 //! | `x-amz-retry-after` (AWS) | milliseconds (`1500`) | wait that long |
 //! | `grpc-retry-pushback-ms` (gRPC, gRFC A6) | milliseconds; negative = do not retry | wait that long, or stop |
+//! | `RateLimit` (draft-ietf-httpapi-ratelimit-headers) | a list of limits, each `"name";r=REMAINING;t=RESET` (an RFC 9651 structured field) | a limit with no quota left (`r=0`) resets in `t` seconds: wait for the longest of them |
 //!
 //! A malformed value is ignored, as if the header were absent: the computed backoff applies.
 //! The parsers accept surrounding spaces and tabs (HTTP's optional whitespace) and nothing else
@@ -50,6 +51,8 @@ pub const RETRY_AFTER: &str = "retry-after";
 pub const AMZ_RETRY_AFTER: &str = "x-amz-retry-after";
 /// The name of the gRPC trailer (milliseconds; negative: do not retry).
 pub const GRPC_RETRY_PUSHBACK_MS: &str = "grpc-retry-pushback-ms";
+/// The name of the IETF's rate-limit field (draft-ietf-httpapi-ratelimit-headers).
+pub const RATELIMIT: &str = "ratelimit";
 
 /// Parses a `Retry-After` value, delta-seconds or an HTTP-date, against the system clock.
 ///
@@ -94,8 +97,48 @@ pub fn grpc_pushback(value: &str) -> Option<Pushback> {
     }
 }
 
+/// Parses a `RateLimit` field (draft-ietf-httpapi-ratelimit-headers): a list of quota limits,
+/// each a name with the parameters `r` (the quota units remaining) and `t` (seconds until the
+/// quota resets), as an RFC 9651 structured field (`"default";r=0;t=3, "burst";r=7;t=1`).
+///
+/// The hint is the longest `t` among the limits with no quota left (`r=0`): the time until
+/// every exhausted quota has reset. `None` when no limit is exhausted, or when the value is
+/// malformed (not a structured list, or a limit without non-negative integers `r` and `t`), as
+/// a client ignores a malformed field.
+///
+/// ```
+/// use retry_runtime::hint;
+/// use std::time::Duration;
+///
+/// assert_eq!(hint::ratelimit(r#""default";r=0;t=3"#), Some(Duration::from_secs(3)));
+/// assert_eq!(hint::ratelimit(r#""day";r=0;t=30, "second";r=0;t=1"#), Some(Duration::from_secs(30)));
+/// assert_eq!(hint::ratelimit(r#""default";r=12;t=3"#), None, "quota left");
+/// assert_eq!(hint::ratelimit("default;r=0"), None, "malformed: no reset");
+/// ```
+#[cfg(feature = "http")]
+#[must_use]
+pub fn ratelimit(value: &str) -> Option<Duration> {
+    let list: sfv::List = sfv::Parser::new(value).parse().ok()?;
+    let mut longest: Option<u64> = None;
+    for entry in &list {
+        let sfv::ListEntry::Item(limit) = entry else {
+            return None;
+        };
+        let param = |name: &str| {
+            let value = limit.params.iter().find(|(k, _)| k.as_str() == name)?.1;
+            u64::try_from(i64::from(value.as_integer()?)).ok()
+        };
+        let (remaining, reset) = (param("r")?, param("t")?);
+        if remaining == 0 {
+            longest = longest.max(Some(reset));
+        }
+    }
+    longest.map(Duration::from_secs)
+}
+
 /// The hint of an HTTP response's headers: `x-amz-retry-after` if present and well formed
-/// (it has millisecond precision), else `Retry-After`.
+/// (it has millisecond precision), else `Retry-After`, else the time until the exhausted quotas
+/// of a `RateLimit` field reset ([`ratelimit`]; the field's lines taken as one list).
 #[cfg(feature = "http")]
 #[must_use]
 pub fn from_headers(headers: &::http::HeaderMap) -> Option<Duration> {
@@ -103,6 +146,23 @@ pub fn from_headers(headers: &::http::HeaderMap) -> Option<Duration> {
     text(AMZ_RETRY_AFTER)
         .and_then(amz_retry_after)
         .or_else(|| text(RETRY_AFTER).and_then(retry_after))
+        .or_else(|| ratelimit_lines(headers))
+}
+
+/// [`ratelimit`] of every `RateLimit` line of `headers`, as one list.
+#[cfg(feature = "http")]
+fn ratelimit_lines(headers: &::http::HeaderMap) -> Option<Duration> {
+    let mut lines = headers.get_all(RATELIMIT).iter();
+    let first = lines.next()?.to_str().ok()?;
+    let Some(second) = lines.next() else {
+        return ratelimit(first);
+    };
+    let mut joined = format!("{first}, {}", second.to_str().ok()?);
+    for line in lines {
+        joined.push_str(", ");
+        joined.push_str(line.to_str().ok()?);
+    }
+    ratelimit(&joined)
 }
 
 /// Spaces and horizontal tabs around a field value (RFC 9110 "OWS").
@@ -412,6 +472,124 @@ mod tests {
         assert_eq!(grpc_pushback("-99999999999999999999"), Some(Pushback::Stop));
         for bad in ["", "-", "--1", "+5", "2.5", "abc", "- 1"] {
             assert_eq!(grpc_pushback(bad), None, "{bad:?}");
+        }
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn ratelimit_fields() {
+        let s = Duration::from_secs;
+        // The draft's examples, and lists of several limits.
+        assert_eq!(ratelimit(r#""default";r=0;t=3"#), Some(s(3)));
+        assert_eq!(ratelimit(r#""default";r=50;t=30"#), None);
+        assert_eq!(ratelimit(r#""default";r=0;t=0"#), Some(s(0)));
+        assert_eq!(
+            ratelimit(r#""hour";r=0;t=1800, "second";r=0;t=1, "day";r=9;t=86400"#),
+            Some(s(1800))
+        );
+        // A partition key and unknown parameters are read past; tokens name limits too.
+        assert_eq!(
+            ratelimit(r#""user";r=0;t=7;pk=:cHJvamVjdDEyMw==:;x=1"#),
+            Some(s(7))
+        );
+        assert_eq!(ratelimit("default;r=0;t=4"), Some(s(4)));
+        assert_eq!(
+            ratelimit(r#" "default";r=0;t=3 "#),
+            Some(s(3)),
+            "OWS around"
+        );
+        // Malformed: the field is ignored.
+        for bad in [
+            "",
+            r#""default";r=0"#,
+            r#""default";t=3"#,
+            r#""default";r=-1;t=3"#,
+            r#""default";r=0;t=-3"#,
+            r#""default";r=0;t=2.5"#,
+            r#""default";r=0;t="3""#,
+            r#""default";r=0;t=3,"#,
+            r#"("a" "b");r=0;t=3"#,
+            r#""default";R=0;T=3"#,
+            "default; r=0; t=3 garbage",
+            r#""a";r=0;t=3, "b";r=0"#,
+        ] {
+            assert_eq!(ratelimit(bad), None, "{bad:?}");
+        }
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn from_headers_reads_ratelimit_after_the_retry_after_headers() {
+        use ::http::{HeaderMap, HeaderValue};
+        let mut h = HeaderMap::new();
+        h.append(RATELIMIT, HeaderValue::from_static(r#""minute";r=0;t=20"#));
+        assert_eq!(from_headers(&h), Some(Duration::from_secs(20)));
+        // Lines of one field are one list.
+        h.append(RATELIMIT, HeaderValue::from_static(r#""hour";r=0;t=600"#));
+        assert_eq!(from_headers(&h), Some(Duration::from_secs(600)));
+        h.insert(RETRY_AFTER, HeaderValue::from_static("5"));
+        assert_eq!(from_headers(&h), Some(Duration::from_secs(5)));
+        h.insert(AMZ_RETRY_AFTER, HeaderValue::from_static("250"));
+        assert_eq!(from_headers(&h), Some(Duration::from_millis(250)));
+    }
+
+    /// Mutated `RateLimit` values never make the parser panic: each case takes a well-formed
+    /// value and applies 1 to 8 random edits (a byte replaced, inserted or removed, a piece
+    /// duplicated), from a seeded generator. 20,000 cases by default; `RETRY_FUZZ_CASES` sets
+    /// the count (RELIABILITY.md gives the long run).
+    #[cfg(feature = "http")]
+    #[test]
+    fn ratelimit_never_panics_on_mutated_values() {
+        use rand::{Rng, RngExt, SeedableRng};
+        const SEEDS: [&str; 5] = [
+            r#""default";r=0;t=3"#,
+            r#""hour";r=0;t=1800, "second";r=5;t=1"#,
+            r#""user";r=0;t=7;pk=:cHJvamVjdDEyMw==:"#,
+            r#"a;r=0;t=1, ("x" "y");q=?1, b;r=1;t=2;d=@1659578233"#,
+            r#""n";r=9223372036854775807;t=999999999999999"#,
+        ];
+        const ALPHABET: &[u8] = br#"";=,:()?@%*-._ 0123456789rtpkabcxyz=\	"#;
+        let cases: u64 = std::env::var("RETRY_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20_000);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x5241_5445);
+        let (mut parsed, mut hinted) = (0u64, 0u64);
+        for _ in 0..cases {
+            let mut value = SEEDS[rng.random_range(0..SEEDS.len())].as_bytes().to_vec();
+            for _ in 0..rng.random_range(1..=8) {
+                let at = rng.random_range(0..=value.len());
+                match rng.random_range(0..4) {
+                    0 if at < value.len() => {
+                        value[at] = if rng.random_bool(0.9) {
+                            ALPHABET[rng.random_range(0..ALPHABET.len())]
+                        } else {
+                            rng.next_u32() as u8
+                        };
+                    }
+                    1 => value.insert(at, ALPHABET[rng.random_range(0..ALPHABET.len())]),
+                    2 if at < value.len() => {
+                        value.remove(at);
+                    }
+                    _ => {
+                        let end = rng.random_range(at..=value.len());
+                        let piece = value[at..end].to_vec();
+                        value.splice(at..at, piece);
+                    }
+                }
+            }
+            let text = String::from_utf8_lossy(&value);
+            if sfv::Parser::new(text.as_ref()).parse::<sfv::List>().is_ok() {
+                parsed += 1;
+            }
+            if ratelimit(&text).is_some() {
+                hinted += 1;
+            }
+        }
+        // Mutation keeps some values well formed: the cases reach past the parser.
+        assert!(hinted > 0 && parsed > hinted, "{parsed} {hinted}");
+        if cases >= 1_000_000 {
+            println!("{cases} mutated values: {parsed} parsed as lists, {hinted} gave a hint");
         }
     }
 }

@@ -154,9 +154,10 @@ impl From<bool> for ErrorClass {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` cannot tell whether `{Self}` is worth retrying",
     label = "the error type `{Self}` does not implement `retry_runtime::Classify`",
-    note = "implement `retry_runtime::Classify` for `{Self}` (`fn classify(&self) -> ErrorClass`), \
-            or name a predicate: `#[retry(retry_on = is_transient)]`, or \
-            `Policy::classify(is_transient)`, with `fn is_transient(e: &{Self}) -> bool`"
+    note = "derive it (`#[derive(retry_runtime::Classify)]`, with `#[classify(transient)]`... on \
+            its variants), implement it (`fn classify(&self) -> ErrorClass`), or name a \
+            predicate: `#[retry(retry_on = is_transient)]` with `fn is_transient(e: &{Self}) -> \
+            bool`"
 )]
 pub trait Classify {
     /// The class of this error.

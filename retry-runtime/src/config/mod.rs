@@ -1,16 +1,28 @@
 //! Where each setting of a `#[retry]` function comes from, first match wins, key by key:
 //!
-//! 1. the attribute (`#[retry(max_attempts = 5, deadline = "10s")]`), or a `Policy`'s builders;
+//! 1. the attribute (`#[retry(max_attempts = 5, deadline = "10s")]`), or a `Policy`'s builders:
+//!    what the code writes always holds, as in the AWS SDKs, where a value set in code wins
+//!    over the environment, which wins over the shared config file;
 //! 2. the environment: `RETRY_<PROFILE>_<KEY>` for a function with `profile = "..."` (the
-//!    profile upper-cased, `-` written `_`), then `RETRY_<KEY>`;
-//! 3. the TOML file named by `RETRY_CONFIG_FILE` (feature `config-file`, off by default: without
+//!    profile upper-cased, `-` written `_`: `RETRY_BILLING_EU_MAX_ATTEMPTS`), then
+//!    `RETRY_<KEY>`;
+//! 3. for a function with `aws_config = true`, the AWS SDKs' variables: `AWS_RETRY_MODE`,
+//!    `AWS_MAX_ATTEMPTS`, and `AWS_NEW_RETRIES_2026=true` for `behavior = "2026"`;
+//! 4. the TOML file named by `RETRY_CONFIG_FILE` (feature `config-file`, off by default: without
 //!    it a file named there is one warning): its `[profile.NAME]` table, then its `[default]`
 //!    table;
-//! 4. the default of the mode.
+//! 5. for a function with `aws_config = true`, the AWS shared config file (`AWS_CONFIG_FILE`,
+//!    else `~/.aws/config`): `retry_mode` and `max_attempts` in the profile `AWS_PROFILE` names,
+//!    else `[default]`, read as the SDKs read it (a missing `~/.aws/config` is no news; a bad
+//!    value is one warning with its `path:line`; the `legacy` mode has no equivalent here and
+//!    is one warning; an `AWS_PROFILE` that names no profile is one warning, and no other
+//!    profile stands in);
+//! 6. the default of the mode.
 //!
 //! | key | environment | value |
 //! |---|---|---|
 //! | `mode` | `RETRY_MODE` | `"standard"` or `"adaptive"` |
+//! | `behavior` | `RETRY_BEHAVIOR` | `"classic"` or `"2026"` |
 //! | `max_attempts` | `RETRY_MAX_ATTEMPTS` | a whole number >= 1 |
 //! | `initial_backoff` | `RETRY_INITIAL_BACKOFF` | a duration such as `"100ms"` |
 //! | `multiplier` | `RETRY_MULTIPLIER` | a number >= 1 |
@@ -20,30 +32,58 @@
 //! | `attempt_timeout_multiplier` | `RETRY_ATTEMPT_TIMEOUT_MULTIPLIER` | a number >= 1 |
 //! | `max_attempt_timeout` | `RETRY_MAX_ATTEMPT_TIMEOUT` | a duration above zero |
 //! | `deadline` | `RETRY_DEADLINE` | a duration above zero |
+//! | `max_in_flight` | `RETRY_MAX_IN_FLIGHT` | a whole number >= 2 |
+//! | `min_hedge_after`, `max_hedge_after` | `RETRY_MIN_HEDGE_AFTER`, `RETRY_MAX_HEDGE_AFTER` | a duration |
 //!
 //! Durations are written as in the attribute: `"500us"`, `"150ms"`, `"2s"`, `"1.5s"`, `"1m"`.
 //!
-//! What the code writes wins, as in the AWS SDKs (code, then the environment, then the shared
-//! config file): a variable or a file key that sets a key the function's attribute (or a
-//! `Policy`) also writes is shadowed, and where its value differs from the code's, the function
-//! warns once, naming the key, both values and where the shadowed one was set; `explain` shows
-//! the shadowed value beside the one in effect.
+//! ```toml
+//! [default]
+//! max_attempts = 4
+//! max_backoff = "5s"
+//!
+//! [profile.billing-eu]        # #[retry(profile = "billing-eu")]
+//! mode = "adaptive"
+//! attempt_timeout = "2s"
+//! ```
+//!
+//! The file is parsed by the `toml` crate behind the `config-file` feature, which brings the
+//! parser and serde into the build: `retry-runtime = { version = "0.1", features =
+//! ["config-file"] }`. The environment applies either way.
+//!
+//! What the code writes wins: a variable or a file key that sets a key the function's
+//! attribute (or a `Policy`) also writes is shadowed, and where its value differs from the
+//! code's, the function warns once, naming the key, both values and where the shadowed one was
+//! set, and why; `explain` shows the shadowed value beside the one in effect. To let the
+//! environment set a key, leave it out of the attribute.
 //!
 //! The environment and the file are read once per process, when the first `#[retry]` function
 //! first runs (a profile's variables when the first function of that profile first runs); each
 //! function resolves its settings on its first call. A value that cannot be used is one
-//! warning, with the variable, or the file's line and key, and is ignored as if it were absent
-//! (a misspelt mode, jitter or percentile says which one it most likely meant). The coherence
-//! rules the attribute is held to at compile time hold for the resolved values too: where a
-//! value from outside breaks one (`RETRY_MAX_BACKOFF=100ms` under an attribute's
-//! `initial_backoff = "1s"`), the function warns once and ignores that value.
+//! warning (a `retry::config` tracing event, or a line on standard error), with the variable,
+//! or the file's line and key, and is ignored as if it were absent (a misspelt mode, jitter or
+//! percentile says which one it most likely meant: `RETRY_JITTER=ful` says `did you mean
+//! "full"?`). The coherence rules the attribute is held to at compile time hold for the
+//! resolved values too: where a value from outside breaks one (`RETRY_MAX_BACKOFF=100ms` under
+//! an attribute's `initial_backoff = "1s"`), the function warns once and ignores that value.
 //! Timeouts (`attempt_timeout` and the keys that shape it, `deadline`) apply from outside only
 //! to a function whose attribute sets `attempt_timeout` or `deadline`: without either, its
 //! attempts run without a timer (and its error type need not represent a timeout), which the
-//! warning says. Nothing here panics.
+//! warning says. Likewise the hedging keys apply only to a function whose attribute writes
+//! `hedge_after`: whether its attempts may run side by side is decided where its code is.
+//! Nothing here panics.
 //!
 //! [`explain`] lists, for every function that has run, each setting that applies to it and
-//! where it came from, and the value from outside that each setting the code writes shadows.
+//! where it came from, and the value from outside that each setting the code writes shadows:
+//!
+//! ```text
+//! get_object (profile billing-eu)
+//!   mode                        adaptive   file /etc/retry.toml:6
+//!   max_attempts                4          env RETRY_MAX_ATTEMPTS
+//!   initial_backoff             100ms      attribute
+//!   deadline                    10s        attribute; shadows 30s (env RETRY_DEADLINE)
+//!   ...
+//! ```
 
 use crate::spec::{KEYS, Key, Keys, Settings, Value};
 use std::collections::BTreeSet;
@@ -687,7 +727,7 @@ mod tests {
 
     /// Without the `config-file` feature (off by default) the file named by `RETRY_CONFIG_FILE`
     /// is not read: one warning says so, and the environment still applies.
-    /// `tests/engine_default_features.rs` runs this in a build of the runtime with its default
+    /// `tests/workspace/default_features.rs` runs this in a build of the runtime with its default
     /// features, as the workspace's own tests turn the feature on.
     #[cfg(not(feature = "config-file"))]
     #[test]

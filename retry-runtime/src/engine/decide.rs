@@ -22,7 +22,6 @@ pub(crate) enum AfterError {
 /// Step 3's and 4's ends: a permanent error or the last attempt ends the call as it should;
 /// a function that is not idempotent ends it early on an error after which the request may
 /// have reached the server.
-#[inline]
 pub(crate) fn after_error(class: ErrorClass, last: bool, idempotent: bool) -> AfterError {
     if class == ErrorClass::Permanent || last {
         AfterError::Return
@@ -35,7 +34,6 @@ pub(crate) fn after_error(class: ErrorClass, last: bool, idempotent: bool) -> Af
 
 /// Step 5 in the classic behavior for a server's hint `h`: obeyed, unjittered, unless it asks
 /// for more than `max_backoff` (without a hint, the backoff).
-#[inline]
 pub(crate) fn hint(h: Duration, max_backoff: Duration) -> Result<Duration, EarlyEnd> {
     if h > max_backoff {
         Err(EarlyEnd::HintTooLong)
@@ -47,7 +45,6 @@ pub(crate) fn hint(h: Duration, max_backoff: Duration) -> Result<Duration, Early
 /// Step 5 under the 2026 behavior: the computed (jittered) backoff `t`, or the server's hint
 /// kept within `[t, t + 5 s]` (the AWS SDKs' rule for `x-amz-retry-after`; a hint never ends
 /// the call early).
-#[inline]
 pub(crate) fn delay_2026(hint: Option<Duration>, t: Duration) -> Duration {
     match hint {
         Some(h) => h.clamp(t, t.saturating_add(AWS_2026_HINT_ABOVE_BACKOFF)),

@@ -84,7 +84,6 @@ mod slot {
     }
 
     /// Runs `f` with the published frame, if any.
-    #[inline]
     pub(super) fn with<T>(f: impl for<'x> FnOnce(&'x Frame<'x>) -> T) -> Option<T> {
         let p = CURRENT.get();
         if p.is_null() {
@@ -130,7 +129,6 @@ pub(crate) struct Outer {
 }
 
 /// The attempt the current code runs inside, if any.
-#[inline]
 pub(crate) fn outer() -> Option<Outer> {
     slot::with(|f| f.as_outer())
 }
@@ -162,7 +160,6 @@ impl<'a> Frame<'a> {
     }
 
     /// When the current attempt is cut off: its own cutoff, else the deadline.
-    #[inline]
     pub(crate) fn cutoff_or_deadline(&self) -> Option<Instant> {
         self.cutoff.or(self.deadline)
     }
@@ -238,7 +235,6 @@ impl<'a> Frame<'a> {
     }
 
     /// Whether a call nested in the attempt just ended retried and failed; clears the mark.
-    #[inline]
     pub(crate) fn take_nested_retried(&self) -> bool {
         // A load first: the mark is rare, and a locked read-modify-write is not free.
         if self.depth.load(Ordering::Relaxed) & NESTED_RETRIED == 0 {
@@ -249,14 +245,12 @@ impl<'a> Frame<'a> {
     }
 
     /// 1 for an outermost call, one more for each `#[retry]` attempt it runs inside.
-    #[inline]
     pub(crate) fn depth(&self) -> u32 {
         (self.depth.load(Ordering::Relaxed) & !NESTED_RETRIED) + 1
     }
 
     /// Runs `f` with this frame published as the current attempt's; a frame published
     /// before (the attempt this call runs inside) gives it its depth and clamps its deadline.
-    #[inline]
     pub(crate) fn enter<T>(&mut self, f: impl FnOnce() -> T) -> T {
         slot::enter(self, Frame::adopt, f)
     }
@@ -271,8 +265,6 @@ impl<'a> Frame<'a> {
 
     /// Takes the depth and deadline of a call run inside `outer`'s attempt (the same answer
     /// at every poll, so looking again changes nothing).
-    #[cold]
-    #[inline(never)]
     fn adopt(&mut self, outer: &Frame<'_>) {
         let (depth, deadline) = nested(self.deadline, outer.as_outer());
         let word = self.depth.get_mut();
@@ -296,7 +288,6 @@ impl<'a> Frame<'a> {
 }
 
 /// The depth and deadline of a call started inside `outer`.
-#[cold]
 fn nested(deadline: Option<Instant>, outer: Outer) -> (u32, Option<Instant>) {
     let deadline = match (deadline, outer.cutoff) {
         (Some(own), Some(cut)) => Some(own.min(cut)),
@@ -306,7 +297,6 @@ fn nested(deadline: Option<Instant>, outer: Outer) -> (u32, Option<Instant>) {
 }
 
 /// Marks the attempt this call runs inside, if any: a call nested in it retried and failed.
-#[cold]
 pub(crate) fn nested_call_retried() {
     slot::with(|f| f.depth.fetch_or(NESTED_RETRIED, Ordering::Relaxed));
 }
@@ -341,7 +331,6 @@ impl Source for Frame<'_> {
 }
 
 impl<'c, 'a, F> InFrame<'c, 'a, F> {
-    #[inline]
     pub(crate) fn new(current: &'c mut Current<'a>, attempt: F) -> Self {
         InFrame { current, attempt }
     }

@@ -250,7 +250,6 @@ struct Hedge<'a> {
 
 impl<'a> Hedge<'a> {
     /// The hedging of `settings`, if they hedge; a percentile estimates with `latency`.
-    #[inline]
     fn of(settings: &'a Settings, latency: Option<&'a Latency>) -> Option<Hedge<'a>> {
         Some(Hedge {
             settings: settings.hedge.as_ref()?,
@@ -259,13 +258,11 @@ impl<'a> Hedge<'a> {
     }
 
     /// At most this many attempts of a call at once.
-    #[inline]
     fn max_in_flight(&self) -> u32 {
         self.settings.max_in_flight
     }
 
     /// How long after an attempt starts the next hedge starts.
-    #[inline]
     fn delay(&self) -> Duration {
         let (min, max) = (self.settings.min_after, self.settings.max_after);
         match (self.settings.after, self.latency) {
@@ -279,7 +276,6 @@ impl<'a> Hedge<'a> {
     }
 
     /// The estimate a successful attempt's latency goes into, for a percentile.
-    #[inline]
     fn latency(&self) -> Option<&'a Latency> {
         match self.settings.after {
             HedgeSpec::Fixed(_) => None,
@@ -472,13 +468,13 @@ where
                     AfterError::Retry => {}
                     AfterError::Return => {
                         flights.cancel();
-                        self.current.trace.call_failed(Some(class));
+                        self.ended(false, Some(class));
                         return out;
                     }
                     AfterError::EndEarly(why) => {
                         self.ended_early(a, number, Some(class), why);
                         flights.cancel();
-                        self.current.trace.call_failed(Some(class));
+                        self.ended(false, Some(class));
                         return out;
                     }
                 }

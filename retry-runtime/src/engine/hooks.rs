@@ -40,24 +40,20 @@ pub trait Classifier<E> {
 }
 
 impl<E: Classify> Classifier<E> for ByTrait {
-    #[inline]
     fn class(&self, err: &E) -> ErrorClass {
         err.classify()
     }
 
-    #[inline]
     fn hint(&self, err: &E) -> Option<Duration> {
         err.retry_after()
     }
 }
 
 impl<E, C: Classifier<E> + ?Sized> Classifier<E> for &C {
-    #[inline]
     fn class(&self, err: &E) -> ErrorClass {
         (**self).class(err)
     }
 
-    #[inline]
     fn hint(&self, err: &E) -> Option<Duration> {
         (**self).hint(err)
     }
@@ -68,12 +64,10 @@ where
     C: Fn(&E) -> ErrorClass,
     A: Fn(&E) -> Option<Duration>,
 {
-    #[inline]
     fn class(&self, err: &E) -> ErrorClass {
         (self.0)(err)
     }
 
-    #[inline]
     fn hint(&self, err: &E) -> Option<Duration> {
         (self.1)(err)
     }
@@ -109,14 +103,12 @@ pub trait OnRefusal<R> {
 }
 
 impl<R> OnRefusal<R> for NoBreaker {
-    #[inline]
     fn refuse(&self, _: Refusing) -> Option<R> {
         None
     }
 }
 
 impl<R> OnRefusal<R> for fn(CircuitOpen) -> R {
-    #[inline]
     fn refuse(&self, why: Refusing) -> Option<R> {
         match why {
             Refusing::Open(open) => Some(self(open)),
@@ -144,7 +136,6 @@ impl<R> OnRefusal<R> for (fn(CircuitOpen) -> R, fn(Refused) -> R) {
 }
 
 impl<R, C, O, X: OnRefusal<R>> OnRefusal<R> for Hooks<C, O, X> {
-    #[inline]
     fn refuse(&self, why: Refusing) -> Option<R> {
         self.open.refuse(why)
     }
@@ -156,52 +147,43 @@ where
     C: Classifier<R::Err>,
     O: Fn(&RetryEvent<'_, R::Err>),
 {
-    #[inline]
     fn class(&self, err: &R::Err) -> ErrorClass {
         self.classify.class(err)
     }
 
-    #[inline]
     fn hint(&self, err: &R::Err) -> Option<Duration> {
         self.classify.hint(err)
     }
 
-    #[inline]
     fn on_retry(&self, event: &RetryEvent<'_, R::Err>) {
         (self.on_retry)(event);
     }
 }
 
 /// No server hint (a `retry_on` predicate without `retry_after`).
-#[inline]
 pub fn no_hint<E: ?Sized>(_: &E) -> Option<Duration> {
     None
 }
 
 /// Never repeat a success (no `retry_if_ok`).
-#[inline]
 pub fn never_repeat<T: ?Sized>(_: &T) -> bool {
     false
 }
 
 /// No `on_retry` hook.
-#[inline]
 pub fn no_hook<E>(_: &RetryEvent<'_, E>) {}
 
 /// Converts what a `retry_on` predicate returned.
-#[inline]
 pub fn into_class<T: IntoErrorClass>(class: T) -> ErrorClass {
     class.into_error_class()
 }
 
 /// Pins a `retry_after` function's result type.
-#[inline]
 pub fn hint(hint: Option<Duration>) -> Option<Duration> {
     hint
 }
 
 /// Pins a `retry_if_ok` function's result type.
-#[inline]
 pub fn repeat(again: bool) -> bool {
     again
 }

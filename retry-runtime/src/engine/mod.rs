@@ -8,8 +8,10 @@
 //! every wait is a sleep awaited in place: nothing is boxed. The engine decides each step
 //! synchronously.
 //!
-//! Steps are numbered as in the README's "One call": 1 send token, 2 the attempt, 3 success
-//! or classification, 4 the retry's cost, 5 the delay and the deadline, 6 hook, event, sleep.
+//! Steps are numbered as in the README's "One call": 1 the gate (the breaker's leave, the
+//! guards, the send token), 2 the attempt, 3 success or classification, 4 the retry's
+//! admission (breaker, budget, cost, guards), 5 the delay and the deadline, 6 hook, event,
+//! sleep.
 //!
 //! The first attempt is the hot path: it reads the function's settings once, runs the body
 //! (under a timer only if the function has one: that is known at compile time), and on
@@ -84,6 +86,16 @@ pub struct Call<'a, R, K: TimerKind, P, J> {
     /// whether it did (nothing without timers).
     timing: K::Timing,
     retrying: Option<Retrying<R>>,
+    /// When the call started and how long it slept between attempts, for its histograms.
+    #[cfg(feature = "metrics")]
+    tally: Tally,
+}
+
+/// What a call's histograms take at its end besides its attempts.
+#[cfg(feature = "metrics")]
+struct Tally {
+    started: Instant,
+    slept: Duration,
 }
 
 /// Which attempts may follow one whose request may have reached the server.
@@ -99,7 +111,6 @@ enum Repeats {
 }
 
 impl Repeats {
-    #[inline]
     fn idempotent(self) -> bool {
         self != Repeats::NotIdempotent
     }
@@ -133,7 +144,6 @@ impl Drop for Current<'_> {
 impl Current<'_> {
     /// Gives the ticket's cost back to the bucket, and tells the guards that admitted its
     /// attempt that it was cancelled.
-    #[cold]
     fn release(&mut self) {
         let draw = || scope::around().uniform();
         self.frame.r.chain().release(&mut self.ticket, &draw);
@@ -208,7 +218,6 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
 
     /// Gives back what is held for an attempt that will not run (or not finish): a retry's
     /// cost, the guards' admissions (settled as cancelled).
-    #[cold]
     fn release(&mut self) {
         if self.current.ticket.holds() {
             self.current.release();
@@ -220,7 +229,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     /// Starts a call. The deadline clock starts now, at the first poll of the function.
     /// `classify` tells an error's class and hint ([`ByTrait`] or [`Fns`]), `repeat` whether a
     /// success is polled again, `on_retry` is the hook.
-    #[inline(always)]
     pub fn new(
         site: &'static Site,
         idempotent: bool,
@@ -234,7 +242,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
 
     /// Starts a call of `site` (a `Policy` value's, for the time of one call; a `#[retry]`
     /// function's, for the process).
-    #[inline(always)]
     pub(crate) fn of(
         site: &'a Site,
         idempotent: bool,
@@ -253,7 +260,6 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
     /// [`of`](Call::of) with what a refused call returns (`open`) and, when `once`, one
     /// attempt whatever the settings: the call is built where it will stay, not moved again
     /// by [`with_refusal`](Call::with_refusal) and [`once`](Call::once).
-    #[inline]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn of_all(
         site: &'a Site,
@@ -275,7 +281,6 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
         Call::built(site, repeats, timer, classify, repeat, on_retry, open)
     }
 
-    #[inline(always)]
     fn built(
         site: &'a Site,
         repeats: Repeats,
@@ -316,6 +321,11 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
             repeats,
             timing: K::Timing::begin(start),
             retrying: None,
+            #[cfg(feature = "metrics")]
+            tally: Tally {
+                started: start.unwrap_or_else(Instant::now),
+                slept: Duration::ZERO,
+            },
         }
     }
 }
@@ -324,7 +334,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     /// Gives the call the conversion of [`CircuitOpen`] into its error type, which a call
     /// that its function's breaker refuses returns (`breaker = ...`). Without it, a refused
     /// first attempt runs anyway; a refused retry still ends the call.
-    #[inline]
     #[allow(clippy::type_complexity)]
     pub fn with_breaker(
         self,
@@ -354,7 +363,6 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     }
 
     /// Gives the call `open`, what a refused call returns ([`NoBreaker`]: it runs).
-    #[inline]
     pub(crate) fn with_refusal<X>(self, open: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
         let Call {
             current,
@@ -364,6 +372,8 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
             repeats,
             timing,
             retrying,
+            #[cfg(feature = "metrics")]
+            tally,
         } = self;
         Call {
             current,
@@ -377,34 +387,32 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
             repeats,
             timing,
             retrying,
+            #[cfg(feature = "metrics")]
+            tally,
         }
     }
 }
 
 impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// The function's settings in effect and the shared state they name.
-    #[inline]
     fn r(&self) -> &'a Resolved {
         self.current.frame.r
     }
 
     /// Whether attempts wait for the rate limiter's send tokens (adaptive mode, which the
     /// environment may choose at run time).
-    #[inline]
     fn adaptive(&self) -> bool {
         self.r().settings.mode == Mode::Adaptive
     }
 
     /// Whether each attempt passes the loop's gate, [`send_token`](Self::send_token): a
     /// circuit breaker's leave, and in adaptive mode the rate limiter's send token.
-    #[inline]
     pub fn gated(&self) -> bool {
         self.r().gated
     }
 
     /// The attempts the call may make: the function's, or fewer in a test scope; one if the
     /// caller allows no more.
-    #[inline]
     fn max_attempts(&self, a: &Around) -> u32 {
         if self.repeats == Repeats::Once {
             1
@@ -438,7 +446,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// When attempt `n`, starting now, is cut off, and by which limit.
-    #[inline]
     fn limit(&self, n: u32) -> Option<(Instant, TimeoutKind)> {
         match self.r().settings.attempt_timeout_for(n) {
             // The first attempt starts with the call, unless adaptive mode waited for a send
@@ -463,7 +470,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// When attempt `n` starts: the call's start for the first, unless adaptive mode waited
     /// for a send token; now otherwise.
-    #[inline]
     fn attempt_start(&self, n: u32) -> Instant {
         match self.timing.start() {
             Some(start) if n == 1 && !self.adaptive() => start,
@@ -490,6 +496,31 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     fn ended_early(&self, a: &Around, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
         observe::ended_early(&self.current, a, attempt, class, reason);
+    }
+
+    /// The call slept `delay` before its next attempt (counted for its histograms).
+    fn slept(&mut self, delay: Duration) {
+        #[cfg(feature = "metrics")]
+        {
+            self.tally.slept += delay;
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = delay;
+    }
+
+    /// The call ends (`ok`: with a success): its histograms, and on a failure its span's
+    /// `error.type` (`class`, or the last failed attempt's).
+    fn ended(&self, ok: bool, class: Option<ErrorClass>) {
+        #[cfg(feature = "metrics")]
+        self.r().meters.call_ended(
+            ok,
+            self.current.frame.number,
+            self.tally.slept,
+            self.tally.started.elapsed(),
+        );
+        if !ok {
+            self.current.trace.call_failed(class);
+        }
     }
 }
 
@@ -533,7 +564,10 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
                 });
             match gate {
                 Gate::Go => return SendToken::Go,
-                Gate::Wait(delay) => return SendToken::Wait(delay),
+                Gate::Wait(delay) => {
+                    self.slept(delay);
+                    return SendToken::Wait(delay);
+                }
                 Gate::Late => return self.late(a),
                 Gate::Refused(refusal, next) => {
                     if let Some(out) = self.refused(refusal, a) {
@@ -548,7 +582,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// The attempt's wait at the gate would reach the deadline: the call ends with its last
     /// outcome, or the deadline's error.
-    #[cold]
     fn late(&mut self, a: &Around) -> SendToken<R>
     where
         K: Timer<R>,
@@ -561,8 +594,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         match last.or_else(|| self.deadline_error(n)) {
             Some(out) => {
                 self.ended_early(a, n - 1, None, EarlyEnd::Deadline);
-                let class = deadline.then_some(ErrorClass::Timeout);
-                self.current.trace.call_failed(class);
+                self.ended(false, deadline.then_some(ErrorClass::Timeout));
                 SendToken::Return(out)
             }
             // No deadline, so the wait cannot have been refused: go ahead.
@@ -573,7 +605,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// The gate refused the next attempt: a call that has retried ends with its last outcome,
     /// one that has not with `E::from(CircuitOpen)` or `E::from(Refused)`. `None`: the call
     /// has no conversion for it, and the attempt runs.
-    #[cold]
     fn refused(&mut self, refusal: Refusal, a: &Around) -> Option<R>
     where
         J: OnRefusal<R>,
@@ -584,7 +615,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         let why = EarlyEnd::of(refusal, false);
         if let Some(last) = self.retrying.as_mut().and_then(|r| r.last.take()) {
             self.ended_early(a, n, None, why);
-            self.current.trace.call_failed(None);
+            self.ended(false, None);
             return Some(last);
         }
         let refusing = match refusal {
@@ -597,7 +628,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         };
         let out = self.hooks.refuse(refusing)?;
         observe::refused(&self.current, a, why);
-        self.current.trace.call_failed(Some(ErrorClass::Permanent));
+        self.ended(false, Some(ErrorClass::Permanent));
         Some(out)
     }
 
@@ -621,7 +652,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// Counts the attempt about to run.
-    #[inline]
     fn count_attempt(&mut self) {
         self.current.frame.number += 1;
         #[cfg(feature = "metrics")]
@@ -695,7 +725,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// The error of the attempt its timer cut off.
-    #[cold]
     fn timed_out(&mut self) -> R
     where
         K: Timer<R>,
@@ -705,7 +734,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// The error of attempt `n`, which the limit `kind` cut off.
-    #[cold]
     fn cut_off(&self, n: u32, kind: TimeoutKind) -> R
     where
         K: Timer<R>,
@@ -719,7 +747,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// Step 3 for a success: refund the retry's cost, or reward an attempt that cost nothing;
     /// in adaptive mode, tell the limiter; with a budget, count it.
-    #[inline]
     fn book_success(&mut self) {
         if self.retrying.is_none() {
             // A first attempt: it cost nothing, and is rewarded.
@@ -736,7 +763,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// [`book_success`](Self::book_success) for the attempt of a hedged call that won, `first`:
     /// the call's first attempt to end (not necessarily its attempt 1), which may be a hedge
     /// that cost the retry cost.
-    #[inline]
     fn book_success_as(&mut self, first: bool) {
         self.refund_or_reward();
         if self.r().extras {
@@ -753,7 +779,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// The cost of the attempt that succeeded goes back (or, for one that cost nothing, a first
     /// attempt or a polling repeat, the bucket's reward).
-    #[inline]
     fn refund_or_reward(&mut self) {
         self.r().chain().succeeded(&mut self.current.ticket);
         if let Some(r) = &mut self.retrying {
@@ -762,17 +787,16 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// A success ends the call: if an attempt of it failed, the call recovered.
-    #[inline]
     fn recovered(&self) {
         #[cfg(feature = "metrics")]
         if self.retrying.as_ref().is_some_and(|r| r.failed) {
             self.r().meters.recovered();
         }
+        self.ended(true, None);
     }
 
     /// What adaptive mode, a budget and a breaker book for the attempt that held `ticket`,
     /// which ended (`first`: the call's first attempt to end).
-    #[inline]
     fn book_end(&self, ticket: Ticket, first: bool, failure: Option<ErrorClass>) {
         book_extras(self.r(), ticket, first, failure);
     }
@@ -799,21 +823,17 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 
     /// The call ends with `out`: every `Settled::Return` of [`settle`](Self::settle) is made
     /// here, where a nested call marks its outer attempt ([`returning`](Self::returning)).
-    #[inline]
-    fn ends(&mut self, out: R) -> Settled<R>
+    fn ends(&self, out: R) -> Settled<R>
     where
         R: RetryResult,
     {
         self.returning(&out);
-        if out.as_result().is_err() {
-            self.current.trace.call_failed(None);
-        }
+        self.ended(out.as_result().is_ok(), None);
         Settled::Return(out)
     }
 
     /// A nested call (one inside another's attempt) that retried and still fails marks the
     /// outer attempt, which warns if it retries the same failure in turn.
-    #[inline]
     fn returning(&self, out: &R)
     where
         R: RetryResult,
@@ -830,8 +850,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 /// What adaptive mode, a budget, a breaker and the guards book for an attempt that ended, a
 /// success (`None`) or a failure of a class (see [`Chain::ended`]). Out of line, so the success
 /// path only tests `extras`.
-#[cold]
-#[inline(never)]
 fn book_extras(r: &Resolved, ticket: Ticket, first: bool, failure: Option<ErrorClass>) {
     let draw = || scope::around().uniform();
     r.chain().ended(ticket, first, failure, &draw, |change| {
@@ -864,7 +882,6 @@ pub enum Settled<R> {
 impl<R> Settled<R> {
     /// A retry after `delay`. Instant retries sleep nothing; a zero delay (`Retry-After: 0`, a
     /// zero backoff) retries now, where tokio's timer would wait for its next millisecond tick.
-    #[inline]
     fn after(delay: Duration, a: &Around) -> Self {
         if delay.is_zero() || a.skips_waits() {
             Settled::Retry
@@ -1001,6 +1018,7 @@ where
             return self.ends(short.out);
         }
         self.retrying().pending = Some(short);
+        self.slept(delay);
         Settled::Wait(delay)
     }
 
@@ -1050,6 +1068,7 @@ where
             hint,
             resume: None,
         });
+        self.slept(delay);
         Settled::Wait(delay)
     }
 
@@ -1121,6 +1140,7 @@ where
         });
         observe::retrying(&self.current, a, class, delay, hint);
         self.retrying().last = Some(out);
+        self.slept(slept);
         Settled::after(delay, a)
     }
 
@@ -1150,8 +1170,6 @@ where
     /// Step 5 under gRFC A6: the server's pushback is the delay, whatever its length, and the
     /// backoff after it starts again from `initial_backoff` (its exponent counts the retries
     /// since the last pushback).
-    #[cold]
-    #[inline(never)]
     fn grpc_delay(&mut self, hint: Option<Duration>, a: &Around) -> Duration {
         let n = self.current.frame.number;
         let r = self.retrying();

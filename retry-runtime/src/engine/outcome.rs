@@ -25,11 +25,9 @@ pub trait RetryResult {
 impl<T, E> RetryResult for Result<T, E> {
     type Ok = T;
     type Err = E;
-    #[inline]
     fn as_result(&self) -> Result<&T, &E> {
         self.as_ref()
     }
-    #[inline]
     fn from_err(err: E) -> Self {
         Err(err)
     }
@@ -65,7 +63,6 @@ pub trait FromTimedOut {
 }
 
 impl<E: From<TimedOut>> FromTimedOut for E {
-    #[inline]
     fn from_timed_out(t: TimedOut) -> Self {
         E::from(t)
     }
@@ -84,7 +81,6 @@ pub trait FromCircuitOpen {
 }
 
 impl<E: From<CircuitOpen>> FromCircuitOpen for E {
-    #[inline]
     fn from_circuit_open(open: CircuitOpen) -> Self {
         E::from(open)
     }
@@ -120,7 +116,6 @@ pub trait IntoErrorClass {
 }
 
 impl<T: Into<ErrorClass>> IntoErrorClass for T {
-    #[inline]
     fn into_error_class(self) -> ErrorClass {
         self.into()
     }

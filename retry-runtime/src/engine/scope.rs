@@ -61,7 +61,6 @@ pub(crate) struct Around(Option<Arc<dyn Scope>>);
 
 impl Around {
     /// Whether a scope is in effect.
-    #[inline]
     pub(crate) fn is_scoped(&self) -> bool {
         self.0.is_some()
     }
@@ -76,13 +75,11 @@ impl Around {
     }
 
     /// See [`Scope::skips_waits`].
-    #[inline]
     pub(crate) fn skips_waits(&self) -> bool {
         self.0.as_ref().is_some_and(|a| a.skips_waits())
     }
 
     /// Draws with the scope's generator, or the thread's.
-    #[inline]
     pub(crate) fn draw<T>(&self, f: impl FnOnce(&mut dyn Rng) -> T) -> T {
         let Some(a) = &self.0 else {
             return f(&mut thread_rng());
@@ -133,7 +130,6 @@ impl Listener for Around {
 /// host's `Math.random()` instead (`runtime/wasm.rs`): nothing for a user to configure, no
 /// `getrandom` backend to choose. Nothing here needs a cryptographic secret: jitter spreads
 /// retries, an invocation id tells one call's attempts from another's.
-#[inline]
 pub(crate) fn thread_rng() -> ThreadRng {
     ThreadRng(())
 }
@@ -166,17 +162,14 @@ fn seed() -> [u8; 32] {
 impl TryRng for ThreadRng {
     type Error = Infallible;
 
-    #[inline]
     fn try_next_u32(&mut self) -> Result<u32, Infallible> {
         Ok(THREAD_RNG.with(|rng| rng.borrow_mut().next_u32()))
     }
 
-    #[inline]
     fn try_next_u64(&mut self) -> Result<u64, Infallible> {
         Ok(THREAD_RNG.with(|rng| rng.borrow_mut().next_u64()))
     }
 
-    #[inline]
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
         THREAD_RNG.with(|rng| rng.borrow_mut().fill_bytes(dst));
         Ok(())
@@ -204,7 +197,6 @@ crate::runtime::local::task_local! {
 static EVER_SCOPED: AtomicBool = AtomicBool::new(false);
 
 /// The current task's ambient.
-#[inline]
 pub(crate) fn around() -> Around {
     if !EVER_SCOPED.load(Ordering::Acquire) {
         return Around(None);

@@ -188,7 +188,6 @@ impl Site {
         self.partition
     }
 
-    #[inline]
     fn shared(&self) -> Option<&'static Partition> {
         self.partition
             .map(|name| *self.shared.get_or_init(|| Partition::named(name)))
@@ -220,8 +219,6 @@ impl Site {
         }
     }
 
-    #[cold]
-    #[inline(never)]
     fn resolve(&self, timed: bool) -> &Resolved {
         self.resolved.get_or_init(|| {
             let config::Resolution { settings, .. } = config::resolve(
@@ -382,7 +379,6 @@ pub(crate) struct Resolved {
 
 impl Resolved {
     /// The latency estimate of a function hedged by a percentile.
-    #[inline]
     pub(crate) fn latency(&self) -> Option<&Latency> {
         match self.latency {
             Some(l) => Some(l),
@@ -401,7 +397,6 @@ impl Resolved {
     }
 
     /// The protections its calls meet, in the one order a call meets them.
-    #[inline]
     pub(crate) fn chain(&self) -> &Chain {
         &self.chain
     }

@@ -40,19 +40,14 @@ pub trait Timing: Copy {
 }
 
 impl Timing for () {
-    #[inline]
     fn begin(_: Option<Instant>) -> Self {}
-    #[inline]
     fn start(&self) -> Option<Instant> {
         None
     }
-    #[inline]
     fn arm(&mut self, _: Option<TimeoutKind>) {}
-    #[inline]
     fn fire(&mut self) -> TimeoutKind {
         TimeoutKind::Deadline
     }
-    #[inline]
     fn fired(&self) -> Option<TimeoutKind> {
         None
     }
@@ -78,7 +73,6 @@ pub struct Timings {
 }
 
 impl Timing for Timings {
-    #[inline]
     fn begin(start: Option<Instant>) -> Self {
         Timings {
             start,
@@ -86,17 +80,14 @@ impl Timing for Timings {
         }
     }
 
-    #[inline]
     fn start(&self) -> Option<Instant> {
         self.start
     }
 
-    #[inline]
     fn arm(&mut self, kind: Option<TimeoutKind>) {
         self.armed = kind.map_or(Armed::No, Armed::By);
     }
 
-    #[inline]
     fn fire(&mut self) -> TimeoutKind {
         // An attempt under no timer cannot be cut off; the deadline is the safe answer.
         let kind = match self.armed {
@@ -107,7 +98,6 @@ impl Timing for Timings {
         kind
     }
 
-    #[inline]
     fn fired(&self) -> Option<TimeoutKind> {
         match self.armed {
             Armed::Fired(kind) => Some(kind),
@@ -140,12 +130,10 @@ impl<R> Timer<R> for Untimed {
     type Attempt<F: Future<Output = R>> = F;
     type Output = R;
 
-    #[inline]
     fn arm<F: Future<Output = R>>(attempt: F, _: Option<Instant>) -> F {
         attempt
     }
 
-    #[inline]
     fn outcome(out: R) -> Option<R> {
         Some(out)
     }
@@ -164,7 +152,6 @@ impl<R: RetryResult> Timer<R> for Timed<R::Err> {
     type Attempt<F: Future<Output = R>> = Cut<F>;
     type Output = Result<R, Elapsed>;
 
-    #[inline]
     fn arm<F: Future<Output = R>>(attempt: F, until: Option<Instant>) -> Cut<F> {
         match until {
             Some(until) => Cut::At {
@@ -176,12 +163,10 @@ impl<R: RetryResult> Timer<R> for Timed<R::Err> {
         }
     }
 
-    #[inline]
     fn outcome(out: Self::Output) -> Option<R> {
         out.ok()
     }
 
-    #[cold]
     fn timed_out(&self, t: TimedOut) -> R {
         R::from_err((self.0)(t))
     }

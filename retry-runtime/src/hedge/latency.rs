@@ -126,7 +126,6 @@ impl Latency {
     /// Adds one latency to the estimate: two relaxed `fetch_add`s, and every 1024th record
     /// halves every count. Latencies below 1.024 µs and from 73 min 18 s up are clamped into
     /// the first and last buckets.
-    #[inline]
     pub fn record(&self, latency: Duration) {
         self.counts[bucket_of(latency)].fetch_add(1, Relaxed);
         if self.ticks.fetch_add(1, Relaxed).wrapping_add(1) % HALF_LIFE == 0 {
@@ -149,7 +148,6 @@ impl Latency {
     /// [`quantile`](Self::quantile), computed again only after every 32 records: a hedged
     /// call asks on each attempt, and walking the buckets each time would cost more than the
     /// rest of its success path. One load and a comparison while the answer stands.
-    #[inline]
     pub fn quantile_cached(&self, percentile: u8) -> Option<Duration> {
         let cache = self.cache.load(Relaxed);
         let ticks = self.ticks.load(Relaxed);
@@ -163,8 +161,6 @@ impl Latency {
         self.refresh(percentile, ticks)
     }
 
-    #[cold]
-    #[inline(never)]
     fn refresh(&self, percentile: u8, ticks: u32) -> Option<Duration> {
         let bucket = self.quantile_bucket(percentile)?;
         let word = (u64::from(ticks) << 32) | (u64::from(percentile) << 8) | (bucket as u64 + 1);
@@ -200,7 +196,6 @@ impl Latency {
     /// Halves every count, rounding down. Each halving is a compare-and-swap loop on the value
     /// it replaces, so a concurrent record is kept (before the halving or after it) and no
     /// count can wrap.
-    #[cold]
     fn halve(&self) {
         for count in &self.counts {
             // `Err` is an empty bucket, left untouched (and its cache line clean).
@@ -232,7 +227,6 @@ fn upper_bound(bucket: usize) -> Duration {
 }
 
 /// The bucket of a latency, clamped into the range.
-#[inline]
 fn bucket_of(latency: Duration) -> usize {
     let units = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX) >> UNIT_SHIFT;
     // The top bit's position, 0 for 0 and 1; the shift keeps the top `SUB_BITS + 1` bits, so

@@ -30,15 +30,29 @@ impl Classify for StatusCode {
     }
 }
 
-/// By status; the hint is `x-amz-retry-after` or `Retry-After`
-/// ([`hint::from_headers`](crate::hint::from_headers)).
+/// By status, but a 503 with Envoy's `x-envoy-overloaded` is `Throttling` (the mesh shedding
+/// load, not the service failing); the hint is `x-amz-retry-after`, `Retry-After` or
+/// `RateLimit` ([`hint::from_headers`](crate::hint::from_headers)).
 impl<B> Classify for Response<B> {
     fn classify(&self) -> ErrorClass {
-        self.status().classify()
+        response_class(self.status().as_u16(), self.headers())
     }
     fn retry_after(&self) -> Option<Duration> {
         hint::from_headers(self.headers())
     }
+}
+
+/// Envoy's header on the 503 it answers when it sheds load itself (its overload manager, or a
+/// circuit breaker of the mesh's): the request did not reach the service.
+pub(crate) const ENVOY_OVERLOADED: &str = "x-envoy-overloaded";
+
+/// The class of a response with `status` and `headers`: [`status_class`], but a 503 carrying
+/// [`ENVOY_OVERLOADED`] is `Throttling`.
+pub(crate) fn response_class(status: u16, headers: &::http::HeaderMap) -> ErrorClass {
+    if status == 503 && headers.contains_key(ENVOY_OVERLOADED) {
+        return ErrorClass::Throttling;
+    }
+    status_class(status)
 }
 
 pub(crate) const fn status_class(status: u16) -> ErrorClass {

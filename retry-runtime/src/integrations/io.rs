@@ -32,6 +32,14 @@ impl From<TimedOut> for io::Error {
 /// `std::io::Error` by kind. Only a refused connection is `NotSent`: nothing reached the
 /// server. A reset or aborted connection may have delivered the request, so it is `Transient`.
 ///
+/// | kind | class |
+/// |---|---|
+/// | `ConnectionRefused` | `NotSent` |
+/// | `TimedOut`, `WouldBlock` | `Timeout` |
+/// | `ConnectionReset`, `ConnectionAborted`, `BrokenPipe`, `NotConnected`, `UnexpectedEof`, `Interrupted`, `AddrInUse`, `AddrNotAvailable`, `HostUnreachable`, `NetworkUnreachable`, `NetworkDown`, `ResourceBusy` | `Transient` |
+/// | any other kind wrapping an error the runtime knows (`io::Error::other(e)`) | that error's class, and its server hint |
+/// | any other kind | `Permanent` |
+///
 /// An error of another kind that wraps an inner error (`io::Error::other(e)`, as body streams
 /// do with transport errors) is classified by the inner error's chain when the runtime knows a
 /// type in it.

@@ -74,7 +74,7 @@
 //! so the server's `Retry-After` is lost and the loop falls back to its computed backoff.
 
 use super::chain::known_cause;
-use super::http::status_class;
+use super::http::{response_class, status_class};
 use super::io::connect_failure;
 use super::wire::{WithAttempt, amz_headers};
 use crate::classify::{Classify, ErrorClass, TimedOut, hint};
@@ -118,7 +118,7 @@ impl Classify for ::reqwest::Error {
 
 impl Classify for ::reqwest::Response {
     fn classify(&self) -> ErrorClass {
-        status_class(self.status().as_u16())
+        response_class(self.status().as_u16(), self.headers())
     }
     fn retry_after(&self) -> Option<Duration> {
         hint::from_headers(self.headers())
@@ -273,7 +273,7 @@ impl Classify for Error {
     fn classify(&self) -> ErrorClass {
         match self {
             Error::Request(e) => e.classify(),
-            Error::Status(r) => status_class(r.status.as_u16()),
+            Error::Status(r) => response_class(r.status.as_u16(), &r.headers),
             Error::TimedOut(_) => ErrorClass::Timeout,
             Error::CircuitOpen(_) | Error::Refused(_) => ErrorClass::Permanent,
         }

@@ -12,18 +12,23 @@
 //! | `retry.breaker.transitions` | counter | `function`, `partition`, `from`, `to` | circuit breaker transitions, counted for the function whose attempt made them |
 //! | `retry.bucket.tokens` | gauge | `function`, `partition` | the retry token bucket's level, after each retry's cost |
 //! | `retry.limiter.fill_rate` | gauge | `function`, `partition` | adaptive mode's allowed send rate (per second), after each retry |
+//! | `retry.call.attempts` | histogram | `function`, `partition`, `outcome` | attempts sent per call (`outcome`: `ok` or `error`; a call dropped before it ended is not counted) |
+//! | `retry.call.retry_delay` | histogram | `function`, `partition`, `outcome` | seconds a call slept between its attempts (backoffs, and waits for a protection's leave) |
+//! | `retry.call.duration` | histogram | `function`, `partition`, `outcome` | seconds from a call's start to its end |
 //!
 //! Names follow OpenTelemetry's conventions (dot-separated, `retry.` as namespace; a resend is
 //! what `http.request.resend_count` counts on a span). `partition` is empty for a function
 //! without one.
 //!
 //! A function takes its handles from the recorder on its first call and keeps them, so a
-//! call allocates nothing: install the recorder before the first call.
+//! call allocates nothing: install the recorder before the first call. With the feature, each
+//! call reads the clock at its start and its end, for its duration.
 
 use crate::classify::ErrorClass;
 use crate::observe::report::EarlyEnd;
 use crate::protect::breaker::{BreakerState, Change};
-use metrics::{Counter, Gauge, counter, gauge};
+use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
+use std::time::Duration;
 
 /// Attempts sent.
 pub const ATTEMPTS: &str = "retry.attempts";
@@ -41,6 +46,12 @@ pub const BREAKER_TRANSITIONS: &str = "retry.breaker.transitions";
 pub const BUCKET_TOKENS: &str = "retry.bucket.tokens";
 /// Adaptive mode's send rate.
 pub const FILL_RATE: &str = "retry.limiter.fill_rate";
+/// Attempts sent per call.
+pub const CALL_ATTEMPTS: &str = "retry.call.attempts";
+/// Seconds slept between attempts per call.
+pub const CALL_RETRY_DELAY: &str = "retry.call.retry_delay";
+/// Seconds from a call's start to its end.
+pub const CALL_DURATION: &str = "retry.call.duration";
 
 const CLASSES: [ErrorClass; 5] = [
     ErrorClass::Permanent,
@@ -78,6 +89,15 @@ pub(crate) struct Meters {
     transitions: [Counter; 4],
     tokens: Gauge,
     fill_rate: Gauge,
+    /// The per-call histograms of calls that succeeded, then of those that failed.
+    calls: [Calls; 2],
+}
+
+/// The per-call histograms of one outcome.
+struct Calls {
+    attempts: Histogram,
+    retry_delay: Histogram,
+    duration: Histogram,
 }
 
 impl std::fmt::Debug for Meters {
@@ -118,10 +138,26 @@ impl Meters {
             }),
             tokens: gauge!(BUCKET_TOKENS, "function" => function, "partition" => partition),
             fill_rate: gauge!(FILL_RATE, "function" => function, "partition" => partition),
+            calls: ["ok", "error"].map(|outcome| Calls {
+                attempts: histogram!(CALL_ATTEMPTS, "function" => function,
+                    "partition" => partition, "outcome" => outcome),
+                retry_delay: histogram!(CALL_RETRY_DELAY, "function" => function,
+                    "partition" => partition, "outcome" => outcome),
+                duration: histogram!(CALL_DURATION, "function" => function,
+                    "partition" => partition, "outcome" => outcome),
+            }),
         }
     }
 
-    #[inline]
+    /// A call ended (`ok`: with a success), after sending `attempts` attempts, sleeping
+    /// `slept` between them, `duration` after it started.
+    pub(crate) fn call_ended(&self, ok: bool, attempts: u32, slept: Duration, duration: Duration) {
+        let calls = &self.calls[usize::from(!ok)];
+        calls.attempts.record(f64::from(attempts));
+        calls.retry_delay.record(slept.as_secs_f64());
+        calls.duration.record(duration.as_secs_f64());
+    }
+
     pub(crate) fn attempt(&self) {
         self.attempts.increment(1);
     }

@@ -260,7 +260,6 @@ fn count_end(
 /// An open breaker or a guard refused a call before its first attempt (`reason`): the testing
 /// scope records it as an early end after attempt 0; tracing gets a DEBUG event (a breaker's
 /// transition to open was the WARN).
-#[cold]
 pub(crate) fn refused(call: &dyn Source, env: &impl Listener, reason: EarlyEnd) {
     count_end(call, env, 0, None, reason);
     #[cfg(feature = "tracing")]
@@ -286,7 +285,6 @@ pub(crate) fn refused(call: &dyn Source, env: &impl Listener, reason: EarlyEnd) 
 
 /// A protection changed state (a circuit breaker opened, half-opened or closed); the attempt
 /// that changed it reports it, once.
-#[cold]
 pub(crate) fn state_changed(r: Who<'_>, change: Change) {
     #[cfg(feature = "metrics")]
     r.meters.transition(change);
@@ -319,7 +317,6 @@ pub(crate) fn state_changed(r: Who<'_>, change: Change) {
 
 /// A call retries a failure that a `#[retry]` call nested in its attempt already retried:
 /// attempts multiply (3 by 3 is up to 9 requests). One WARN per function.
-#[cold]
 pub(crate) fn nested_retry(
     r: Who<'_>,
     warned: &AtomicBool,

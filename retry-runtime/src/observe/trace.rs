@@ -199,9 +199,9 @@ impl Trace {
     }
 
     /// The call failed: `error.type` on its span is `class`, or the last failed attempt's.
-    pub(crate) fn call_failed(&mut self, class: Option<ErrorClass>) {
+    pub(crate) fn call_failed(&self, class: Option<ErrorClass>) {
         #[cfg(feature = "tracing")]
-        if let Some(s) = &mut self.0 {
+        if let Some(s) = &self.0 {
             if let Some(class) = class.or(s.last) {
                 s.call.record("error.type", class.as_str());
             }

@@ -11,13 +11,19 @@
 //! (not through a trait of the call's parts), and by nothing else: each unmet need is then one
 //! error at the `.await`, with its own message and no engine trait between it and the user's
 //! code. A bound that could fail on `retry` or `classify` would be reported three times: at
-//! the call, and again wherever its opaque return type is used. The loop is the engine's, the
-//! one `#[retry]` runs, started in place in this future at its first poll by the start
-//! function its policy's [`Kind`] gives, which the `Retry`'s [`Drive`] names.
+//! the call, and again wherever its opaque return type is used (an opaque type carries the
+//! bounds of the function that returns it). rustc adds "remove the `.await`" to an unmet bound
+//! that an `.await` asks, whatever the bound; that is the price of the one error. A closure of
+//! another error type than a classifier function's policy takes fails [`ErrorTypeFor`], which
+//! implies the needs that fail with it, so that it is the one reported.
+//!
+//! The loop is the engine's, the one `#[retry]` runs, started in place in this future at its
+//! first poll by the start function its policy's [`Kind`] gives, which the `Retry`'s [`Drive`]
+//! names.
 
 use super::{
-    BreakerFor, ClassOutput, ClassifiesWith, GuardFor, Hook, Kind, Policy, Refuse, Repeat,
-    TimeoutsFor,
+    BreakerFor, ClassOutput, ClassifiesWith, ErrorTypeFor, GuardFor, Hook, Kind, Policy, Refuse,
+    Repeat, TimeoutsFor,
 };
 #[cfg(any(
     feature = "tokio",
@@ -115,6 +121,7 @@ where
     C: BreakerFor<E>,
     C: GuardFor<E>,
     C: Refuse<V, E>,
+    C: ErrorTypeFor<V, E>,
     Result<V, E>: AsyncRuntime,
     Policy<C, P, O>: 'p,
 {
@@ -631,7 +638,7 @@ where
 
 /// The engine's call for a call of `policy` with these plugs and what its first poll prepared.
 /// Always inlined: the loop's block calls it in two branches, and left to the inliner the call
-/// is built less directly in its slot (3 instructions more on every path).
+/// is not built directly in its slot (BENCHMARKS.md records what that costs each path).
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 #[inline(always)]
 #[cfg_attr(

@@ -353,6 +353,69 @@ impl<E, R> GuardFor<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
     const REFUSED: Option<fn(Refused) -> E> = None;
 }
 
+/// Whether a policy takes calls whose closures return `Result<V, E>`: a policy classified by
+/// `Classify` ([`ByClassify`]) takes any error type (its other needs are its own bounds), a
+/// policy given a classifier function takes the error type the function takes, and no other,
+/// even with a call's own classifier (the conversions its builders kept are that type's).
+///
+/// Its supertraits are the needs it sums up, so that a call with another error type is told
+/// this, once, rather than each of them.
+#[diagnostic::on_unimplemented(
+    message = "this policy classifies errors of another type than `{E}`, the error type of this call's closure",
+    label = "the closure returns `Result<_, {E}>`",
+    note = "a `Policy<{Self}>` retries closures that fail with the error type its classifier takes: convert the closure's error into that type (`.map_err(..)`), or use a policy without a classifier and classify each call: `Policy::new().retry(|| ..).classify(|e| ..)`"
+)]
+pub trait ErrorTypeFor<V, E>:
+    ErrorArg<E> + TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E>
+{
+}
+
+impl<T, B, G, V, E> ErrorTypeFor<V, E> for ByClassify<T, B, G> where
+    Self: TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E>
+{
+}
+
+impl<V, E, R> ErrorTypeFor<V, E> for fn(&E) -> R {}
+
+impl<V, E, R> ErrorTypeFor<V, E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {}
+
+/// The argument a policy's classifier function takes, for a call whose error type is `E`: `E`
+/// itself, the only type it is implemented for (a [`ByClassify`] policy takes any).
+#[doc(hidden)]
+pub trait ErrorArg<E>: Sealed {
+    /// `E`.
+    type Arg;
+    /// The error, as the classifier's argument.
+    fn arg(err: &E) -> &Self::Arg;
+}
+
+impl<T, B, G, E> ErrorArg<E> for ByClassify<T, B, G> {
+    type Arg = E;
+
+    #[inline]
+    fn arg(err: &E) -> &E {
+        err
+    }
+}
+
+impl<E, R> ErrorArg<E> for fn(&E) -> R {
+    type Arg = E;
+
+    #[inline]
+    fn arg(err: &E) -> &E {
+        err
+    }
+}
+
+impl<E, R> ErrorArg<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
+    type Arg = E;
+
+    #[inline]
+    fn arg(err: &E) -> &E {
+        err
+    }
+}
+
 /// What a call refused by its breaker or a guard returns, made where the policy's needs of
 /// the error type are known to hold.
 #[doc(hidden)]
@@ -490,9 +553,15 @@ impl<R: IntoErrorClass> ClassOutput for R {
     }
 }
 
-impl<E, R: ClassOutput> Classifier<E> for fn(&E) -> R {
+// Implemented for any argument type, through `ErrorArg`: a policy classifier that takes
+// another type than the call's error type then fails on `ErrorArg`, which `ErrorTypeFor`
+// (asked of the same call) implies, so the call is told once, by `ErrorTypeFor`.
+impl<X, E, R: ClassOutput> Classifier<E> for fn(&X) -> R
+where
+    Self: ErrorArg<E, Arg = X>,
+{
     fn class(&self, err: &E) -> ErrorClass {
-        self(err).class()
+        self(Self::arg(err)).class()
     }
 
     fn hint(&self, _: &E) -> Option<Duration> {
@@ -500,13 +569,16 @@ impl<E, R: ClassOutput> Classifier<E> for fn(&E) -> R {
     }
 }
 
-impl<E, R: ClassOutput> Classifier<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
+impl<X, E, R: ClassOutput> Classifier<E> for (fn(&X) -> R, fn(&X) -> Option<Duration>)
+where
+    Self: ErrorArg<E, Arg = X>,
+{
     fn class(&self, err: &E) -> ErrorClass {
-        (self.0)(err).class()
+        (self.0)(Self::arg(err)).class()
     }
 
     fn hint(&self, err: &E) -> Option<Duration> {
-        (self.1)(err)
+        (self.1)(Self::arg(err))
     }
 }
 

@@ -12,9 +12,11 @@ mod call;
 mod kind;
 
 pub use call::{Drive, Own, Parts, Retry};
-pub use kind::{BreakerFor, ByClassify, ClassOutput, ClassifiesWith, GuardFor, Kind, TimeoutsFor};
+pub use kind::{
+    BreakerFor, ByClassify, ClassOutput, ClassifiesWith, ErrorTypeFor, GuardFor, Kind, TimeoutsFor,
+};
 #[doc(hidden)]
-pub use kind::{Choice, Conversions, GivenClassifier, Never, Refusals, Refuse, Split};
+pub use kind::{Choice, Conversions, ErrorArg, GivenClassifier, Never, Refusals, Refuse, Split};
 
 use crate::classify::TimedOut;
 use crate::engine::site::{BreakerRef, BudgetRef, Site};
@@ -95,7 +97,9 @@ use std::time::Duration;
 ///   `From<CircuitOpen>` or `From<Refused>`.
 /// - `Policy<fn(&E) -> R>` after [`classify`](Self::classify): `E` is known, so
 ///   `attempt_timeout`, `deadline`, `breaker` and `guard` ask for its conversion where they
-///   are called, whatever their order, and the type stays the same.
+///   are called, whatever their order, and the type stays the same. Its calls' closures return
+///   `E`, also under a call's own classifier ([`ErrorTypeFor`]): the conversions kept are
+///   `E`'s.
 ///
 /// The other two parameters are the policy's own polling predicate and hook
 /// ([`retry_if_ok`](Self::retry_if_ok), [`on_retry`](Self::on_retry)), closures whose types

@@ -361,13 +361,11 @@ impl CircuitBreaker {
     }
 
     /// Whether a retry decided at `now` would be refused (an open breaker in its break).
-    #[inline]
     pub(crate) fn refuses(&self, now: Instant) -> bool {
         matches!(self.word(), Word::Open { until } if self.millis(now) < until)
     }
 
     /// An attempt wants to start at `now`. A closed breaker is one load.
-    #[inline]
     pub(crate) fn admit(&self, now: Instant) -> (Admit, Option<Change>) {
         let bits = self.state.load(Ordering::Acquire);
         if bits >> KIND == 0 {
@@ -376,7 +374,6 @@ impl CircuitBreaker {
         self.admit_slow(bits, now)
     }
 
-    #[cold]
     fn admit_slow(&self, mut bits: u64, now: Instant) -> (Admit, Option<Change>) {
         let ms = self.millis(now);
         loop {

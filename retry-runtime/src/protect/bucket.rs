@@ -27,7 +27,6 @@ impl Costs {
     };
 
     /// A retry's cost after an error of `class` (`Permanent` errors are never retried: 0).
-    #[inline]
     pub(crate) const fn of(&self, class: ErrorClass) -> u32 {
         match class {
             ErrorClass::Permanent => 0,
@@ -280,13 +279,11 @@ impl TokenBucket {
         self.reward_slow();
     }
 
-    #[cold]
     fn reward_slow(&self) {
         self.deposit_slow(self.success_reward);
     }
 
     /// Adds `tokens` back, never above capacity.
-    #[inline]
     pub(crate) fn deposit(&self, tokens: u32) {
         // The common case (a full bucket) costs one load and no write; the rest is out of
         // line, so a success on a full bucket reads nothing else.
@@ -308,7 +305,6 @@ impl TokenBucket {
             });
     }
 
-    #[cold]
     fn deposit_slow(&self, tokens: u32) {
         if tokens == 0 {
             return;

@@ -162,7 +162,6 @@ impl RetryBudget {
     }
 
     /// A first attempt is about to be sent at `now`.
-    #[inline]
     pub(crate) fn on_request(&self, now: Instant) {
         if let Kind::Ratio { .. } = self.kind {
             add(&self.requests, self.slot(now));
@@ -170,7 +169,6 @@ impl RetryBudget {
     }
 
     /// An attempt ended: a success, or a failure of `class`.
-    #[inline]
     pub(crate) fn on_outcome(&self, class: Option<ErrorClass>) {
         let Kind::Grpc {
             max_tokens,

@@ -92,7 +92,6 @@ pub type PublicInstant = web_time::Instant;
 
 /// The wall clock (`Retry-After` dates, the `amz-sdk-request` header's `ttl`).
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-#[inline]
 #[must_use]
 pub fn system_now() -> std::time::SystemTime {
     std::time::SystemTime::now()

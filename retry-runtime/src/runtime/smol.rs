@@ -10,7 +10,6 @@ use std::time::Duration;
 pub use std::time::Instant;
 
 /// `instant` itself: the clock is `std`'s.
-#[inline]
 #[must_use]
 pub fn to_public(instant: Instant) -> std::time::Instant {
     instant
@@ -24,7 +23,6 @@ pub struct Sleep {
 }
 
 /// A sleep of `duration` from now (forever, for a duration past what `Instant` holds).
-#[inline]
 pub fn sleep(duration: Duration) -> Sleep {
     let now = Instant::now();
     match now.checked_add(duration) {
@@ -37,7 +35,6 @@ pub fn sleep(duration: Duration) -> Sleep {
 }
 
 /// A sleep until `deadline` (none, for one passed).
-#[inline]
 pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
         timer: Timer::at(deadline),
@@ -47,13 +44,11 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 
 impl Sleep {
     /// When it ends.
-    #[inline]
     pub fn deadline(&self) -> Instant {
         self.deadline
     }
 
     /// It ends at `deadline` instead.
-    #[inline]
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         let this = self.get_mut();
         this.timer.set_at(deadline);
@@ -64,7 +59,6 @@ impl Sleep {
 impl Future for Sleep {
     type Output = ();
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         Pin::new(&mut self.get_mut().timer).poll(cx).map(drop)
     }
@@ -86,7 +80,6 @@ pin_project_lite::pin_project! {
 }
 
 /// `future`, cut off at `deadline`.
-#[inline]
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     Timeout {
         future,
@@ -97,7 +90,6 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 impl<F: Future> Future for Timeout<F> {
     type Output = Result<F::Output, Elapsed>;
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         if let Poll::Ready(out) = this.future.poll(cx) {

@@ -6,7 +6,6 @@ pub use ::tokio::time::{Instant, Sleep, Timeout, sleep, sleep_until, timeout_at}
 
 /// `instant` on `std`'s clock: what `tokio::time::Instant::into_std` gives (under a paused
 /// clock, the paused instant's place on `std`'s).
-#[inline]
 #[must_use]
 pub fn to_public(instant: Instant) -> std::time::Instant {
     instant.into_std()

@@ -39,14 +39,12 @@ extern "C" {
 const MAX_DELAY_MS: f64 = 2_147_483_647.0;
 
 /// `instant` itself: the public instants are `web_time`'s on this target.
-#[inline]
 #[must_use]
 pub fn to_public(instant: Instant) -> Instant {
     instant
 }
 
 /// The wall clock: `Date.now()` (`std`'s `SystemTime::now()` panics on this target).
-#[inline]
 #[must_use]
 pub fn system_now() -> SystemTime {
     let since_epoch = web_time::SystemTime::now()
@@ -179,7 +177,6 @@ pub struct Sleep {
 }
 
 /// A sleep of `duration` from now (forever, for a duration past what `Instant` holds).
-#[inline]
 pub fn sleep(duration: Duration) -> Sleep {
     let now = Instant::now();
     match now.checked_add(duration) {
@@ -192,7 +189,6 @@ pub fn sleep(duration: Duration) -> Sleep {
 }
 
 /// A sleep until `deadline` (none, for one passed).
-#[inline]
 pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
         timer: Timer::at(Some(deadline)),
@@ -202,13 +198,11 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 
 impl Sleep {
     /// When it ends.
-    #[inline]
     pub fn deadline(&self) -> Instant {
         self.deadline
     }
 
     /// It ends at `deadline` instead.
-    #[inline]
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         let this = self.get_mut();
         this.timer.set(deadline);
@@ -219,7 +213,6 @@ impl Sleep {
 impl Future for Sleep {
     type Output = ();
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         self.get_mut().timer.poll(cx)
     }
@@ -241,7 +234,6 @@ pin_project_lite::pin_project! {
 }
 
 /// `future`, cut off at `deadline`.
-#[inline]
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     Timeout {
         future,
@@ -252,7 +244,6 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 impl<F: Future> Future for Timeout<F> {
     type Output = Result<F::Output, Elapsed>;
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         if let Poll::Ready(out) = this.future.poll(cx) {

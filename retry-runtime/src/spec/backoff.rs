@@ -41,7 +41,6 @@ pub(crate) fn decorrelated<R: Rng + ?Sized>(
 /// computed exactly in integers; other factors in `f64`, rounded to the nearest nanosecond, so
 /// `200ms * 2` is exactly 400 ms (tokio rounds timers up to the millisecond, so a stray
 /// nanosecond would show up as 401 ms).
-#[inline]
 pub(crate) fn grow(base: Duration, factor: f64, n: u32, cap: Duration) -> Duration {
     // The first attempt, or no growth: nothing to compute.
     if n <= 1 || factor <= 1.0 {

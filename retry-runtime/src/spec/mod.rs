@@ -310,7 +310,6 @@ impl Settings {
     /// The timeout of attempt `n` (1-based) before the deadline clamps it:
     /// `min(attempt_timeout * attempt_timeout_multiplier^(n-1), max_attempt_timeout)`.
     #[must_use]
-    #[inline]
     pub fn attempt_timeout_for(&self, n: u32) -> Option<Duration> {
         let base = self.attempt_timeout?;
         let cap = self.max_attempt_timeout.unwrap_or(base);
@@ -326,7 +325,6 @@ impl Settings {
 
     /// The backoff after attempt `n` failed with a throttling error (`throttled`), before
     /// jitter: under the 2026 behavior it grows from 1 s instead of `initial_backoff`.
-    #[inline]
     pub(crate) fn backoff_after(&self, n: u32, throttled: bool) -> Duration {
         if n <= 1 {
             return self.first_backoff[usize::from(throttled)];
@@ -340,7 +338,6 @@ impl Settings {
     }
 
     /// Whether the AWS SDKs' 2026 standard mode applies.
-    #[inline]
     pub(crate) fn aws2026(&self) -> bool {
         matches!(self.behavior, Behavior::Aws2026)
     }

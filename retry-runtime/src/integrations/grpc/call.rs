@@ -25,7 +25,6 @@ static NO_QUOTA: TokenBucket = TokenBucket::unlimited();
 pub(crate) struct ByCodes(pub(crate) Codes);
 
 impl Classifier<Status> for ByCodes {
-    #[inline]
     fn class(&self, status: &Status) -> ErrorClass {
         if self.0.contains(status.code()) && pushback(status.metadata()) != Pushback::Stop {
             ErrorClass::Transient
@@ -34,7 +33,6 @@ impl Classifier<Status> for ByCodes {
         }
     }
 
-    #[inline]
     fn hint(&self, status: &Status) -> Option<Duration> {
         match pushback(status.metadata()) {
             Pushback::After(delay) => Some(delay),

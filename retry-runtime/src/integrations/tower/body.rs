@@ -54,7 +54,6 @@ macro_rules! replay_by_clone {
         $(
             $(#[$doc])*
             impl<$($generics)*> ReplayBody for $ty {
-                #[inline]
                 fn replay(&mut self, _: usize) -> Option<Self> {
                     Some(self.clone())
                 }
@@ -144,7 +143,6 @@ where
 /// Never: the body streams from a connection (a proxy's request), it is sent once.
 #[cfg(feature = "hyper")]
 impl ReplayBody for ::hyper::body::Incoming {
-    #[inline]
     fn replay(&mut self, _: usize) -> Option<Self> {
         None
     }

@@ -3,8 +3,8 @@
 //! that is `Clone`.
 
 use super::body::ReplayBody;
+use crate::classify::ErrorClass;
 use crate::classify::hint::{self, Pushback};
-use crate::classify::{Classify, ErrorClass};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use std::time::Duration;
 
@@ -129,7 +129,7 @@ pub(crate) fn response_failure(
             None => Some((class, None)),
         };
     }
-    let class = status.classify();
+    let class = crate::integrations::http::response_class(status.as_u16(), headers);
     class
         .is_retryable()
         .then(|| (class, hint::from_headers(headers)))

@@ -372,7 +372,6 @@ impl<R> Rejected<R> {
 
 /// A failed attempt is read as its status is, by the method's codes and the server's pushback.
 impl<R> Classifier<Rejected<R>> for ByCodes {
-    #[inline]
     fn class(&self, rejected: &Rejected<R>) -> ErrorClass {
         if rejected.last {
             return ErrorClass::Permanent;
@@ -380,7 +379,6 @@ impl<R> Classifier<Rejected<R>> for ByCodes {
         <Self as Classifier<Status>>::class(self, &rejected.status)
     }
 
-    #[inline]
     fn hint(&self, rejected: &Rejected<R>) -> Option<Duration> {
         <Self as Classifier<Status>>::hint(self, &rejected.status)
     }

@@ -387,7 +387,6 @@ pub struct ResponseFuture<T> {
 impl<T> Future for ResponseFuture<T> {
     type Output = Result<T, BoxError>;
 
-    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         self.inner.as_mut().poll(cx)
     }

@@ -1,9 +1,11 @@
 //! A soak, not run in CI: mixed `#[retry]` calls (HTTP/1.1 and gRPC, reads and writes) at a
-//! bounded rate through the fault proxies of `reliability_faults.rs`, while the proxies' toxics
-//! change every few seconds, for ten minutes (`RETRY_SOAK_SECS` sets another length).
+//! bounded rate through the fault proxies of the fault tests (`reliability_faults.rs`, whose
+//! binary this module is), while the proxies' toxics change every few seconds, for ten minutes
+//! (`RETRY_SOAK_SECS` sets another length). Run it alone (`--ignored`): it samples the process's
+//! memory and the runtime's tasks, which the fault tests beside it would move.
 //!
 //! ```text
-//! RETRY_SOAK_SECS=600 cargo test --release --test reliability_soak -- --ignored --nocapture
+//! RETRY_SOAK_SECS=600 cargo test --release -p retry-workspace --test reliability_faults soak -- --ignored --nocapture
 //! ```
 //!
 //! At the end: no call hung or outlived its deadline by more than the tolerance, no write was
@@ -11,13 +13,8 @@
 //! runtime's live tasks are back to where they were before the servers started, and the
 //! resident memory (`VmRSS`) printed along the way stays flat once warm.
 
-mod faults;
-mod grpc_server;
-mod http_server;
-mod proxy;
-
-use proxy::calls::{CallError, Op, Target, assert_write_retries, kept, outcome};
-use proxy::{Downstream, Proxy, StreamDirection, Toxic, Upstream};
+use crate::proxy::calls::{CallError, Op, Target, assert_write_retries, kept, outcome};
+use crate::proxy::{Downstream, Proxy, StreamDirection, Toxic, Upstream};
 use retry_runtime::testing::{self, Overrides};
 use retry_runtime::{TokenBucket, retry};
 use std::collections::BTreeMap;
@@ -128,7 +125,7 @@ fn alive_tasks() -> usize {
 }
 
 #[test]
-#[ignore = "a soak of ten minutes: RETRY_SOAK_SECS=600 cargo test --release --test reliability_soak -- --ignored --nocapture"]
+#[ignore = "a soak of ten minutes: RETRY_SOAK_SECS=600 cargo test --release -p retry-workspace --test reliability_faults soak -- --ignored --nocapture"]
 fn soak() {
     let secs: u64 = std::env::var("RETRY_SOAK_SECS").map_or(600, |s| s.parse().unwrap());
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -149,7 +146,7 @@ struct Writes {
 }
 
 impl Writes {
-    fn drain(&mut self, http: &http_server::Server, grpc: &grpc_server::Server) {
+    fn drain(&mut self, http: &crate::http_server::Server, grpc: &crate::grpc_server::Server) {
         self.arrivals += (http.drain_arrivals().len() + grpc.drain_arrivals().len()) as u64;
         for (path, n) in http.drain_executed() {
             match path.strip_prefix("/orders/") {
@@ -172,8 +169,8 @@ impl Writes {
 async fn soak_for(length: Duration) {
     let rss_start = vm_rss_kib();
     let tasks_start = alive_tasks();
-    let http = http_server::Server::start().await;
-    let grpc = grpc_server::Server::start().await;
+    let http = crate::http_server::Server::start().await;
+    let grpc = crate::grpc_server::Server::start().await;
     let http_proxy = Proxy::start("http", http.addr).await;
     let grpc_proxy = Proxy::start("grpc", grpc.addr).await;
     let target = Arc::new(Target::new(http_proxy.addr, grpc_proxy.addr));

@@ -1,42 +1,18 @@
-//! The runtime features, each in a build of its own (`target/runtimes`): the engine's tests
-//! under smol without tokio (`retry-runtime/tests/smol.rs`) and its example; tokio absent from
-//! that build's tree; and a small crate of a user's that depends on the runtime with no runtime
-//! feature (a blocking `#[retry]` fn runs, an async one is the compile error that names the
-//! features), and with both `tokio` and `smol` (tokio's timers: its paused clock drives them);
-//! and the tree of a browser build (`wasm32-unknown-unknown`, default features): no tokio. (The
-//! browser tests themselves run under wasm-bindgen-test's runner: `.ci/run`.)
+//! The runtime features, each in a build of its own: the engine's tests under smol without
+//! tokio (`retry-runtime/tests/smol.rs`) and its example; tokio absent from that build's tree;
+//! and a small crate of a user's that depends on the runtime with no runtime feature (a
+//! blocking `#[retry]` fn runs, an async one is the compile error that names the features), and
+//! with both `tokio` and `smol` (tokio's timers: its paused clock drives them); and the tree of a
+//! browser build (`wasm32-unknown-unknown`, default features): no tokio. (The browser tests
+//! themselves run under wasm-bindgen-test's runner: `.ci/run`.) The builds are in the test
+//! build's target directory, whose dependencies they share where their features are the same.
 //!
 //! ```text
-//! CARGO_TARGET_DIR=target/runtimes cargo test -p retry-runtime --no-default-features --features smol --test smol
+//! cargo test -p retry-runtime --no-default-features --features smol --test smol
 //! ```
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn target() -> PathBuf {
-    root().join("target").join("runtimes")
-}
-
-fn cargo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO"))
-        .args(args)
-        .env("CARGO_TARGET_DIR", target())
-        .current_dir(dir)
-        .output()
-        .expect("cargo runs")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use crate::{cargo, cargo_in, root, target, text};
+use std::path::PathBuf;
 
 const SMOL: [&str; 4] = [
     "-p",
@@ -47,10 +23,7 @@ const SMOL: [&str; 4] = [
 
 #[test]
 fn the_engine_runs_on_smol() {
-    let out = cargo(
-        root(),
-        &[&["test"][..], &SMOL, &["--test", "smol"]].concat(),
-    );
+    let out = cargo(&[&["test"][..], &SMOL, &["--test", "smol"]].concat());
     let all = text(&out);
     assert!(out.status.success(), "{all}");
     assert!(all.contains("test the_backoff_schedule_is_exact_in_an_instant_seeded_scope ... ok"));
@@ -63,10 +36,7 @@ fn the_engine_runs_on_smol() {
 
 #[test]
 fn the_smol_example_runs() {
-    let out = cargo(
-        root(),
-        &[&["run", "--quiet"][..], &SMOL, &["--example", "smol"]].concat(),
-    );
+    let out = cargo(&[&["run", "--quiet"][..], &SMOL, &["--example", "smol"]].concat());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));
     for line in [
@@ -87,7 +57,7 @@ fn the_smol_example_runs() {
 
 #[test]
 fn a_smol_build_has_no_tokio() {
-    let out = cargo(root(), &[&["tree", "-e", "normal"][..], &SMOL].concat());
+    let out = cargo(&[&["tree", "-e", "normal"][..], &SMOL].concat());
     let tree = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));
     assert!(tree.contains("async-io"), "{tree}");
@@ -105,7 +75,7 @@ fn a_browser_build_with_the_default_features_has_no_tokio() {
             features,
         ]
         .concat();
-        let out = cargo(root(), &args);
+        let out = cargo(&args);
         let tree = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{}", text(&out));
         assert!(tree.contains("web-time"), "{tree}");
@@ -153,10 +123,11 @@ fn main() {
 }
 "#;
 
-/// The probe crate with `retry-runtime`'s default features off, in `target/runtimes/NAME`,
-/// with the workspace's lock file (the same versions, nothing to resolve).
+/// The probe crate with `retry-runtime`'s default features off, in `target/probes/NAME`, with
+/// the workspace's lock file (the same versions, nothing to resolve); built in the test build's
+/// target directory.
 fn probe(name: &str) -> PathBuf {
-    let dir = target().join(name);
+    let dir = target().join("probes").join(name);
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let runtime = root().join("retry-runtime");
     let manifest = format!(
@@ -186,11 +157,11 @@ tokio = ["dep:tokio", "async", "retry-runtime/tokio", "retry-runtime/smol"]
 #[test]
 fn without_a_runtime_feature_blocking_works_and_async_names_the_features() {
     let dir = probe("no-runtime");
-    let out = cargo(&dir, &["run", "--quiet"]);
+    let out = cargo_in(&dir, &["run", "--quiet"], &[]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("blocking: Ok(3)"));
 
-    let out = cargo(&dir, &["check", "--quiet", "--features", "async"]);
+    let out = cargo_in(&dir, &["check", "--quiet", "--features", "async"], &[]);
     let all = text(&out);
     assert!(!out.status.success(), "{all}");
     assert!(
@@ -205,7 +176,7 @@ fn without_a_runtime_feature_blocking_works_and_async_names_the_features() {
 #[test]
 fn with_tokio_and_smol_on_tokio_wins() {
     let dir = probe("both-runtimes");
-    let out = cargo(&dir, &["run", "--quiet", "--features", "tokio"]);
+    let out = cargo_in(&dir, &["run", "--quiet", "--features", "tokio"], &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));
     assert!(stdout.contains("blocking: Ok(3)"), "{stdout}");

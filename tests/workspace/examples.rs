@@ -1,11 +1,59 @@
-//! The examples run as a user runs them (`cargo run --example NAME`), each against the
-//! loopback server it starts itself, and say what they should.
+//! The examples run as a user runs them, each against the loopback server it starts itself,
+//! and say what they should; and the README's first command, `cargo run --example quickstart`
+//! at the root, stays light.
+//!
+//! A user runs `cargo run --example NAME` (`cargo run -p retry-workspace --example NAME` for the
+//! two examples of the root package). Each `cargo run` of a package alone would build the
+//! example's dependencies with that package's features, again: the test build has them with
+//! the whole workspace's. So the examples are built once, by `cargo build --workspace
+//! --examples` (the test build's features and target directory: after `cargo test --workspace`
+//! it compiles nothing), and each executable it names runs as `cargo run` would run it.
 
+use crate::{cargo, root, text};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::process::Command;
+use std::sync::OnceLock;
+
+/// The value of the string field `key` in a line of cargo's JSON messages.
+fn field<'a>(json: &'a str, key: &str) -> Option<&'a str> {
+    let start = json.find(&format!("\"{key}\":\""))? + key.len() + 4;
+    let len = json[start..].find('"')?;
+    Some(&json[start..start + len])
+}
+
+/// Each example of the workspace, by name: its package's manifest and its executable.
+fn examples() -> &'static BTreeMap<String, (PathBuf, PathBuf)> {
+    static BUILT: OnceLock<BTreeMap<String, (PathBuf, PathBuf)>> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let out = cargo(&[
+            "build",
+            "--workspace",
+            "--examples",
+            "--message-format=json-render-diagnostics",
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        let mut built = BTreeMap::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Some(target) = line.find("\"target\":{\"kind\":[\"example\"]") else {
+                continue;
+            };
+            let (Some(manifest), Some(name), Some(exe)) = (
+                field(line, "manifest_path"),
+                field(&line[target..], "name"),
+                field(line, "executable"),
+            ) else {
+                continue;
+            };
+            built.insert(name.to_owned(), (manifest.into(), exe.into()));
+        }
+        built
+    })
+}
 
 fn run_example(name: &str) -> String {
-    let out = Command::new(env!("CARGO"))
-        .args(["run", "--quiet", "--example", name])
+    let (_, exe) = &examples()[name];
+    let out = Command::new(exe)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
@@ -13,6 +61,39 @@ fn run_example(name: &str) -> String {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success(), "{name} failed:\n{stdout}\n{stderr}");
     stdout
+}
+
+/// `cargo run --example NAME` at the root selects the workspace's default member, the
+/// `retry-examples` package (`examples/`), and builds what its tree holds: at most 80 crates
+/// (the workspace's own included), where an example of the root package builds its whole dev
+/// tree (tonic, proptest, noxious...). The examples of the package share its dependencies, so a
+/// first `cargo run --example NAME` of any of them, the quickstart's included, builds the same.
+#[test]
+fn the_first_command_builds_at_most_80_crates() {
+    let out = cargo(&[
+        "tree",
+        "--prefix",
+        "none",
+        "-e",
+        "normal,build,dev",
+        "-f",
+        "{p}",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let crates: BTreeSet<&str> = tree.lines().map(|l| l.trim_end_matches(" (*)")).collect();
+    assert!(
+        tree.starts_with("retry-examples "),
+        "the root's default member is not the examples' package:\n{tree}"
+    );
+    assert!(
+        crates.len() <= 80,
+        "`cargo run --example quickstart` builds {} crates (at most 80; with idna_adapter 1.2, \
+         `cargo update -p idna_adapter --precise 1.1.0` takes ICU4X's out): {crates:#?}",
+        crates.len()
+    );
+    let (manifest, _) = &examples()["quickstart"];
+    assert_eq!(*manifest, root().join("examples").join("Cargo.toml"));
 }
 
 fn assert_lines(output: &str, expected: &[&str]) {
@@ -171,4 +252,19 @@ fn hedging() {
         out.contains("(attempt 2) in "),
         "a hedge answered a call:\n{out}"
     );
+}
+
+#[test]
+fn tower_client() {
+    let out = run_example("tower_client");
+    for line in [
+        "attempt 1 answered 503 Service Unavailable, next in",
+        "attempt 2 answered 429 Too Many Requests, next in 1s",
+        "-> 200 OK: EUR/USD 1.0842",
+        "-> 503 Service Unavailable; the server took 1 order(s)",
+        "attempt 1 failed (not_sent: ",
+        "-> gave up: ",
+    ] {
+        assert!(out.contains(line), "no {line:?} in:\n{out}");
+    }
 }

@@ -1,16 +1,16 @@
 //! The loom models of the retry bucket, the rate limiter, the budget's counters and the circuit
-//! breaker (each in its module's `loom` tests under `retry-runtime/src/protect/`)
-//! need the whole runtime built against loom's primitives, which is a build of its own
-//! (`--cfg retry_loom`, in `target/loom`). This test runs that build, so `cargo test` runs the
-//! models too, and checks that every model ran and passed:
+//! breaker (each in its module's `loom` tests under `retry-runtime/src/protect/`) need the
+//! whole runtime built against loom's primitives, which is a build of its own (`--cfg
+//! retry_loom`, in `target/loom`: flags other than the test build's, so a directory other than
+//! its). This test runs that build, so `cargo test` runs the models too, and checks that every
+//! model ran and passed:
 //!
 //! ```text
 //! RUSTFLAGS="--cfg retry_loom" CARGO_TARGET_DIR=target/loom \
 //!     cargo test -p retry-runtime --lib --release loom -- --nocapture
 //! ```
 
-use std::path::Path;
-use std::process::Command;
+use crate::{cargo_in, root};
 
 /// The models, by the name of their test function.
 const MODELS: &[&str] = &[
@@ -34,15 +34,25 @@ const MODELS: &[&str] = &[
 
 #[test]
 fn every_loom_model_passes() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new(env!("CARGO"))
-        .args(["test", "-p", "retry-runtime", "--lib", "--release"])
-        .args(["loom", "--", "--nocapture", "--test-threads=1"])
-        .env("RUSTFLAGS", "--cfg retry_loom")
-        .env("CARGO_TARGET_DIR", root.join("target").join("loom"))
-        .current_dir(root)
-        .output()
-        .expect("cargo runs");
+    let target = root().join("target").join("loom");
+    let out = cargo_in(
+        root(),
+        &[
+            "test",
+            "-p",
+            "retry-runtime",
+            "--lib",
+            "--release",
+            "loom",
+            "--",
+            "--nocapture",
+            "--test-threads=1",
+        ],
+        &[
+            ("RUSTFLAGS", "--cfg retry_loom".as_ref()),
+            ("CARGO_TARGET_DIR", target.as_os_str()),
+        ],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

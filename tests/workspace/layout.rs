@@ -415,10 +415,10 @@ fn workspace_files() -> Vec<String> {
     out
 }
 
-/// The paths ARCHITECTURE.md names (`engine/mod.rs`, `protect/`, `tests/layout.rs`) exist: each
-/// is a file or folder of the workspace, named from the root or from a folder the text is
-/// about (`engine/mod.rs` under `retry-runtime/src/`). Placeholders in capitals (`NAME.rs`)
-/// stand for any.
+/// The paths ARCHITECTURE.md names (`engine/mod.rs`, `protect/`, `tests/workspace/layout.rs`)
+/// exist: each is a file or folder of the workspace, named from the root or from a folder the
+/// text is about (`engine/mod.rs` under `retry-runtime/src/`). Placeholders in capitals
+/// (`NAME.rs`) stand for any.
 #[test]
 fn architecture_names_paths_that_exist() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
