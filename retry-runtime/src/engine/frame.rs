@@ -15,7 +15,7 @@ use crate::attempt::{Attempt, InvocationId};
 use crate::engine::Current;
 use crate::engine::scope;
 use crate::engine::site::Resolved;
-use crate::observe::trace::Trace;
+use crate::observe::trace::{self, Trace};
 use crate::observe::{Levels, Source, Who};
 use crate::runtime::Instant;
 use core::future::Future;
@@ -256,9 +256,33 @@ impl<'a> Frame<'a> {
     }
 
     /// [`enter`](Self::enter) inside the attempt's span of `trace` (opened at its first poll),
-    /// if it is recorded.
-    #[inline]
+    /// if it is recorded: a hedged call's attempt, whose spans opened with the call's. One test
+    /// when they are not: the poll in the span is out of line.
+    #[inline(always)]
     pub(crate) fn enter_traced<T>(&mut self, trace: &mut Trace, f: impl FnOnce() -> T) -> T {
+        if trace.is_on() {
+            return self.enter_in_span(trace, false, f);
+        }
+        self.enter(f)
+    }
+
+    /// [`enter`](Self::enter) inside the attempt's span of the call's `trace`, opening the
+    /// call's span first if a subscriber may record it. One test of the process's flag when
+    /// nobody does.
+    #[inline(always)]
+    pub(crate) fn enter_watched<T>(&mut self, trace: &mut Trace, f: impl FnOnce() -> T) -> T {
+        if trace::wanted() {
+            return self.enter_in_span(trace, true, f);
+        }
+        self.enter(f)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn enter_in_span<T>(&mut self, trace: &mut Trace, open: bool, f: impl FnOnce() -> T) -> T {
+        if open {
+            trace.open(self);
+        }
         let _span = trace.enter_attempt(self, self.number);
         self.enter(f)
     }
@@ -345,7 +369,7 @@ impl<F: Future> Future for InFrame<'_, '_, F> {
         let current = &mut **this.current;
         current
             .frame
-            .enter_traced(&mut current.trace, || this.attempt.poll(cx))
+            .enter_watched(&mut current.trace, || this.attempt.poll(cx))
     }
 }
 

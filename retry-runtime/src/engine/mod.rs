@@ -100,14 +100,15 @@ struct Tally {
 
 /// Which attempts may follow one whose request may have reached the server.
 #[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 enum Repeats {
-    /// Any the settings allow (an idempotent function).
-    Idempotent,
     /// Only after failures that prove the request was not acted on.
-    NotIdempotent,
+    NotIdempotent = 0,
+    /// Any the settings allow (an idempotent function).
+    Idempotent = 1,
     /// None: the caller allows one attempt, whatever the settings (a tower request whose
     /// body cannot be sent again).
-    Once,
+    Once = 2,
 }
 
 impl Repeats {
@@ -303,13 +304,11 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
             (Some(now), Some(d)) => now.checked_add(d),
             _ => None,
         };
-        let frame = Frame::new(resolved, deadline, outer);
-        let trace = Trace::start(resolved.function());
         Call {
             current: Current {
-                frame,
+                frame: Frame::new(resolved, deadline, outer),
                 ticket: Ticket::NONE,
-                trace: ManuallyDrop::new(trace),
+                trace: ManuallyDrop::new(Trace::default()),
             },
             timer,
             repeat,
@@ -701,7 +700,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             self.current.frame.cutoff = self.current.frame.deadline;
         }
         let current = &mut self.current;
-        current.frame.enter_traced(&mut current.trace, attempt)
+        current.frame.enter_watched(&mut current.trace, attempt)
     }
 
     /// Step 3 for an attempt's outcome, as [`finish`](Self::finish) takes it (a blocking

@@ -9,12 +9,96 @@
 //! | `retry` | INFO | `otel.name` (the function's name, or the policy's), `retry.function`, `retry.invocation_id`; recorded as the call goes: `retry.attempts` (attempts sent), and `error.type` when the call fails (the last error's class: `transient`, `timeout`, `throttling`, `not_sent`, `permanent`) |
 //! | `retry.attempt` | INFO | `retry.attempt` (its number), `http.request.resend_count` (number - 1, from the second attempt on), `retry.hedge` (a hedge), `error.type` (when it failed); the integrations record `http.response.status_code`, `rpc.system` and `rpc.grpc.status_code` |
 //!
-//! The spans open only when a subscriber enables INFO for the target `retry` when the call
-//! starts: otherwise the call holds an empty slot, and pays one test at its start and one at
-//! each poll of an attempt. The spans live in one box per call, allocated only when they open.
+//! The spans open only when a subscriber may record them, which the call learns from one flag
+//! of the process's (see [`watch`]) at each poll of an attempt: otherwise the call holds an
+//! empty slot, and pays that test and one more where it ends. A call's spans open at its first
+//! attempt's first poll (or at its gate, if it has one, or its first report, if that comes
+//! first) and live in one box per call, allocated only when they open.
 
 use crate::classify::ErrorClass;
 use crate::observe::Source;
+
+#[cfg(feature = "tracing")]
+pub(crate) use watch::wanted;
+
+/// Without the `tracing` feature, nobody records spans.
+#[cfg(not(feature = "tracing"))]
+#[inline(always)]
+pub(crate) fn wanted() -> bool {
+    false
+}
+
+/// Whether any subscriber may record a call's span, as one flag of the process's, kept by a
+/// callsite of the crate's own: the `retry` span's metadata (its name, target, level and
+/// fields), registered with `tracing-core` the first time a call asks. `tracing-core` tells a
+/// registered callsite each subscriber's interest when it registers it and again whenever a
+/// dispatcher is created or the interest cache is rebuilt; `Interest::never()` from every
+/// subscriber (none at all, or a filter that leaves the target's INFO out) clears the flag.
+/// Where it is set, a call asks `tracing` for its span as any `info_span!` does, so a
+/// subscriber that enables it only sometimes (by field, by the current span) still decides.
+#[cfg(feature = "tracing")]
+mod watch {
+    use std::sync::Once;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use tracing_core::callsite::Callsite;
+    use tracing_core::field::FieldSet;
+    use tracing_core::metadata::Kind;
+    use tracing_core::subscriber::Interest;
+    use tracing_core::{Level, Metadata};
+
+    /// Set until the callsite is registered (so the first call looks), then the interest.
+    static WANTED: AtomicBool = AtomicBool::new(true);
+    static REGISTERED: Once = Once::new();
+
+    struct Watch;
+
+    static WATCH: Watch = Watch;
+
+    static META: Metadata<'static> = Metadata::new(
+        "retry",
+        "retry",
+        Level::INFO,
+        Some(file!()),
+        Some(line!()),
+        Some(module_path!()),
+        FieldSet::new(
+            &[
+                "otel.name",
+                "retry.function",
+                "retry.invocation_id",
+                "retry.attempts",
+                "error.type",
+            ],
+            tracing_core::identify_callsite!(&WATCH),
+        ),
+        Kind::SPAN,
+    );
+
+    impl Callsite for Watch {
+        fn set_interest(&self, interest: Interest) {
+            WANTED.store(!interest.is_never(), Ordering::Relaxed);
+        }
+
+        fn metadata(&self) -> &Metadata<'_> {
+            &META
+        }
+    }
+
+    /// Whether a subscriber may record the spans of a call: one load where nobody does.
+    #[inline(always)]
+    pub(crate) fn wanted() -> bool {
+        WANTED.load(Ordering::Relaxed) && looked()
+    }
+
+    /// Registers the callsite the first time (which sets the flag to the subscribers'
+    /// interest), then reads the flag.
+    #[cold]
+    #[inline(never)]
+    fn looked() -> bool {
+        REGISTERED.call_once(|| tracing_core::callsite::register(&WATCH));
+        WANTED.load(Ordering::Relaxed)
+    }
+}
 
 /// The spans of a call, or of one attempt of a hedged call (its own attempt span, under the
 /// call's span). Empty when nobody records them.
@@ -59,16 +143,26 @@ pub(crate) struct Spans {
 }
 
 impl Trace {
-    /// The spans of a call of `function` starting now, if a subscriber records them.
-    #[inline(always)]
-    pub(crate) fn start(function: &'static str) -> Trace {
+    /// Opens the call's span if a subscriber records it and it is not open yet, and records
+    /// the call's invocation id on it, once (at its first attempt, or its first report).
+    pub(crate) fn open(&mut self, call: &dyn Source) {
         #[cfg(feature = "tracing")]
-        if tracing::level_enabled!(tracing::Level::INFO) {
-            return Trace::opened(function);
+        {
+            if self.0.is_none() && watch::wanted() {
+                *self = Trace::opened(call.who().function);
+            }
+            if let Some(s) = &mut self.0
+                && !s.identified
+            {
+                s.identified = true;
+                s.call.record(
+                    "retry.invocation_id",
+                    tracing::field::display(call.invocation_id()),
+                );
+            }
         }
         #[cfg(not(feature = "tracing"))]
-        let _ = function;
-        Trace::default()
+        let _ = call;
     }
 
     #[cfg(feature = "tracing")]
@@ -96,23 +190,6 @@ impl Trace {
             last: None,
             identified: false,
         })))
-    }
-
-    /// Records the call's invocation id on its span, once (its first attempt, or its first
-    /// report).
-    pub(crate) fn open(&mut self, call: &dyn Source) {
-        #[cfg(feature = "tracing")]
-        if let Some(s) = &mut self.0
-            && !s.identified
-        {
-            s.identified = true;
-            s.call.record(
-                "retry.invocation_id",
-                tracing::field::display(call.invocation_id()),
-            );
-        }
-        #[cfg(not(feature = "tracing"))]
-        let _ = call;
     }
 
     /// Whether the spans are (or may be) recorded.
@@ -147,17 +224,7 @@ impl Trace {
     /// Enters the span of attempt `number` for one poll of it (the span opens at its first
     /// poll; the call's span was [opened](Self::open) before): the span is exited when the
     /// returned guard drops. `None` when the spans are not recorded.
-    #[inline(always)]
     pub(crate) fn enter_attempt(&mut self, call: &dyn Source, number: u32) -> Option<Entered<'_>> {
-        if self.is_on() {
-            return self.entered(call, number);
-        }
-        None
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn entered(&mut self, call: &dyn Source, number: u32) -> Option<Entered<'_>> {
         self.open(call);
         #[cfg(feature = "tracing")]
         if let Some(s) = &mut self.0 {
