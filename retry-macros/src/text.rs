@@ -170,8 +170,8 @@ mod tests {
 
     #[test]
     fn paths_read_as_written() {
-        let path: Path = parse_quote!(crate::guards::BULKHEAD);
-        assert_eq!(compact(&path), "crate::guards::BULKHEAD");
+        let path: Path = parse_quote!(app::guards::BULKHEAD);
+        assert_eq!(compact(&path), "app::guards::BULKHEAD");
         let path: Path = parse_quote!(self::Store::<u8>::LIMIT);
         assert_eq!(compact(&path), "self::Store::<u8>::LIMIT");
     }

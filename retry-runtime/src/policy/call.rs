@@ -154,11 +154,58 @@ pub struct Parts<'p, Pol, F, X> {
     pub(super) policy: &'p Pol,
     pub(super) attempt: F,
     pub(super) plugs: X,
-    /// Whether the call may repeat an attempt whose request may have reached the server (a
-    /// tower layer's POST may not) and whether it may make more than one (a request whose body
-    /// cannot be sent again may not), whatever the policy says.
-    pub(super) idempotent: bool,
-    pub(super) once: bool,
+}
+
+/// What the caller of a call allows beyond its policy: whether an attempt whose request may
+/// have reached the server may be repeated (a tower layer's POST may not), and whether only one
+/// attempt may be made (a request whose body cannot be sent again). A type, so that a
+/// `Policy::retry` call, which allows whatever the policy says, answers with constants.
+#[cfg_attr(
+    not(any(
+        feature = "tokio",
+        feature = "smol",
+        all(target_arch = "wasm32", target_os = "unknown")
+    )),
+    allow(dead_code, reason = "the loop, which asks, needs a runtime")
+)]
+pub(crate) trait Allows: Copy {
+    /// An attempt whose request may have reached the server may be repeated.
+    fn idempotent(self) -> bool;
+    /// One attempt only.
+    fn once(self) -> bool;
+}
+
+/// A [`Retry`]: whatever the policy says.
+#[derive(Clone, Copy)]
+pub(crate) struct Anything;
+
+impl Allows for Anything {
+    fn idempotent(self) -> bool {
+        true
+    }
+
+    fn once(self) -> bool {
+        false
+    }
+}
+
+/// A tower layer's request: its own limits.
+#[cfg(feature = "tower")]
+#[derive(Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) idempotent: bool,
+    pub(crate) once: bool,
+}
+
+#[cfg(feature = "tower")]
+impl Allows for Limits {
+    fn idempotent(self) -> bool {
+        self.idempotent
+    }
+
+    fn once(self) -> bool {
+        self.once
+    }
 }
 
 /// The policy's own plug: no per-call one was chained.
@@ -458,29 +505,18 @@ type PolicyParts<'p, C, P, O, F, Cx, Px, Ox> = Parts<'p, Policy<C, P, O>, F, (Cx
     all(target_arch = "wasm32", target_os = "unknown")
 ))]
 macro_rules! run_loop {
-    ($policy:ident, $attempt:ident, $plugs:ident, $idempotent:ident, $once:ident, $timer:ident,
+    ($policy:ident, $attempt:ident, $plugs:ident, $allows:ident, $timer:ident,
      $classify:ident, $refusal:ident, $V:ty, $Px:ty) => {{
+        let (idempotent, once) = ($allows.idempotent(), $allows.once());
         // Most policies do not hedge: that is looked at first, and the rest out of line.
-        if $policy.site.hedged() && hedges::<_, _, _, $V, $Px>($policy, $idempotent, $once) {
+        if $policy.site.hedged() && hedges::<_, _, _, $V, $Px>($policy, idempotent, once) {
             let call = engine(
-                $policy,
-                $plugs,
-                $idempotent,
-                false,
-                $timer,
-                $classify,
-                $refusal,
+                $policy, $plugs, idempotent, false, $timer, $classify, $refusal,
             );
             return Box::pin(call.run_hedged(&mut $attempt)).await;
         }
         let mut call = engine(
-            $policy,
-            $plugs,
-            $idempotent,
-            $once,
-            $timer,
-            $classify,
-            $refusal,
+            $policy, $plugs, idempotent, once, $timer, $classify, $refusal,
         );
         let call = &mut call;
         crate::__retry_loop!(call, $attempt())
@@ -501,6 +537,7 @@ macro_rules! run_loop {
 pub(super) fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
     ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
+    allows: impl Allows,
 ) -> impl Future<Output = Result<V, E>>
 where
     C: Kind,
@@ -515,8 +552,6 @@ where
         policy,
         mut attempt,
         plugs,
-        idempotent,
-        once,
     } = parts;
     let Ready {
         timer,
@@ -525,7 +560,7 @@ where
     } = ready;
     async move {
         run_loop!(
-            policy, attempt, plugs, idempotent, once, timer, classify, refusal, V, Px
+            policy, attempt, plugs, allows, timer, classify, refusal, V, Px
         )
     }
 }
@@ -542,6 +577,7 @@ where
 pub(super) fn start_either<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
     ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
+    allows: impl Allows,
 ) -> impl Future<Output = Result<V, E>>
 where
     C: Kind,
@@ -555,8 +591,6 @@ where
         policy,
         mut attempt,
         plugs,
-        idempotent,
-        once,
     } = parts;
     let Ready {
         timer,
@@ -567,12 +601,12 @@ where
         match timer.split() {
             Choice::Untimed(timer) => {
                 run_loop!(
-                    policy, attempt, plugs, idempotent, once, timer, classify, refusal, V, Px
+                    policy, attempt, plugs, allows, timer, classify, refusal, V, Px
                 )
             }
             Choice::Timed(timer) => {
                 run_loop!(
-                    policy, attempt, plugs, idempotent, once, timer, classify, refusal, V, Px
+                    policy, attempt, plugs, allows, timer, classify, refusal, V, Px
                 )
             }
         }
@@ -590,6 +624,7 @@ where
 pub(super) fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
     ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
+    allows: impl Allows,
 ) -> impl Future<Output = Result<V, E>>
 where
     C: Kind,
@@ -602,7 +637,7 @@ where
         classify,
         refusal,
     } = ready;
-    drop((parts, timer, classify, refusal));
+    drop((parts, timer, classify, refusal, allows));
     core::future::pending()
 }
 
@@ -690,6 +725,7 @@ where
 #[cfg(feature = "tower")]
 pub(crate) fn run_now<'p, C, P, O, F, Fut, V, E>(
     parts: PolicyParts<'p, C, P, O, F, Own, Own, Own>,
+    limits: Limits,
 ) -> impl Future<Output = Result<V, E>>
 where
     F: FnMut() -> Fut,
@@ -701,7 +737,7 @@ where
     Policy<C, P, O>: 'p,
 {
     let ready = prepare::<C, P, O, V, E, Own>(parts.policy);
-    start(parts, ready)
+    start(parts, ready, limits)
 }
 
 /// Starts a [`Retry`] of `policy` with these plugs.
@@ -768,8 +804,6 @@ where
             policy: parts.policy,
             attempt: parts.attempt,
             plugs: (ClassifyBy(f, PhantomData), px, ox),
-            idempotent: parts.idempotent,
-            once: parts.once,
         })
     }
 
@@ -794,8 +828,6 @@ where
             policy: parts.policy,
             attempt: parts.attempt,
             plugs: (cx, RepeatBy(f), ox),
-            idempotent: parts.idempotent,
-            once: parts.once,
         })
     }
 
@@ -820,8 +852,6 @@ where
             policy: parts.policy,
             attempt: parts.attempt,
             plugs: (cx, px, HookBy(f)),
-            idempotent: parts.idempotent,
-            once: parts.once,
         })
     }
 }

@@ -114,7 +114,7 @@ macro_rules! launch {
             Px: RepeatSlot<'p, P, V>,
             Ox: HookSlot<'p, O, E>,
         {
-            call::$start(parts, ready)
+            call::$start(parts, ready, call::Anything)
         }
     };
 }

@@ -507,8 +507,6 @@ impl<C: Kind, P, O> Policy<C, P, O> {
             policy: self,
             attempt,
             plugs: (Own, Own, Own),
-            idempotent: true,
-            once: false,
         })
     }
 }
@@ -767,13 +765,14 @@ impl<C: Kind, P, O> Policy<C, P, O> {
         P: Repeat<V>,
         O: Hook<E>,
     {
-        call::run_now(Parts {
-            policy: self,
-            attempt,
-            plugs: (Own, Own, Own),
-            idempotent,
-            once,
-        })
+        call::run_now(
+            Parts {
+                policy: self,
+                attempt,
+                plugs: (Own, Own, Own),
+            },
+            call::Limits { idempotent, once },
+        )
     }
 }
 
