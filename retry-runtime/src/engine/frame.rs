@@ -283,7 +283,7 @@ impl<'a> Frame<'a> {
         if open {
             trace.open(self);
         }
-        let _span = trace.enter_attempt(self, self.number);
+        let _span = trace.enter_attempt(self.number);
         self.enter(f)
     }
 

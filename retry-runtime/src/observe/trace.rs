@@ -142,24 +142,16 @@ pub(crate) struct Spans {
     identified: bool,
 }
 
+// Each method tests the slot in line and does the rest out of line: a call without spans pays
+// one test where it passes one of them.
 impl Trace {
     /// Opens the call's span if a subscriber records it and it is not open yet, and records
     /// the call's invocation id on it, once (at its first attempt, or its first report).
+    #[inline(always)]
     pub(crate) fn open(&mut self, call: &dyn Source) {
         #[cfg(feature = "tracing")]
-        {
-            if self.0.is_none() && watch::wanted() {
-                *self = Trace::opened(call.who().function);
-            }
-            if let Some(s) = &mut self.0
-                && !s.identified
-            {
-                s.identified = true;
-                s.call.record(
-                    "retry.invocation_id",
-                    tracing::field::display(call.invocation_id()),
-                );
-            }
+        if self.0.is_some() || watch::wanted() {
+            self.open_slow(call);
         }
         #[cfg(not(feature = "tracing"))]
         let _ = call;
@@ -168,31 +160,43 @@ impl Trace {
     #[cfg(feature = "tracing")]
     #[cold]
     #[inline(never)]
-    fn opened(function: &'static str) -> Trace {
+    fn open_slow(&mut self, call: &dyn Source) {
         use tracing::field::Empty;
-        let call = tracing::info_span!(
-            target: "retry",
-            "retry",
-            otel.name = function,
-            retry.function = function,
-            retry.invocation_id = Empty,
-            retry.attempts = Empty,
-            "error.type" = Empty,
-        );
-        if call.is_disabled() {
-            return Trace(None);
+        if self.0.is_none() {
+            let function = call.who().function;
+            let span = tracing::info_span!(
+                target: "retry",
+                "retry",
+                otel.name = function,
+                retry.function = function,
+                retry.invocation_id = Empty,
+                retry.attempts = Empty,
+                "error.type" = Empty,
+            );
+            if span.is_disabled() {
+                return;
+            }
+            self.0 = Some(Box::new(Spans {
+                attempt: tracing::Span::none(),
+                call: span,
+                open: 0,
+                hedge: false,
+                last: None,
+                identified: false,
+            }));
         }
-        Trace(Some(Box::new(Spans {
-            attempt: tracing::Span::none(),
-            call,
-            open: 0,
-            hedge: false,
-            last: None,
-            identified: false,
-        })))
+        if let Some(s) = &mut self.0
+            && !s.identified
+        {
+            s.identified = true;
+            s.call.record(
+                "retry.invocation_id",
+                tracing::field::display(call.invocation_id()),
+            );
+        }
     }
 
-    /// Whether the spans are (or may be) recorded.
+    /// Whether the spans are recorded.
     #[inline(always)]
     pub(crate) fn is_on(&self) -> bool {
         #[cfg(feature = "tracing")]
@@ -202,30 +206,40 @@ impl Trace {
     }
 
     /// The trace of an attempt of the same call that runs beside the others (a hedged call's):
-    /// its attempt spans are children of the call's span, marked `retry.hedge` if `hedge`.
+    /// its attempt spans are children of the call's span (opened first if a subscriber records
+    /// it), marked `retry.hedge` if `hedge`.
+    #[inline(always)]
     pub(crate) fn fork(&mut self, call: &dyn Source, hedge: bool) -> Trace {
-        self.open(call);
         #[cfg(feature = "tracing")]
-        if let Some(s) = &mut self.0 {
-            return Trace(Some(Box::new(Spans {
+        if self.0.is_some() || watch::wanted() {
+            return self.fork_slow(call, hedge);
+        }
+        let _ = (call, hedge);
+        Trace::default()
+    }
+
+    #[cfg(feature = "tracing")]
+    #[cold]
+    #[inline(never)]
+    fn fork_slow(&mut self, call: &dyn Source, hedge: bool) -> Trace {
+        self.open_slow(call);
+        match &self.0 {
+            Some(s) => Trace(Some(Box::new(Spans {
                 attempt: tracing::Span::none(),
                 call: s.call.clone(),
                 open: 0,
                 hedge,
                 last: None,
                 identified: true,
-            })));
+            }))),
+            None => Trace::default(),
         }
-        #[cfg(not(feature = "tracing"))]
-        let _ = hedge;
-        Trace::default()
     }
 
     /// Enters the span of attempt `number` for one poll of it (the span opens at its first
     /// poll; the call's span was [opened](Self::open) before): the span is exited when the
-    /// returned guard drops. `None` when the spans are not recorded.
-    pub(crate) fn enter_attempt(&mut self, call: &dyn Source, number: u32) -> Option<Entered<'_>> {
-        self.open(call);
+    /// returned guard drops. `None` when the spans are not recorded. Called out of line only.
+    pub(crate) fn enter_attempt(&mut self, number: u32) -> Option<Entered<'_>> {
         #[cfg(feature = "tracing")]
         if let Some(s) = &mut self.0 {
             if s.open != number {
@@ -233,21 +247,17 @@ impl Trace {
             }
             return Some(s.attempt.enter());
         }
-        #[cfg(not(feature = "tracing"))]
         let _ = number;
         None
     }
 
     /// The open attempt ended: with a failure of `class` (`error.type` on its span), or a
     /// success polled again (`None`). Its span closes.
+    #[inline(always)]
     pub(crate) fn attempt_ended(&mut self, class: Option<ErrorClass>) {
         #[cfg(feature = "tracing")]
         if let Some(s) = &mut self.0 {
-            if let Some(class) = class {
-                s.attempt.record("error.type", class.as_str());
-                s.last = Some(class);
-            }
-            s.attempt = tracing::Span::none();
+            s.attempt_ended(class);
         }
         #[cfg(not(feature = "tracing"))]
         let _ = class;
@@ -255,23 +265,22 @@ impl Trace {
 
     /// Takes the open attempt span of `flight` (a hedged call's attempt that ended), so that
     /// what the call decides about that attempt is recorded on its span.
+    #[inline(always)]
     pub(crate) fn adopt(&mut self, flight: Trace) {
         #[cfg(feature = "tracing")]
-        if let (Some(s), Some(mut f)) = (&mut self.0, flight.0) {
-            s.attempt = std::mem::replace(&mut f.attempt, tracing::Span::none());
-            s.open = f.open;
+        if let (Some(s), Some(f)) = (&mut self.0, flight.0) {
+            s.adopt(f);
         }
         #[cfg(not(feature = "tracing"))]
         let _ = flight;
     }
 
     /// The call failed: `error.type` on its span is `class`, or the last failed attempt's.
+    #[inline(always)]
     pub(crate) fn call_failed(&self, class: Option<ErrorClass>) {
         #[cfg(feature = "tracing")]
         if let Some(s) = &self.0 {
-            if let Some(class) = class.or(s.last) {
-                s.call.record("error.type", class.as_str());
-            }
+            s.call_failed(class);
         }
         #[cfg(not(feature = "tracing"))]
         let _ = class;
@@ -294,6 +303,31 @@ impl Trace {
 
 #[cfg(feature = "tracing")]
 impl Spans {
+    #[cold]
+    #[inline(never)]
+    fn attempt_ended(&mut self, class: Option<ErrorClass>) {
+        if let Some(class) = class {
+            self.attempt.record("error.type", class.as_str());
+            self.last = Some(class);
+        }
+        self.attempt = tracing::Span::none();
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn adopt(&mut self, mut flight: Box<Spans>) {
+        self.attempt = std::mem::replace(&mut flight.attempt, tracing::Span::none());
+        self.open = flight.open;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn call_failed(&self, class: Option<ErrorClass>) {
+        if let Some(class) = class.or(self.last) {
+            self.call.record("error.type", class.as_str());
+        }
+    }
+
     fn open_attempt(&mut self, number: u32) {
         use tracing::field::Empty;
         let resend_count = number.checked_sub(1).filter(|&n| n > 0);
