@@ -22,5 +22,6 @@ mod grpc_config;
 mod hedging;
 mod http;
 mod readme;
+mod spans;
 mod tower;
 mod wire;

@@ -523,9 +523,12 @@ where
         let n = self.current.frame.number;
         let limit = if K::TIMED { self.limit(n) } else { None };
         let until = limit.map(|(at, _)| at);
+        // The trace first: opening the call's span draws the invocation id, which the frame
+        // then takes with it.
+        let trace = self.current.trace.fork(&self.current.frame, hedge);
         Flight {
             frame: self.current.frame.fork(n, until),
-            trace: self.current.trace.fork(&self.current.frame, hedge),
+            trace,
             meta: Meta { started, ticket },
             attempt: K::arm(attempt(), until),
         }

@@ -174,9 +174,12 @@ pub struct ErrorResponse {
 }
 
 /// `Ok(response)` for a status below 400, else [`Error::Status`] with the response's status,
-/// headers and URL (the body is dropped unread).
+/// headers and URL (the body is dropped unread). Inside an attempt of a call whose spans are
+/// recorded (feature `tracing`), the status is recorded on the attempt's span as
+/// `http.response.status_code`.
 pub fn error_for_status(response: ::reqwest::Response) -> Result<::reqwest::Response, Error> {
     let status = response.status();
+    crate::observe::trace::http_status(status.as_u16());
     if status.is_client_error() || status.is_server_error() {
         Err(Error::Status(Box::new(ErrorResponse {
             status,

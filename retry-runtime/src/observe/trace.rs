@@ -6,7 +6,7 @@
 //!
 //! | span | level | fields |
 //! |---|---|---|
-//! | `retry` | INFO | `otel.name` (the function's name, or the policy's), `retry.function`, `retry.invocation_id`; recorded as the call goes: `retry.attempts` (attempts sent), and `error.type` when the call fails (the last error's class: `transient`, `timeout`, `throttling`, `not_sent`, `permanent`) |
+//! | `retry` | INFO | `otel.name` (the function's name, or the policy's), `retry.function`, `retry.invocation_id`; recorded when the call ends: `retry.attempts` (attempts sent, when its spans close), and `error.type` when it fails (the last error's class: `transient`, `timeout`, `throttling`, `not_sent`, `permanent`) |
 //! | `retry.attempt` | INFO | `retry.attempt` (its number), `http.request.resend_count` (number - 1, from the second attempt on), `retry.hedge` (a hedge), `error.type` (when it failed); the integrations record `http.response.status_code`, `rpc.system` and `rpc.grpc.status_code` |
 //!
 //! The spans open only when a subscriber may record them, which the call learns from one flag
@@ -100,6 +100,51 @@ mod watch {
     }
 }
 
+/// Records an HTTP response's status (`http.response.status_code`) on the current attempt's
+/// span: the integrations call it where they read a response inside an attempt's poll (the
+/// tower layer's exchange, reqwest's `error_for_status`). Nothing outside an attempt's span.
+pub(crate) fn http_status(code: u16) {
+    #[cfg(feature = "tracing")]
+    if wanted() {
+        on_attempt(|span| {
+            span.record("http.response.status_code", i64::from(code));
+        });
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = code;
+}
+
+/// Records a gRPC attempt's status (`rpc.system` `grpc`, `rpc.grpc.status_code`) on the current
+/// attempt's span, as [`http_status`] does.
+#[cfg_attr(
+    not(all(feature = "tower", feature = "grpc-config")),
+    allow(dead_code, reason = "the gRPC layer's")
+)]
+pub(crate) fn grpc_status(code: i32) {
+    #[cfg(feature = "tracing")]
+    if wanted() {
+        on_attempt(|span| {
+            span.record("rpc.system", "grpc");
+            span.record("rpc.grpc.status_code", i64::from(code));
+        });
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = code;
+}
+
+/// Runs `f` with the current span if it is a `retry.attempt` span of this crate's.
+#[cfg(feature = "tracing")]
+#[cold]
+fn on_attempt(f: impl FnOnce(&tracing::Span)) {
+    let span = tracing::Span::current();
+    if span
+        .metadata()
+        .is_some_and(|m| m.target() == "retry" && m.name() == "retry.attempt")
+    {
+        f(&span);
+    }
+}
+
 /// The spans of a call, or of one attempt of a hedged call (its own attempt span, under the
 /// call's span). Empty when nobody records them.
 #[cfg(feature = "tracing")]
@@ -140,6 +185,20 @@ pub(crate) struct Spans {
     last: Option<ErrorClass>,
     /// The call's invocation id is recorded on its span.
     identified: bool,
+    /// The attempts sent so far (the highest number opened), recorded on the call's span as
+    /// `retry.attempts` when the call's spans close.
+    attempts: u32,
+    /// The call's own trace, not a hedged attempt's.
+    root: bool,
+}
+
+#[cfg(feature = "tracing")]
+impl Drop for Spans {
+    fn drop(&mut self) {
+        if self.root && self.attempts > 0 {
+            self.call.record("retry.attempts", i64::from(self.attempts));
+        }
+    }
 }
 
 // Each method tests the slot in line and does the rest out of line: a call without spans pays
@@ -183,6 +242,8 @@ impl Trace {
                 hedge: false,
                 last: None,
                 identified: false,
+                attempts: 0,
+                root: true,
             }));
         }
         if let Some(s) = &mut self.0
@@ -223,15 +284,21 @@ impl Trace {
     #[inline(never)]
     fn fork_slow(&mut self, call: &dyn Source, hedge: bool) -> Trace {
         self.open_slow(call);
-        match &self.0 {
-            Some(s) => Trace(Some(Box::new(Spans {
-                attempt: tracing::Span::none(),
-                call: s.call.clone(),
-                open: 0,
-                hedge,
-                last: None,
-                identified: true,
-            }))),
+        match &mut self.0 {
+            Some(s) => {
+                // The attempt this trace is for was counted: the call has sent that many.
+                s.attempts = s.attempts.max(call.attempt());
+                Trace(Some(Box::new(Spans {
+                    attempt: tracing::Span::none(),
+                    call: s.call.clone(),
+                    open: 0,
+                    hedge,
+                    last: None,
+                    identified: true,
+                    attempts: 0,
+                    root: false,
+                })))
+            }
             None => Trace::default(),
         }
     }
@@ -330,12 +397,14 @@ impl Spans {
 
     fn open_attempt(&mut self, number: u32) {
         use tracing::field::Empty;
-        let resend_count = number.checked_sub(1).filter(|&n| n > 0);
+        // Integers as `i64`: OpenTelemetry's integer attributes (tracing-opentelemetry records
+        // an unsigned value as text).
+        let resend_count = i64::from(number).checked_sub(1).filter(|&n| n > 0);
         self.attempt = tracing::info_span!(
             target: "retry",
             parent: &self.call,
             "retry.attempt",
-            retry.attempt = number,
+            retry.attempt = i64::from(number),
             http.request.resend_count = resend_count,
             retry.hedge = self.hedge.then_some(true),
             "error.type" = Empty,
@@ -344,7 +413,6 @@ impl Spans {
             rpc.grpc.status_code = Empty,
         );
         self.open = number;
-        // Attempts sent so far: the last one recorded is the call's count.
-        self.call.record("retry.attempts", number);
+        self.attempts = self.attempts.max(number);
     }
 }

@@ -98,6 +98,7 @@ impl<B: ReplayBody, RB> Exchange<Request<B>, Response<RB>> for Http {
     }
 
     fn failure(&self, response: &Response<RB>) -> Option<(ErrorClass, Option<Duration>)> {
+        crate::observe::trace::http_status(response.status().as_u16());
         response_failure(response.status(), response.headers())
     }
 }

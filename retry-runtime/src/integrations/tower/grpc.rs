@@ -324,20 +324,33 @@ where
             .headers_mut()
             .insert(GRPC_PREVIOUS_RPC_ATTEMPTS, previous);
     }
+    // The attempt's span (feature `tracing`) records the status the layer read: the one in
+    // the headers, or `OK` for a response that carries none there (its own comes in trailers,
+    // which the layer does not read).
     match session.send(request, fresh).await {
         Ok(response) => match failed_status(&response) {
-            None => Ok(response),
-            Some(status) => Err(Rejected {
-                status,
-                response: Some(response),
-                last: false,
-            }),
+            None => {
+                crate::observe::trace::grpc_status(Code::Ok as i32);
+                Ok(response)
+            }
+            Some(status) => {
+                crate::observe::trace::grpc_status(status.code() as i32);
+                Err(Rejected {
+                    status,
+                    response: Some(response),
+                    last: false,
+                })
+            }
         },
-        Err(error) => Err(Rejected {
-            status: Status::from_error(error),
-            response: None,
-            last: false,
-        }),
+        Err(error) => {
+            let status = Status::from_error(error);
+            crate::observe::trace::grpc_status(status.code() as i32);
+            Err(Rejected {
+                status,
+                response: None,
+                last: false,
+            })
+        }
     }
 }
 
