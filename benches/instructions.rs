@@ -37,6 +37,9 @@ const VARIANTS: &[&str] = &[
     "retry/blocking-no-wait",
     "retry/backon",
     "retry/tokio-retry2",
+    "spans/instrument",
+    "spans/retry",
+    "spans/retry-flaky",
 ];
 
 #[inline(never)]
@@ -75,6 +78,11 @@ fn run_variant(rt: &tokio::runtime::Runtime, variant: &str, n: u64) {
         "retry/blocking-no-wait" => run(rt, n, ours_blocking_flaky),
         "retry/backon" => run(rt, n, backon_flaky),
         "retry/tokio-retry2" => run(rt, n, tokio_retry2_flaky),
+        // With a subscriber that records every span (tracing-subscriber's registry alone): a
+        // `#[tracing::instrument]`ed function's one span against a call's spans.
+        "spans/instrument" => run(rt, n, instrumented),
+        "spans/retry" => run(rt, n, ours),
+        "spans/retry-flaky" => run(rt, n, ours_flaky),
         other => {
             eprintln!("unknown variant {other:?}; one of: {}", VARIANTS.join(", "));
             std::process::exit(2);
@@ -87,7 +95,7 @@ fn runtime(variant: &str) -> tokio::runtime::Runtime {
     // `peers.rs`) the timer fires as soon as the runtime is idle instead of at the next tick.
     tokio::runtime::Builder::new_current_thread()
         .enable_time()
-        .start_paused(variant.starts_with("retry/"))
+        .start_paused(variant.starts_with("retry/") || variant.ends_with("-flaky"))
         .build()
         .expect("a runtime")
 }
@@ -97,6 +105,10 @@ fn main() {
     match args.first().map(String::as_str) {
         Some(variant) if !variant.starts_with('-') => {
             let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+            if variant.starts_with("spans/") {
+                tracing::subscriber::set_global_default(tracing_subscriber::registry())
+                    .expect("the first subscriber");
+            }
             let rt = runtime(variant);
             // One warm-up call: per-function settings resolve on first use.
             run_variant(&rt, variant, 1);

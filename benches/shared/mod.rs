@@ -58,6 +58,13 @@ pub async fn plain(x: u64) -> Result<u64, Error> {
     Ok(black_box(x).wrapping_add(1))
 }
 
+/// [`plain`] in a span of its own, as `#[tracing::instrument]` makes it.
+#[allow(dead_code)] // measured by the instructions benchmark only
+#[tracing::instrument(level = "info", skip_all)]
+pub async fn instrumented(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
 /// A guard of the user's own that admits everything and keeps nothing: what the seam itself
 /// costs.
 #[allow(dead_code)] // measured by the instructions benchmark only

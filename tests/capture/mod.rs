@@ -2,6 +2,8 @@
 //! span's name, fields (as created and as recorded later), parent, events, and when it opened
 //! and closed (tokio's clock, paused in the tests), so that a test can read the span tree.
 
+#![allow(dead_code)] // each test binary uses part of it
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -148,6 +148,9 @@ async fn a_call_retried_over_http_is_one_span_with_an_attempt_span_per_attempt()
     let read: Vec<_> = spans.iter().filter(|s| s.name == "read body").collect();
     assert_eq!(read.len(), 1);
     assert_eq!(read[0].parent_span_id, attempts[2].span_context.span_id());
+    // The call span lasts as long as its attempts.
+    assert!(call.start_time <= attempts[0].start_time);
+    assert!(call.end_time >= attempts[2].end_time);
     // The call span is the test's root.
     assert_eq!(call.parent_span_id, SpanId::INVALID);
 }

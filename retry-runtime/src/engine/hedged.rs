@@ -455,7 +455,7 @@ where
                 };
                 trace.attempt_ended(Some(class));
                 self.current.trace.attempt_ended(Some(class));
-                drop(trace);
+                trace.close();
                 // Its cost stays out.
                 if self.r().extras {
                     self.book_end(meta.ticket, !state.booked, Some(class));

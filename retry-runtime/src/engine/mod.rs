@@ -162,7 +162,7 @@ impl Current<'_> {
         if self.ticket.holds() {
             self.release();
         }
-        drop(std::mem::take(&mut *self.trace));
+        std::mem::replace(&mut *self.trace, Trace::none()).close();
     }
 }
 
@@ -308,7 +308,7 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
             current: Current {
                 frame: Frame::new(resolved, deadline, outer),
                 ticket: Ticket::NONE,
-                trace: ManuallyDrop::new(Trace::default()),
+                trace: ManuallyDrop::new(Trace::none()),
             },
             timer,
             repeat,

@@ -103,6 +103,10 @@ mod watch {
 /// Records an HTTP response's status (`http.response.status_code`) on the current attempt's
 /// span: the integrations call it where they read a response inside an attempt's poll (the
 /// tower layer's exchange, reqwest's `error_for_status`). Nothing outside an attempt's span.
+#[cfg_attr(
+    not(any(feature = "tower", feature = "reqwest")),
+    allow(dead_code, reason = "the HTTP integrations'")
+)]
 pub(crate) fn http_status(code: u16) {
     #[cfg(feature = "tracing")]
     if wanted() {
@@ -164,9 +168,12 @@ pub(crate) static NONE: Trace = Trace(None);
 #[allow(dead_code, reason = "read by tracing only")]
 pub(crate) static NONE: Trace = Trace;
 
-/// The guard of an entered attempt span.
+/// The guards of an attempt's poll: the attempt's span's, then the call's (entered first, so
+/// exited last). The call's span is entered too, so that it is busy while any of its
+/// attempts is, as `Instrument` keeps a future's span (tracing-opentelemetry ends a span at its
+/// last exit).
 #[cfg(feature = "tracing")]
-pub(crate) type Entered<'a> = tracing::span::Entered<'a>;
+pub(crate) type Entered<'a> = (tracing::span::Entered<'a>, tracing::span::Entered<'a>);
 /// Without the `tracing` feature, nothing.
 #[cfg(not(feature = "tracing"))]
 pub(crate) type Entered<'a> = core::marker::PhantomData<&'a ()>;
@@ -204,6 +211,17 @@ impl Drop for Spans {
 // Each method tests the slot in line and does the rest out of line: a call without spans pays
 // one test where it passes one of them.
 impl Trace {
+    /// No spans (yet).
+    pub(crate) const fn none() -> Trace {
+        #[cfg(feature = "tracing")]
+        return Trace(None);
+        #[cfg(not(feature = "tracing"))]
+        Trace
+    }
+
+    /// Closes the spans.
+    pub(crate) fn close(self) {}
+
     /// Opens the call's span if a subscriber records it and it is not open yet, and records
     /// the call's invocation id on it, once (at its first attempt, or its first report).
     #[inline(always)]
@@ -276,7 +294,7 @@ impl Trace {
             return self.fork_slow(call, hedge);
         }
         let _ = (call, hedge);
-        Trace::default()
+        Trace::none()
     }
 
     #[cfg(feature = "tracing")]
@@ -299,7 +317,7 @@ impl Trace {
                     root: false,
                 })))
             }
-            None => Trace::default(),
+            None => Trace::none(),
         }
     }
 
@@ -312,7 +330,9 @@ impl Trace {
             if s.open != number {
                 s.open_attempt(number);
             }
-            return Some(s.attempt.enter());
+            let s = &**s;
+            let call = s.call.enter();
+            return Some((s.attempt.enter(), call));
         }
         let _ = number;
         None
@@ -336,7 +356,7 @@ impl Trace {
     pub(crate) fn adopt(&mut self, flight: Trace) {
         #[cfg(feature = "tracing")]
         if let (Some(s), Some(f)) = (&mut self.0, flight.0) {
-            s.adopt(f);
+            s.adopt(*f);
         }
         #[cfg(not(feature = "tracing"))]
         let _ = flight;
@@ -382,7 +402,7 @@ impl Spans {
 
     #[cold]
     #[inline(never)]
-    fn adopt(&mut self, mut flight: Box<Spans>) {
+    fn adopt(&mut self, mut flight: Spans) {
         self.attempt = std::mem::replace(&mut flight.attempt, tracing::Span::none());
         self.open = flight.open;
     }
