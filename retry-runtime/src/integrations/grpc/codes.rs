@@ -114,6 +114,15 @@ pub(crate) fn by_name(name: &str) -> Option<u8> {
         .and_then(|n| u8::try_from(n).ok())
 }
 
+/// The number of the code `name` names exactly, in upper case (`"UNAVAILABLE"`: 14;
+/// `"unavailable"`: none), as proto3's JSON mapping reads a `google.rpc.Code` name.
+pub(crate) fn by_exact_name(name: &str) -> Option<u8> {
+    NAMES
+        .iter()
+        .position(|n| *n == name)
+        .and_then(|n| u8::try_from(n).ok())
+}
+
 /// The name a misspelt code name most likely meant (`"UNAVAILBLE"`: `"UNAVAILABLE"`).
 pub(crate) fn suggest(name: &str) -> Option<&'static str> {
     let meant = retry_keys::suggest(name, &LOWER)?;
@@ -138,6 +147,10 @@ mod tests {
         assert_eq!(by_name("Resource_Exhausted"), Some(8));
         assert_eq!(by_name("UNAVAILBLE"), None);
         assert_eq!(by_name(""), None);
+        assert_eq!(by_exact_name("UNAVAILABLE"), Some(14));
+        assert_eq!(by_exact_name("unavailable"), None);
+        assert_eq!(by_exact_name("Resource_Exhausted"), None);
+        assert_eq!(by_exact_name("DATA_LOSS"), Some(15));
     }
 
     #[test]

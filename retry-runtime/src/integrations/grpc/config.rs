@@ -1,5 +1,7 @@
 //! Reading a service config's JSON: the walk over its values, every rule of gRFC A6 and of the
-//! service config proto checked, every problem kept.
+//! service config proto checked, every problem kept. The same walk reads Google's published
+//! configs with the rules of Google's generated clients ([`Dialect::Google`], documented on
+//! `ServiceConfig::from_google_json` in `google.rs`).
 
 use super::codes::{self, Codes, MAX_CODE};
 use super::duration::{self, Signed};
@@ -13,6 +15,25 @@ use std::time::Duration;
 
 /// gRFC A6's client-side cap of `maxAttempts`: a larger value is read as this one.
 pub(crate) const MAX_ATTEMPTS: u32 = 5;
+
+/// The `maxAttempts` of a Google `retryPolicy` that has none: no limit but the method's timeout.
+pub(crate) const UNLIMITED_ATTEMPTS: u32 = u32::MAX;
+
+/// The timeout of a Google `retryPolicy` without `maxAttempts` whose method config has no
+/// `timeout`: gapic-generator-java's total timeout of a retry policy written without one
+/// (`GapicServiceConfig.EMPTY_TIMEOUT`).
+pub(crate) const GOOGLE_DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whose reading of a service config the walk follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// gRFC A6 and the service config proto, strictly: `ServiceConfig::from_json`.
+    #[default]
+    A6,
+    /// Google's generated client libraries reading googleapis' `*_grpc_service_config.json`:
+    /// `ServiceConfig::from_google_json`.
+    Google,
+}
 
 /// The largest `retryThrottling.maxTokens`.
 const MAX_TOKENS: u32 = 1000;
@@ -52,8 +73,16 @@ impl ServiceConfig {
     /// from a config that has one. A text that is not JSON is one problem, with its line and
     /// column.
     pub fn from_json(json: &str) -> Result<ServiceConfig, ServiceConfigError> {
+        ServiceConfig::read(json, Dialect::A6)
+    }
+
+    /// Reads a service config from its JSON text with the rules of `dialect`.
+    pub(crate) fn read(json: &str, dialect: Dialect) -> Result<ServiceConfig, ServiceConfigError> {
         let root: Value = serde_json::from_str(json).map_err(|e| Problems::syntax(&e))?;
-        let mut reader = Reader::default();
+        let mut reader = Reader {
+            dialect,
+            ..Reader::default()
+        };
         let throttle = reader.root(&root);
         if let Some(error) = reader.problems.into_error() {
             return Err(error);
@@ -89,6 +118,7 @@ impl ServiceConfig {
 /// A walk over a service config's values.
 #[derive(Default)]
 struct Reader {
+    dialect: Dialect,
     problems: Problems,
     /// Each name met, with the path where it was first met.
     seen: HashMap<(String, String), String>,
@@ -143,7 +173,11 @@ impl Reader {
                     .found("methodConfig", "must be an array of method configs", other);
             }
         }
-        field(root, "retryThrottling").and_then(|t| self.throttling(t))
+        match self.dialect {
+            Dialect::A6 => field(root, "retryThrottling").and_then(|t| self.throttling(t)),
+            // The generators read `methodConfig` alone.
+            Dialect::Google => None,
+        }
     }
 
     /// One entry of `methodConfig`.
@@ -177,6 +211,10 @@ impl Reader {
             Some(Some(t)) => Some(t),
             Some(None) => return,
         };
+        let (rule, timeout) = match self.dialect {
+            Dialect::A6 => (rule, timeout),
+            Dialect::Google => google_rule(rule, timeout),
+        };
         let policy = Arc::new(MethodPolicy::new(rule, timeout));
         for (service, method) in names {
             match (service.is_empty(), method.is_empty()) {
@@ -198,6 +236,10 @@ impl Reader {
     /// A method config's `name` list: its valid names that no earlier entry used. A method
     /// config without names applies to no method (the service config proto skips it), but its
     /// policies are still checked.
+    ///
+    /// Read as Google's generators read it, a name an earlier entry used is taken by this one
+    /// (the last entry naming it wins), and a name without a service (`{}`, or a method alone)
+    /// is skipped: they look a method up by its service and method, then by its service alone.
     fn names(&mut self, obj: &Map<String, Value>, path: &str) -> Vec<(String, String)> {
         let path = format!("{path}.name");
         let list = match field(obj, "name") {
@@ -225,6 +267,12 @@ impl Reader {
             let (Some(service), Some(method)) = (service, method) else {
                 continue;
             };
+            if self.dialect == Dialect::Google {
+                if !service.is_empty() {
+                    names.push((service, method));
+                }
+                continue;
+            }
             if service.is_empty() && !method.is_empty() {
                 self.problems.push(
                     &path,
@@ -271,6 +319,9 @@ impl Reader {
             self.problems.found(path, "must be an object", v);
             return None;
         };
+        if self.dialect == Dialect::Google {
+            return self.google_retry_policy(obj, path);
+        }
         let max_attempts = self.max_attempts(obj, path);
         let initial_backoff = self
             .required(obj, "initialBackoff", path)
@@ -293,12 +344,84 @@ impl Reader {
         })
     }
 
-    /// A `hedgingPolicy`, if valid.
+    /// A Google `retryPolicy`'s fields: `maxAttempts` optional (0 or absent for no limit),
+    /// the backoffs required with a multiplier of at least 1 and a `maxBackoff` not below
+    /// `initialBackoff`, the codes optional and possibly empty, named in upper case.
+    fn google_retry_policy(&mut self, obj: &Map<String, Value>, path: &str) -> Option<RetryRule> {
+        let max_attempts = match field(obj, "maxAttempts") {
+            None => Some(UNLIMITED_ATTEMPTS),
+            Some(v) => {
+                let n = v.as_number().and_then(integer);
+                match n.and_then(|n| u32::try_from(n).ok()) {
+                    Some(0) => Some(UNLIMITED_ATTEMPTS),
+                    Some(n) => Some(n),
+                    None => {
+                        let p = format!("{path}.maxAttempts");
+                        self.problems
+                            .found(&p, "must be an integer from 0 to 4294967295", v);
+                        None
+                    }
+                }
+            }
+        };
+        let initial_backoff = self
+            .required(obj, "initialBackoff", path)
+            .and_then(|(v, p)| self.duration(v, &p, Bound::Positive));
+        let max_backoff = self
+            .required(obj, "maxBackoff", path)
+            .and_then(|(v, p)| self.duration(v, &p, Bound::Positive));
+        let max_backoff = match (initial_backoff, max_backoff) {
+            (Some(initial), Some(max)) if max < initial => {
+                let p = format!("{path}.maxBackoff");
+                let initial_text = field(obj, "initialBackoff").map_or_else(String::new, shown);
+                let found = field(obj, "maxBackoff").unwrap_or(&Value::Null);
+                self.problems.found(
+                    &p,
+                    &format!("must not be shorter than initialBackoff ({initial_text})"),
+                    found,
+                );
+                None
+            }
+            (_, max) => max,
+        };
+        let multiplier = self
+            .required(obj, "backoffMultiplier", path)
+            .and_then(|(v, p)| {
+                let x = self.positive_number(v, &p)?;
+                if x < 1.0 {
+                    self.problems.found(&p, "must be at least 1", v);
+                    return None;
+                }
+                Some(x)
+            });
+        let retryable = match field(obj, "retryableStatusCodes") {
+            None => Some(Codes::EMPTY),
+            Some(v) => self.codes(v, &format!("{path}.retryableStatusCodes"), false),
+        };
+        Some(RetryRule {
+            max_attempts: max_attempts?,
+            initial_backoff: initial_backoff?,
+            max_backoff: max_backoff?,
+            multiplier: multiplier?,
+            retryable: retryable?,
+        })
+    }
+
+    /// A `hedgingPolicy`, if valid. Google's generated clients do not hedge: read as they read
+    /// it, a `hedgingPolicy` must be an object and is not read further (the rule returned is a
+    /// placeholder of one attempt, which [`google_rule`] turns into no policy).
     fn hedging_policy(&mut self, v: &Value, path: &str) -> Option<HedgingRule> {
         let Value::Object(obj) = v else {
             self.problems.found(path, "must be an object", v);
             return None;
         };
+        if self.dialect == Dialect::Google {
+            return Some(HedgingRule {
+                max_attempts: 1,
+                delay: Duration::ZERO,
+                non_fatal: Codes::EMPTY,
+            });
+        }
         let max_attempts = self.max_attempts(obj, path);
         let delay = match field(obj, "hedgingDelay") {
             None => Some(Duration::ZERO),
@@ -442,11 +565,22 @@ impl Reader {
         valid.then_some(set)
     }
 
-    /// One status code: its name in any case, or its number.
+    /// One status code: its name in any case (in upper case only, read as Google's generators
+    /// read it), or its number.
     fn code(&mut self, v: &Value, path: &str) -> Option<u8> {
         const ANY: &str =
             "must be a status code name such as \"UNAVAILABLE\" or a number from 0 to 16";
+        const UPPER: &str = "must be a status code name in upper case such as \"UNAVAILABLE\" \
+                             or a number from 0 to 16";
         match v {
+            Value::String(name) if self.dialect == Dialect::Google => {
+                let number = codes::by_exact_name(name);
+                if number.is_none() {
+                    let meant = retry_keys::did_you_mean(codes::suggest(name));
+                    self.problems.found(path, &format!("{meant}{UPPER}"), v);
+                }
+                number
+            }
             Value::String(name) => {
                 let number = codes::by_name(name);
                 if number.is_none() {
@@ -468,6 +602,27 @@ impl Reader {
             _ => {
                 self.problems.found(path, ANY, v);
                 None
+            }
+        }
+    }
+}
+
+/// A Google method config's rule and timeout as its generated clients use them: a retry policy
+/// that cannot retry (no retryable code, one attempt, or no `maxAttempts` under a `timeout` of
+/// zero) is no policy, a hedging policy is no policy, and a retry policy without `maxAttempts`
+/// or `timeout` is bounded by [`GOOGLE_DEFAULT_TIMEOUT`].
+fn google_rule(rule: Rule, timeout: Option<Duration>) -> (Rule, Option<Duration>) {
+    match rule {
+        Rule::None | Rule::Hedging(_) => (Rule::None, timeout),
+        Rule::Retry(r) => {
+            let unlimited = r.max_attempts == UNLIMITED_ATTEMPTS;
+            let retries = r.retryable != Codes::EMPTY
+                && r.max_attempts > 1
+                && !(unlimited && timeout == Some(Duration::ZERO));
+            match (retries, timeout) {
+                (false, timeout) => (Rule::None, timeout),
+                (true, None) if unlimited => (rule, Some(GOOGLE_DEFAULT_TIMEOUT)),
+                (true, timeout) => (rule, timeout),
             }
         }
     }

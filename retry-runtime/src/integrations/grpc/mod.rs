@@ -98,6 +98,15 @@
 //! [`problems`](ServiceConfigError::problems) each say where (the JSON path), what is wrong,
 //! and what was found. A config with a problem builds nothing.
 //!
+//! # Google's published service configs
+//!
+//! [`ServiceConfig::from_google_json`] reads the `*_grpc_service_config.json` files Google
+//! publishes in googleapis as Google's generated client libraries read them, where
+//! [`ServiceConfig::from_json`] holds to A6: a `retryPolicy` without `maxAttempts` has no limit
+//! on attempts but its method's `timeout`, `maxAttempts` is not capped at 5, an empty
+//! `retryableStatusCodes` retries nothing, and the last entry naming a method wins. Its
+//! documentation lists its rules and the generators' code they follow.
+//!
 //! # Which policy a method gets
 //!
 //! A name is `{"service": "pkg.Service", "method": "Get"}` (that method),
@@ -125,6 +134,7 @@ pub(crate) mod codes;
 mod config;
 mod duration;
 mod error;
+mod google;
 pub(crate) mod policy;
 pub(crate) mod pushback;
 pub(crate) mod throttle;

@@ -72,7 +72,8 @@ pub(crate) enum Rule {
 /// A validated `retryPolicy`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct RetryRule {
-    /// 2 to 5: larger values were lowered to 5.
+    /// 2 to 5 from `from_json` (larger values were lowered to 5); 2 or more from
+    /// `from_google_json`, `u32::MAX` for no limit but the method's timeout.
     pub(crate) max_attempts: u32,
     /// Above zero.
     pub(crate) initial_backoff: Duration,
@@ -139,7 +140,10 @@ impl GrpcPolicy {
     }
 
     /// The most attempts of one call, the first included: the policy's `maxAttempts` (at most
-    /// 5, as gRFC A6 caps it), or 1 without a policy.
+    /// 5, as gRFC A6 caps it, from [`ServiceConfig::from_json`](super::ServiceConfig::from_json);
+    /// as written from [`ServiceConfig::from_google_json`](super::ServiceConfig::from_google_json),
+    /// and `u32::MAX`, no limit but the method's timeout, for a retry policy without one), or 1
+    /// without a policy.
     #[must_use]
     pub fn max_attempts(&self) -> u32 {
         match self.method.rule {
