@@ -27,7 +27,6 @@ use core::future::Future;
 
 /// How a timed-out attempt becomes the error of a function with a timer: its `FromTimedOut`
 /// bound is where a missing `From<TimedOut>` is reported, with its own message.
-#[inline]
 pub fn timed_out<E: FromTimedOut>(t: TimedOut) -> E {
     E::from_timed_out(t)
 }
@@ -35,7 +34,6 @@ pub fn timed_out<E: FromTimedOut>(t: TimedOut) -> E {
 /// How a call its function's breaker refused becomes the function's error: its
 /// `FromCircuitOpen` bound is where a missing `From<CircuitOpen>` is reported, with its own
 /// message.
-#[inline]
 pub fn circuit_open<R: RetryResult>(open: CircuitOpen) -> R
 where
     R::Err: FromCircuitOpen,
@@ -55,7 +53,6 @@ where
 /// The attempts of a hedged function, made by a closure that several attempts of one call
 /// share. A body that consumes an argument makes the closure `FnOnce`; the compiler then names
 /// this function, whose name says the fix: list the argument in `clone(...)`.
-#[inline]
 pub fn consumed_arguments_go_in_clone<F, Fut>(attempt: F) -> F
 where
     F: FnMut() -> Fut,
@@ -71,13 +68,11 @@ pub mod shared {
     use crate::runtime::Instant;
 
     /// Takes a retry's `cost` from `bucket` at `now`, as the engine does; `false` if short.
-    #[inline]
     pub fn take(bucket: &TokenBucket, cost: u32, now: Instant) -> bool {
         bucket.try_take(cost, now)
     }
 
     /// Gives `tokens` back to `bucket`, as a retry's success or a dropped call does.
-    #[inline]
     pub fn refund(bucket: &TokenBucket, tokens: u32) {
         bucket.deposit(tokens);
     }
@@ -86,7 +81,6 @@ pub mod shared {
     /// clock read while the limiter is off; `Ok(Some(wait))` says how long to sleep before
     /// looking again (`lost`: this caller looked before and lost its tokens to another);
     /// `Err(())` if they would come at or after `deadline`.
-    #[inline]
     #[allow(clippy::result_unit_err)] // the engine's own step, as it is: not a public API
     pub fn try_send(
         limiter: &RateLimiter,
@@ -103,7 +97,6 @@ pub mod shared {
     }
 
     /// Records a response in `limiter` now: `throttled`, or a success or another error.
-    #[inline]
     pub fn record(limiter: &RateLimiter, throttled: bool) {
         limiter.record(Instant::now(), throttled);
     }

@@ -157,7 +157,6 @@ impl Current<'_> {
     }
 
     /// Gives back what the ticket holds, and closes the call's spans.
-    #[cold]
     fn let_go(&mut self) {
         if self.ticket.holds() {
             self.release();

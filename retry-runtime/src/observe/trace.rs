@@ -138,7 +138,6 @@ pub(crate) fn grpc_status(code: i32) {
 
 /// Runs `f` with the current span if it is a `retry.attempt` span of this crate's.
 #[cfg(feature = "tracing")]
-#[cold]
 fn on_attempt(f: impl FnOnce(&tracing::Span)) {
     let span = tracing::Span::current();
     if span
@@ -276,7 +275,6 @@ impl Trace {
     }
 
     /// Whether the spans are recorded.
-    #[inline(always)]
     pub(crate) fn is_on(&self) -> bool {
         #[cfg(feature = "tracing")]
         return self.0.is_some();
@@ -374,7 +372,6 @@ impl Trace {
     }
 
     /// Runs `f` (an event of the call's) inside the call's span.
-    #[inline]
     #[cfg_attr(
         not(feature = "tracing"),
         allow(dead_code, reason = "read by tracing only")
