@@ -26,13 +26,15 @@
 //! limiter slows down on it.
 //!
 //! reqwest 0.13's client retries the same two signals on its own by default, its
-//! "protocol NACKs" (`is_retryable_error` in reqwest's `src/retry.rs`): a remote `GOAWAY` with
+//! "protocol NACKs" (`is_retryable_error` in
+//! <https://github.com/seanmonstar/reqwest/blob/v0.13.5/src/retry.rs>): a remote `GOAWAY` with
 //! `NO_ERROR` ("a graceful shutdown, try with a new connection") and a remote reset with
 //! `REFUSED_STREAM`, found as the `h2::Error` under the `hyper::Error` under the
 //! `hyper_util` client's error. It retries a request twice at most; the error that gets through
 //! its retries (or that of a client built with `reqwest::retry::never()`) is classified here.
 //! Unlike reqwest, a `GOAWAY` of another reason counts too: h2 gives it to the same unprocessed
-//! streams.
+//! streams. The runtime looks for the `h2::Error` anywhere in the chain of causes, not at a
+//! fixed depth, so a client that wraps it otherwise is read the same.
 
 use crate::classify::{Classify, ErrorClass};
 use ::h2::Reason;

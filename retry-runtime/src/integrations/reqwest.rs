@@ -27,12 +27,12 @@
 //! Over HTTP/2, with the `http2` feature, a stream the server refused (`RST_STREAM` with
 //! `REFUSED_STREAM`) or left unprocessed under its `GOAWAY` is `NotSent` (RFC 9113 section 8.7),
 //! found as the `h2::Error` under the `hyper::Error` under the `hyper_util` client's error,
-//! where reqwest 0.13's own retry module looks for it (`is_retryable_error` in its
-//! `src/retry.rs`). A reqwest `Client` retries a refused stream and a `GOAWAY` with `NO_ERROR`
-//! itself by default, its "protocol NACKs", twice per request at most
-//! (`ClientBuilder::retry`; `reqwest::retry::never()` turns that off): the error `#[retry]`
-//! sees is one that got through those retries, and retrying it is still safe for a call that
-//! is not idempotent.
+//! where reqwest 0.13's own retry module looks for it (`is_retryable_error` in
+//! <https://github.com/seanmonstar/reqwest/blob/v0.13.5/src/retry.rs>). A reqwest `Client`
+//! retries a refused stream and a `GOAWAY` with `NO_ERROR` itself by default, its "protocol
+//! NACKs", twice per request at most (`ClientBuilder::retry`; `reqwest::retry::never()` turns
+//! that off): the error `#[retry]` sees is one that got through those retries, and retrying it
+//! is still safe for a call that is not idempotent.
 //!
 //! A `reqwest::Response` and [`Error::Status`] are classified by status (see
 //! [`Classify for http::StatusCode`](crate::Classify)), with `x-amz-retry-after` or
