@@ -19,6 +19,7 @@ mod classify;
 mod derive;
 mod grpc;
 mod grpc_config;
+mod h2;
 mod hedging;
 mod http;
 mod readme;

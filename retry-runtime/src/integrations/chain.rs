@@ -11,7 +11,7 @@ use std::time::Duration;
 /// runtime knows decides, and an error with none of them is `Permanent`. The types it knows are
 /// [`TimedOut`], [`CircuitOpen`](crate::CircuitOpen) and `std::io::Error`, and with their features `reqwest::Error`,
 /// `retry_runtime::reqwest::Error`, `hyper::Error`, `hyper_util::client::legacy::Error`,
-/// `tonic::Status`, `tonic::ConnectError` and `tonic::TimeoutExpired`.
+/// `h2::Error`, `tonic::Status`, `tonic::ConnectError` and `tonic::TimeoutExpired`.
 ///
 /// ```
 /// use retry_runtime::{Classify, ErrorClass};
@@ -97,6 +97,12 @@ fn known<'a>(err: &'a (dyn Error + 'static)) -> Option<&'a dyn Classify> {
         if let Some(e) = err.downcast_ref::<::hyper::Error>() {
             return Some(e);
         }
+    }
+    // After hyper's: a `hyper::Error` holds the `h2::Error` of an HTTP/2 connection as its
+    // cause, and defers to it.
+    #[cfg(feature = "http2")]
+    if let Some(e) = err.downcast_ref::<::h2::Error>() {
+        return Some(e);
     }
     #[cfg(feature = "tonic")]
     {

@@ -8,6 +8,8 @@ mod anyhow;
 pub(crate) mod chain;
 #[cfg(feature = "grpc-config")]
 pub mod grpc;
+#[cfg(feature = "http2")]
+mod h2;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "hyper")]

@@ -21,8 +21,18 @@
 //! | `status()` is set (from `error_for_status`) | the status's class |
 //! | `is_decode()` with a transport error among its causes (`hyper::Error`, `io::Error`: a body cut short by the connection) | that error's class |
 //! | `is_builder()`, `is_redirect()`, `is_decode()` otherwise (a body that does not parse), `is_upgrade()` | `Permanent` |
-//! | `is_request()`, `is_body()`: a known error among its causes (`hyper::Error`, `io::Error`) | that error's class |
+//! | `is_request()`, `is_body()`: a known error among its causes (`hyper::Error`, `io::Error`; with the `http2` feature, `h2::Error`) | that error's class |
 //! | `is_request()`, `is_body()` otherwise (the exchange broke off) | `Transient` |
+//!
+//! Over HTTP/2, with the `http2` feature, a stream the server refused (`RST_STREAM` with
+//! `REFUSED_STREAM`) or left unprocessed under its `GOAWAY` is `NotSent` (RFC 9113 section 8.7),
+//! found as the `h2::Error` under the `hyper::Error` under the `hyper_util` client's error,
+//! where reqwest 0.13's own retry module looks for it (`is_retryable_error` in
+//! <https://github.com/seanmonstar/reqwest/blob/v0.13.5/src/retry.rs>). A reqwest `Client`
+//! retries a refused stream and a `GOAWAY` with `NO_ERROR` itself by default, its "protocol
+//! NACKs", twice per request at most (`ClientBuilder::retry`; `reqwest::retry::never()` turns
+//! that off): the error `#[retry]` sees is one that got through those retries, and retrying it
+//! is still safe for a call that is not idempotent.
 //!
 //! A `reqwest::Response` and [`Error::Status`] are classified by status (see
 //! [`Classify for http::StatusCode`](crate::Classify)), with `x-amz-retry-after` or

@@ -2,6 +2,7 @@
 //! `From<Refused>` for `tonic::Status`.
 
 use super::chain::known_cause;
+use super::h2::not_processed;
 use super::io::connect_failure;
 use super::wire::{GRPC_PREVIOUS_RPC_ATTEMPTS, WithAttempt};
 use crate::classify::hint::{self, Pushback};
@@ -49,8 +50,12 @@ impl From<crate::protect::guard::Refused> for Status {
 ///    to retry, gRFC A6). A non-negative one is the [`retry_after`](Classify::retry_after) hint.
 /// 2. The client-side cause of a status made by tonic: a failed connection
 ///    (`tonic::ConnectError`, or a refused `io::Error`) is `NotSent` (`Permanent` for a TLS
-///    failure); a request hyper dropped before dispatching it is `NotSent`; tonic's own
-///    timeout (`tonic::TimeoutExpired`, reported as `CANCELLED`) is `Timeout`.
+///    failure); a request hyper dropped before dispatching it is `NotSent`; an HTTP/2 stream
+///    the server refused (`RST_STREAM` with `REFUSED_STREAM`, which tonic reports as
+///    `UNAVAILABLE`) or left unprocessed under its `GOAWAY` (reported as `INTERNAL`, or
+///    `RESOURCE_EXHAUSTED` for `ENHANCE_YOUR_CALM`) is `NotSent` (`Throttling` for
+///    `ENHANCE_YOUR_CALM`): the `h2::Error` among its causes says so (RFC 9113 section 8.7);
+///    tonic's own timeout (`tonic::TimeoutExpired`, reported as `CANCELLED`) is `Timeout`.
 /// 3. The code:
 ///
 /// | code | class |
@@ -151,6 +156,9 @@ fn client_side(cause: &(dyn Error + 'static)) -> Option<ErrorClass> {
             .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
         {
             return Some(ErrorClass::NotSent);
+        }
+        if let Some(class) = e.downcast_ref::<::h2::Error>().and_then(not_processed) {
+            return Some(class);
         }
         next = e.source();
     }

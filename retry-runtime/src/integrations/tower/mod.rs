@@ -76,7 +76,9 @@
 //!
 //! - The service's error, classified by `Box<dyn Error + Send + Sync>`'s [`Classify`] impl,
 //!   which walks its chain of causes to the first error of a type the crate knows (a failed
-//!   connection of hyper-util's client or of tonic is `NotSent`, a reset one `Transient`, ...).
+//!   connection of hyper-util's client or of tonic is `NotSent`, a reset one `Transient`, an
+//!   HTTP/2 stream the server refused or left unprocessed under its `GOAWAY` `NotSent` with the
+//!   `http2` feature, ...).
 //!   The layer's error is that box (`tower::BoxError`, tower's convention); a timeout of the
 //!   policy is a [`TimedOut`] in it.
 //! - A response that the [`Exchange`] says failed: with [`Http`], a status that
@@ -102,7 +104,8 @@
 //! A request that is not idempotent (with [`Http`]: `POST`, `PATCH`, unless it carries an
 //! `Idempotency-Key`; or every request of a layer built with `.idempotent(false)`) is retried
 //! only after failures that prove the server did not act on it: `NotSent` (the connection was
-//! refused) and `Throttling` (429, `RESOURCE_EXHAUSTED`). A policy built with
+//! refused; with the `http2` feature, an HTTP/2 stream refused with `REFUSED_STREAM` or above a
+//! `GOAWAY`'s last stream id) and `Throttling` (429, `RESOURCE_EXHAUSTED`). A policy built with
 //! `idempotent(false)` makes every request so, whatever the layer says.
 //!
 //! A request that may not be sent again after a failure (not idempotent, or not replayable)
