@@ -1,13 +1,14 @@
 //! The success path allocates nothing: a counting global allocator watches a warmed-up
 //! `#[retry]` function called many times, with and without timers, with a partition, with
-//! guards, and with a body that reads its attempt context.
+//! guards, with a body that reads its attempt context, and under a caller's deadline.
 
 mod util;
 
-use retry_runtime::retry;
+use retry_runtime::{retry, with_deadline};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::hint::black_box;
+use std::time::Duration;
 use util::TestError;
 
 struct Counting;
@@ -160,6 +161,18 @@ fn the_success_path_allocates_nothing() {
             allocations(|| hedged_yields(1)).await,
             0,
             "hedged by a percentile, answering after a yield"
+        );
+        // Under a caller's deadline, whose own timer is registered at the yield.
+        let under_deadline = || {
+            with_deadline(Duration::from_secs(5), async {
+                tokio::task::yield_now().await;
+                (defaults(1).await, asks(1).await)
+            })
+        };
+        assert_eq!(
+            allocations(under_deadline).await,
+            0,
+            "calls with and without timers under a caller's deadline"
         );
     });
 }

@@ -102,7 +102,8 @@ impl Attempt {
     }
 
     /// The call's deadline: its own `deadline`, clamped to the cutoff of an outer `#[retry]`
-    /// attempt it runs inside; `None` if it has neither. On the clock of
+    /// attempt it runs inside, or to the caller's deadline
+    /// ([`with_deadline`](crate::with_deadline)); `None` if it has none of them. On the clock of
     /// [`cutoff`](Self::cutoff), a [`crate::Instant`].
     #[must_use]
     pub fn deadline(&self) -> Option<runtime::PublicInstant> {

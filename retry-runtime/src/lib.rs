@@ -77,6 +77,12 @@
 //! that retries on its own below the attempt (an HTTP client's built-in retry) multiplies the
 //! attempts the same way, without the warning.
 //!
+//! A deadline from outside the process is clamped to the same way: [`with_deadline`] runs a
+//! future under the caller's deadline (a server's handler, under the time its request said it
+//! had: `tower::DeadlineLayer` reads `grpc-timeout` and Envoy's
+//! `x-envoy-expected-rq-timeout-ms`), and every call inside it, at any depth, takes the earlier
+//! of its own deadline and that one, and writes what it has left into its own requests.
+//!
 //! # Configuration
 //!
 //! Every setting the attribute leaves out (`mode`, `max_attempts`, `initial_backoff`,
@@ -323,7 +329,8 @@
 //! - `anyhow`: `Classify` for `anyhow::Error`, by its chain of causes.
 //! - `tower` (with `tokio`): `tower::RetryLayer`, which retries a tower service's requests
 //!   under a [`Policy`] (with `grpc-config`, `RetryLayer::grpc`: each gRPC call under its
-//!   method's policy in a service config).
+//!   method's policy in a service config), and `tower::DeadlineLayer`, which runs a server's
+//!   handlers under the deadlines their requests carry.
 //!
 //! Without a feature: `Classify` for `std::io::Error` and for `dyn Error` (by its chain of
 //! sources), [`derive@Classify`] for error types of your own, the AWS error codes ([`aws`]) and
@@ -351,6 +358,7 @@ pub mod __private;
 pub use attempt::{Attempt, InvocationId};
 pub use classify::{Classify, ErrorClass, TimedOut, TimeoutKind};
 pub use classify::{aws, hint};
+pub use engine::deadline::{WithDeadline, with_deadline};
 pub use engine::frame::attempt;
 #[cfg(feature = "grpc-config")]
 pub use integrations::grpc;

@@ -12,8 +12,10 @@
 //! call, by each hedge), nothing published outside a body nor in a task it spawns, the hook and
 //! a test scope's record given the id the body drew, calls nested inside an attempt (one without
 //! timers, which takes the outer frame when first polled, and one with, which reads it at its
-//! start; inside a hedge too), a frame per hedge, and hedges dropped in flight (the call won by
-//! another attempt, cut by its deadline, ended by a permanent failure, or dropped). Only
+//! start; inside a hedge too), a frame per hedge, hedges dropped in flight (the call won by
+//! another attempt, cut by its deadline, ended by a permanent failure, or dropped), and a
+//! caller's deadline (`with_deadline`) published in the same slot, under calls and over an
+//! attempt. Only
 //! retry-runtime and its dev-dependencies are built for it, a small fraction of the
 //! workspace's dev tree; those two files keep the cases that need more (tracing events, the
 //! guards, a percentile delay), where the slot is used in the same ways.
@@ -22,7 +24,7 @@
 use retry_runtime::testing::{self, EarlyEnd, Overrides};
 use retry_runtime::{
     Attempt, Classify, ErrorClass, Policy, RetryEvent, TimedOut, TimeoutKind, TokenBucket, attempt,
-    retry,
+    retry, with_deadline,
 };
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -614,4 +616,81 @@ async fn a_policy_hedges_a_closure() {
     assert_eq!(record.hedges().len(), 2);
     assert_eq!(BUCKET.available(), 495);
     assert_eq!(*numbers.lock().unwrap(), [1, 2, 3]);
+}
+
+// --- A caller's deadline in the slot ----------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn calls_read_a_callers_deadline_from_the_slot() {
+    /// Timed: reads the deadline at its start.
+    #[retry(
+        max_attempts = 2,
+        deadline = "10s",
+        initial_backoff = "10ms",
+        jitter = "none"
+    )]
+    async fn timed(seen: &Seen) -> Result<u32, TestError> {
+        let a = seen.now();
+        if a.number() < 2 {
+            Err(TRANSIENT)
+        } else {
+            Ok(a.depth())
+        }
+    }
+    /// Untimed: reads it at each poll of an attempt.
+    #[retry(max_attempts = 2, initial_backoff = "10ms", jitter = "none")]
+    async fn untimed(seen: &Seen) -> Result<u32, TestError> {
+        let a = seen.now();
+        if a.number() < 2 {
+            Err(TRANSIENT)
+        } else {
+            Ok(a.depth())
+        }
+    }
+    let seen = Seen::default();
+    let out = with_deadline(MS(100), async {
+        assert!(attempt().is_none(), "a deadline is no attempt");
+        (timed(&seen).await, untimed(&seen).await)
+    })
+    .await;
+    assert_eq!(out, Ok((Ok(1), Ok(1))));
+    assert_eq!(
+        seen.time_left(),
+        [Some(MS(100)), Some(MS(90)), Some(MS(90)), Some(MS(80))]
+    );
+    assert!(attempt().is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_callers_deadline_inside_an_attempt_shows_the_attempt_below_it() {
+    /// Retries and fails: marks the outer attempt, through the deadline between them.
+    #[retry(max_attempts = 2, initial_backoff = "10ms", jitter = "none")]
+    async fn inner(seen: &Seen) -> Result<u32, TestError> {
+        seen.now();
+        Err(TRANSIENT)
+    }
+    #[retry(max_attempts = 2, attempt_timeout = "1s")]
+    async fn outer(seen: &Seen) -> Result<u32, TestError> {
+        let a = attempt().unwrap();
+        if a.number() == 2 {
+            return Ok(2);
+        }
+        with_deadline(MS(300), async {
+            let b = attempt().unwrap();
+            assert_eq!((b.number(), b.depth()), (1, 1));
+            assert_eq!(b.invocation_id(), a.invocation_id());
+            assert_eq!(b.time_left(), Some(MS(300)));
+            // Two deadlines deep: the earlier holds.
+            let c = with_deadline(MS(500), async { attempt().unwrap().time_left() }).await;
+            assert_eq!(c, Ok(Some(MS(300))));
+            inner(seen).await
+        })
+        .await
+        .map_err(TestError::TimedOut)?
+    }
+    let seen = Seen::default();
+    assert_eq!(outer(&seen).await, Ok(2));
+    let depths: Vec<u32> = seen.all().iter().map(Attempt::depth).collect();
+    assert_eq!(depths, [2, 2]);
+    assert_eq!(seen.time_left(), [Some(MS(300)), Some(MS(290))]);
 }

@@ -16,6 +16,7 @@ mod http_server;
 mod util;
 
 mod classify;
+mod deadline;
 mod derive;
 mod grpc;
 mod grpc_config;

@@ -273,7 +273,8 @@ impl TimedOut {
         self.limit
     }
 
-    /// The attempt (1-based) that was cut off.
+    /// The attempt (1-based) that was cut off; 0 for a caller's deadline
+    /// ([`with_deadline`](crate::with_deadline)) that cut its future off, which is no attempt.
     #[must_use]
     pub const fn attempt(&self) -> u32 {
         self.attempt
@@ -288,6 +289,9 @@ impl fmt::Display for TimedOut {
                 "attempt {} timed out after {:?}",
                 self.attempt, self.limit
             ),
+            TimeoutKind::Deadline if self.attempt == 0 => {
+                write!(f, "deadline of {:?} exceeded", self.limit)
+            }
             TimeoutKind::Deadline => write!(
                 f,
                 "deadline of {:?} exceeded during attempt {}",

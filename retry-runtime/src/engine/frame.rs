@@ -10,6 +10,12 @@
 //! A `#[retry]` call that starts inside another's attempt reads the outer frame once, at its
 //! start: its depth is one more, and its deadline is clamped to the outer attempt's cutoff
 //! (deadline propagation inside the process).
+//!
+//! The same slot carries a caller's deadline ([`with_deadline`](crate::with_deadline)): while
+//! its future is polled, the slot holds a [`Bound`] instead of a frame, and a call started
+//! there reads it where it would read an outer attempt (its depth 0, its cutoff the deadline),
+//! so the one look a call makes at its start (a timed call) or at each poll (an untimed one)
+//! finds either.
 
 use crate::attempt::{Attempt, InvocationId};
 use crate::engine::Current;
@@ -34,17 +40,27 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// outer attempt's frame) the rest of the time. Code the attempt's poll does not run sees no
 /// attempt: a task spawned from the body, or a future the body hands to another thread (or
 /// keeps for later) and that is polled there outside the attempt's poll.
+///
+/// It holds a [`Bound`] instead while a caller's deadline polls its future: the pointer's low
+/// bit tells which (both types are aligned to more than one byte, so the bit of an address is
+/// free), and an empty slot is null as before, so the test a call makes of the slot is one
+/// comparison with null, as it was with frames alone.
 #[allow(unsafe_code)]
 mod slot {
-    use super::Frame;
+    use super::{Bound, Frame, Outer};
     use std::cell::Cell;
     use std::ptr;
 
     // The published frame's lifetime is erased here: it is alive while published (see
-    // `enter`), and `with` lends it out only for a call that cannot keep it.
+    // `enter`), and `with` lends it out only for a call that cannot keep it. A bound is
+    // published the same way (see `enter_bound`).
     thread_local! {
-        static CURRENT: Cell<*const Frame<'static>> = const { Cell::new(ptr::null()) };
+        static CURRENT: Cell<*const ()> = const { Cell::new(ptr::null()) };
     }
+
+    /// The low bit of a published pointer that marks a [`Bound`].
+    const BOUND: usize = 1;
+    const _: () = assert!(align_of::<Bound>() > BOUND && align_of::<Frame<'_>>() > BOUND);
 
     // `with` lends the published `Frame<'static>` out as a `Frame<'x>` of its caller's shorter
     // `'x`, which is sound only while `Frame` is covariant in its lifetime. This stops
@@ -56,26 +72,60 @@ mod slot {
         }
     };
 
+    /// What a published pointer points to.
+    enum Published<'x> {
+        Frame(&'x Frame<'x>),
+        Bound(&'x Bound),
+    }
+
+    /// Reads what `p` points to.
+    ///
+    /// # Safety
+    ///
+    /// `p` is not null, and was read from `CURRENT` on this thread: only `enter` and
+    /// `enter_bound` write a non-null pointer there, taken from a `&Frame` or a `&Bound` that
+    /// they borrow until they have put the previous pointer back (on return or unwind), in LIFO
+    /// order on this thread. So it points to a live frame or bound, borrowed shared, for as
+    /// long as the caller runs inside the `enter` or `enter_bound` that published it; the
+    /// caller does not keep the reference past its own call.
+    #[inline(always)]
+    unsafe fn published<'x>(p: *const ()) -> Published<'x> {
+        if p.addr() & BOUND == 0 {
+            // SAFETY: see above; untagged, it is a frame.
+            Published::Frame(unsafe { &*p.cast::<Frame<'x>>() })
+        } else {
+            // SAFETY: see above; tagged, it is a bound, at the untagged address.
+            Published::Bound(unsafe { &*p.map_addr(|a| a & !BOUND).cast::<Bound>() })
+        }
+    }
+
+    /// What a call started now takes from what is published: an outer attempt's depth and
+    /// cutoff, or a caller's deadline.
+    #[inline(always)]
+    fn outer_of(p: *const ()) -> Option<Outer> {
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: not null, read from `CURRENT` just now; the reference ends here.
+        Some(match unsafe { published(p) } {
+            Published::Frame(frame) => frame.as_outer(),
+            Published::Bound(bound) => bound.outer,
+        })
+    }
+
     /// Publishes `frame` while `f` runs, and restores what was published before, also when
-    /// `f` panics. A frame published before is first handed to `outer` with `frame`.
+    /// `f` panics. What was published before (an outer attempt, or a caller's deadline) is
+    /// first handed to `outer` with `frame`.
     #[inline]
     pub(super) fn enter<'a, T>(
         frame: &mut Frame<'a>,
-        outer: impl FnOnce(&mut Frame<'a>, &Frame<'_>),
+        outer: impl FnOnce(&mut Frame<'a>, Outer),
         f: impl FnOnce() -> T,
     ) -> T {
-        struct Restore(*const Frame<'static>);
-        impl Drop for Restore {
-            #[inline]
-            fn drop(&mut self) {
-                CURRENT.set(self.0);
-            }
-        }
         let prev = CURRENT.get();
-        if !prev.is_null() {
-            // SAFETY: as in `with`: the previous frame is alive while it is published, and
-            // it is not `frame` (which is borrowed mutably here, so not published).
-            outer(frame, unsafe { &*prev });
+        // `frame` is borrowed mutably here, so it is not what is published.
+        if let Some(o) = outer_of(prev) {
+            outer(frame, o);
         }
         let frame: *const Frame<'a> = frame;
         CURRENT.set(frame.cast());
@@ -83,19 +133,63 @@ mod slot {
         f()
     }
 
-    /// Runs `f` with the published frame, if any.
-    pub(super) fn with<T>(f: impl for<'x> FnOnce(&'x Frame<'x>) -> T) -> Option<T> {
-        let p = CURRENT.get();
-        if p.is_null() {
-            return None;
-        }
-        // SAFETY: only `enter` writes a non-null pointer, taken from a `&Frame` that it borrows
-        // until it has put the previous pointer back (on return or unwind), in LIFO order on
-        // this thread. So a non-null pointer read here points to a live frame, borrowed
-        // shared; `f` cannot keep the reference past its own call (`T` does not borrow it),
-        // nor anything the frame borrows (it sees the frame's lifetime as its own call's).
-        Some(f(unsafe { &*p }))
+    /// Publishes a bound of `outer` (a caller's deadline) while `f` runs, and restores what
+    /// was published before, also when `f` panics.
+    pub(super) fn enter_bound<T>(outer: Outer, f: impl FnOnce() -> T) -> T {
+        let prev = CURRENT.get();
+        let bound = Bound { outer, below: prev };
+        let p: *const Bound = &bound;
+        CURRENT.set(p.cast::<()>().map_addr(|a| a | BOUND));
+        let _restore = Restore(prev);
+        f()
     }
+
+    /// Puts a pointer back into the slot when dropped.
+    struct Restore(*const ());
+
+    impl Drop for Restore {
+        #[inline]
+        fn drop(&mut self) {
+            CURRENT.set(self.0);
+        }
+    }
+
+    /// What a call started now inside what is published takes from it, if anything is.
+    #[inline]
+    pub(super) fn outer() -> Option<Outer> {
+        outer_of(CURRENT.get())
+    }
+
+    /// Runs `f` with the frame of the attempt the current code runs inside, if any, and the
+    /// cutoff of the innermost caller's deadline published over it (which is clamped to
+    /// everything below it), if any.
+    pub(super) fn with<T>(f: impl for<'x> FnOnce(&'x Frame<'x>, Option<Outer>) -> T) -> Option<T> {
+        let mut p = CURRENT.get();
+        let mut bound = None;
+        while !p.is_null() {
+            // SAFETY: not null, read from `CURRENT`, or from a published bound's `below`
+            // (what was published when it was, and is put back when it is no longer: alive
+            // longer than the bound). `f` cannot keep the reference past its own call (`T`
+            // does not borrow it), nor anything the frame borrows (it sees the frame's
+            // lifetime as its own call's).
+            match unsafe { published(p) } {
+                Published::Frame(frame) => return Some(f(frame, bound)),
+                Published::Bound(b) => {
+                    bound = bound.or(Some(b.outer));
+                    p = b.below;
+                }
+            }
+        }
+        None
+    }
+}
+
+/// What a caller's deadline publishes while its future is polled: what a call started there
+/// takes from it (the depth of the attempt it runs inside, 0 outside any, and the deadline,
+/// already clamped to that attempt's cutoff), and what was published before it.
+pub(crate) struct Bound {
+    outer: Outer,
+    below: *const (),
 }
 
 /// What a call publishes about its current attempt.
@@ -121,16 +215,29 @@ pub(crate) struct Frame<'a> {
 /// The bit of `Frame::depth` that marks a nested call that retried and failed.
 const NESTED_RETRIED: u32 = 1 << 31;
 
-/// The outer attempt a call starts inside, if any: its depth and cutoff.
+/// The outer attempt a call starts inside, if any: its depth and cutoff; or the caller's
+/// deadline it starts under (the depth of the attempt that runs inside, 0 outside any, and the
+/// deadline as the cutoff).
 #[derive(Clone, Copy)]
 pub(crate) struct Outer {
     pub(crate) depth: u32,
     pub(crate) cutoff: Option<Instant>,
 }
 
-/// The attempt the current code runs inside, if any.
+/// The attempt the current code runs inside, or the caller's deadline, if any.
 pub(crate) fn outer() -> Option<Outer> {
-    slot::with(|f| f.as_outer())
+    slot::outer()
+}
+
+/// Runs `f` under a caller's deadline `at` (published for the calls `f` starts), inside the
+/// attempt (or the caller's deadline) `below`, which [`outer`] gave; `at` is already clamped to
+/// its cutoff.
+pub(crate) fn enter_bound<T>(at: Instant, below: Option<Outer>, f: impl FnOnce() -> T) -> T {
+    let outer = Outer {
+        depth: below.map_or(0, |o| o.depth),
+        cutoff: Some(at),
+    };
+    slot::enter_bound(outer, f)
 }
 
 impl<'a> Frame<'a> {
@@ -287,24 +394,30 @@ impl<'a> Frame<'a> {
         self.enter(f)
     }
 
-    /// Takes the depth and deadline of a call run inside `outer`'s attempt (the same answer
-    /// at every poll, so looking again changes nothing).
-    fn adopt(&mut self, outer: &Frame<'_>) {
-        let (depth, deadline) = nested(self.deadline, outer.as_outer());
+    /// Takes the depth and deadline of a call run inside `outer` (an attempt, or a caller's
+    /// deadline): the same answer at every poll, so looking again changes nothing.
+    fn adopt(&mut self, outer: Outer) {
+        let (depth, deadline) = nested(self.deadline, outer);
         let word = self.depth.get_mut();
         *word = (*word & NESTED_RETRIED) | (depth - 1);
         self.deadline = deadline;
     }
 
-    fn snapshot(&self) -> Attempt {
+    /// The attempt as the code sees it, under `bound` (a caller's deadline inside the attempt)
+    /// if any: its cutoff is then the earlier of the two.
+    fn snapshot(&self, bound: Option<Outer>) -> Attempt {
         let configured = self.r.settings.max_attempts;
+        let cutoff = match (self.cutoff_or_deadline(), bound.and_then(|b| b.cutoff)) {
+            (Some(own), Some(bound)) => Some(own.min(bound)),
+            (own, bound) => own.or(bound),
+        };
         Attempt {
             function: self.r.function(),
             partition: self.r.partition(),
             number: self.number,
             max_attempts: scope::around().max_attempts(configured),
             depth: self.depth(),
-            cutoff: self.cutoff_or_deadline(),
+            cutoff,
             deadline: self.deadline,
             id: self.invocation_id(),
         }
@@ -322,7 +435,7 @@ fn nested(deadline: Option<Instant>, outer: Outer) -> (u32, Option<Instant>) {
 
 /// Marks the attempt this call runs inside, if any: a call nested in it retried and failed.
 pub(crate) fn nested_call_retried() {
-    slot::with(|f| f.depth.fetch_or(NESTED_RETRIED, Ordering::Relaxed));
+    slot::with(|f, _| f.depth.fetch_or(NESTED_RETRIED, Ordering::Relaxed));
 }
 
 pin_project_lite::pin_project! {
@@ -385,6 +498,10 @@ impl<F: Future> Future for InFrame<'_, '_, F> {
 /// body hands to another thread and that is polled there outside the attempt's poll, sees
 /// `None`; such code needs the [`Attempt`] passed to it (it is `Copy`), read in the body.
 ///
+/// A caller's deadline ([`with_deadline`](crate::with_deadline)) is no attempt: outside any
+/// call it leaves `attempt()` at `None`, and inside a body it shows the body's attempt, cut off
+/// at the earlier of its own cutoff and the deadline.
+///
 /// ```
 /// use retry_runtime::{attempt, retry};
 ///
@@ -405,7 +522,7 @@ impl<F: Future> Future for InFrame<'_, '_, F> {
 /// ```
 #[must_use]
 pub fn attempt() -> Option<Attempt> {
-    slot::with(|f| f.snapshot())
+    slot::with(|f, bound| f.snapshot(bound))
 }
 
 #[cfg(test)]

@@ -161,11 +161,13 @@
 //! response.
 
 mod body;
+mod deadline;
 mod exchange;
 #[cfg(feature = "grpc-config")]
 mod grpc;
 
 pub use body::ReplayBody;
+pub use deadline::{Deadline, DeadlineFuture, DeadlineLayer};
 pub use exchange::{Cloning, Exchange, Http, IDEMPOTENCY_KEY};
 #[cfg(feature = "grpc-config")]
 pub use grpc::{GrpcRetry, GrpcRetryLayer};
