@@ -114,6 +114,8 @@ pub enum AttributeKey {
     Idempotent,
     /// `idempotent_if`.
     IdempotentIf,
+    /// `idempotency_key`.
+    IdempotencyKey,
     /// `long_polling`.
     LongPolling,
     /// `partition`.
@@ -197,6 +199,7 @@ const ROWS: [Row; AttributeKey::COUNT] = {
         row("retry_if_ok",                F::Function,  "a path to `fn(&T) -> bool`", None, false),
         row("idempotent",                 F::Bool,      "`true` or `false`", None, true),
         row("idempotent_if",              F::Condition, "a `bool` expression over the arguments", None, false),
+        row("idempotency_key",            F::Bool,      "`true` or `false`", None, true),
         row("long_polling",               F::Bool,      "`true` or `false`", None, true),
         row("partition",                  F::Name,      "a string naming a shared partition", None, true),
         row("bucket",                     F::Bucket,    "a path to a `static TokenBucket`, or \"none\"", None, true),
@@ -357,12 +360,13 @@ impl Key {
 }
 
 /// The keys a `Policy` read with serde accepts, in the order of the documentation's table: the
-/// keys the environment may set, `idempotent`, `partition`, `bucket` (`"none"`), `budget` (a
-/// share) and `profile` (for its unknown-field error).
-pub const POLICY_FIELDS: [&str; 22] = policy_fields();
+/// keys the environment may set, `idempotent`, `idempotency_key`, `long_polling`, `partition`,
+/// `bucket` (`"none"`), `budget` (a share), `profile` (for its unknown-field error) and
+/// `aws_config`.
+pub const POLICY_FIELDS: [&str; 23] = policy_fields();
 
-const fn policy_fields() -> [&'static str; 22] {
-    let mut out = [""; 22];
+const fn policy_fields() -> [&'static str; 23] {
+    let mut out = [""; 23];
     let (mut i, mut n) = (0, 0);
     while i < AttributeKey::COUNT {
         let key = AttributeKey::ALL[i];
@@ -450,7 +454,8 @@ mod tests {
             names,
             "mode, behavior, max_attempts, initial_backoff, multiplier, max_backoff, jitter, \
              attempt_timeout, attempt_timeout_multiplier, max_attempt_timeout, deadline, \
-             retry_on, retry_after, retry_if_ok, idempotent, idempotent_if, long_polling, partition, \
+             retry_on, retry_after, retry_if_ok, idempotent, idempotent_if, idempotency_key, \
+             long_polling, partition, \
              bucket, \
              rate_limiter, budget, breaker, guard, hedge_after, max_in_flight, min_hedge_after, \
              max_hedge_after, on_retry, profile, aws_config, clone, crate"
@@ -479,6 +484,7 @@ mod tests {
                 "max_attempt_timeout",
                 "deadline",
                 "idempotent",
+                "idempotency_key",
                 "long_polling",
                 "partition",
                 "bucket",

@@ -110,6 +110,7 @@ keys! {
     retry_if_ok:                    FnPath,     _,      RetryIfOk;
     idempotent:                     bool,       _,      Idempotent;
     idempotent_if:                  Expr,       _,      IdempotentIf;
+    idempotency_key:                bool,       Site,   IdempotencyKey;
     long_polling:                   bool,       Site,   LongPolling;
     partition:                      Name,       Site,   Partition;
     bucket:                         Bucket,     Site,   Bucket;

@@ -96,7 +96,11 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     }
     let keys = quote!(#p::Keys::new() #keys);
 
+    // An idempotency key makes every attempt safe to repeat, whatever `idempotent` says
+    // (`valid` refuses it beside `idempotent_if`, which would decide nothing).
+    let keyed = args.idempotency_key.as_ref().is_some_and(|k| k.value);
     let idempotent = match (&args.idempotent_if, &args.idempotent) {
+        _ if keyed => quote!(true),
         (Some(cond), _) => {
             let mut expr = cond.value.clone();
             // `#[async_trait]` renamed `self` in the body; the condition sits beside it.

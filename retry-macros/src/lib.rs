@@ -64,6 +64,7 @@ use proc_macro::TokenStream;
 /// | `retry_if_ok` | path to `fn(&T) -> bool`: repeat while true (polling) | none |
 /// | `idempotent` | `true` / `false` | `true` |
 /// | `idempotent_if` | a `bool` expression over the arguments, evaluated once per call | none |
+/// | `idempotency_key` | `true` / `false`: every attempt (and hedge) sends the call's invocation id as its `Idempotency-Key`, and the function is retried as an idempotent one whatever `idempotent` says (see below) | `false` |
 /// | `long_polling` | `true` / `false`: when the bucket refuses a retry, sleep its backoff before returning the error | `false` |
 /// | `partition` | string: functions naming the same partition share one bucket and limiter | one per function |
 /// | `bucket` | path to a `static TokenBucket`, or `"none"` for no bucket | from `partition` |
@@ -87,6 +88,41 @@ use proc_macro::TokenStream;
 /// combination is a compile error on the offending token, with did-you-mean for misspelled keys
 /// and values (`jitter = "ful"`, `mode = "standrd"`, `hedge_after = "p955"`), and the function
 /// is still emitted so that the rest of the crate type-checks.
+///
+/// # Idempotency keys
+///
+/// `idempotency_key = true` makes a function that is not idempotent (a `POST` that creates an
+/// order) safe to retry and to hedge the way the IETF httpapi draft "The Idempotency-Key HTTP
+/// Header Field" (draft-ietf-httpapi-idempotency-key-header) does it: every attempt of a call
+/// carries the header `Idempotency-Key` with the call's invocation id (the same UUID on every
+/// attempt and every hedge, new for each call), and the server runs a request once per key,
+/// answering a repeat with the first answer. The function is then retried as an idempotent one,
+/// whatever `idempotent` says (`idempotent_if` beside it is a compile error: it would decide
+/// nothing). The header is written where the request is built, by
+/// `retry_runtime::wire::WithAttempt::with_attempt` (reqwest's and `http`'s builders) or by
+/// the `tower` layer of a policy with `Policy::idempotency_key(true)`. The draft's two answers
+/// to a keyed request are read as it means them: `409 Conflict` (a request with the same key
+/// is still being processed) is `Throttling`, so the call waits and asks again, and `422
+/// Unprocessable Content` (the key was used with another payload) is `Permanent`.
+///
+/// ```
+/// use retry_runtime::{attempt, retry};
+///
+/// #[retry(max_attempts = 4, idempotent = false, idempotency_key = true)]
+/// async fn create_order(item: &str) -> std::io::Result<String> {
+///     let a = attempt().expect("inside the body");
+///     // What `client.post(url).with_attempt()` sends as `Idempotency-Key`.
+///     let key = a.idempotency_key().expect("the call sends keys");
+///     assert_eq!(key, a.invocation_id());
+///     Ok(format!("{item}: {key}"))
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let order = create_order("book").await?;
+/// assert_eq!(order.len(), "book: ".len() + 36);
+/// # std::io::Result::Ok(())
+/// # }).unwrap();
+/// ```
 ///
 /// # Supported function shapes
 ///

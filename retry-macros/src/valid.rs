@@ -37,6 +37,16 @@ pub(crate) fn check(args: &mut Args, sig: &Signature, errors: &mut Errors) {
         );
     }
 
+    if let (Some(k), Some(cond)) = (&args.idempotency_key, &args.idempotent_if) {
+        if k.value {
+            errors.at(
+                cond.key.span(),
+                "`idempotency_key = true` sends a key with every attempt, which makes every call \
+                 safe to repeat, so `idempotent_if` has nothing to decide: keep one of them",
+            );
+        }
+    }
+
     // Shared state.
     if let (Some(b), Some(p)) = (&args.bucket, &args.partition) {
         errors.at(
@@ -110,17 +120,19 @@ fn check_hedging(args: &Args, sig: &Signature, errors: &mut Errors) {
     };
     let why = "hedging sends another copy of a request while the first may still reach the \
                server";
-    if args.idempotent.as_ref().is_some_and(|i| !i.value) {
+    // An idempotency key on every attempt (and every hedge) makes the copies safe.
+    let keyed = args.idempotency_key.as_ref().is_some_and(|k| k.value);
+    if !keyed && args.idempotent.as_ref().is_some_and(|i| !i.value) {
         errors.at(
             hedge.key.span(),
             format!(
                 "{why}, so only an idempotent function can be hedged, and this one says \
                  `idempotent = false`: remove `hedge_after`, or make the request safe to repeat \
-                 (an idempotency key) and remove `idempotent = false`"
+                 with an idempotency key on each attempt (`idempotency_key = true`)"
             ),
         );
     }
-    if let Some(cond) = &args.idempotent_if {
+    if let (false, Some(cond)) = (keyed, &args.idempotent_if) {
         errors.at(
             hedge.key.span(),
             format!(

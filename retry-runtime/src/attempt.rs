@@ -67,6 +67,8 @@ pub struct Attempt {
     pub(crate) cutoff: Option<Instant>,
     pub(crate) deadline: Option<Instant>,
     pub(crate) id: InvocationId,
+    /// The call sends its invocation id as its requests' idempotency key.
+    pub(crate) keyed: bool,
 }
 
 impl Attempt {
@@ -114,6 +116,17 @@ impl Attempt {
     #[must_use]
     pub fn invocation_id(&self) -> InvocationId {
         self.id
+    }
+
+    /// The idempotency key this attempt's requests carry: the call's invocation id, for a
+    /// function with `idempotency_key = true` (a policy with
+    /// [`Policy::idempotency_key`](crate::Policy::idempotency_key)); `None` otherwise.
+    /// [`wire::WithAttempt`](crate::wire::WithAttempt) writes it as the `Idempotency-Key`
+    /// header; a request built another way (a client of your own, a message queue's
+    /// deduplication id) can carry it as its protocol has it.
+    #[must_use]
+    pub fn idempotency_key(&self) -> Option<InvocationId> {
+        self.keyed.then_some(self.id)
     }
 
     /// The `#[retry]` function's name.
@@ -168,6 +181,7 @@ impl fmt::Debug for Attempt {
             .field("cutoff", &self.cutoff)
             .field("deadline", &self.deadline)
             .field("invocation_id", &self.id)
+            .field("idempotency_key", &self.keyed)
             .finish()
     }
 }

@@ -57,7 +57,11 @@
 //! would reach the deadline; call `on_retry`, sleep, go again.
 //!
 //! Inside the body, [`attempt()`] tells which attempt this is, the time it has left and the
-//! call's invocation id; [`wire::WithAttempt`] writes them into a request.
+//! call's invocation id; [`wire::WithAttempt`] writes them into a request. With
+//! `idempotency_key = true`, every attempt also sends the invocation id as its
+//! `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header), and the function is retried
+//! as an idempotent one: a `POST` the server deduplicates by key is safe to send again (see
+//! [`wire`](wire#idempotency-keys)).
 //!
 //! The same loop serves a plain `fn` (`#[retry]` blocks its thread between attempts), a
 //! closure built at run time ([`Policy::retry`], with the attribute's keys as `const fn`
@@ -231,9 +235,9 @@
 //!   call. A hedged `#[retry]` function keeps two attempts in place in its future (a third in
 //!   flight is boxed); a [`Policy`] that hedges boxes its hedged loop.
 //! - **What can be hedged.** Only idempotent `async fn`s whose attempts can run side by side:
-//!   `idempotent = false`, `idempotent_if`, `retry_if_ok`, a plain `fn`, `&mut self` and `&mut`
-//!   arguments are compile errors that say why; an argument the body consumes goes in
-//!   `clone(...)`.
+//!   `idempotent = false` (unless `idempotency_key = true` makes every copy safe),
+//!   `idempotent_if`, `retry_if_ok`, a plain `fn`, `&mut self` and `&mut` arguments are compile
+//!   errors that say why; an argument the body consumes goes in `clone(...)`.
 //! - **What you see.** `on_retry` is called as each hedge starts ([`RetryEvent::is_hedge`]),
 //!   with a DEBUG event and the `retry.hedges` counter; [`testing::Record::hedges`] lists them.
 //!   Inside the body, [`attempt()`] gives each copy its own number, and all share the call's

@@ -2,8 +2,10 @@
 //! request: after `Throttling` and `NotSent`, never after `Transient` or `Timeout`.
 
 use crate::util::{Fail, Hang, Script, Succeed, TestError};
-use retry_runtime::{ErrorClass, TokenBucket, retry};
+use retry_runtime::{ErrorClass, InvocationId, Policy, TokenBucket, attempt, retry};
 use std::cell::Cell;
+use std::sync::Mutex;
+use std::time::Duration;
 
 #[retry(
     idempotent = false,
@@ -172,4 +174,99 @@ async fn the_condition_sees_self() {
         "writes != 0 now: not idempotent"
     );
     assert_eq!(store.writes, 3);
+}
+
+/// A function that is not idempotent but sends an idempotency key with every attempt
+/// (`idempotency_key = true`): retried as an idempotent one, after `Transient` and `Timeout`
+/// too.
+#[retry(
+    idempotent = false,
+    idempotency_key = true,
+    max_attempts = 4,
+    initial_backoff = "1ms",
+    attempt_timeout = "1s"
+)]
+async fn create_keyed(
+    script: &Script,
+    keys: &Mutex<Vec<Option<InvocationId>>>,
+) -> Result<u32, TestError> {
+    let a = attempt().unwrap();
+    assert_eq!(a.idempotency_key(), Some(a.invocation_id()));
+    keys.lock().unwrap().push(a.idempotency_key());
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_idempotency_key_makes_a_call_idempotent() {
+    let keys = Mutex::new(Vec::new());
+    let s = Script::new([
+        Fail(ErrorClass::Transient),
+        Hang,
+        Fail(ErrorClass::Throttling),
+        Succeed(8),
+    ]);
+    assert_eq!(create_keyed(&s, &keys).await, Ok(8));
+    assert_eq!(s.attempts(), 4);
+    let keys = keys.into_inner().unwrap();
+    assert!(
+        keys[0].is_some() && keys.iter().all(|k| *k == keys[0]),
+        "{keys:?}"
+    );
+
+    // A function without it has no key.
+    let s = Script::new([Succeed(1)]);
+    assert_eq!(no_key(&s).await, Ok(None));
+}
+
+#[retry(max_attempts = 2)]
+async fn no_key(script: &Script) -> Result<Option<InvocationId>, TestError> {
+    let key = attempt().unwrap().idempotency_key();
+    script.attempt().await.map(|_| key)
+}
+
+/// `Policy::idempotency_key(true)` makes a policy that says `idempotent(false)` idempotent,
+/// whichever is written first, and lets it hedge; its serde key is the same.
+#[tokio::test(start_paused = true)]
+async fn a_policy_with_idempotency_keys_is_idempotent() {
+    for policy in [
+        Policy::new().idempotent(false).idempotency_key(true),
+        Policy::new().idempotency_key(true).idempotent(false),
+        toml::from_str("idempotent = false\nidempotency_key = true").unwrap(),
+    ] {
+        let policy = policy
+            .max_attempts(3)
+            .initial_backoff(Duration::from_millis(1));
+        let s = Script::new([Fail(ErrorClass::Transient), Succeed(9)]);
+        let out = policy
+            .retry(|| async {
+                let a = attempt().unwrap();
+                assert_eq!(a.idempotency_key(), Some(a.invocation_id()));
+                s.attempt().await
+            })
+            .await;
+        assert_eq!(out, Ok(9));
+        assert_eq!(s.attempts(), 2);
+        assert!(policy.hedge_after(Duration::from_millis(5)).build().is_ok());
+    }
+    // Turned off again: the policy is as `idempotent` says.
+    let policy = Policy::new()
+        .idempotent(false)
+        .idempotency_key(true)
+        .idempotency_key(false);
+    let s = Script::new([Fail(ErrorClass::Transient), Succeed(9)]);
+    let out = policy
+        .retry(|| async {
+            assert_eq!(attempt().unwrap().idempotency_key(), None);
+            s.attempt().await
+        })
+        .await;
+    assert!(out.is_err());
+    assert_eq!(s.attempts(), 1);
+    let hedged = policy.hedge_after(Duration::from_millis(5)).build();
+    assert!(
+        hedged
+            .unwrap_err()
+            .to_string()
+            .contains("idempotency_key(true)")
+    );
 }

@@ -12,6 +12,8 @@ mod faults;
 mod grpc_server;
 #[path = "../http_server/mod.rs"]
 mod http_server;
+#[path = "../keyed_server/mod.rs"]
+mod keyed_server;
 #[path = "../util/mod.rs"]
 mod util;
 
@@ -23,6 +25,7 @@ mod grpc_config;
 mod h2;
 mod hedging;
 mod http;
+mod idempotency_keys;
 mod readme;
 mod spans;
 mod tower;

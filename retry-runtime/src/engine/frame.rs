@@ -201,8 +201,9 @@ pub(crate) struct Frame<'a> {
     /// The call's depth less one (0 for an outermost call, one more for each `#[retry]`
     /// attempt it runs inside) and, in the top bit, whether a call nested in the current
     /// attempt retried and still failed (read and cleared when this call decides what follows
-    /// the attempt). One word beside the attempt number, both 0 for a new outermost call, so
-    /// that it sets them up with the zeros around them.
+    /// the attempt); the next bit, whether its attempts wrote the call's idempotency key into
+    /// a request ([`KEY_SENT`]). One word beside the attempt number, both 0 for a new outermost
+    /// call, so that it sets them up with the zeros around them.
     depth: AtomicU32,
     /// When the current attempt is cut off (its timeout or the deadline), if anything cuts it.
     pub(crate) cutoff: Option<Instant>,
@@ -214,6 +215,15 @@ pub(crate) struct Frame<'a> {
 
 /// The bit of `Frame::depth` that marks a nested call that retried and failed.
 const NESTED_RETRIED: u32 = 1 << 31;
+
+/// The bit of `Frame::depth` that marks a frame whose attempts wrote the call's idempotency key
+/// into a request (`wire`): the error responses they read are the key's answers. Set once, it
+/// stays for the frame's later attempts, which run the same body (a hedge has a frame of its
+/// own).
+const KEY_SENT: u32 = 1 << 30;
+
+/// The bits of `Frame::depth` that are marks, not the depth.
+const MARKS: u32 = NESTED_RETRIED | KEY_SENT;
 
 /// The outer attempt a call starts inside, if any: its depth and cutoff; or the caller's
 /// deadline it starts under (the depth of the attempt that runs inside, 0 outside any, and the
@@ -353,7 +363,7 @@ impl<'a> Frame<'a> {
 
     /// 1 for an outermost call, one more for each `#[retry]` attempt it runs inside.
     pub(crate) fn depth(&self) -> u32 {
-        (self.depth.load(Ordering::Relaxed) & !NESTED_RETRIED) + 1
+        (self.depth.load(Ordering::Relaxed) & !MARKS) + 1
     }
 
     /// Runs `f` with this frame published as the current attempt's; a frame published
@@ -399,7 +409,7 @@ impl<'a> Frame<'a> {
     fn adopt(&mut self, outer: Outer) {
         let (depth, deadline) = nested(self.deadline, outer);
         let word = self.depth.get_mut();
-        *word = (*word & NESTED_RETRIED) | (depth - 1);
+        *word = (*word & MARKS) | (depth - 1);
         self.deadline = deadline;
     }
 
@@ -420,6 +430,7 @@ impl<'a> Frame<'a> {
             cutoff,
             deadline: self.deadline,
             id: self.invocation_id(),
+            keyed: self.r.idempotency_key,
         }
     }
 }
@@ -430,7 +441,21 @@ fn nested(deadline: Option<Instant>, outer: Outer) -> (u32, Option<Instant>) {
         (Some(own), Some(cut)) => Some(own.min(cut)),
         (own, cut) => own.or(cut),
     };
-    (outer.depth.saturating_add(1).min(!NESTED_RETRIED), deadline)
+    (outer.depth.saturating_add(1).min(KEY_SENT), deadline)
+}
+
+/// Marks the attempt the calling code runs inside, if any, as one that wrote its call's
+/// idempotency key into a request.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn mark_key_sent() {
+    slot::with(|f, _| f.depth.fetch_or(KEY_SENT, Ordering::Relaxed));
+}
+
+/// Whether the attempt the calling code runs inside wrote its call's idempotency key into a
+/// request (so an error response it reads now answers a keyed request).
+#[cfg_attr(not(feature = "reqwest"), allow(dead_code))]
+pub(crate) fn key_sent() -> bool {
+    slot::with(|f, _| f.depth.load(Ordering::Relaxed) & KEY_SENT != 0).unwrap_or(false)
 }
 
 /// Marks the attempt this call runs inside, if any: a call nested in it retried and failed.

@@ -33,6 +33,8 @@ pub struct Site {
     pub(crate) limiter: Option<&'static RateLimiter>,
     /// `long_polling = true`.
     pub(crate) long_polling: bool,
+    /// `idempotency_key = true`.
+    pub(crate) idempotency_key: bool,
     /// `aws_config = true`.
     pub(crate) aws_config: bool,
     /// A gRPC service config's policy: gRFC A6's rules for the server's pushback, and no
@@ -63,6 +65,7 @@ impl Site {
             bucket: None,
             limiter: None,
             long_polling: false,
+            idempotency_key: false,
             aws_config: false,
             grpc: false,
             budget: None,
@@ -94,6 +97,14 @@ impl Site {
     #[must_use]
     pub const fn long_polling(mut self, long_polling: bool) -> Site {
         self.long_polling = long_polling;
+        self
+    }
+
+    /// Sends the call's invocation id as the `Idempotency-Key` of every attempt
+    /// (`idempotency_key`), as `wire::WithAttempt` and the tower layer write it.
+    #[must_use]
+    pub const fn idempotency_key(mut self, idempotency_key: bool) -> Site {
+        self.idempotency_key = idempotency_key;
         self
     }
 
@@ -302,6 +313,7 @@ impl Site {
                     Hints::Classic
                 },
                 long_polling: self.long_polling,
+                idempotency_key: self.idempotency_key,
                 gated: adaptive || breaker.is_some() || guarded,
                 extras: adaptive || budget.is_some() || breaker.is_some() || guarded,
                 nested_warned: AtomicBool::new(false),
@@ -367,6 +379,8 @@ pub(crate) struct Resolved {
     pub(crate) hints: Hints,
     /// When the bucket refuses a retry, back off before returning the error.
     pub(crate) long_polling: bool,
+    /// Every attempt's requests carry the call's invocation id as their idempotency key.
+    pub(crate) idempotency_key: bool,
     /// Adaptive mode, a breaker or guards: an attempt waits at the loop's gate for a send
     /// token, the breaker's leave or the guards' admission (one test on the success path).
     pub(crate) gated: bool,

@@ -36,7 +36,8 @@
 //!
 //! A `reqwest::Response` and [`Error::Status`] are classified by status (see
 //! [`Classify for http::StatusCode`](crate::Classify)), with `x-amz-retry-after` or
-//! `Retry-After` as the hint.
+//! `Retry-After` as the hint; an [`Error::Status`] read by an attempt that sent its call's
+//! idempotency key takes `409` and `422` as the key's answers (see [`error_for_status`]).
 //!
 //! # In an error type of your own
 //!
@@ -86,9 +87,9 @@
 use super::chain::known_cause;
 use super::http::{response_class, status_class};
 use super::io::connect_failure;
-use super::wire::{WithAttempt, amz_headers};
+use super::wire::{WithAttempt, attempt_headers, keyed_class};
 use crate::classify::{Classify, ErrorClass, TimedOut, hint};
-use crate::engine::frame::attempt;
+use crate::engine::frame::{attempt, key_sent};
 use ::http::{HeaderMap, StatusCode};
 use std::error::Error as StdError;
 use std::fmt;
@@ -181,12 +182,33 @@ pub struct ErrorResponse {
     pub headers: HeaderMap,
     /// The URL that answered.
     pub url: ::reqwest::Url,
+    /// The attempt that read it had written its call's idempotency key (see
+    /// [`error_for_status`]).
+    keyed: bool,
+}
+
+impl ErrorResponse {
+    /// The class of the response: by its status and headers, and for a keyed request's `409`
+    /// and `422` as the idempotency-key draft means them.
+    fn class(&self) -> ErrorClass {
+        let status = self.status.as_u16();
+        match keyed_class(status) {
+            Some(class) if self.keyed => class,
+            _ => response_class(status, &self.headers),
+        }
+    }
 }
 
 /// `Ok(response)` for a status below 400, else [`Error::Status`] with the response's status,
 /// headers and URL (the body is dropped unread). Inside an attempt of a call whose spans are
 /// recorded (feature `tracing`), the status is recorded on the attempt's span as
 /// `http.response.status_code`.
+///
+/// Inside an attempt that wrote its call's idempotency key (`idempotency_key = true` and
+/// [`with_attempt`](WithAttempt::with_attempt) on the request), a `409 Conflict` is
+/// `Throttling` (the server still runs the request with that key: wait and ask again) and a
+/// `422 Unprocessable Content` `Permanent` (the key was used with another payload), as the
+/// idempotency-key draft has them; see [`wire`](crate::wire#idempotency-keys).
 pub fn error_for_status(response: ::reqwest::Response) -> Result<::reqwest::Response, Error> {
     let status = response.status();
     crate::observe::trace::http_status(status.as_u16());
@@ -195,6 +217,7 @@ pub fn error_for_status(response: ::reqwest::Response) -> Result<::reqwest::Resp
             status,
             headers: response.headers().clone(),
             url: response.url().clone(),
+            keyed: key_sent(),
         })))
     } else {
         Ok(response)
@@ -286,7 +309,7 @@ impl Classify for Error {
     fn classify(&self) -> ErrorClass {
         match self {
             Error::Request(e) => e.classify(),
-            Error::Status(r) => response_class(r.status.as_u16(), &r.headers),
+            Error::Status(r) => r.class(),
             Error::TimedOut(_) => ErrorClass::Timeout,
             Error::CircuitOpen(_) | Error::Refused(_) => ErrorClass::Permanent,
         }
@@ -312,7 +335,7 @@ impl WithAttempt for ::reqwest::RequestBuilder {
         }
         // `headers` replaces what a name held (`header` would append): called twice, or over
         // headers already set, the request still carries one of each.
-        builder.headers(amz_headers(&a).into_iter().collect())
+        builder.headers(attempt_headers(&a))
     }
 }
 
@@ -331,6 +354,7 @@ mod tests {
             status: StatusCode::SERVICE_UNAVAILABLE,
             headers,
             url: "http://127.0.0.1:8080/greeting?lang=en".parse().unwrap(),
+            keyed: false,
         }));
         assert_eq!(
             format!("{status:?}"),

@@ -5,8 +5,8 @@
 //!
 //! | request | timeout | headers |
 //! |---|---|---|
-//! | `reqwest::RequestBuilder` (feature `reqwest`) | the request's timeout: the attempt's time left | `amz-sdk-invocation-id`, `amz-sdk-request` |
-//! | `http::request::Builder` (feature `http`) | (none: hyper has no request timeout) | `amz-sdk-invocation-id`, `amz-sdk-request` |
+//! | `reqwest::RequestBuilder` (feature `reqwest`) | the request's timeout: the attempt's time left | `amz-sdk-invocation-id`, `amz-sdk-request`; `idempotency-key` when the call sends keys |
+//! | `http::request::Builder` (feature `http`) | (none: hyper has no request timeout) | `amz-sdk-invocation-id`, `amz-sdk-request`; `idempotency-key` when the call sends keys |
 //! | `tonic::Request` (feature `tonic`) | `grpc-timeout`: the attempt's time left | `grpc-previous-rpc-attempts` on a retry |
 //!
 //! The time left is `min(attempt timeout, deadline left)` as of the call to `with_attempt`,
@@ -42,11 +42,42 @@
 //! }
 //! # }
 //! ```
+//!
+//! # Idempotency keys
+//!
+//! A call of a function with `idempotency_key = true` (or of a policy with
+//! [`Policy::idempotency_key`](crate::Policy::idempotency_key)) also gets
+//! [`IDEMPOTENCY_KEY`] on every attempt, from reqwest's and `http`'s `with_attempt` and from
+//! `insert_attempt_headers`: `Idempotency-Key: 6f1c2a4e-93b0-4d7e-a2c5-0b8e4f7d9a31`, the
+//! call's invocation id, the same on every attempt and every hedge of the call and new for each
+//! call ([`Attempt::idempotency_key`](crate::Attempt::idempotency_key)). It replaces a key the
+//! request already carried. The IETF httpapi draft "The Idempotency-Key HTTP Header Field"
+//! (draft-ietf-httpapi-idempotency-key-header) defines it: the server runs a request once per
+//! key and answers a repeat with the first answer, which makes a `POST` safe to send again;
+//! such a function is retried as an idempotent one. The value is the UUID as it is written,
+//! as Stripe's API reference ("Idempotent requests") shows the header; the draft makes the
+//! field a Structured Field String, whose strict form is the same UUID in double quotes.
+//!
+//! The draft's answers to a keyed request are read as it means them, for the attempts that
+//! carried a key: `409 Conflict` (a request with the same key is still being processed: no
+//! correction is needed) is `Throttling`, so the call waits its backoff (or the server's
+//! `Retry-After`) and asks again, and `422 Unprocessable Content` (the key was used with
+//! another payload) is `Permanent`. The tower layer knows which of its requests carried one.
+//! In a body, reqwest's response does not say what its request carried, so
+//! `retry_runtime::reqwest::error_for_status` asks the attempt: when the attempt wrote its
+//! key with `with_attempt` (or `insert_attempt_headers`) before the response is checked, a
+//! 409 is the key's; otherwise (a function without keys, or an attempt that did not write its
+//! key) a 409 keeps its usual class, `Permanent`. The attempt's mark is the evidence a
+//! function's own declaration is not: a body that forgets `with_attempt` sends no key, and
+//! its 409s are not the draft's. A body that sends other requests, without the key, after a
+//! keyed one in the same attempt, checks their 409s itself.
 
 #[cfg(feature = "http")]
-use crate::attempt::Attempt;
+use crate::attempt::{Attempt, InvocationId};
+#[cfg(any(feature = "reqwest", feature = "tower"))]
+use crate::classify::ErrorClass;
 #[cfg(feature = "http")]
-use crate::engine::frame::attempt;
+use crate::engine::frame::{self, attempt};
 
 /// The AWS SDKs' header with the call's invocation id, the same on every attempt.
 pub const AMZ_SDK_INVOCATION_ID: &str = "amz-sdk-invocation-id";
@@ -57,6 +88,26 @@ pub const AMZ_SDK_REQUEST: &str = "amz-sdk-request";
 /// gRFC A6's header with the number of attempts before this one, sent on retries.
 pub const GRPC_PREVIOUS_RPC_ATTEMPTS: &str = "grpc-previous-rpc-attempts";
 
+/// The IETF httpapi draft's header (draft-ietf-httpapi-idempotency-key-header) by which a
+/// client makes a `POST` or `PATCH` safe to repeat: the server runs a request once per key.
+/// Written with the call's invocation id on every attempt of a call that sends keys (see the
+/// [module](self#idempotency-keys)); the tower layer treats a request that carries it as
+/// idempotent.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// The class of an answer to a request that carried an idempotency key, where the draft gives
+/// it one: `409 Conflict` (a request with the same key is still being processed) is
+/// `Throttling`, `422 Unprocessable Content` (the key was used with another payload)
+/// `Permanent`; `None` for every other status, which keeps its own class.
+#[cfg(any(feature = "reqwest", feature = "tower"))]
+pub(crate) const fn keyed_class(status: u16) -> Option<ErrorClass> {
+    match status {
+        409 => Some(ErrorClass::Throttling),
+        422 => Some(ErrorClass::Permanent),
+        _ => None,
+    }
+}
+
 /// A request that can carry the current attempt (see the [module](self)); each integration
 /// implements it for its own requests.
 pub trait WithAttempt: Sized {
@@ -65,30 +116,46 @@ pub trait WithAttempt: Sized {
     fn with_attempt(self) -> Self;
 }
 
-/// The two AWS headers of an attempt, as name and value.
+/// The headers of an attempt: the two AWS headers, and the call's idempotency key if it sends
+/// one (the attempt is then marked as one that wrote it).
 #[cfg(feature = "http")]
-pub(crate) fn amz_headers(a: &Attempt) -> [(http::HeaderName, http::HeaderValue); 2] {
+pub(crate) fn attempt_headers(a: &Attempt) -> http::HeaderMap {
     let value = |s: String| http::HeaderValue::try_from(s).expect("visible ASCII and spaces");
-    [
-        (
-            http::HeaderName::from_static(AMZ_SDK_INVOCATION_ID),
-            value(a.invocation_id().to_string()),
-        ),
-        (
-            http::HeaderName::from_static(AMZ_SDK_REQUEST),
-            value(a.amz_sdk_request()),
-        ),
-    ]
+    let mut headers = http::HeaderMap::with_capacity(3);
+    headers.insert(
+        http::HeaderName::from_static(AMZ_SDK_INVOCATION_ID),
+        value(a.invocation_id().to_string()),
+    );
+    headers.insert(
+        http::HeaderName::from_static(AMZ_SDK_REQUEST),
+        value(a.amz_sdk_request()),
+    );
+    if let Some(key) = a.idempotency_key() {
+        headers.insert(
+            http::HeaderName::from_static(IDEMPOTENCY_KEY),
+            key_value(key),
+        );
+        frame::mark_key_sent();
+    }
+    headers
+}
+
+/// An invocation id as a header value.
+#[cfg(feature = "http")]
+pub(crate) fn key_value(id: InvocationId) -> http::HeaderValue {
+    http::HeaderValue::try_from(id.to_string()).expect("a UUID is visible ASCII")
 }
 
 /// Inserts `amz-sdk-invocation-id` and `amz-sdk-request` for the current attempt into
-/// `headers` (for a request already built, such as hyper's); nothing outside a `#[retry]`
-/// body.
+/// `headers` (for a request already built, such as hyper's), and `idempotency-key` for a call
+/// that sends keys; nothing outside a `#[retry]` body.
 #[cfg(feature = "http")]
 pub fn insert_attempt_headers(headers: &mut http::HeaderMap) {
     if let Some(a) = attempt() {
-        for (name, value) in amz_headers(&a) {
-            headers.insert(name, value);
+        for (name, value) in attempt_headers(&a) {
+            if let Some(name) = name {
+                headers.insert(name, value);
+            }
         }
     }
 }

@@ -111,7 +111,7 @@ use std::time::Duration;
 /// each call starts each call with a full bucket.
 pub struct Policy<C: Kind = ByClassify, P = NoRepeat, O = NoHook> {
     site: Site,
-    idempotent: bool,
+    idempotent: Idempotency,
     classify: C,
     /// The conversions the builders asked of the error type, for a policy whose classifier
     /// function names it (its type does not say them).
@@ -129,7 +129,10 @@ impl Policy {
     pub const fn new() -> Policy {
         Policy {
             site: Site::new("policy", Keys::new()).of_policy(),
-            idempotent: true,
+            idempotent: Idempotency {
+                declared: true,
+                retried: true,
+            },
             classify: ByClassify::new(),
             convert: (),
             repeat: NoRepeat,
@@ -143,6 +146,14 @@ impl Default for Policy {
     fn default() -> Self {
         Policy::new()
     }
+}
+
+/// What a policy says of idempotency: what [`Policy::idempotent`] declared, and how its calls
+/// are retried (as idempotent ones also when they send idempotency keys).
+#[derive(Clone, Copy, Debug)]
+struct Idempotency {
+    declared: bool,
+    retried: bool,
 }
 
 macro_rules! key_builders {
@@ -235,10 +246,48 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     }
 
     /// Whether an attempt may be repeated after its request may have reached the server
-    /// (`true` unless set; `false` retries only `NotSent` and `Throttling` failures).
+    /// (`true` unless set; `false` retries only `NotSent` and `Throttling` failures). A policy
+    /// that sends idempotency keys ([`idempotency_key`](Self::idempotency_key)) is retried as
+    /// an idempotent one whatever this says.
     #[must_use]
     pub const fn idempotent(mut self, idempotent: bool) -> Self {
-        self.idempotent = idempotent;
+        self.idempotent.declared = idempotent;
+        self.idempotent.retried = idempotent || self.site.idempotency_key;
+        self
+    }
+
+    /// Sends an idempotency key with every attempt, as `idempotency_key`: each attempt (and
+    /// each hedge) of a call carries the call's invocation id as its `Idempotency-Key` header
+    /// ([`wire::IDEMPOTENCY_KEY`](crate::wire::IDEMPOTENCY_KEY)), written by
+    /// [`WithAttempt::with_attempt`](crate::wire::WithAttempt::with_attempt) in the closure and
+    /// by the tower layer, and the policy is retried as an idempotent one, whatever
+    /// [`idempotent`](Self::idempotent) says: the server (the IETF httpapi draft
+    /// draft-ietf-httpapi-idempotency-key-header) runs a request once per key and answers a
+    /// repeat with the first answer. A keyed request's `409 Conflict` (the same key still being
+    /// processed) is then `Throttling` and its `422 Unprocessable Content` (the key used with
+    /// another payload) `Permanent` (see [`wire`](crate::wire#idempotency-keys)).
+    ///
+    /// ```
+    /// use retry_runtime::{Policy, attempt};
+    ///
+    /// static CREATE: Policy = Policy::new().idempotent(false).idempotency_key(true);
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let key = CREATE
+    ///     .retry(|| async {
+    ///         let a = attempt().expect("inside the closure's future");
+    ///         // What `client.post(url).with_attempt()` sends as `Idempotency-Key`.
+    ///         std::io::Result::Ok(a.idempotency_key().map(|key| key == a.invocation_id()))
+    ///     })
+    ///     .await;
+    /// assert_eq!(key.unwrap(), Some(true));
+    /// # }
+    /// ```
+    #[must_use]
+    pub const fn idempotency_key(mut self, idempotency_key: bool) -> Self {
+        self.site.idempotency_key = idempotency_key;
+        self.idempotent.retried = self.idempotent.declared || idempotency_key;
         self
     }
 
@@ -438,6 +487,12 @@ impl<C: Kind, P, O> Policy<C, P, O> {
         self
     }
 
+    /// Whether its calls send idempotency keys ([`idempotency_key`](Self::idempotency_key)).
+    #[cfg(feature = "tower")]
+    pub(crate) fn sends_idempotency_keys(&self) -> bool {
+        self.site.idempotency_key
+    }
+
     /// The policy if its values hold together (the checks the attribute makes at compile
     /// time), or every way they do not.
     ///
@@ -457,10 +512,11 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     pub fn build(self) -> Result<Self, PolicyError> {
         let mut problems = self.problems.clone();
         problems.extend(self.site.keys.problems());
-        if self.site.hedged() && !self.idempotent {
+        if self.site.hedged() && !self.idempotent.retried {
             problems.push(
                 "hedge_after needs an idempotent policy: a hedge sends another copy of a \
-                 request while the first may still reach the server"
+                 request while the first may still reach the server (make the copies safe with \
+                 `idempotency_key(true)`, or remove `idempotent(false)`)"
                     .to_owned(),
             );
         }
@@ -811,7 +867,8 @@ impl<C: Kind, P, O> fmt::Debug for Policy<C, P, O> {
             .field("name", &self.site.name)
             .field("keys", &self.site.keys)
             .field("partition", &self.site.partition)
-            .field("idempotent", &self.idempotent)
+            .field("idempotent", &self.idempotent.declared)
+            .field("idempotency_key", &self.site.idempotency_key)
             .finish_non_exhaustive()
     }
 }
@@ -969,7 +1026,8 @@ impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
 
 /// A policy from configuration (feature `serde`): a map of the attribute's keys, with values
 /// written as the attribute, the environment and the config file write them (durations as
-/// strings with a unit), plus `idempotent` (a bool), `partition` and `profile` (names),
+/// strings with a unit), plus `idempotent`, `idempotency_key`, `long_polling` and `aws_config`
+/// (bools), `partition` and `profile` (names),
 /// `budget` (a share such as `"20%"`), `breaker` (a failure ratio such as `"50%"`) and
 /// `bucket = "none"`. Unknown keys and values that do not hold together are errors that name
 /// them.
@@ -1116,7 +1174,8 @@ where
                 continue;
             }
             match name.as_str() {
-                "idempotent" => policy.idempotent = map.next_value()?,
+                "idempotent" => policy = policy.idempotent(map.next_value()?),
+                "idempotency_key" => policy = policy.idempotency_key(map.next_value()?),
                 "long_polling" => policy.site.long_polling = map.next_value()?,
                 "aws_config" => policy.site.aws_config = map.next_value()?,
                 "partition" => {

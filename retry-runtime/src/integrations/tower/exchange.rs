@@ -3,8 +3,10 @@
 //! that is `Clone`.
 
 use super::body::ReplayBody;
+use crate::attempt::InvocationId;
 use crate::classify::ErrorClass;
 use crate::classify::hint::{self, Pushback};
+use crate::integrations::wire::{key_value, keyed_class};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use std::time::Duration;
 
@@ -28,6 +30,33 @@ pub trait Exchange<Req, Resp> {
     /// `Some(class, hint)` for a response that reports a failed attempt, `None` for one the
     /// caller gets as it is.
     fn failure(&self, response: &Resp) -> Option<(ErrorClass, Option<Duration>)>;
+
+    /// Whether `request` can carry an idempotency key
+    /// ([`write_idempotency_key`](Self::write_idempotency_key) writes one into it). Under a
+    /// policy that sends keys ([`Policy::idempotency_key`](crate::Policy::idempotency_key)),
+    /// such a request is retried (and hedged) as an idempotent one. `false` by default: the
+    /// request goes without a key, idempotent or not as [`is_idempotent`](Self::is_idempotent)
+    /// says.
+    fn carries_idempotency_key(&self, request: &Req) -> bool {
+        let _ = request;
+        false
+    }
+
+    /// Writes `key`, the call's invocation id, into `request` as its idempotency key,
+    /// replacing any it carried: called on the request of each attempt (and hedge), just
+    /// before it is sent, under a policy that sends keys, when
+    /// [`carries_idempotency_key`](Self::carries_idempotency_key) said it can. Does nothing
+    /// by default.
+    fn write_idempotency_key(&self, request: &mut Req, key: InvocationId) {
+        let _ = (request, key);
+    }
+
+    /// The failure a response reports to a request that carried the call's idempotency key:
+    /// by default what [`failure`](Self::failure) says. [`Http`] reads the answers the
+    /// idempotency-key draft gives such a request.
+    fn keyed_failure(&self, response: &Resp) -> Option<(ErrorClass, Option<Duration>)> {
+        self.failure(response)
+    }
 }
 
 /// `http::Request`s and `http::Response`s, and gRPC calls over them (the layer's default).
@@ -41,6 +70,14 @@ pub trait Exchange<Req, Resp> {
 ///   httpapi draft "The Idempotency-Key HTTP Header Field": the server deduplicates it).
 ///   gRPC calls are `POST`s: not idempotent unless the layer is told
 ///   ([`RetryLayer::idempotent`](super::RetryLayer::idempotent)).
+/// - Idempotency keys, under a policy that sends them
+///   ([`Policy::idempotency_key`](crate::Policy::idempotency_key)): every request carries
+///   one, written as the [`IDEMPOTENCY_KEY`] header (the call's invocation id, replacing a key
+///   the request had), so every request is idempotent. The answers of the IETF httpapi draft
+///   "The Idempotency-Key HTTP Header Field" to a keyed request are read as it means them:
+///   `409 Conflict` (a request with the same key is still being processed) is a `Throttling`
+///   failure, with `Retry-After` as its hint, and `422 Unprocessable Content` (the key was
+///   used with another payload) is the caller's at once.
 /// - Responses: a gRPC response that carries its status in its headers (a "trailers-only"
 ///   response, which is how servers answer a unary call they fail) is classified by that
 ///   status as `tonic::Status`'s `Classify` does, with `grpc-retry-pushback-ms` as the hint
@@ -78,8 +115,7 @@ impl Default for Http {
     }
 }
 
-/// The header by which a client makes a `POST` or `PATCH` safe to repeat.
-pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+pub use crate::integrations::wire::IDEMPOTENCY_KEY;
 
 impl<B: ReplayBody, RB> Exchange<Request<B>, Response<RB>> for Http {
     fn replay(&self, request: &mut Request<B>) -> Option<Request<B>> {
@@ -100,6 +136,29 @@ impl<B: ReplayBody, RB> Exchange<Request<B>, Response<RB>> for Http {
     fn failure(&self, response: &Response<RB>) -> Option<(ErrorClass, Option<Duration>)> {
         crate::observe::trace::http_status(response.status().as_u16());
         response_failure(response.status(), response.headers())
+    }
+
+    fn carries_idempotency_key(&self, _: &Request<B>) -> bool {
+        true
+    }
+
+    fn write_idempotency_key(&self, request: &mut Request<B>, key: InvocationId) {
+        let name = http::HeaderName::from_static(IDEMPOTENCY_KEY);
+        request.headers_mut().insert(name, key_value(key));
+    }
+
+    fn keyed_failure(&self, response: &Response<RB>) -> Option<(ErrorClass, Option<Duration>)> {
+        let status = response.status().as_u16();
+        match keyed_class(status) {
+            // 409 is retried after its hint or the backoff; 422 is the caller's as it is.
+            Some(class) => {
+                crate::observe::trace::http_status(status);
+                class
+                    .is_retryable()
+                    .then(|| (class, hint::from_headers(response.headers())))
+            }
+            None => <Http as Exchange<Request<B>, _>>::failure(self, response),
+        }
     }
 }
 
@@ -296,6 +355,49 @@ mod tests {
             assert_eq!(grpc_class(code.to_string().as_bytes()), expected, "{code}");
         }
         assert_eq!(grpc_class(b"x"), Some(ErrorClass::Permanent));
+    }
+
+    /// The idempotency-key draft's answers to a keyed request: 409 is throttling, with its
+    /// hint; 422 is the caller's; any other status as for any request.
+    #[test]
+    fn keyed_requests_read_409_and_422_as_the_draft_means_them() {
+        let keyed =
+            |r: &Response<()>| <Http as Exchange<Request<()>, _>>::keyed_failure(&Http::new(), r);
+        assert_eq!(
+            keyed(&response(409, &[("retry-after", "2")])),
+            Some((ErrorClass::Throttling, Some(Duration::from_secs(2))))
+        );
+        assert_eq!(
+            keyed(&response(409, &[])),
+            Some((ErrorClass::Throttling, None))
+        );
+        assert_eq!(keyed(&response(422, &[])), None);
+        assert_eq!(
+            keyed(&response(503, &[])),
+            Some((ErrorClass::Transient, None))
+        );
+        assert_eq!(keyed(&response(200, &[])), None);
+        // Unkeyed, a 409 is the caller's.
+        assert_eq!(failure(&response(409, &[])), None);
+    }
+
+    #[test]
+    fn the_key_is_written_over_any_other() {
+        let http = Http::new();
+        let mut request = Request::post("/orders")
+            .header("Idempotency-Key", "mine")
+            .body(())
+            .unwrap();
+        assert!(<Http as Exchange<_, Response<()>>>::carries_idempotency_key(&http, &request));
+        let id = InvocationId::v4(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
+        <Http as Exchange<_, Response<()>>>::write_idempotency_key(&http, &mut request, id);
+        let values: Vec<_> = request.headers().get_all(IDEMPOTENCY_KEY).iter().collect();
+        assert_eq!(values, ["01234567-89ab-4def-8123-456789abcdef"]);
+        assert!(idempotent(&request));
+        // A request of another kind carries no key unless its exchange says how.
+        assert!(
+            !<Cloning as Exchange<String, u32>>::carries_idempotency_key(&Cloning, &String::new())
+        );
     }
 
     #[test]

@@ -281,6 +281,8 @@ where
     let session = &Session {
         service: Mutex::new(service),
         exchange,
+        // A gRPC service config's policy sends no idempotency keys.
+        keyed: false,
     };
     let mut next = requests::<_, Response<RB>, _>(exchange, request, spare);
     let out = policy

@@ -108,6 +108,17 @@
 //! `GOAWAY`'s last stream id) and `Throttling` (429, `RESOURCE_EXHAUSTED`). A policy built with
 //! `idempotent(false)` makes every request so, whatever the layer says.
 //!
+//! Under a policy that sends idempotency keys
+//! ([`Policy::idempotency_key`](crate::Policy::idempotency_key)), the layer writes the call's
+//! invocation id as the [`IDEMPOTENCY_KEY`] header of every attempt's request (every hedge's
+//! too; with [`Http`], into every `http::Request`, replacing a key it carried), so each request
+//! is retried as an idempotent one, a `POST` included. Its answers are read as the IETF httpapi
+//! draft "The Idempotency-Key HTTP Header Field" means them: `409 Conflict` (a request with
+//! the same key is still being processed) is a `Throttling` failure, retried after its
+//! `Retry-After` or the backoff, and `422 Unprocessable Content` (the key was used with another
+//! payload) is the caller's at once. An [`Exchange`] of your own keys requests with
+//! [`Exchange::carries_idempotency_key`] and [`Exchange::write_idempotency_key`].
+//!
 //! A request that may not be sent again after a failure (not idempotent, or not replayable)
 //! ends its call at that failure, with the failure's own class: a `503` is booked as
 //! `Transient`, a cut by the policy's attempt timeout as `Timeout`, so the token bucket, the
@@ -366,12 +377,18 @@ where
 
     fn call(&mut self, mut request: Req) -> Self::Future {
         let spare = self.exchange.replay(&mut request);
-        let idempotent = self
-            .idempotent
-            .unwrap_or_else(|| self.exchange.is_idempotent(&request));
+        // Under a policy that sends idempotency keys, a request that carries one is safe to
+        // send again, whatever its method or the layer says.
+        let keyed =
+            self.policy.sends_idempotency_keys() && self.exchange.carries_idempotency_key(&request);
+        let idempotent = keyed
+            || self
+                .idempotent
+                .unwrap_or_else(|| self.exchange.is_idempotent(&request));
         let gate = Gate {
             replayable: spare.is_some(),
             idempotent,
+            keyed,
         };
         let ready = take_ready(&mut self.inner);
         let policy = self.policy.clone();
@@ -534,6 +551,8 @@ struct Gate {
     replayable: bool,
     /// It may be sent again after it may have reached the server.
     idempotent: bool,
+    /// Each attempt's request carries the call's idempotency key.
+    keyed: bool,
 }
 
 /// The classified failure of a response or an error.
@@ -578,6 +597,7 @@ where
     let session = &Session {
         service: Mutex::new(service),
         exchange,
+        keyed: gate.keyed,
     };
     let mut next = requests::<_, S::Response, _>(exchange, request, spare);
     // A request that cannot be copied makes one attempt: its failure ends the call with its
@@ -622,6 +642,9 @@ struct Session<'a, S, M> {
     /// The service made ready for the first attempt; later attempts clone it.
     service: Mutex<S>,
     exchange: &'a M,
+    /// Each attempt's request gets the call's idempotency key, and its responses are read as
+    /// answers to a keyed request.
+    keyed: bool,
 }
 
 /// A request that cannot be copied was asked for again.
@@ -653,15 +676,30 @@ impl<S, M> Session<'_, S, M> {
         S::Error: Into<BoxError>,
         M: Exchange<Req, S::Response>,
     {
-        let Some(request) = request else {
+        let Some(mut request) = request else {
             let error: BoxError = Box::new(NotReplayable);
             return Err(Failure::of_error(error, ErrorClass::Permanent, None));
         };
+        let key = if self.keyed {
+            crate::attempt().and_then(|a| a.idempotency_key())
+        } else {
+            None
+        };
+        if let Some(key) = key {
+            self.exchange.write_idempotency_key(&mut request, key);
+        }
         let outcome = match self.send(request, fresh).await {
-            Ok(response) => match self.exchange.failure(&response) {
-                None => return Ok(response),
-                Some((class, hint)) => (Ok(response), class, hint),
-            },
+            Ok(response) => {
+                let failed = if key.is_some() {
+                    self.exchange.keyed_failure(&response)
+                } else {
+                    self.exchange.failure(&response)
+                };
+                match failed {
+                    None => return Ok(response),
+                    Some((class, hint)) => (Ok(response), class, hint),
+                }
+            }
             Err(error) => {
                 let (class, hint) = (error.classify(), error.retry_after());
                 (Err(error), class, hint)

@@ -1,0 +1,168 @@
+//! Idempotency keys under faults: 10,000 keyed `POST`s of a function that is not idempotent
+//! (`idempotent = false, idempotency_key = true`), 32 at a time with instant retries, against
+//! a loopback server that deduplicates by key (`keyed_server`) and resets connections before
+//! and after it commits. Every call that returns `Ok` got the answer of its request's one
+//! execution; no request is executed twice; no call is lost. It prints how long the calls
+//! took.
+//!
+//! Its own binary: its calls keep both cores busy for seconds, which beside the `integration`
+//! binary's real-time tests would eat their timing. `RETRY_DEDUP_CALLS` changes the number of
+//! calls (10,000 by default).
+
+mod keyed_server;
+
+use keyed_server::{Action, KeyedServer};
+use retry_runtime::reqwest::{Error, error_for_status};
+use retry_runtime::testing::{self, Overrides};
+use retry_runtime::wire::WithAttempt;
+use retry_runtime::{attempt, retry};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A reqwest client that talks to loopback directly, whatever proxy the environment names.
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+/// The dedup test's function: a `POST` that is not idempotent, made safe by its key. No retry
+/// bucket: a bucket ends retries under a long run of failures, which is its purpose, and this
+/// test is about what the key guarantees.
+#[retry(
+    max_attempts = 16,
+    initial_backoff = "1ms",
+    jitter = "none",
+    idempotent = false,
+    idempotency_key = true,
+    bucket = "none"
+)]
+async fn place(client: &reqwest::Client, url: &str, payload: &str) -> Result<String, Error> {
+    let request = client.post(url).body(payload.to_owned()).with_attempt();
+    let response = error_for_status(request.send().await?)?;
+    let text = response.text().await?;
+    let id = attempt().expect("inside the body").invocation_id();
+    Ok(format!("{id} {text}"))
+}
+
+/// How many calls the dedup test makes: `RETRY_DEDUP_CALLS`, else 10,000.
+fn dedup_calls() -> usize {
+    std::env::var("RETRY_DEDUP_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000)
+}
+
+/// 10,000 keyed `POST`s (32 at a time, instant retries) against a server that deduplicates by
+/// key and, drawn from a seeded plan for each request (5% each): resets the connection before
+/// executing; executes and stores the answer, then resets (the client never learns it ran);
+/// starts executing and resets, then answers the next one or two requests with the key 409
+/// while it finishes. Every call that returns `Ok` got the answer of its request's one
+/// execution; no request is executed twice; no call is lost.
+///
+/// Losing a call takes all 16 of its attempts failing. An attempt fails when its draw is one of
+/// the faults (probability 0.15), or when it is one of the at most two 409s of a reset while
+/// processing (a key is new once per call): at least 14 of the call's 16 draws would have to be
+/// faults, P(Binomial(16, 0.15) >= 14) = 2.6e-10 per call, 2.6e-6 for 10,000 calls. The draws
+/// are seeded (by the call's path and the request's rank), so the run is the same every time
+/// (save for a failure the plan does not draw, a pooled connection found closed as a request
+/// is written, which is retried as any other): the test asserts that no call was lost, and
+/// prints the counts and how long the calls took.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_keyed_calls_through_resets_each_execute_once() {
+    let calls = dedup_calls();
+    let server = Arc::new(KeyedServer::start().await);
+    server.stop_recording();
+    server.plan(
+        0x1de4_9073,
+        &[
+            (0.05, Action::ResetBefore),
+            (0.05, Action::ResetAfter),
+            (0.025, Action::ResetWhileProcessing(1)),
+            (0.025, Action::ResetWhileProcessing(2)),
+        ],
+    );
+    let client = client();
+    let limit = Arc::new(tokio::sync::Semaphore::new(32));
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..calls {
+        let (client, server, limit) = (client.clone(), server.clone(), limit.clone());
+        tasks.spawn(async move {
+            let _permit = limit.acquire_owned().await.unwrap();
+            let url = server.url(&format!("/orders/{i}"));
+            let payload = format!("{{\"order\":{i}}}");
+            let (out, record) =
+                testing::record(Overrides::new().instant(), place(&client, &url, &payload)).await;
+            (i, out, record.attempts("place"))
+        });
+    }
+    let mut outcomes = Vec::with_capacity(calls);
+    let all = async {
+        while let Some(done) = tasks.join_next().await {
+            outcomes.push(done.unwrap());
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(600), all)
+        .await
+        .expect("10,000 calls within 10 minutes");
+    let elapsed = started.elapsed();
+
+    let executed = server.executed_by_path();
+    let by_key = server.executed_by_key();
+    let mut lost = Vec::new();
+    let mut attempts: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut ids = HashSet::new();
+    for (i, out, n) in &outcomes {
+        *attempts.entry(*n).or_default() += 1;
+        let path = format!("/orders/{i}");
+        let runs = executed.get(&path).copied().unwrap_or(0);
+        match out {
+            Ok(text) => {
+                let (id, answer) = text.split_once(' ').unwrap();
+                assert_eq!(runs, 1, "{path}: executed {runs} times");
+                assert!(
+                    answer.starts_with(&format!("{path} executed as #")),
+                    "{text}"
+                );
+                assert_eq!(by_key.get(id), Some(&1), "{path}: its key {id}");
+                assert!(ids.insert(id.to_owned()), "{id} twice");
+            }
+            Err(e) => {
+                assert!(runs <= 1, "{path}: executed {runs} times");
+                lost.push((path, e.to_string()));
+            }
+        }
+    }
+    assert_eq!(outcomes.len(), calls);
+    assert!(by_key.values().all(|&n| n == 1), "a key executed twice");
+    assert_eq!(
+        by_key.len(),
+        executed.len(),
+        "every request came with its key"
+    );
+
+    let actions = server.actions();
+    let (conflicts, mismatches) = server.conflicts();
+    let retried = outcomes.iter().filter(|(_, _, n)| *n > 1).count();
+    let requests: u64 = server.seen().values().sum();
+    println!(
+        "{calls} keyed calls in {elapsed:.2?} ({:.1} us per call): {requests} requests, \
+         attempts per call {attempts:?}, {retried} calls retried, {conflicts} answered 409, \
+         actions {actions:?}, {} lost",
+        elapsed.as_secs_f64() * 1e6 / calls as f64,
+        lost.len(),
+    );
+    assert_eq!(mismatches, 0);
+    assert!(lost.is_empty(), "{lost:?}");
+    if calls >= 1000 {
+        for action in [
+            Action::ResetBefore,
+            Action::ResetAfter,
+            Action::ResetWhileProcessing(1),
+            Action::ResetWhileProcessing(2),
+        ] {
+            assert!(actions.get(&action).is_some_and(|&n| n > 0), "{action:?}");
+        }
+        assert!(conflicts > 0 && retried > 0);
+    }
+}
