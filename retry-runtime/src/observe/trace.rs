@@ -23,7 +23,6 @@ pub(crate) use watch::wanted;
 
 /// Without the `tracing` feature, nobody records spans.
 #[cfg(not(feature = "tracing"))]
-#[inline(always)]
 pub(crate) fn wanted() -> bool {
     false
 }
