@@ -10,6 +10,8 @@
 //! calls (10,000 by default).
 
 mod keyed_server;
+#[path = "util/resettable.rs"]
+mod resettable;
 
 use keyed_server::{Action, KeyedServer};
 use retry_runtime::reqwest::{Error, error_for_status};

@@ -24,6 +24,8 @@ mod faults;
 mod grpc_server;
 mod http_server;
 mod proxy;
+#[path = "util/resettable.rs"]
+mod resettable;
 #[path = "reliability_faults/soak.rs"]
 mod soak;
 

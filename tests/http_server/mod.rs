@@ -9,6 +9,7 @@
 #![allow(dead_code)] // each test binary uses part of it
 
 use crate::faults::{Ledger, Running};
+use crate::resettable::Resettable;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::Full;
@@ -17,13 +18,9 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
-use std::io;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
@@ -208,46 +205,6 @@ async fn handle(
     match response {
         Some(r) => Ok(r),
         None => std::future::pending().await,
-    }
-}
-
-/// The connection's socket; when the handler asked for a reset, dropping it sends RST.
-struct Resettable {
-    stream: TcpStream,
-    reset: Arc<AtomicBool>,
-}
-
-impl Drop for Resettable {
-    fn drop(&mut self) {
-        if self.reset.load(Ordering::SeqCst) {
-            let _ = self.stream.set_zero_linger();
-        }
-    }
-}
-
-impl AsyncRead for Resettable {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Resettable {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
-    }
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
-    }
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
 

@@ -14,6 +14,8 @@ mod grpc_server;
 mod http_server;
 #[path = "../keyed_server/mod.rs"]
 mod keyed_server;
+#[path = "../util/resettable.rs"]
+mod resettable;
 #[path = "../util/mod.rs"]
 mod util;
 

@@ -14,6 +14,7 @@
 
 #![allow(dead_code)] // each test binary uses part of it
 
+use crate::resettable::Resettable;
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
@@ -26,14 +27,10 @@ use rand::{RngExt, SeedableRng};
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::hash::{Hash, Hasher};
-use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio::task::{JoinHandle, JoinSet};
@@ -481,44 +478,4 @@ fn execute(books: &mut Books, path: &str, key: Option<&str>) -> Bytes {
         *books.executed_by_key.entry(key.to_owned()).or_default() += 1;
     }
     Bytes::from(format!("{path} executed as #{}", books.executions))
-}
-
-/// The connection's socket; when the handler asked for a reset, dropping it sends RST.
-struct Resettable {
-    stream: TcpStream,
-    reset: Arc<AtomicBool>,
-}
-
-impl Drop for Resettable {
-    fn drop(&mut self) {
-        if self.reset.load(Ordering::SeqCst) {
-            let _ = self.stream.set_zero_linger();
-        }
-    }
-}
-
-impl AsyncRead for Resettable {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Resettable {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
-    }
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
-    }
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
-    }
 }
