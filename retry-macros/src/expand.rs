@@ -96,11 +96,16 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     }
     let keys = quote!(#p::Keys::new() #keys);
 
-    // An idempotency key makes every attempt safe to repeat, whatever `idempotent` says
-    // (`valid` refuses it beside `idempotent_if`, which would decide nothing).
+    // An idempotency key makes an attempt that wrote it safe to repeat: the engine retries such
+    // attempts as idempotent ones, and the others as `idempotent` says, `false` unless written
+    // (`valid` refuses the key beside `idempotent_if`).
     let keyed = args.idempotency_key.as_ref().is_some_and(|k| k.value);
     let idempotent = match (&args.idempotent_if, &args.idempotent) {
-        _ if keyed => quote!(true),
+        (_, Some(i)) if keyed => {
+            let value = i.value;
+            quote!(#value)
+        }
+        _ if keyed => quote!(false),
         (Some(cond), _) => {
             let mut expr = cond.value.clone();
             // `#[async_trait]` renamed `self` in the body; the condition sits beside it.

@@ -3,6 +3,7 @@
 pub use crate::__retry_loop as retry_loop;
 pub use crate::__retry_loop_blocking as retry_loop_blocking;
 pub use crate::classify::{Classify, ErrorClass, TimedOut};
+pub use crate::engine::deadline::{CHAIN_STOP, Serving, serve};
 pub use crate::engine::site::{BreakerRef, BudgetRef, Site};
 pub use crate::engine::{
     ByTrait, Call, Classifier, Fns, FromCircuitOpen, FromRefused, FromTimedOut, Hooks,

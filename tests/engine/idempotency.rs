@@ -176,9 +176,17 @@ async fn the_condition_sees_self() {
     assert_eq!(store.writes, 3);
 }
 
+/// The headers of a request built in an attempt, with the attempt written into them as
+/// `with_attempt` writes it (so the idempotency key of a call that sends keys).
+fn request_headers() -> http::HeaderMap {
+    let mut headers = http::HeaderMap::new();
+    retry_runtime::wire::insert_attempt_headers(&mut headers);
+    headers
+}
+
 /// A function that is not idempotent but sends an idempotency key with every attempt
-/// (`idempotency_key = true`): retried as an idempotent one, after `Transient` and `Timeout`
-/// too.
+/// (`idempotency_key = true`, the key written into each attempt's request): retried as an
+/// idempotent one, after `Transient` and `Timeout` too.
 #[retry(
     idempotent = false,
     idempotency_key = true,
@@ -192,6 +200,11 @@ async fn create_keyed(
 ) -> Result<u32, TestError> {
     let a = attempt().unwrap();
     assert_eq!(a.idempotency_key(), Some(a.invocation_id()));
+    let sent = request_headers()[retry_runtime::wire::IDEMPOTENCY_KEY]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(sent, a.invocation_id().to_string());
     keys.lock().unwrap().push(a.idempotency_key());
     script.attempt().await
 }
@@ -218,19 +231,99 @@ async fn an_idempotency_key_makes_a_call_idempotent() {
     assert_eq!(no_key(&s).await, Ok(None));
 }
 
+/// The same function whose body forgets to write its key: its requests carry none, so they
+/// are not safe to repeat, and it is retried only as a function that is not idempotent.
+#[retry(
+    idempotency_key = true,
+    max_attempts = 4,
+    initial_backoff = "1ms",
+    attempt_timeout = "1s"
+)]
+async fn create_forgetting_the_key(script: &Script) -> Result<u32, TestError> {
+    // The key is there to be written, but nothing writes it.
+    assert!(attempt().unwrap().idempotency_key().is_some());
+    script.attempt().await
+}
+
+/// Says it is idempotent: retried after any failure, key or not.
+#[retry(
+    idempotent = true,
+    idempotency_key = true,
+    max_attempts = 4,
+    initial_backoff = "1ms"
+)]
+async fn put_forgetting_the_key(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_attempt_that_wrote_no_key_is_retried_as_one_that_is_not_idempotent() {
+    // Never a second request without its key after one that may have reached the server.
+    let s = Script::new([Fail(ErrorClass::Transient), Succeed(1)]);
+    assert_eq!(
+        create_forgetting_the_key(&s).await,
+        Err(TestError::Fault(ErrorClass::Transient, None))
+    );
+    assert_eq!(s.attempts(), 1);
+    let s = Script::new([Hang, Succeed(1)]);
+    assert!(matches!(
+        create_forgetting_the_key(&s).await,
+        Err(TestError::TimedOut(_))
+    ));
+    assert_eq!(s.attempts(), 1);
+    // What provably did not reach the server is still retried.
+    let s = Script::new([
+        Fail(ErrorClass::Throttling),
+        Fail(ErrorClass::NotSent),
+        Succeed(2),
+    ]);
+    assert_eq!(create_forgetting_the_key(&s).await, Ok(2));
+    assert_eq!(s.attempts(), 3);
+    // A function that says it is idempotent is retried all the same.
+    let s = Script::new([Fail(ErrorClass::Transient), Succeed(3)]);
+    assert_eq!(put_forgetting_the_key(&s).await, Ok(3));
+    assert_eq!(s.attempts(), 2);
+}
+
+/// An attempt that wrote its key and one that did not, in one call: the retry follows what the
+/// failed attempt did.
+#[retry(idempotency_key = true, max_attempts = 4, initial_backoff = "1ms")]
+async fn keyed_on_odd_attempts(script: &Script) -> Result<u32, TestError> {
+    if attempt().unwrap().number() % 2 == 1 {
+        let _ = request_headers();
+    }
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_retry_follows_what_the_failed_attempt_wrote() {
+    let s = Script::new([
+        Fail(ErrorClass::Transient),
+        Fail(ErrorClass::Transient),
+        Succeed(5),
+    ]);
+    // Attempt 1 wrote its key: retried. The mark stays with the call (its attempts run the
+    // same body), so attempt 2's failure is retried as well.
+    assert_eq!(keyed_on_odd_attempts(&s).await, Ok(5));
+    assert_eq!(s.attempts(), 3);
+}
+
 #[retry(max_attempts = 2)]
 async fn no_key(script: &Script) -> Result<Option<InvocationId>, TestError> {
     let key = attempt().unwrap().idempotency_key();
     script.attempt().await.map(|_| key)
 }
 
-/// `Policy::idempotency_key(true)` makes a policy that says `idempotent(false)` idempotent,
-/// whichever is written first, and lets it hedge; its serde key is the same.
+/// `Policy::idempotency_key(true)` makes the attempts of a policy that says
+/// `idempotent(false)` that write their key idempotent, whichever is written first, and lets
+/// it hedge; its serde key is the same. One that writes none is retried as `idempotent` says,
+/// `false` unless set.
 #[tokio::test(start_paused = true)]
 async fn a_policy_with_idempotency_keys_is_idempotent() {
     for policy in [
         Policy::new().idempotent(false).idempotency_key(true),
         Policy::new().idempotency_key(true).idempotent(false),
+        Policy::new().idempotency_key(true),
         toml::from_str("idempotent = false\nidempotency_key = true").unwrap(),
     ] {
         let policy = policy
@@ -241,13 +334,26 @@ async fn a_policy_with_idempotency_keys_is_idempotent() {
             .retry(|| async {
                 let a = attempt().unwrap();
                 assert_eq!(a.idempotency_key(), Some(a.invocation_id()));
+                let _ = request_headers();
                 s.attempt().await
             })
             .await;
         assert_eq!(out, Ok(9));
         assert_eq!(s.attempts(), 2);
+        // A closure that forgets the key.
+        let s = Script::new([Fail(ErrorClass::Transient), Succeed(9)]);
+        let out = policy.retry(|| s.attempt()).await;
+        assert!(out.is_err());
+        assert_eq!(s.attempts(), 1);
         assert!(policy.hedge_after(Duration::from_millis(5)).build().is_ok());
     }
+    // Said idempotent: retried without its key too.
+    let policy = Policy::new()
+        .idempotency_key(true)
+        .idempotent(true)
+        .initial_backoff(Duration::from_millis(1));
+    let s = Script::new([Fail(ErrorClass::Transient), Succeed(9)]);
+    assert_eq!(policy.retry(|| s.attempt()).await, Ok(9));
     // Turned off again: the policy is as `idempotent` says.
     let policy = Policy::new()
         .idempotent(false)

@@ -2,8 +2,9 @@
 //! (a hyper server whose handler runs under `retry_runtime::tower::DeadlineLayer`), whose
 //! handler calls C (a tonic server that fails or hangs) with a `#[retry]` client that writes
 //! each attempt into its request (`with_attempt`, so `grpc-timeout`). A has 300 ms in all and
-//! 120 ms per attempt, and tells B what its attempt has left, once as Envoy's
-//! `x-envoy-expected-rq-timeout-ms`, once as `grpc-timeout`; B's own client has a deadline of
+//! 120 ms per attempt, and tells B what its attempt has left: as Envoy's
+//! `x-envoy-expected-rq-timeout-ms`, which `with_attempt` writes with no header written by
+//! hand, and once more with `grpc-timeout` written beside it; B's own client has a deadline of
 //! 10 s, which B's caller cuts short.
 //!
 //! What is checked: no request reaches B or C after A's deadline (give or take
@@ -214,11 +215,15 @@ async fn start_b(
     bucket = "none"
 )]
 async fn a_calls_b(client: &reqwest::Client, url: &str, header: Header) -> Result<String, Error> {
-    let left = attempt().unwrap().time_left().unwrap();
-    let request = client
-        .get(url)
-        .with_attempt()
-        .header(header.name(), header.value(left));
+    let request = client.get(url).with_attempt();
+    // `with_attempt` writes Envoy's header itself; gRPC's is written here, beside it.
+    let request = match header {
+        Header::Envoy => request,
+        Header::Grpc => {
+            let left = attempt().unwrap().time_left().unwrap();
+            request.header(header.name(), header.value(left))
+        }
+    };
     Ok(error_for_status(request.send().await?)?.text().await?)
 }
 

@@ -7,7 +7,7 @@
 //! at each poll of its attempt), so a call outside any deadline pays nothing more for it.
 
 use crate::classify::{TimedOut, TimeoutKind};
-use crate::engine::frame;
+use crate::engine::frame::{self, Served};
 use crate::runtime::{AsyncRuntime, Instant, Sleep, sleep_until};
 use core::fmt;
 use core::future::{Future, IntoFuture};
@@ -93,6 +93,8 @@ pin_project_lite::pin_project! {
         timer: Option<Sleep>,
         start: Instant,
         deadline: Option<Instant>,
+        // The request a server's handler serves, if the future is one's (`tower::ServerLayer`).
+        served: Option<Served>,
     }
 }
 
@@ -105,7 +107,29 @@ impl<F> WithDeadline<F> {
             timer: None,
             start,
             deadline,
+            served: None,
         }
+    }
+
+    /// A server's handler `future`, serving a request `served`, under its caller's deadline
+    /// (as [`until`](Self::until)): the calls it makes tell the request when they give up
+    /// retrying, and take from it whether they make one attempt each.
+    pub(crate) fn serving(
+        start: Instant,
+        deadline: Option<Instant>,
+        served: Served,
+        future: F,
+    ) -> Self {
+        WithDeadline {
+            served: Some(served),
+            ..WithDeadline::until(start, deadline, future)
+        }
+    }
+
+    /// Whether a call the future made gave up retrying (for a server's handler: see
+    /// [`serving`](Self::serving)).
+    pub(crate) fn gave_up(&self) -> bool {
+        self.served.as_ref().is_some_and(Served::gave_up)
     }
 
     /// What a future cut at `at` returns.
@@ -123,17 +147,26 @@ impl<F: Future> Future for WithDeadline<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        let Some(own) = *this.deadline else {
-            return this.future.poll(cx).map(Ok);
-        };
+        let served = this.served.as_ref();
+        let future = this.future;
+        let own = *this.deadline;
+        if own.is_none() && served.is_none() {
+            return future.poll(cx).map(Ok);
+        }
         let (at, below) = in_effect(own);
-        if Instant::now() >= at {
+        if let Some(at) = own.and(at)
+            && Instant::now() >= at
+        {
             return Poll::Ready(Err(Self::timed_out(*this.start, at)));
         }
-        let future = this.future;
-        if let Poll::Ready(out) = frame::enter_bound(at, below, || future.poll(cx)) {
+        if let Poll::Ready(out) = frame::enter_bound(at, below, served, || future.poll(cx)) {
             return Poll::Ready(Ok(out));
         }
+        // Only the future's own deadline is timed here: an outer attempt's cutoff is its
+        // call's to enforce.
+        let Some(at) = own.and(at) else {
+            return Poll::Pending;
+        };
         match this.timer.as_mut().as_pin_mut() {
             Some(timer) if timer.deadline() == at => {}
             Some(timer) => timer.reset(at),
@@ -150,27 +183,93 @@ impl<F: Future> Future for WithDeadline<F> {
     }
 }
 
-/// The deadline in effect for a caller's deadline `own`: `own`, or the cutoff of the attempt
-/// (or the caller's deadline) the current code runs inside, if earlier; and that attempt.
-fn in_effect(own: Instant) -> (Instant, Option<frame::Outer>) {
+/// The deadline in effect for a caller's deadline `own` (`None`: none of its own): the
+/// earlier of `own` and the cutoff of the attempt (or the caller's deadline) the current code
+/// runs inside; and that attempt.
+fn in_effect(own: Option<Instant>) -> (Option<Instant>, Option<frame::Outer>) {
     let below = frame::outer();
-    let at = match below.and_then(|o| o.cutoff) {
-        Some(cut) if cut < own => cut,
-        _ => own,
+    let at = match (own, below.and_then(|o| o.cutoff)) {
+        (Some(own), Some(cut)) => Some(own.min(cut)),
+        (own, cut) => own.or(cut),
     };
     (at, below)
 }
 
-/// Runs `f` under the caller's deadline `deadline`, if any, as [`WithDeadline`] polls its
-/// future (for code that runs before the future is made: a tower service's `call`).
+/// Runs `f` under the caller's deadline `deadline`, if any, and for the request `served`, if
+/// any, as [`WithDeadline`] polls its future (for code that runs before the future is made: a
+/// tower service's `call`).
 #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-pub(crate) fn enter<T>(deadline: Option<Instant>, f: impl FnOnce() -> T) -> T {
-    match deadline {
-        Some(own) => {
-            let (at, below) = in_effect(own);
-            frame::enter_bound(at, below, f)
+pub(crate) fn enter<T>(
+    deadline: Option<Instant>,
+    served: Option<&Served>,
+    f: impl FnOnce() -> T,
+) -> T {
+    if deadline.is_none() && served.is_none() {
+        return f();
+    }
+    let (at, below) = in_effect(deadline);
+    frame::enter_bound(at, below, served, f)
+}
+
+/// Whether a server's handler that serves its caller's retry (the request's second attempt or
+/// later) makes one attempt of each call (Kitex's "chain stop"), besides telling its caller
+/// not to retry when its calls gave up. The simulations of SIMULATION.md's "The call graph"
+/// chose the rule; ARCHITECTURE.md says why.
+pub const CHAIN_STOP: bool = false;
+
+/// Runs a server's handler `future` for a request, under the caller's deadline `time_left`
+/// from now (if any): the calls it makes clamp their deadlines to it, tell the request when
+/// they give up retrying, and make one attempt each if `single` (the request was the caller's
+/// retry). The engine of `tower::ServerLayer`, and of the simulator's servers.
+pub fn serve<F: IntoFuture>(
+    time_left: Option<Duration>,
+    single: bool,
+    future: F,
+) -> Serving<F::IntoFuture> {
+    let start = Instant::now();
+    let deadline = time_left.and_then(|left| start.checked_add(left));
+    Serving {
+        inner: WithDeadline::serving(start, deadline, Served::new(single), future.into_future()),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A server's handler serving a request (see [`serve`]).
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Serving<F> {
+        #[pin]
+        inner: WithDeadline<F>,
+    }
+}
+
+impl<F> Serving<F> {
+    /// `future` run for `served` under `deadline`, set at `start` (for a service whose own
+    /// `call` already ran for the request: `served` holds what its calls told it).
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    pub(crate) fn of(start: Instant, deadline: Option<Instant>, served: Served, future: F) -> Self {
+        Serving {
+            inner: WithDeadline::serving(start, deadline, served, future),
         }
-        None => f(),
+    }
+}
+
+impl<F: Future> Future for Serving<F> {
+    /// The handler's output, or the deadline's error; and whether a call it made gave up
+    /// retrying.
+    type Output = (Result<F::Output, TimedOut>, bool);
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut inner = self.project().inner;
+        let out = core::task::ready!(inner.as_mut().poll(cx));
+        Poll::Ready((out, inner.gave_up()))
+    }
+}
+
+impl<F> fmt::Debug for Serving<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Serving")
+            .field("inner", &self.inner)
+            .finish()
     }
 }
 

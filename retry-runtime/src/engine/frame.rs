@@ -16,6 +16,10 @@
 //! there reads it where it would read an outer attempt (its depth 0, its cutoff the deadline),
 //! so the one look a call makes at its start (a timed call) or at each poll (an untimed one)
 //! finds either.
+//!
+//! A server's handler (`tower::ServerLayer`) publishes a bound too, which also points to the
+//! [`Served`] request: what the handler's calls tell it (one of them gave up retrying), and
+//! what they take from it (the request was a retry, so they make one attempt each).
 
 use crate::attempt::{Attempt, InvocationId};
 use crate::engine::Current;
@@ -28,7 +32,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use rand::RngExt;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// The frame of the attempt being polled on this thread: the one place the crate uses
 /// `unsafe` (a scoped thread-local, as the `scoped-tls` crate has it, but read and written
@@ -47,9 +51,10 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// comparison with null, as it was with frames alone.
 #[allow(unsafe_code)]
 mod slot {
-    use super::{Bound, Frame, Outer};
+    use super::{Bound, Frame, NESTED_GAVE_UP, Outer, Served};
     use std::cell::Cell;
     use std::ptr;
+    use std::sync::atomic::Ordering;
 
     // The published frame's lifetime is erased here: it is alive while published (see
     // `enter`), and `with` lends it out only for a call that cannot keep it. A bound is
@@ -60,22 +65,27 @@ mod slot {
 
     /// The low bit of a published pointer that marks a [`Bound`].
     const BOUND: usize = 1;
-    const _: () = assert!(align_of::<Bound>() > BOUND && align_of::<Frame<'_>>() > BOUND);
+    const _: () = assert!(align_of::<Bound<'_>>() > BOUND && align_of::<Frame<'_>>() > BOUND);
 
     // `with` lends the published `Frame<'static>` out as a `Frame<'x>` of its caller's shorter
-    // `'x`, which is sound only while `Frame` is covariant in its lifetime. This stops
-    // compiling if a field makes it invariant (a `Cell<&'a T>`, a `&'a mut T`, ...).
+    // `'x`, which is sound only while `Frame` is covariant in its lifetime (and the same for a
+    // `Bound`). This stops compiling if a field makes either invariant (a `Cell<&'a T>`, a
+    // `&'a mut T`, ...).
     const _: () = {
         #[allow(dead_code)]
         fn covariant<'x>(frame: &'x Frame<'static>) -> &'x Frame<'x> {
             frame
+        }
+        #[allow(dead_code)]
+        fn covariant_bound<'x>(bound: &'x Bound<'static>) -> &'x Bound<'x> {
+            bound
         }
     };
 
     /// What a published pointer points to.
     enum Published<'x> {
         Frame(&'x Frame<'x>),
-        Bound(&'x Bound),
+        Bound(&'x Bound<'x>),
     }
 
     /// Reads what `p` points to.
@@ -86,8 +96,9 @@ mod slot {
     /// `enter_bound` write a non-null pointer there, taken from a `&Frame` or a `&Bound` that
     /// they borrow until they have put the previous pointer back (on return or unwind), in LIFO
     /// order on this thread. So it points to a live frame or bound, borrowed shared, for as
-    /// long as the caller runs inside the `enter` or `enter_bound` that published it; the
-    /// caller does not keep the reference past its own call.
+    /// long as the caller runs inside the `enter` or `enter_bound` that published it (and so
+    /// does the served request a bound borrows); the caller does not keep the reference past
+    /// its own call.
     #[inline(always)]
     unsafe fn published<'x>(p: *const ()) -> Published<'x> {
         if p.addr() & BOUND == 0 {
@@ -95,7 +106,7 @@ mod slot {
             Published::Frame(unsafe { &*p.cast::<Frame<'x>>() })
         } else {
             // SAFETY: see above; tagged, it is a bound, at the untagged address.
-            Published::Bound(unsafe { &*p.map_addr(|a| a & !BOUND).cast::<Bound>() })
+            Published::Bound(unsafe { &*p.map_addr(|a| a & !BOUND).cast::<Bound<'x>>() })
         }
     }
 
@@ -133,12 +144,20 @@ mod slot {
         f()
     }
 
-    /// Publishes a bound of `outer` (a caller's deadline) while `f` runs, and restores what
-    /// was published before, also when `f` panics.
-    pub(super) fn enter_bound<T>(outer: Outer, f: impl FnOnce() -> T) -> T {
+    /// Publishes a bound of `outer` (a caller's deadline, and the request being served, if
+    /// any) while `f` runs, and restores what was published before, also when `f` panics.
+    pub(super) fn enter_bound<T>(
+        outer: Outer,
+        served: Option<&Served>,
+        f: impl FnOnce() -> T,
+    ) -> T {
         let prev = CURRENT.get();
-        let bound = Bound { outer, below: prev };
-        let p: *const Bound = &bound;
+        let bound = Bound {
+            outer,
+            below: prev,
+            served,
+        };
+        let p: *const Bound<'_> = &bound;
         CURRENT.set(p.cast::<()>().map_addr(|a| a | BOUND));
         let _restore = Restore(prev);
         f()
@@ -158,6 +177,30 @@ mod slot {
     #[inline]
     pub(super) fn outer() -> Option<Outer> {
         outer_of(CURRENT.get())
+    }
+
+    /// Tells what is published that a call made inside it gave up: the attempt it runs
+    /// inside (marked, for the call that made that attempt to pass on when it fails), or else
+    /// the request being served. A caller's deadline in between is looked through.
+    pub(super) fn gave_up() {
+        let mut p = CURRENT.get();
+        while !p.is_null() {
+            // SAFETY: not null, read from `CURRENT` or from a published bound's `below`, as in
+            // `with`; the references end here.
+            match unsafe { published(p) } {
+                Published::Frame(frame) => {
+                    frame.depth.fetch_or(NESTED_GAVE_UP, Ordering::Relaxed);
+                    return;
+                }
+                Published::Bound(b) => match b.served {
+                    Some(served) => {
+                        served.gave_up.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    None => p = b.below,
+                },
+            }
+        }
     }
 
     /// Runs `f` with the frame of the attempt the current code runs inside, if any, and the
@@ -186,10 +229,37 @@ mod slot {
 
 /// What a caller's deadline publishes while its future is polled: what a call started there
 /// takes from it (the depth of the attempt it runs inside, 0 outside any, and the deadline,
-/// already clamped to that attempt's cutoff), and what was published before it.
-pub(crate) struct Bound {
+/// already clamped to that attempt's cutoff), what was published before it, and the request
+/// a server's handler serves, if it is one's.
+pub(crate) struct Bound<'s> {
     outer: Outer,
     below: *const (),
+    served: Option<&'s Served>,
+}
+
+/// A request a server's handler serves (`tower::ServerLayer`), as the calls the handler makes
+/// see it: one of them gave up retrying (its retries spent, refused by a protection, told not
+/// to retry), which the server's answer passes on; and whether the request was itself a
+/// caller's retry, after which each of them makes one attempt.
+#[derive(Debug, Default)]
+pub(crate) struct Served {
+    gave_up: AtomicBool,
+    single: bool,
+}
+
+impl Served {
+    /// A request; `single`: its calls make one attempt each.
+    pub(crate) const fn new(single: bool) -> Served {
+        Served {
+            gave_up: AtomicBool::new(false),
+            single,
+        }
+    }
+
+    /// Whether a call made while serving it gave up retrying.
+    pub(crate) fn gave_up(&self) -> bool {
+        self.gave_up.load(Ordering::Relaxed)
+    }
 }
 
 /// What a call publishes about its current attempt.
@@ -201,9 +271,11 @@ pub(crate) struct Frame<'a> {
     /// The call's depth less one (0 for an outermost call, one more for each `#[retry]`
     /// attempt it runs inside) and, in the top bit, whether a call nested in the current
     /// attempt retried and still failed (read and cleared when this call decides what follows
-    /// the attempt); the next bit, whether its attempts wrote the call's idempotency key into
-    /// a request ([`KEY_SENT`]). One word beside the attempt number, both 0 for a new outermost
-    /// call, so that it sets them up with the zeros around them.
+    /// the attempt); the next bits, whether its attempts wrote the call's idempotency key into
+    /// a request ([`KEY_SENT`]), whether a call nested in its attempts gave up retrying
+    /// ([`NESTED_GAVE_UP`]), and whether it makes one attempt only ([`SINGLE`]). One word beside
+    /// the attempt number, both 0 for a new outermost call, so that it sets them up with the
+    /// zeros around them.
     depth: AtomicU32,
     /// When the current attempt is cut off (its timeout or the deadline), if anything cuts it.
     pub(crate) cutoff: Option<Instant>,
@@ -222,16 +294,31 @@ const NESTED_RETRIED: u32 = 1 << 31;
 /// own).
 const KEY_SENT: u32 = 1 << 30;
 
+/// The bit of `Frame::depth` that marks a frame in whose attempts a nested call gave up
+/// retrying: when the call fails in turn, it gave up too (see [`call_gave_up`]). Set once, it
+/// stays for the call.
+const NESTED_GAVE_UP: u32 = 1 << 29;
+
+/// The bit of `Frame::depth` that marks a call that makes one attempt whatever its settings:
+/// it runs while a server serves a request that was its caller's retry (gRPC's and Kitex's
+/// rule that a retry is not retried again downstream). Nested calls take it from their outer
+/// attempt.
+const SINGLE: u32 = 1 << 28;
+
 /// The bits of `Frame::depth` that are marks, not the depth.
-const MARKS: u32 = NESTED_RETRIED | KEY_SENT;
+const MARKS: u32 = NESTED_RETRIED | KEY_SENT | NESTED_GAVE_UP | SINGLE;
+
+/// The marks a hedged attempt's frame passes on to its call's when the attempt ends.
+const PASSED_ON: u32 = NESTED_RETRIED | KEY_SENT | NESTED_GAVE_UP;
 
 /// The outer attempt a call starts inside, if any: its depth and cutoff; or the caller's
 /// deadline it starts under (the depth of the attempt that runs inside, 0 outside any, and the
-/// deadline as the cutoff).
+/// deadline as the cutoff); and whether calls started there make one attempt each.
 #[derive(Clone, Copy)]
 pub(crate) struct Outer {
     pub(crate) depth: u32,
     pub(crate) cutoff: Option<Instant>,
+    pub(crate) single: bool,
 }
 
 /// The attempt the current code runs inside, or the caller's deadline, if any.
@@ -239,29 +326,47 @@ pub(crate) fn outer() -> Option<Outer> {
     slot::outer()
 }
 
-/// Runs `f` under a caller's deadline `at` (published for the calls `f` starts), inside the
-/// attempt (or the caller's deadline) `below`, which [`outer`] gave; `at` is already clamped to
-/// its cutoff.
-pub(crate) fn enter_bound<T>(at: Instant, below: Option<Outer>, f: impl FnOnce() -> T) -> T {
+/// Runs `f` under a caller's deadline `at` (published for the calls `f` starts; `None`: only
+/// `below`'s cutoff), inside the attempt (or the caller's deadline) `below`, which [`outer`]
+/// gave; `at` is already clamped to its cutoff. `served`: the request a server's handler
+/// serves, if `f` runs for one.
+pub(crate) fn enter_bound<T>(
+    at: Option<Instant>,
+    below: Option<Outer>,
+    served: Option<&Served>,
+    f: impl FnOnce() -> T,
+) -> T {
     let outer = Outer {
         depth: below.map_or(0, |o| o.depth),
-        cutoff: Some(at),
+        cutoff: at,
+        single: below.is_some_and(|o| o.single) || served.is_some_and(|s| s.single),
     };
-    slot::enter_bound(outer, f)
+    slot::enter_bound(outer, served, f)
+}
+
+/// Tells the attempt the calling code runs inside (or else the request a server serves) that
+/// a call made there gave up retrying: its retries spent, refused by a protection, ended by
+/// the deadline or a server's long hint, told not to retry (an error no retry fixes), or a
+/// call of its own gave up. Nothing outside both.
+pub(crate) fn call_gave_up() {
+    slot::gave_up();
 }
 
 impl<'a> Frame<'a> {
     /// The frame of a call of `site` whose own deadline is `deadline`, started inside `outer`.
     #[inline]
     pub(crate) fn new(r: &'a Resolved, deadline: Option<Instant>, outer: Option<Outer>) -> Self {
-        let (depth, deadline) = match outer {
-            None => (1, deadline),
-            Some(outer) => nested(deadline, outer),
+        let (word, deadline) = match outer {
+            None => (0, deadline),
+            Some(outer) => {
+                let (depth, deadline) = nested(deadline, outer);
+                ((depth - 1) | single_bit(outer), deadline)
+            }
         };
         Frame {
             r,
             number: 0,
-            depth: AtomicU32::new(depth - 1),
+            depth: AtomicU32::new(word),
             cutoff: None,
             deadline,
             id: [AtomicU64::new(0), AtomicU64::new(0)],
@@ -273,6 +378,7 @@ impl<'a> Frame<'a> {
         Outer {
             depth: self.depth(),
             cutoff: self.cutoff_or_deadline(),
+            single: self.single(),
         }
     }
 
@@ -307,7 +413,7 @@ impl<'a> Frame<'a> {
         Frame {
             r: self.r,
             number,
-            depth: AtomicU32::new(self.depth() - 1),
+            depth: AtomicU32::new(self.depth.load(Ordering::Relaxed) & (!MARKS | SINGLE)),
             cutoff,
             deadline: self.deadline,
             id: [
@@ -345,12 +451,6 @@ impl<'a> Frame<'a> {
         self.adopt_id(other.id_halves());
     }
 
-    /// Marks this frame's attempt: a call nested in it retried and failed (a hedged call's
-    /// attempt passes its own mark on to the call).
-    pub(crate) fn mark_nested_retried(&self) {
-        self.depth.fetch_or(NESTED_RETRIED, Ordering::Relaxed);
-    }
-
     /// Whether a call nested in the attempt just ended retried and failed; clears the mark.
     pub(crate) fn take_nested_retried(&self) -> bool {
         // A load first: the mark is rare, and a locked read-modify-write is not free.
@@ -364,6 +464,35 @@ impl<'a> Frame<'a> {
     /// 1 for an outermost call, one more for each `#[retry]` attempt it runs inside.
     pub(crate) fn depth(&self) -> u32 {
         (self.depth.load(Ordering::Relaxed) & !MARKS) + 1
+    }
+
+    /// Whether the call makes one attempt whatever its settings (see [`SINGLE`]).
+    #[inline]
+    pub(crate) fn single(&self) -> bool {
+        self.depth.load(Ordering::Relaxed) & SINGLE != 0
+    }
+
+    /// Whether a call nested in this call's attempts gave up retrying.
+    pub(crate) fn nested_gave_up(&self) -> bool {
+        self.depth.load(Ordering::Relaxed) & NESTED_GAVE_UP != 0
+    }
+
+    /// Whether an attempt of this call wrote its idempotency key into a request.
+    pub(crate) fn key_sent(&self) -> bool {
+        self.depth.load(Ordering::Relaxed) & KEY_SENT != 0
+    }
+
+    /// The marks a hedged attempt's frame passes on to its call's when the attempt ends
+    /// (clearing the one that is read per attempt).
+    pub(crate) fn take_passed_on(&self) -> u32 {
+        self.depth.fetch_and(!NESTED_RETRIED, Ordering::Relaxed) & PASSED_ON
+    }
+
+    /// Takes the marks a hedged attempt's frame passed on.
+    pub(crate) fn merge(&self, marks: u32) {
+        if marks != 0 {
+            self.depth.fetch_or(marks & PASSED_ON, Ordering::Relaxed);
+        }
     }
 
     /// Runs `f` with this frame published as the current attempt's; a frame published
@@ -409,14 +538,18 @@ impl<'a> Frame<'a> {
     fn adopt(&mut self, outer: Outer) {
         let (depth, deadline) = nested(self.deadline, outer);
         let word = self.depth.get_mut();
-        *word = (*word & MARKS) | (depth - 1);
+        *word = (*word & MARKS) | (depth - 1) | single_bit(outer);
         self.deadline = deadline;
     }
 
     /// The attempt as the code sees it, under `bound` (a caller's deadline inside the attempt)
     /// if any: its cutoff is then the earlier of the two.
     fn snapshot(&self, bound: Option<Outer>) -> Attempt {
-        let configured = self.r.settings.max_attempts;
+        let configured = if self.single() {
+            1
+        } else {
+            self.r.settings.max_attempts
+        };
         let cutoff = match (self.cutoff_or_deadline(), bound.and_then(|b| b.cutoff)) {
             (Some(own), Some(bound)) => Some(own.min(bound)),
             (own, bound) => own.or(bound),
@@ -441,7 +574,12 @@ fn nested(deadline: Option<Instant>, outer: Outer) -> (u32, Option<Instant>) {
         (Some(own), Some(cut)) => Some(own.min(cut)),
         (own, cut) => own.or(cut),
     };
-    (outer.depth.saturating_add(1).min(KEY_SENT), deadline)
+    (outer.depth.saturating_add(1).min(SINGLE), deadline)
+}
+
+/// The mark of a call started inside `outer` that makes one attempt, if it must.
+fn single_bit(outer: Outer) -> u32 {
+    if outer.single { SINGLE } else { 0 }
 }
 
 /// Marks the attempt the calling code runs inside, if any, as one that wrote its call's
@@ -562,6 +700,7 @@ mod tests {
         let outer = Outer {
             depth: 1,
             cutoff: Some(now + s(2)),
+            single: false,
         };
         assert_eq!(nested(Some(now + s(5)), outer), (2, Some(now + s(2))));
         assert_eq!(nested(Some(now + s(1)), outer), (2, Some(now + s(1))));
@@ -569,6 +708,7 @@ mod tests {
         let unbounded = Outer {
             depth: 2,
             cutoff: None,
+            single: false,
         };
         assert_eq!(nested(Some(now + s(1)), unbounded), (3, Some(now + s(1))));
         assert_eq!(nested(None, unbounded), (3, None));

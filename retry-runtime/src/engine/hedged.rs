@@ -72,8 +72,9 @@ struct Ended<O> {
     cutoff: Option<Instant>,
     /// The invocation id, if its body drew it.
     id: [u64; 2],
-    /// A call nested in it retried and still failed.
-    nested: bool,
+    /// What its frame passes on to the call's: a call nested in it retried and still failed,
+    /// or gave up; it wrote the call's idempotency key.
+    marks: u32,
     /// Its span, still open.
     trace: Trace,
     out: O,
@@ -206,7 +207,7 @@ fn poll_slot<A: Future>(
         number: this.frame.number,
         cutoff: this.frame.cutoff,
         id: this.frame.id_halves(),
-        nested: this.frame.take_nested_retried(),
+        marks: this.frame.take_passed_on(),
         trace: std::mem::take(this.trace),
         out,
     };
@@ -386,13 +387,11 @@ where
                     number,
                     cutoff,
                     id,
-                    nested,
+                    marks,
                     mut trace,
                     out,
                 } = ended;
-                if nested {
-                    self.current.frame.mark_nested_retried();
-                }
+                self.current.frame.merge(marks);
                 let (out, timed_out) = match K::outcome(out) {
                     Some(out) => (out, false),
                     None => {
@@ -464,17 +463,20 @@ where
                 let r = self.retrying();
                 r.after_throttle = class == ErrorClass::Throttling;
                 r.failed = true;
-                match decide::after_error(class, false, self.repeats.idempotent()) {
+                match decide::after_error(class, false, self.idempotent()) {
                     AfterError::Retry => {}
                     AfterError::Return => {
                         flights.cancel();
+                        self.returned(class);
                         self.ended(false, Some(class));
+                        self.passes_on();
                         return out;
                     }
                     AfterError::EndEarly(why) => {
                         self.ended_early(a, number, Some(class), why);
                         flights.cancel();
                         self.ended(false, Some(class));
+                        self.passes_on();
                         return out;
                     }
                 }
@@ -576,6 +578,14 @@ where
         Fut: Future<Output = R>,
     {
         if !self.may_hedge(h, state, flights.count, a) {
+            return None;
+        }
+        // A function that sends idempotency keys and is not idempotent without them hedges
+        // only an attempt that wrote its key: a copy of a request without one is not safe.
+        if self.repeats == super::Repeats::Keyed
+            && !self.current.frame.key_sent()
+            && !flights.frames().any(|f| f.key_sent())
+        {
             return None;
         }
         let now = Instant::now();

@@ -110,12 +110,10 @@ enum Repeats {
     /// None: the caller allows one attempt, whatever the settings (a tower request whose
     /// body cannot be sent again).
     Once = 2,
-}
-
-impl Repeats {
-    fn idempotent(self) -> bool {
-        self != Repeats::NotIdempotent
-    }
+    /// As an idempotent function's after an attempt that wrote the call's idempotency key into
+    /// its request, else as a function's that is not (a function with `idempotency_key = true`
+    /// that does not say it is idempotent).
+    Keyed = 3,
 }
 
 /// The current attempt, or the retry about to start: as the body sees it (its frame: its
@@ -276,6 +274,8 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
             Repeats::Once
         } else if idempotent {
             Repeats::Idempotent
+        } else if site.idempotency_key {
+            Repeats::Keyed
         } else {
             Repeats::NotIdempotent
         };
@@ -410,10 +410,21 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         self.r().gated
     }
 
+    /// Whether the attempt that just failed may be repeated after its request may have reached
+    /// the server: the function is idempotent, or it sends idempotency keys and the attempt
+    /// wrote its key.
+    fn idempotent(&self) -> bool {
+        match self.repeats {
+            Repeats::NotIdempotent => false,
+            Repeats::Keyed => self.current.frame.key_sent(),
+            Repeats::Idempotent | Repeats::Once => true,
+        }
+    }
+
     /// The attempts the call may make: the function's, or fewer in a test scope; one if the
-    /// caller allows no more.
+    /// caller allows no more, or if the call serves a request that was its caller's retry.
     fn max_attempts(&self, a: &Around) -> u32 {
-        if self.repeats == Repeats::Once {
+        if self.repeats == Repeats::Once || self.current.frame.single() {
             1
         } else {
             a.max_attempts(self.r().settings.max_attempts)
@@ -493,8 +504,33 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             .is_some_and(|d| crate::runtime::reaches(d, Instant::now(), wait))
     }
 
+    /// The call ends before its attempts are spent, for `reason`: it gave up retrying
+    /// ([`gave_up`](Self::gave_up)), unless it ends because its function is not idempotent
+    /// before it retried at all.
     fn ended_early(&self, a: &Around, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
+        if reason != EarlyEnd::NotIdempotent || attempt > 1 {
+            self.gave_up();
+        }
         observe::ended_early(&self.current, a, attempt, class, reason);
+    }
+
+    /// The call fails having given up retrying: it tells the attempt it runs inside, or the
+    /// request a server serves (`tower::ServerLayer`), whose answer then tells its caller not
+    /// to retry. Nothing outside both.
+    #[cold]
+    fn gave_up(&self) {
+        frame::call_gave_up();
+    }
+
+    /// A failure ends the call as it should (`AfterError::Return`, the class of the last
+    /// error `class`): it gave up retrying, unless the error is retryable and the call made
+    /// its only attempt because its settings allow one (`max_attempts = 1`), which leaves the
+    /// retry to its caller.
+    fn returned(&self, class: ErrorClass) {
+        let frame = &self.current.frame;
+        if class == ErrorClass::Permanent || frame.number > 1 || frame.single() {
+            self.gave_up();
+        }
     }
 
     /// The call slept `delay` before its next attempt (counted for its histograms).
@@ -626,6 +662,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             _ => return None,
         };
         let out = self.hooks.refuse(refusing)?;
+        self.gave_up();
         observe::refused(&self.current, a, why);
         self.ended(false, Some(ErrorClass::Permanent));
         Some(out)
@@ -832,16 +869,32 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// A nested call (one inside another's attempt) that retried and still fails marks the
-    /// outer attempt, which warns if it retries the same failure in turn.
+    /// outer attempt, which warns if it retries the same failure in turn; a call that fails
+    /// after a call in its attempts gave up retrying gives up too.
     fn returning(&self, out: &R)
     where
         R: RetryResult,
     {
-        if self.current.frame.depth() > 1
-            && self.current.frame.number > 1
-            && out.as_result().is_err()
-        {
+        if out.as_result().is_err() {
+            self.failing();
+        }
+    }
+
+    /// [`returning`](Self::returning) for a failure, out of line.
+    #[cold]
+    #[inline(never)]
+    fn failing(&self) {
+        let frame = &self.current.frame;
+        if frame.depth() > 1 && frame.number > 1 {
             frame::nested_call_retried();
+        }
+        self.passes_on();
+    }
+
+    /// A call that fails after a call in its attempts gave up retrying gives up too.
+    fn passes_on(&self) {
+        if self.current.frame.nested_gave_up() {
+            self.gave_up();
         }
     }
 }
@@ -968,8 +1021,15 @@ where
         if self.r().extras {
             self.book_end(ticket, n == 1, Some(class));
         }
-        match decide::after_error(class, last, self.repeats.idempotent()) {
-            AfterError::Return => return self.ends(out),
+        if self.repeats == Repeats::Keyed && !self.current.frame.key_sent() {
+            let r = self.r();
+            observe::key_not_sent(r.who(), &r.key_warned, n);
+        }
+        match decide::after_error(class, last, self.idempotent()) {
+            AfterError::Return => {
+                self.returned(class);
+                return self.ends(out);
+            }
             AfterError::EndEarly(why) => {
                 self.ended_early(a, n, Some(class), why);
                 return self.ends(out);

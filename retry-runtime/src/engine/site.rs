@@ -317,6 +317,7 @@ impl Site {
                 gated: adaptive || breaker.is_some() || guarded,
                 extras: adaptive || budget.is_some() || breaker.is_some() || guarded,
                 nested_warned: AtomicBool::new(false),
+                key_warned: AtomicBool::new(false),
             }
         })
     }
@@ -389,6 +390,8 @@ pub(crate) struct Resolved {
     pub(crate) extras: bool,
     /// The WARN about retries at two levels was emitted.
     pub(crate) nested_warned: AtomicBool,
+    /// The WARN about an attempt that did not write its idempotency key was emitted.
+    pub(crate) key_warned: AtomicBool,
 }
 
 impl Resolved {

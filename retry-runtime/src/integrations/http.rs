@@ -1,6 +1,6 @@
 //! HTTP status codes and responses (feature `http`).
 
-use super::wire::{WithAttempt, insert_attempt_headers};
+use super::wire::{WithAttempt, insert_attempt_headers, told_not_to_retry};
 use crate::classify::{Classify, ErrorClass, hint};
 use ::http::{Response, StatusCode};
 use std::time::Duration;
@@ -31,8 +31,11 @@ impl Classify for StatusCode {
 }
 
 /// By status, but a 503 with Envoy's `x-envoy-overloaded` is `Throttling` (the mesh shedding
-/// load, not the service failing); the hint is `x-amz-retry-after`, `Retry-After` or
-/// `RateLimit` ([`hint::from_headers`](crate::hint::from_headers)).
+/// load, not the service failing), and an answer with `x-should-retry: false`
+/// ([`wire::SHOULD_RETRY`](crate::wire::SHOULD_RETRY): the server says not to retry, as a
+/// server behind [`ServerLayer`](crate::tower::ServerLayer) says when its own calls gave up)
+/// is `Permanent`; the hint is `x-amz-retry-after`, `Retry-After` or `RateLimit`
+/// ([`hint::from_headers`](crate::hint::from_headers)).
 impl<B> Classify for Response<B> {
     fn classify(&self) -> ErrorClass {
         response_class(self.status().as_u16(), self.headers())
@@ -47,12 +50,29 @@ impl<B> Classify for Response<B> {
 pub(crate) const ENVOY_OVERLOADED: &str = "x-envoy-overloaded";
 
 /// The class of a response with `status` and `headers`: [`status_class`], but a 503 carrying
-/// [`ENVOY_OVERLOADED`] is `Throttling`.
+/// [`ENVOY_OVERLOADED`] is `Throttling`, and an error that carries `x-should-retry: false`
+/// `Permanent`.
 pub(crate) fn response_class(status: u16, headers: &::http::HeaderMap) -> ErrorClass {
+    told(mesh_class(status, headers), headers)
+}
+
+/// The class of a response with `status` and `headers` before what the server says of
+/// retrying it: [`status_class`], but a 503 carrying [`ENVOY_OVERLOADED`] is `Throttling`.
+pub(crate) fn mesh_class(status: u16, headers: &::http::HeaderMap) -> ErrorClass {
     if status == 503 && headers.contains_key(ENVOY_OVERLOADED) {
-        return ErrorClass::Throttling;
+        ErrorClass::Throttling
+    } else {
+        status_class(status)
     }
-    status_class(status)
+}
+
+/// `class`, or `Permanent` for a retryable one if `headers` say not to retry.
+pub(crate) fn told(class: ErrorClass, headers: &::http::HeaderMap) -> ErrorClass {
+    if class.is_retryable() && told_not_to_retry(headers) {
+        ErrorClass::Permanent
+    } else {
+        class
+    }
 }
 
 pub(crate) const fn status_class(status: u16) -> ErrorClass {

@@ -85,7 +85,7 @@
 //! so the server's `Retry-After` is lost and the loop falls back to its computed backoff.
 
 use super::chain::known_cause;
-use super::http::{response_class, status_class};
+use super::http::{response_class, status_class, told};
 use super::io::connect_failure;
 use super::wire::{WithAttempt, attempt_headers, keyed_class};
 use crate::classify::{Classify, ErrorClass, TimedOut, hint};
@@ -193,7 +193,7 @@ impl ErrorResponse {
     fn class(&self) -> ErrorClass {
         let status = self.status.as_u16();
         match keyed_class(status) {
-            Some(class) if self.keyed => class,
+            Some(class) if self.keyed => told(class, &self.headers),
             _ => response_class(status, &self.headers),
         }
     }

@@ -4,10 +4,10 @@
 use super::chain::known_cause;
 use super::h2::not_processed;
 use super::io::connect_failure;
-use super::wire::{GRPC_PREVIOUS_RPC_ATTEMPTS, WithAttempt};
+use super::wire::{GRPC_PREVIOUS_RPC_ATTEMPTS, IDEMPOTENCY_KEY, WithAttempt};
 use crate::classify::hint::{self, Pushback};
 use crate::classify::{Classify, ErrorClass, TimedOut};
-use crate::engine::frame::attempt;
+use crate::engine::frame::{self, attempt};
 use ::tonic::{Code, ConnectError, Status, TimeoutExpired};
 use std::error::Error;
 use std::time::Duration;
@@ -178,6 +178,12 @@ impl<T> WithAttempt for ::tonic::Request<T> {
                 GRPC_PREVIOUS_RPC_ATTEMPTS,
                 ::tonic::metadata::MetadataValue::from(a.number() - 1),
             );
+        }
+        if let Some(key) = a.idempotency_key() {
+            let value = ::tonic::metadata::MetadataValue::try_from(key.to_string())
+                .expect("a UUID is visible ASCII");
+            self.metadata_mut().insert(IDEMPOTENCY_KEY, value);
+            frame::mark_key_sent();
         }
         self
     }

@@ -78,6 +78,17 @@ use crate::attempt::{Attempt, InvocationId};
 use crate::classify::ErrorClass;
 #[cfg(feature = "http")]
 use crate::engine::frame::{self, attempt};
+#[cfg(feature = "http")]
+use std::time::Duration;
+
+/// gRPC's header with the time the caller gives the call (gRPC over HTTP/2).
+#[cfg(feature = "http")]
+pub(crate) const GRPC_TIMEOUT: &str = "grpc-timeout";
+
+/// Envoy's header with the time its router gives the request, in milliseconds: what a request
+/// says of its attempt's time left over HTTP.
+#[cfg(feature = "http")]
+pub(crate) const ENVOY_EXPECTED_RQ_TIMEOUT_MS: &str = "x-envoy-expected-rq-timeout-ms";
 
 /// The AWS SDKs' header with the call's invocation id, the same on every attempt.
 pub const AMZ_SDK_INVOCATION_ID: &str = "amz-sdk-invocation-id";
@@ -94,6 +105,85 @@ pub const GRPC_PREVIOUS_RPC_ATTEMPTS: &str = "grpc-previous-rpc-attempts";
 /// [module](self#idempotency-keys)); the tower layer treats a request that carries it as
 /// idempotent.
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// The header by which a server tells its client whether to retry the request it answers:
+/// `x-should-retry: false` (what [`ServerLayer`](crate::tower::ServerLayer) adds to an error
+/// answer when the calls its handler made gave up retrying) makes the answer `Permanent`,
+/// whatever its status says, for the `Classify` impls of `http::Response`, `reqwest::Response`
+/// and [`reqwest::Error`](crate::reqwest::Error), and for the tower layer: the client does not
+/// retry it, as it does not retry a negative `grpc-retry-pushback-ms` (gRFC A6). Stripe's API
+/// (`Stripe-Should-Retry`) and the clients Stainless generates (OpenAI's, Anthropic's) read the
+/// same signal.
+///
+/// Only `false` (in any case, spaces around it aside) is read; `true` leaves the status to
+/// decide, and any other value, or the header sent more than once, is ignored with one warning
+/// per problem for the process: a garbled header never stops a retry.
+pub const SHOULD_RETRY: &str = "x-should-retry";
+
+/// Whether `headers` tell the client not to retry (`x-should-retry: false`); a malformed or
+/// repeated value is ignored, with one warning per problem for the process.
+#[cfg(feature = "http")]
+pub(crate) fn told_not_to_retry(headers: &http::HeaderMap) -> bool {
+    let mut values = headers.get_all(SHOULD_RETRY).iter();
+    let Some(value) = values.next() else {
+        return false;
+    };
+    if values.next().is_some() {
+        should_retry_ignored(ShouldRetry::Repeated, value);
+        return false;
+    }
+    match should_retry(value.as_bytes()) {
+        Some(should) => !should,
+        None => {
+            should_retry_ignored(ShouldRetry::NotABoolean, value);
+            false
+        }
+    }
+}
+
+/// An `x-should-retry` value: `true` or `false`, in any case, with spaces or tabs around it.
+#[cfg(feature = "http")]
+pub(crate) fn should_retry(value: &[u8]) -> Option<bool> {
+    let value = value.trim_ascii();
+    if value.eq_ignore_ascii_case(b"false") {
+        Some(false)
+    } else if value.eq_ignore_ascii_case(b"true") {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// What is wrong with an `x-should-retry` header.
+#[cfg(feature = "http")]
+#[derive(Clone, Copy)]
+enum ShouldRetry {
+    NotABoolean,
+    Repeated,
+}
+
+/// One warning per problem with `x-should-retry` for the process.
+#[cfg(feature = "http")]
+#[cold]
+fn should_retry_ignored(problem: ShouldRetry, value: &http::HeaderValue) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static WARNED: [AtomicBool; 2] = [const { AtomicBool::new(false) }; 2];
+    if WARNED[problem as usize].swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let shown: String = String::from_utf8_lossy(value.as_bytes())
+        .chars()
+        .take(40)
+        .collect();
+    let what = match problem {
+        ShouldRetry::NotABoolean => "neither true nor false",
+        ShouldRetry::Repeated => "sent more than once, so which value holds is not known",
+    };
+    crate::config::warn_once(format!(
+        "ignoring the response header {SHOULD_RETRY}: {shown:?}: {what} (later values with this \
+         problem are ignored without a warning)"
+    ));
+}
 
 /// The class of an answer to a request that carried an idempotency key, where the draft gives
 /// it one: `409 Conflict` (a request with the same key is still being processed) is
@@ -116,12 +206,19 @@ pub trait WithAttempt: Sized {
     fn with_attempt(self) -> Self;
 }
 
-/// The headers of an attempt: the two AWS headers, and the call's idempotency key if it sends
-/// one (the attempt is then marked as one that wrote it).
+/// The headers of an attempt: the two AWS headers, the attempt's time left (Envoy's
+/// `x-envoy-expected-rq-timeout-ms`) if something cuts it off, and the call's idempotency key
+/// if it sends one (the attempt is then marked as one that wrote it).
 #[cfg(feature = "http")]
 pub(crate) fn attempt_headers(a: &Attempt) -> http::HeaderMap {
     let value = |s: String| http::HeaderValue::try_from(s).expect("visible ASCII and spaces");
-    let mut headers = http::HeaderMap::with_capacity(3);
+    let mut headers = http::HeaderMap::with_capacity(4);
+    if let Some(left) = a.time_left() {
+        headers.insert(
+            http::HeaderName::from_static(ENVOY_EXPECTED_RQ_TIMEOUT_MS),
+            expected_timeout_ms(left),
+        );
+    }
     headers.insert(
         http::HeaderName::from_static(AMZ_SDK_INVOCATION_ID),
         value(a.invocation_id().to_string()),
@@ -138,6 +235,36 @@ pub(crate) fn attempt_headers(a: &Attempt) -> http::HeaderMap {
         frame::mark_key_sent();
     }
     headers
+}
+
+/// A time left as `x-envoy-expected-rq-timeout-ms` writes it: whole milliseconds, rounded down
+/// (the server finishes before its caller stops waiting), but at least 1 (0 is Envoy's "no
+/// timeout").
+#[cfg(feature = "http")]
+pub(crate) fn expected_timeout_ms(left: Duration) -> http::HeaderValue {
+    let ms = u64::try_from(left.as_millis()).unwrap_or(u64::MAX).max(1);
+    http::HeaderValue::from(ms)
+}
+
+/// A time left as `grpc-timeout` writes it (gRPC over HTTP/2: at most 8 digits and a unit): in
+/// the finest unit whose count fits, rounded down.
+#[cfg(feature = "http")]
+pub(crate) fn grpc_timeout_value(left: Duration) -> http::HeaderValue {
+    const UNITS: [(u128, char); 6] = [
+        (1, 'n'),
+        (1_000, 'u'),
+        (1_000_000, 'm'),
+        (1_000_000_000, 'S'),
+        (60_000_000_000, 'M'),
+        (3_600_000_000_000, 'H'),
+    ];
+    let nanos = left.as_nanos();
+    let (count, unit) = UNITS
+        .iter()
+        .map(|&(per, unit)| (nanos / per, unit))
+        .find(|&(count, _)| count < 100_000_000)
+        .unwrap_or((99_999_999, 'H'));
+    http::HeaderValue::try_from(format!("{count}{unit}")).expect("digits and a letter")
 }
 
 /// An invocation id as a header value.

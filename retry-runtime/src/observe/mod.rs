@@ -345,6 +345,35 @@ pub(crate) fn nested_retry(
     );
 }
 
+/// A call of a function that sends idempotency keys failed on an attempt that wrote none into
+/// its request: once per function, a WARN (or a line on standard error without `tracing`).
+pub(crate) fn key_not_sent(r: Who<'_>, warned: &AtomicBool, attempt: u32) {
+    if warned.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    key_not_sent_warning(r, attempt);
+}
+
+#[cold]
+fn key_not_sent_warning(r: Who<'_>, attempt: u32) {
+    let function = r.function;
+    #[cfg(feature = "tracing")]
+    {
+        let partition = r.partition.unwrap_or("");
+        tracing::warn!(
+            target: "retry",
+            function, partition, attempt,
+            "an attempt of a function with idempotency_key = true wrote no idempotency key into its request (call with_attempt on the request): it is retried only as a function that is not idempotent",
+        );
+    }
+    #[cfg(not(feature = "tracing"))]
+    eprintln!(
+        "retry: {function} has idempotency_key = true, but its attempt {attempt} wrote no \
+         idempotency key into its request (call with_attempt on the request): it is retried \
+         only as a function that is not idempotent"
+    );
+}
+
 /// The partition (empty for none), the bucket's level, and in adaptive mode the limiter's fill
 /// rate (a field left out of the event otherwise).
 #[cfg(feature = "tracing")]

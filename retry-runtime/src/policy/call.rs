@@ -668,7 +668,7 @@ fn hedges<'p, C: Kind, P, O, V, Px>(
 where
     Px: RepeatSlot<'p, P, V>,
 {
-    !once && idempotent && policy.idempotent.retried && !<Px::Use as Repeat<V>>::POLLS
+    !once && idempotent && policy.idempotent.hedged && !<Px::Use as Repeat<V>>::POLLS
 }
 
 /// The engine's call for a call of `policy` with these plugs and what its first poll prepared.

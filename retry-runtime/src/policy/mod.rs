@@ -130,8 +130,9 @@ impl Policy {
         Policy {
             site: Site::new("policy", Keys::new()).of_policy(),
             idempotent: Idempotency {
-                declared: true,
+                declared: None,
                 retried: true,
+                hedged: true,
             },
             classify: ByClassify::new(),
             convert: (),
@@ -148,12 +149,32 @@ impl Default for Policy {
     }
 }
 
-/// What a policy says of idempotency: what [`Policy::idempotent`] declared, and how its calls
-/// are retried (as idempotent ones also when they send idempotency keys).
+/// What a policy says of idempotency: what [`Policy::idempotent`] declared, if anything, and
+/// how its calls are retried and hedged.
 #[derive(Clone, Copy, Debug)]
 struct Idempotency {
-    declared: bool,
+    declared: Option<bool>,
+    /// Its calls are retried as idempotent ones after any attempt: declared so, or by default
+    /// for a policy that does not send idempotency keys. (One that sends keys and says nothing
+    /// is retried as an idempotent one after an attempt that wrote its key.)
     retried: bool,
+    /// Its calls may be hedged: idempotent, or sending idempotency keys.
+    hedged: bool,
+}
+
+impl Idempotency {
+    /// What `declared` means for a policy that sends idempotency keys (`keyed`) or not.
+    const fn of(declared: Option<bool>, keyed: bool) -> Idempotency {
+        let retried = match declared {
+            Some(d) => d,
+            None => !keyed,
+        };
+        Idempotency {
+            declared,
+            retried,
+            hedged: retried || keyed,
+        }
+    }
 }
 
 macro_rules! key_builders {
@@ -248,11 +269,11 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     /// Whether an attempt may be repeated after its request may have reached the server
     /// (`true` unless set; `false` retries only `NotSent` and `Throttling` failures). A policy
     /// that sends idempotency keys ([`idempotency_key`](Self::idempotency_key)) is retried as
-    /// an idempotent one whatever this says.
+    /// an idempotent one after every attempt that wrote its key, whatever this says; after an
+    /// attempt that did not, as this says, `false` unless set.
     #[must_use]
     pub const fn idempotent(mut self, idempotent: bool) -> Self {
-        self.idempotent.declared = idempotent;
-        self.idempotent.retried = idempotent || self.site.idempotency_key;
+        self.idempotent = Idempotency::of(Some(idempotent), self.site.idempotency_key);
         self
     }
 
@@ -260,10 +281,12 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     /// each hedge) of a call carries the call's invocation id as its `Idempotency-Key` header
     /// ([`wire::IDEMPOTENCY_KEY`](crate::wire::IDEMPOTENCY_KEY)), written by
     /// [`WithAttempt::with_attempt`](crate::wire::WithAttempt::with_attempt) in the closure and
-    /// by the tower layer, and the policy is retried as an idempotent one, whatever
-    /// [`idempotent`](Self::idempotent) says: the server (the IETF httpapi draft
+    /// by the tower layer, and an attempt that wrote its key is retried as an idempotent one,
+    /// whatever [`idempotent`](Self::idempotent) says: the server (the IETF httpapi draft
     /// draft-ietf-httpapi-idempotency-key-header) runs a request once per key and answers a
-    /// repeat with the first answer. A keyed request's `409 Conflict` (the same key still being
+    /// repeat with the first answer. An attempt that wrote none (a closure that forgot
+    /// `with_attempt`) is retried only as `idempotent` allows (`false` unless set: never a
+    /// second `POST` without its key), and the process warns once per policy name. A keyed request's `409 Conflict` (the same key still being
     /// processed) is then `Throttling` and its `422 Unprocessable Content` (the key used with
     /// another payload) `Permanent` (see [`wire`](crate::wire#idempotency-keys)).
     ///
@@ -287,7 +310,7 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     #[must_use]
     pub const fn idempotency_key(mut self, idempotency_key: bool) -> Self {
         self.site.idempotency_key = idempotency_key;
-        self.idempotent.retried = self.idempotent.declared || idempotency_key;
+        self.idempotent = Idempotency::of(self.idempotent.declared, idempotency_key);
         self
     }
 
@@ -512,7 +535,7 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     pub fn build(self) -> Result<Self, PolicyError> {
         let mut problems = self.problems.clone();
         problems.extend(self.site.keys.problems());
-        if self.site.hedged() && !self.idempotent.retried {
+        if self.site.hedged() && !self.idempotent.hedged {
             problems.push(
                 "hedge_after needs an idempotent policy: a hedge sends another copy of a \
                  request while the first may still reach the server (make the copies safe with \
@@ -867,7 +890,7 @@ impl<C: Kind, P, O> fmt::Debug for Policy<C, P, O> {
             .field("name", &self.site.name)
             .field("keys", &self.site.keys)
             .field("partition", &self.site.partition)
-            .field("idempotent", &self.idempotent.declared)
+            .field("idempotent", &self.idempotent.retried)
             .field("idempotency_key", &self.site.idempotency_key)
             .finish_non_exhaustive()
     }

@@ -1,7 +1,7 @@
 //! [`DeadlineLayer`]: a server's handlers under the deadline their callers sent.
 
+use super::caller;
 use crate::classify::TimedOut;
-use crate::config;
 use crate::engine::deadline::WithDeadline;
 use crate::runtime::Instant;
 use core::future::Future;
@@ -9,16 +9,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use http::header::CONTENT_TYPE;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 use tower_layer::Layer;
 use tower_service::Service;
-
-/// gRPC's header with the time the caller gives the call.
-const GRPC_TIMEOUT: &str = "grpc-timeout";
-
-/// Envoy's header with the time its router gives the request.
-const ENVOY_EXPECTED_RQ_TIMEOUT_MS: &str = "x-envoy-expected-rq-timeout-ms";
 
 /// A tower layer for servers: each request's handler runs under the deadline the request's
 /// headers give, as [`with_deadline`](crate::with_deadline) runs a future. Every `#[retry]`
@@ -158,14 +150,12 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let start = Instant::now();
         let headers = request.headers();
-        let deadline = time_left(headers, &mut report).and_then(|left| start.checked_add(left));
-        let grpc = headers
-            .get(CONTENT_TYPE)
-            .filter(|t| t.as_bytes().starts_with(b"application/grpc"))
-            .cloned();
+        let deadline = caller::time_left(headers, &mut caller::report)
+            .and_then(|left| start.checked_add(left));
+        let grpc = grpc_content_type(headers);
         // The service's own `call` runs under the deadline too, as its future will.
         let inner = &mut self.inner;
-        let future = crate::engine::deadline::enter(deadline, || inner.call(request));
+        let future = crate::engine::deadline::enter(deadline, None, || inner.call(request));
         DeadlineFuture {
             inner: WithDeadline::until(start, deadline, future),
             grpc,
@@ -211,9 +201,21 @@ impl<F> core::fmt::Debug for DeadlineFuture<F> {
     }
 }
 
+/// The request's content type, if it is a gRPC call's (`application/grpc`, with or without a
+/// subtype).
+pub(super) fn grpc_content_type(headers: &HeaderMap) -> Option<HeaderValue> {
+    headers
+        .get(CONTENT_TYPE)
+        .filter(|t| t.as_bytes().starts_with(b"application/grpc"))
+        .cloned()
+}
+
 /// The layer's answer for a handler its deadline cut off: gRPC's `DEADLINE_EXCEEDED` for a
 /// gRPC call (of content type `grpc`), else `504 Gateway Timeout`.
-fn deadline_exceeded<RB: Default>(grpc: Option<HeaderValue>, cut: TimedOut) -> Response<RB> {
+pub(super) fn deadline_exceeded<RB: Default>(
+    grpc: Option<HeaderValue>,
+    cut: TimedOut,
+) -> Response<RB> {
     let mut response = Response::new(RB::default());
     match grpc {
         Some(content_type) => {
@@ -229,232 +231,13 @@ fn deadline_exceeded<RB: Default>(grpc: Option<HeaderValue>, cut: TimedOut) -> R
     response
 }
 
-/// What is wrong with a deadline header's value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Malformed {
-    /// `grpc-timeout`: not visible ASCII.
-    GrpcText,
-    /// `grpc-timeout`: the last character is not a unit gRPC defines.
-    GrpcUnit,
-    /// `grpc-timeout`: no digits before the unit, or something else than digits.
-    GrpcDigits,
-    /// `grpc-timeout`: more than the 8 digits gRPC allows.
-    GrpcTooLong,
-    /// `x-envoy-expected-rq-timeout-ms`: not a whole number of milliseconds (that fits 64
-    /// bits).
-    Envoy,
-}
-
-impl Malformed {
-    const ALL: [Malformed; 5] = [
-        Malformed::GrpcText,
-        Malformed::GrpcUnit,
-        Malformed::GrpcDigits,
-        Malformed::GrpcTooLong,
-        Malformed::Envoy,
-    ];
-
-    fn header(self) -> &'static str {
-        match self {
-            Malformed::Envoy => ENVOY_EXPECTED_RQ_TIMEOUT_MS,
-            _ => GRPC_TIMEOUT,
-        }
-    }
-
-    fn what(self) -> &'static str {
-        match self {
-            Malformed::GrpcText => "not visible ASCII",
-            Malformed::GrpcUnit => "its unit is not one of H, M, S, m, u, n",
-            Malformed::GrpcDigits => "not digits followed by a unit",
-            Malformed::GrpcTooLong => "more than 8 digits",
-            Malformed::Envoy => "not a whole number of milliseconds",
-        }
-    }
-}
-
-/// `grpc-timeout`'s value (gRPC over HTTP/2: `TimeoutValue TimeoutUnit`, the value a positive
-/// integer of at most 8 ASCII digits), leading and trailing whitespace aside (which gRPC lets
-/// a receiver strip).
-fn grpc_timeout(value: &HeaderValue) -> Result<Duration, Malformed> {
-    let text = value.to_str().map_err(|_| Malformed::GrpcText)?.trim();
-    let Some((&unit, digits)) = text.as_bytes().split_last() else {
-        return Err(Malformed::GrpcDigits);
-    };
-    let per: fn(u64) -> Duration = match unit {
-        b'H' => |n| Duration::from_secs(n * 3600),
-        b'M' => |n| Duration::from_secs(n * 60),
-        b'S' => Duration::from_secs,
-        b'm' => Duration::from_millis,
-        b'u' => Duration::from_micros,
-        b'n' => Duration::from_nanos,
-        _ => return Err(Malformed::GrpcUnit),
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return Err(Malformed::GrpcDigits);
-    }
-    if digits.len() > 8 {
-        return Err(Malformed::GrpcTooLong);
-    }
-    // At most 8 digits: 99 999 999 hours fit a `Duration` with room to spare.
-    let n = digits
-        .iter()
-        .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
-    Ok(per(n))
-}
-
-/// `x-envoy-expected-rq-timeout-ms`'s value: `None` for 0, Envoy's "no timeout".
-fn envoy_timeout(value: &HeaderValue) -> Result<Option<Duration>, Malformed> {
-    let text = value.to_str().map_err(|_| Malformed::Envoy)?.trim();
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(Malformed::Envoy);
-    }
-    let ms: u64 = text.parse().map_err(|_| Malformed::Envoy)?;
-    Ok((ms > 0).then(|| Duration::from_millis(ms)))
-}
-
-/// The time the request's headers give its handler, if any: the shorter of `grpc-timeout`
-/// and `x-envoy-expected-rq-timeout-ms`. A malformed value is given to `malformed` and ignored.
-fn time_left(
-    headers: &HeaderMap,
-    malformed: &mut dyn FnMut(Malformed, &HeaderValue),
-) -> Option<Duration> {
-    let mut left: Option<Duration> = None;
-    let mut take = |d: Duration| left = Some(left.map_or(d, |l| l.min(d)));
-    if let Some(value) = headers.get(GRPC_TIMEOUT) {
-        match grpc_timeout(value) {
-            Ok(d) => take(d),
-            Err(m) => malformed(m, value),
-        }
-    }
-    if let Some(value) = headers.get(ENVOY_EXPECTED_RQ_TIMEOUT_MS) {
-        match envoy_timeout(value) {
-            Ok(Some(d)) => take(d),
-            Ok(None) => {}
-            Err(m) => malformed(m, value),
-        }
-    }
-    left
-}
-
-/// Which problems have been reported: one flag per [`Malformed`], so that a client sending
-/// many malformed values is one warning per problem, and nothing grows with them.
-struct Reported([AtomicBool; Malformed::ALL.len()]);
-
-impl Reported {
-    const fn new() -> Self {
-        Reported([const { AtomicBool::new(false) }; Malformed::ALL.len()])
-    }
-
-    /// The warning for `m` in `value`, the first time only.
-    fn first(&self, m: Malformed, value: &HeaderValue) -> Option<String> {
-        if self.0[m as usize].swap(true, Ordering::Relaxed) {
-            return None;
-        }
-        // The value as sent, cut short: a header can be long.
-        let shown: String = String::from_utf8_lossy(value.as_bytes())
-            .chars()
-            .take(40)
-            .collect();
-        Some(format!(
-            "ignoring the request header {}: {shown:?}: {} (later values with this problem \
-             are ignored without a warning)",
-            m.header(),
-            m.what(),
-        ))
-    }
-}
-
-/// One warning per problem for the process, as for a malformed setting.
-fn report(m: Malformed, value: &HeaderValue) {
-    static REPORTED: Reported = Reported::new();
-    if let Some(warning) = REPORTED.first(m, value) {
-        config::warn_once(warning);
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::caller::{ENVOY_EXPECTED_RQ_TIMEOUT_MS, GRPC_TIMEOUT};
     use super::*;
+    use std::time::Duration;
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
-
-    fn grpc(value: &str) -> Result<Duration, Malformed> {
-        grpc_timeout(&HeaderValue::from_str(value).unwrap())
-    }
-
-    fn envoy(value: &str) -> Result<Option<Duration>, Malformed> {
-        envoy_timeout(&HeaderValue::from_str(value).unwrap())
-    }
-
-    #[test]
-    fn grpc_timeout_reads_every_unit() {
-        assert_eq!(grpc("2H"), Ok(Duration::from_secs(7200)));
-        assert_eq!(grpc("3M"), Ok(Duration::from_secs(180)));
-        assert_eq!(grpc("1S"), Ok(Duration::from_secs(1)));
-        assert_eq!(grpc("250m"), Ok(MS(250)));
-        assert_eq!(grpc("1500u"), Ok(Duration::from_micros(1500)));
-        assert_eq!(grpc("299999999n"), Err(Malformed::GrpcTooLong));
-        assert_eq!(grpc("29999999n"), Ok(Duration::from_nanos(29_999_999)));
-        // What tonic writes for 300 ms, and surrounding whitespace gRPC lets a server strip.
-        assert_eq!(grpc("300000u"), Ok(MS(300)));
-        assert_eq!(grpc(" 5S "), Ok(Duration::from_secs(5)));
-    }
-
-    #[test]
-    fn grpc_timeout_bounds() {
-        // At most 8 digits, leading zeros counted.
-        assert_eq!(
-            grpc("99999999H"),
-            Ok(Duration::from_secs(99_999_999 * 3600))
-        );
-        assert_eq!(grpc("00000001S"), Ok(Duration::from_secs(1)));
-        assert_eq!(grpc("000000001S"), Err(Malformed::GrpcTooLong));
-        assert_eq!(grpc("123456789m"), Err(Malformed::GrpcTooLong));
-        // 0 is a deadline already past.
-        assert_eq!(grpc("0n"), Ok(Duration::ZERO));
-    }
-
-    #[test]
-    fn malformed_grpc_timeouts() {
-        for (value, problem) in [
-            ("", Malformed::GrpcDigits),
-            ("S", Malformed::GrpcDigits),
-            ("1", Malformed::GrpcUnit),
-            ("10s", Malformed::GrpcUnit),
-            ("10ms", Malformed::GrpcUnit),
-            ("1h", Malformed::GrpcUnit),
-            ("-1S", Malformed::GrpcDigits),
-            ("+1S", Malformed::GrpcDigits),
-            ("1.5S", Malformed::GrpcDigits),
-            ("1 S", Malformed::GrpcDigits),
-            ("0x10S", Malformed::GrpcDigits),
-        ] {
-            assert_eq!(grpc(value), Err(problem), "{value:?}");
-        }
-        let not_ascii = HeaderValue::from_bytes(b"1\xffS").unwrap();
-        assert_eq!(grpc_timeout(&not_ascii), Err(Malformed::GrpcText));
-    }
-
-    #[test]
-    fn envoy_expected_timeout() {
-        assert_eq!(envoy("300"), Ok(Some(MS(300))));
-        assert_eq!(envoy("15000"), Ok(Some(Duration::from_secs(15))));
-        assert_eq!(envoy(" 7 "), Ok(Some(MS(7))));
-        // Envoy never sends 0 (its "no timeout").
-        assert_eq!(envoy("0"), Ok(None));
-        assert_eq!(envoy("18446744073709551615"), Ok(Some(MS(u64::MAX))));
-        for value in [
-            "",
-            "1.5",
-            "-1",
-            "300ms",
-            "1e3",
-            "18446744073709551616",
-            "+1",
-        ] {
-            assert_eq!(envoy(value), Err(Malformed::Envoy), "{value:?}");
-        }
-    }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
@@ -462,67 +245,6 @@ mod tests {
             map.append(*name, HeaderValue::from_str(value).unwrap());
         }
         map
-    }
-
-    #[test]
-    fn the_earlier_of_both_headers_holds_and_a_malformed_one_is_ignored() {
-        let mut seen = Vec::new();
-        let mut sink = |m: Malformed, v: &HeaderValue| seen.push((m, v.clone()));
-        let both = headers(&[(GRPC_TIMEOUT, "2S"), (ENVOY_EXPECTED_RQ_TIMEOUT_MS, "500")]);
-        assert_eq!(time_left(&both, &mut sink), Some(MS(500)));
-        let both = headers(&[
-            (GRPC_TIMEOUT, "200m"),
-            (ENVOY_EXPECTED_RQ_TIMEOUT_MS, "500"),
-        ]);
-        assert_eq!(time_left(&both, &mut sink), Some(MS(200)));
-        assert_eq!(time_left(&HeaderMap::new(), &mut sink), None);
-        let bad_grpc = headers(&[(GRPC_TIMEOUT, "2s"), (ENVOY_EXPECTED_RQ_TIMEOUT_MS, "500")]);
-        assert_eq!(time_left(&bad_grpc, &mut sink), Some(MS(500)));
-        let bad_envoy = headers(&[(GRPC_TIMEOUT, "1S"), (ENVOY_EXPECTED_RQ_TIMEOUT_MS, "x")]);
-        assert_eq!(time_left(&bad_envoy, &mut sink), Some(MS(1000)));
-        assert_eq!(
-            seen,
-            [
-                (Malformed::GrpcUnit, HeaderValue::from_static("2s")),
-                (Malformed::Envoy, HeaderValue::from_static("x")),
-            ]
-        );
-    }
-
-    #[test]
-    fn one_warning_per_problem() {
-        let reported = Reported::new();
-        let value = |s: &'static str| HeaderValue::from_static(s);
-        let first = reported.first(Malformed::GrpcUnit, &value("10s"));
-        assert_eq!(
-            first.as_deref(),
-            Some(
-                "ignoring the request header grpc-timeout: \"10s\": its unit is not one of H, M, \
-                 S, m, u, n (later values with this problem are ignored without a warning)"
-            )
-        );
-        assert_eq!(reported.first(Malformed::GrpcUnit, &value("3h")), None);
-        let other = reported.first(Malformed::Envoy, &value("1.5")).unwrap();
-        assert!(
-            other.starts_with(
-                "ignoring the request header x-envoy-expected-rq-timeout-ms: \"1.5\": not a \
-                 whole number of milliseconds"
-            ),
-            "{other}"
-        );
-        assert_eq!(reported.first(Malformed::Envoy, &value("")), None);
-        assert!(
-            reported
-                .first(Malformed::GrpcTooLong, &value("123456789S"))
-                .is_some()
-        );
-        // A long value is shown cut short.
-        let long = HeaderValue::from_str(&"9".repeat(100)).unwrap();
-        let shown = reported.first(Malformed::GrpcDigits, &long).unwrap();
-        assert!(
-            shown.contains(&format!("\"{}\"", "9".repeat(40))),
-            "{shown}"
-        );
     }
 
     /// A handler that waits `delay` (on tokio's paused clock), then answers 200.

@@ -3,11 +3,14 @@
 //! that is `Clone`.
 
 use super::body::ReplayBody;
-use crate::attempt::InvocationId;
+use crate::attempt::{Attempt, InvocationId};
 use crate::classify::ErrorClass;
 use crate::classify::hint::{self, Pushback};
-use crate::integrations::wire::{key_value, keyed_class};
-use http::{HeaderMap, Method, Request, Response, StatusCode};
+use crate::integrations::wire::{
+    GRPC_PREVIOUS_RPC_ATTEMPTS, GRPC_TIMEOUT, attempt_headers, grpc_timeout_value, key_value,
+    keyed_class, told_not_to_retry,
+};
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use std::time::Duration;
 
 /// How the layer replays a service's requests, tells whether they are idempotent, and reads
@@ -51,6 +54,15 @@ pub trait Exchange<Req, Resp> {
         let _ = (request, key);
     }
 
+    /// Writes what the server should know of the attempt into `request`, the request of the
+    /// attempt `attempt` (called just before each attempt and hedge is sent): its time left,
+    /// where a server's [`ServerLayer`](super::ServerLayer) or
+    /// [`DeadlineLayer`](super::DeadlineLayer) reads it, and which attempt it is. Does nothing
+    /// by default; [`Http`] writes what `with_attempt` writes.
+    fn write_attempt(&self, request: &mut Req, attempt: &Attempt) {
+        let _ = (request, attempt);
+    }
+
     /// The failure a response reports to a request that carried the call's idempotency key:
     /// by default what [`failure`](Self::failure) says. [`Http`] reads the answers the
     /// idempotency-key draft gives such a request.
@@ -78,6 +90,13 @@ pub trait Exchange<Req, Resp> {
 ///   `409 Conflict` (a request with the same key is still being processed) is a `Throttling`
 ///   failure, with `Retry-After` as its hint, and `422 Unprocessable Content` (the key was
 ///   used with another payload) is the caller's at once.
+/// - The attempt, written into each attempt's request as the crate's
+///   [`with_attempt`](crate::wire::WithAttempt) writes it: for a gRPC call (a `content-type`
+///   of `application/grpc`), the time left as `grpc-timeout` (or the time the request
+///   already carried, if shorter) and, on a retry or a hedge, `grpc-previous-rpc-attempts`; for
+///   any other request, `amz-sdk-invocation-id`, `amz-sdk-request` and the time left as
+///   `x-envoy-expected-rq-timeout-ms`. A server behind [`ServerLayer`](super::ServerLayer) or
+///   [`DeadlineLayer`](super::DeadlineLayer) runs its handler under that time.
 /// - Responses: a gRPC response that carries its status in its headers (a "trailers-only"
 ///   response, which is how servers answer a unary call they fail) is classified by that
 ///   status as `tonic::Status`'s `Classify` does, with `grpc-retry-pushback-ms` as the hint
@@ -142,6 +161,19 @@ impl<B: ReplayBody, RB> Exchange<Request<B>, Response<RB>> for Http {
         true
     }
 
+    fn write_attempt(&self, request: &mut Request<B>, attempt: &Attempt) {
+        let headers = request.headers_mut();
+        if super::deadline::grpc_content_type(headers).is_some() {
+            write_grpc_attempt(headers, attempt);
+        } else {
+            for (name, value) in attempt_headers(attempt) {
+                if let Some(name) = name {
+                    headers.insert(name, value);
+                }
+            }
+        }
+    }
+
     fn write_idempotency_key(&self, request: &mut Request<B>, key: InvocationId) {
         let name = http::HeaderName::from_static(IDEMPOTENCY_KEY);
         request.headers_mut().insert(name, key_value(key));
@@ -153,12 +185,33 @@ impl<B: ReplayBody, RB> Exchange<Request<B>, Response<RB>> for Http {
             // 409 is retried after its hint or the backoff; 422 is the caller's as it is.
             Some(class) => {
                 crate::observe::trace::http_status(status);
+                let headers = response.headers();
                 class
                     .is_retryable()
-                    .then(|| (class, hint::from_headers(response.headers())))
+                    .then(|| stop_if_told((class, hint::from_headers(headers)), headers))
             }
             None => <Http as Exchange<Request<B>, _>>::failure(self, response),
         }
+    }
+}
+
+/// What a gRPC call's request says of its attempt (gRFC A6): the time left as `grpc-timeout`,
+/// unless the request already gives less, and on a retry or a hedge the attempts before it as
+/// `grpc-previous-rpc-attempts`.
+pub(crate) fn write_grpc_attempt(headers: &mut HeaderMap, attempt: &Attempt) {
+    if let Some(left) = attempt.time_left() {
+        let given = headers
+            .get(GRPC_TIMEOUT)
+            .and_then(|v| super::caller::grpc_timeout(v).ok());
+        if given.is_none_or(|given| left < given) {
+            headers.insert(GRPC_TIMEOUT, grpc_timeout_value(left));
+        }
+    }
+    if attempt.number() > 1 {
+        headers.insert(
+            GRPC_PREVIOUS_RPC_ATTEMPTS,
+            HeaderValue::from(attempt.number() - 1),
+        );
     }
 }
 
@@ -171,7 +224,9 @@ pub(crate) fn idempotent_method(method: &Method) -> bool {
 }
 
 /// The failure a response reports, if any: by its gRPC status in the headers, else by its
-/// HTTP status.
+/// HTTP status. A failure that the server says not to retry (a negative
+/// `grpc-retry-pushback-ms`, `x-should-retry: false`) is a failed attempt of class
+/// `Permanent`, not to be repeated.
 pub(crate) fn response_failure(
     status: StatusCode,
     headers: &HeaderMap,
@@ -182,17 +237,30 @@ pub(crate) fn response_failure(
         if !class.is_retryable() {
             return None;
         }
-        return match text(hint::GRPC_RETRY_PUSHBACK_MS).and_then(hint::grpc_pushback) {
-            // The server asks not to retry: a failed attempt, not to be repeated.
-            Some(Pushback::Stop) => Some((ErrorClass::Permanent, None)),
-            Some(Pushback::After(delay)) => Some((class, Some(delay))),
-            None => Some((class, None)),
+        let failure = match text(hint::GRPC_RETRY_PUSHBACK_MS).and_then(hint::grpc_pushback) {
+            Some(Pushback::Stop) => (ErrorClass::Permanent, None),
+            Some(Pushback::After(delay)) => (class, Some(delay)),
+            None => (class, None),
         };
+        return Some(stop_if_told(failure, headers));
     }
-    let class = crate::integrations::http::response_class(status.as_u16(), headers);
+    let class = crate::integrations::http::mesh_class(status.as_u16(), headers);
     class
         .is_retryable()
-        .then(|| (class, hint::from_headers(headers)))
+        .then(|| stop_if_told((class, hint::from_headers(headers)), headers))
+}
+
+/// `failure`, or a `Permanent` one without a hint if `headers` say not to retry
+/// (`x-should-retry: false`).
+fn stop_if_told(
+    failure: (ErrorClass, Option<Duration>),
+    headers: &HeaderMap,
+) -> (ErrorClass, Option<Duration>) {
+    if failure.0.is_retryable() && told_not_to_retry(headers) {
+        (ErrorClass::Permanent, None)
+    } else {
+        failure
+    }
 }
 
 const GRPC_STATUS: &str = "grpc-status";

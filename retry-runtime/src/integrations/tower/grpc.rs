@@ -9,11 +9,10 @@ use crate::classify::{ErrorClass, TimedOut};
 use crate::engine::Classifier;
 use crate::integrations::grpc::call::ByCodes;
 use crate::integrations::grpc::{GrpcPolicy, ServiceConfig};
-use crate::integrations::wire::GRPC_PREVIOUS_RPC_ATTEMPTS;
 use ::tonic::metadata::MetadataMap;
 use ::tonic::{Code, Status};
 use core::task::{Context, Poll};
-use http::{HeaderValue, Request, Response, StatusCode};
+use http::{Request, Response, StatusCode};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tower_layer::Layer;
@@ -85,8 +84,9 @@ impl RetryLayer {
     /// then (tonic cancels their streams).
     ///
     /// Each retry or hedge carries `grpc-previous-rpc-attempts`, the number of attempts before
-    /// it, as A6 asks. The method's timeout is kept by the layer: it writes no `grpc-timeout`
-    /// (a timeout the client set on its request is sent as it is).
+    /// it, as A6 asks, and every attempt carries the time it has left of the method's timeout
+    /// as `grpc-timeout` (a shorter timeout the client set on its request is sent as it is),
+    /// which a server behind [`ServerLayer`](super::ServerLayer) runs its handler under.
     ///
     /// ```
     /// use bytes::Bytes;
@@ -294,14 +294,9 @@ where
     out.or_else(Rejected::into_result)
 }
 
-/// The number of the attempt being made (read inside it).
-fn attempt_number() -> Option<u32> {
-    crate::engine::frame::attempt().map(|a| a.number())
-}
-
 /// One attempt with `request` (`None`: it could not be copied), on the service made ready for
-/// the call (`fresh`) or on a clone made ready now, its number written in
-/// `grpc-previous-rpc-attempts` after the first.
+/// the call (`fresh`) or on a clone made ready now, its time left written in `grpc-timeout`
+/// and its number in `grpc-previous-rpc-attempts` after the first.
 async fn attempt<S, B, RB>(
     session: &Session<'_, S, Http>,
     request: Option<Request<B>>,
@@ -319,12 +314,10 @@ where
             last: true,
         });
     };
-    // gRFC A6: a retry or a hedge tells the server how many attempts came before it.
-    if let Some(n) = attempt_number().filter(|&n| n > 1) {
-        let previous = HeaderValue::from(n - 1);
-        request
-            .headers_mut()
-            .insert(GRPC_PREVIOUS_RPC_ATTEMPTS, previous);
+    // gRFC A6: a retry or a hedge tells the server how many attempts came before it, and every
+    // attempt how long it has.
+    if let Some(a) = crate::engine::frame::attempt() {
+        super::exchange::write_grpc_attempt(request.headers_mut(), &a);
     }
     // The attempt's span (feature `tracing`) records the status the layer read: the one in
     // the headers, or `OK` for a response that carries none there (its own comes in trailers,
@@ -345,7 +338,7 @@ where
             }
         },
         Err(error) => {
-            let status = Status::from_error(error);
+            let status = transport_status(error);
             crate::observe::trace::grpc_status(status.code() as i32);
             Err(Rejected {
                 status,
@@ -354,6 +347,20 @@ where
             })
         }
     }
+}
+
+/// The status of the service's error, as tonic's client makes it (`Status::from_error`), but
+/// `DEADLINE_EXCEEDED` when tonic's channel cut the call at the `grpc-timeout` the layer wrote
+/// (the time the method had left), which tonic reports as `CANCELLED`.
+fn transport_status(error: BoxError) -> Status {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&*error);
+    while let Some(e) = cause {
+        if e.is::<::tonic::TimeoutExpired>() {
+            return Status::deadline_exceeded(error.to_string());
+        }
+        cause = e.source();
+    }
+    Status::from_error(error)
 }
 
 /// A failed attempt: the status it failed with, read by the method's codes, and the response

@@ -172,16 +172,19 @@
 //! response.
 
 mod body;
+mod caller;
 mod deadline;
 mod exchange;
 #[cfg(feature = "grpc-config")]
 mod grpc;
+mod server;
 
 pub use body::ReplayBody;
 pub use deadline::{Deadline, DeadlineFuture, DeadlineLayer};
 pub use exchange::{Cloning, Exchange, Http, IDEMPOTENCY_KEY};
 #[cfg(feature = "grpc-config")]
 pub use grpc::{GrpcRetry, GrpcRetryLayer};
+pub use server::{Server, ServerFuture, ServerLayer};
 
 use crate::classify::{Classify, ErrorClass, TimedOut};
 use crate::engine::Timed;
@@ -680,13 +683,18 @@ impl<S, M> Session<'_, S, M> {
             let error: BoxError = Box::new(NotReplayable);
             return Err(Failure::of_error(error, ErrorClass::Permanent, None));
         };
+        let attempt = crate::attempt();
+        if let Some(a) = &attempt {
+            self.exchange.write_attempt(&mut request, a);
+        }
         let key = if self.keyed {
-            crate::attempt().and_then(|a| a.idempotency_key())
+            attempt.and_then(|a| a.idempotency_key())
         } else {
             None
         };
         if let Some(key) = key {
             self.exchange.write_idempotency_key(&mut request, key);
+            crate::engine::frame::mark_key_sent();
         }
         let outcome = match self.send(request, fresh).await {
             Ok(response) => {
