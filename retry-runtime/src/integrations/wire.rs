@@ -286,3 +286,73 @@ pub fn insert_attempt_headers(headers: &mut http::HeaderMap) {
         }
     }
 }
+
+#[cfg(all(test, feature = "http"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn should_retry_values() {
+        assert_eq!(should_retry(b"false"), Some(false));
+        assert_eq!(should_retry(b"False"), Some(false));
+        assert_eq!(should_retry(b" false\t"), Some(false));
+        assert_eq!(should_retry(b"true"), Some(true));
+        assert_eq!(should_retry(b"TRUE"), Some(true));
+        for bad in [
+            &b""[..],
+            b"0",
+            b"1",
+            b"no",
+            b"fals",
+            b"falsey",
+            b"\"false\"",
+            b"false;x",
+        ] {
+            assert_eq!(should_retry(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_time_left_as_envoys_header_writes_it() {
+        let ms = |d: Duration| expected_timeout_ms(d).to_str().unwrap().to_owned();
+        assert_eq!(ms(Duration::from_millis(400)), "400");
+        assert_eq!(ms(Duration::from_micros(399_999)), "399");
+        // Never 0, Envoy's "no timeout".
+        assert_eq!(ms(Duration::from_micros(10)), "1");
+        assert_eq!(ms(Duration::ZERO), "1");
+        assert_eq!(ms(Duration::MAX), u64::MAX.to_string());
+    }
+
+    #[test]
+    fn the_time_left_as_grpc_timeout_writes_it() {
+        let grpc = |d: Duration| grpc_timeout_value(d).to_str().unwrap().to_owned();
+        assert_eq!(grpc(Duration::ZERO), "0n");
+        assert_eq!(grpc(Duration::from_nanos(99_999_999)), "99999999n");
+        assert_eq!(grpc(Duration::from_nanos(100_000_001)), "100000u");
+        assert_eq!(grpc(Duration::from_millis(250)), "250000u");
+        assert_eq!(grpc(Duration::from_secs(100)), "100000m");
+        assert_eq!(grpc(Duration::from_secs(100_000)), "100000S");
+        assert_eq!(grpc(Duration::from_secs(100_000_000 * 60)), "1666666H");
+        assert_eq!(grpc(Duration::MAX), "99999999H");
+        // At most 8 digits, rounded down: never more than what is left.
+        for n in [1, 7, 999, 123_456_789, 98_765_432_109, u64::MAX / 3] {
+            let d = Duration::from_nanos(n);
+            let text = grpc(d);
+            assert!(text.len() <= 9, "{text}");
+            let (digits, unit) = text.split_at(text.len() - 1);
+            let per: u128 = match unit {
+                "n" => 1,
+                "u" => 1_000,
+                "m" => 1_000_000,
+                "S" => 1_000_000_000,
+                "M" => 60_000_000_000,
+                _ => 3_600_000_000_000,
+            };
+            let back = digits.parse::<u128>().unwrap() * per;
+            assert!(
+                back <= d.as_nanos() && d.as_nanos() - back < per,
+                "{n} {text}"
+            );
+        }
+    }
+}
