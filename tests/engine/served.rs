@@ -166,7 +166,9 @@ async fn a_nested_call_that_gave_up_makes_its_outer_call_give_up() {
 
 #[tokio::test(start_paused = true)]
 async fn a_policy_call_and_the_callers_deadline() {
-    // The caller gave the request 250 ms; the handler's policy would back off 1 s.
+    // The caller gave the request 250 ms (its attempt's time left); the handler's policy would
+    // back off 1 s: no retry fits, and the call ends after its one attempt, which leaves the
+    // retry to the caller, whose next attempt has a deadline of its own.
     let s = Script::always(ErrorClass::Transient);
     let policy = Policy::new()
         .max_attempts(3)
@@ -179,9 +181,24 @@ async fn a_policy_call_and_the_callers_deadline() {
         })
     })
     .await;
-    // The backoff would reach the deadline: the call ends at once, having given up.
     assert_eq!(t0.elapsed(), Duration::ZERO);
     assert_eq!(s.attempts(), 1);
+    assert!(!says_stop(&response));
+
+    // Backing off 100 ms, then 200 ms: one retry fits, the next would cross the deadline. The
+    // call retried, and gave up.
+    let s = Script::always(ErrorClass::Transient);
+    let policy = Policy::new()
+        .max_attempts(3)
+        .initial_backoff(MS(100))
+        .jitter(retry_runtime::Jitter::None);
+    let t0 = tokio::time::Instant::now();
+    let response = serve(&[("grpc-timeout", "250m")], 503, || {
+        policy.retry(|| s.attempt())
+    })
+    .await;
+    assert_eq!(t0.elapsed(), MS(100));
+    assert_eq!(s.attempts(), 2);
     assert!(says_stop(&response));
 }
 
