@@ -10,6 +10,7 @@
 //! test build's, so that what the test build compiled is not compiled again; the loom build
 //! has flags of its own (`--cfg retry_loom`) and its own directory (`target/loom`).
 
+mod commands;
 mod default_features;
 mod examples;
 mod layout;
