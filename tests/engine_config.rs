@@ -204,6 +204,14 @@ fn child() {
                 println!("SHOWN {line}");
             }
         }
+        for note in &explained.notes {
+            println!("NOTE {} {note}", explained.function);
+        }
+        if explained.function == "aws" {
+            for line in explained.to_string().lines() {
+                println!("AWSSHOWN {line}");
+            }
+        }
     }
     for e in capture.of("retry::config", tracing::Level::WARN) {
         println!("TRACED {}", e.field("message"));
@@ -225,6 +233,10 @@ struct Outcome {
     shadowed: BTreeMap<(String, String), (String, String)>,
     /// `config::explain`'s `Display` of `fixed`, line by line.
     shown: Vec<String>,
+    /// `config::explain`'s `Display` of `aws`, line by line.
+    aws_shown: Vec<String>,
+    /// `(function, note)` of each note `config::explain` gave.
+    notes: Vec<(String, String)>,
     /// The attempts of each call of the policies, by name.
     policy: BTreeMap<String, Vec<u32>>,
 }
@@ -295,7 +307,18 @@ fn run(case: &str, env: &[(&str, &str)], file: Option<&str>, rewrite: Option<&st
         shadowed: entries(&stdout, "SHADOWED "),
         shown: stdout
             .lines()
+            .filter(|l| !l.contains("AWSSHOWN "))
             .filter_map(|l| l.split_once("SHOWN ").map(|(_, r)| r.to_string()))
+            .collect(),
+        aws_shown: stdout
+            .lines()
+            .filter_map(|l| l.split_once("AWSSHOWN ").map(|(_, r)| r.to_string()))
+            .collect(),
+        notes: stdout
+            .lines()
+            .filter_map(|l| l.split_once("NOTE ").map(|(_, r)| r))
+            .filter_map(|r| r.split_once(' '))
+            .map(|(f, n)| (f.to_string(), n.to_string()))
             .collect(),
         policy: BTreeMap::new(),
     };
@@ -1138,14 +1161,15 @@ fn an_aws_profile_that_names_no_profile_is_one_warning() {
     // `ops`'s mode. The defaults apply.
     assert_eq!(resolved(&o, "aws"), ("standard", 3));
     assert_eq!(explained(&o, "aws")["max_attempts"], "3 (default)");
-    assert_eq!(
-        o.warnings,
-        [format!(
-            "AWS_PROFILE=\"opz\" names no profile of the AWS config file {} (its profiles: \
-             default, ops) nor of the shared credentials file: no profile's retry_mode or \
-             max_attempts apply, not even [default]'s (the AWS SDKs read the named profile alone)",
-            config.display()
-        )]
+    let why = format!(
+        "AWS_PROFILE=\"opz\" names no profile of the AWS config file {} (its profiles: \
+         default, ops) nor of the shared credentials file: no profile's retry_mode or \
+         max_attempts apply, not even [default]'s (the AWS SDKs read the named profile alone)",
+        config.display()
     );
+    assert_eq!(o.warnings, [why.clone()]);
+    // `explain` says why the defaults apply, for the function that reads the AWS settings.
+    assert_eq!(o.notes, [("aws".to_string(), why.clone())]);
+    assert_eq!(o.aws_shown.last(), Some(&format!("  note: {why}")));
     std::fs::remove_dir_all(&home).unwrap();
 }

@@ -177,6 +177,37 @@ async fn a_server_hint_replaces_the_backoff_without_jitter() {
     );
 }
 
+#[retry(
+    max_attempts = 4,
+    initial_backoff = "1s",
+    max_backoff = "5s",
+    jitter = "full"
+)]
+async fn hinted_and_recorded(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_recorded_retry_says_whether_its_delay_was_the_servers_hint() {
+    let s = Script::new([
+        Hint(ErrorClass::Throttling, MS(700)),
+        Fail(ErrorClass::Transient),
+        Succeed(3),
+    ]);
+    let (out, record) = retry_runtime::testing::record(
+        retry_runtime::testing::Overrides::new().instant(),
+        hinted_and_recorded(&s),
+    )
+    .await;
+    assert_eq!(out, Ok(3));
+    let retries = record.retries();
+    assert_eq!(
+        (retries[0].delay, retries[0].hint),
+        (MS(700), Some(MS(700)))
+    );
+    assert_eq!(retries[1].hint, None, "the backoff: {:?}", retries[1].delay);
+}
+
 static HINT_BUCKET: retry_runtime::TokenBucket = retry_runtime::TokenBucket::standard();
 
 #[retry(bucket = HINT_BUCKET, max_attempts = 4, max_backoff = "5s")]

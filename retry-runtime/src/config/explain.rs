@@ -61,6 +61,10 @@ pub struct Explained {
     pub entries: Vec<Entry>,
     /// The names of its guards (`guard = ...`, `Policy::guard`), in the order they are asked.
     pub guards: Vec<&'static str>,
+    /// What else bears on where its values came from: for a function with `aws_config = true`
+    /// under an `AWS_PROFILE` that names no profile, that none of the AWS config file's values
+    /// apply, and why (the warning's text).
+    pub notes: Vec<String>,
 }
 
 impl Explained {
@@ -85,6 +89,9 @@ impl fmt::Display for Explained {
         }
         if !self.guards.is_empty() {
             write!(f, "\n  {:<27} {}", "guard", self.guards.join(", "))?;
+        }
+        for note in &self.notes {
+            write!(f, "\n  note: {note}")?;
         }
         Ok(())
     }

@@ -96,9 +96,16 @@ fn layer(
         let name_str: &str = name.get_ref().as_ref();
         let Some(key) = Key::ALL.into_iter().find(|k| k.name() == name_str) else {
             let keys: Vec<&str> = Key::ALL.iter().map(|k| k.name()).collect();
+            let meant = match retry_keys::suggest(name_str, &keys) {
+                Some(k) => format!("did you mean `{k}`? "),
+                None => String::new(),
+            };
             at(
                 name.span(),
-                format!("unknown key `{name_str}` (the keys: {})", keys.join(", ")),
+                format!(
+                    "unknown key `{name_str}`: {meant}the keys: {}",
+                    keys.join(", ")
+                ),
             );
             continue;
         };
@@ -224,6 +231,7 @@ max_attempts = 3
 deadline = 10
 timeout = "1s"
 jitter = true
+max_attemps = 5
 
 [retries]
 mode = "standard"
@@ -246,12 +254,16 @@ max_attempts = 2
                 "retry.toml:3: mode = \"legacy\": mode is \"standard\" or \"adaptive\"; ignored",
                 "retry.toml:5: deadline = 10: deadline needs a unit: write it as a string, such as \
                  \"10s\"; ignored",
-                "retry.toml:6: unknown key `timeout` (the keys: mode, behavior, max_attempts, \
+                "retry.toml:6: unknown key `timeout`: the keys: mode, behavior, max_attempts, \
                  initial_backoff, multiplier, max_backoff, jitter, attempt_timeout, \
-                 attempt_timeout_multiplier, max_attempt_timeout, deadline, hedge_after, max_in_flight, min_hedge_after, max_hedge_after); ignored",
+                 attempt_timeout_multiplier, max_attempt_timeout, deadline, hedge_after, max_in_flight, min_hedge_after, max_hedge_after; ignored",
                 "retry.toml:7: jitter = true: jitter is \"full\", \"equal\", \"none\", \
                  \"decorrelated\" or a number in [0, 1]; ignored",
-                "retry.toml:9: `retries` is not a setting of the file, which has a `[default]` \
+                "retry.toml:8: unknown key `max_attemps`: did you mean `max_attempts`? the keys: \
+                 mode, behavior, max_attempts, initial_backoff, multiplier, max_backoff, jitter, \
+                 attempt_timeout, attempt_timeout_multiplier, max_attempt_timeout, deadline, \
+                 hedge_after, max_in_flight, min_hedge_after, max_hedge_after; ignored",
+                "retry.toml:10: `retries` is not a setting of the file, which has a `[default]` \
                  table and `[profile.NAME]` tables; ignored",
             ]
         );

@@ -261,13 +261,13 @@ pub(crate) fn resolve(
     let env = &|name: &str| std::env::var_os(name);
     let sources = SOURCES.get_or_init(|| Sources::load(env, &mut |w| warn(&w)));
     let layers = sources.layers(profile, env, &mut |w| warn(&w));
-    let layers = if !outside {
+    let (layers, note) = if !outside {
         // The keys come from the code alone (a gRPC service config's policy).
-        Vec::new()
+        (Vec::new(), None)
     } else if aws_config {
         sources.with_aws(layers, env, &mut |w| warn(&w))
     } else {
-        layers.to_vec()
+        (layers.to_vec(), None)
     };
     let resolution = resolution(
         Written {
@@ -282,6 +282,7 @@ pub(crate) fn resolve(
     );
     let mut resolution = resolution;
     resolution.explained.guards = guards;
+    resolution.explained.notes.extend(note);
     explain::register(&resolution.explained);
     resolution
 }
@@ -450,6 +451,7 @@ fn resolution(
             profile,
             entries,
             guards: Vec::new(),
+            notes: Vec::new(),
         },
     }
 }
@@ -482,6 +484,14 @@ fn build(chosen: &[Option<(Value, Source)>; KEYS]) -> Keys {
         })
 }
 
+/// The AWS SDKs' settings: the variables' layer, the shared config file's, and why none of
+/// the file's values apply, if `AWS_PROFILE` names a profile that is nowhere.
+struct Aws {
+    env: Layer,
+    file: Layer,
+    unread: Option<String>,
+}
+
 /// The environment and the file as read once.
 struct Sources {
     env: Layer,
@@ -490,7 +500,7 @@ struct Sources {
     profile_env: Mutex<Vec<(Box<str>, Layer)>>,
     /// The AWS variables and shared config file, read when a function with `aws_config = true`
     /// first resolves.
-    aws: OnceLock<(Layer, Layer)>,
+    aws: OnceLock<Aws>,
 }
 
 type Around<'a> = &'a dyn Fn(&str) -> Option<OsString>;
@@ -517,19 +527,26 @@ impl Sources {
         layers: [Layer; 4],
         env: Around<'_>,
         warn: &mut dyn FnMut(String),
-    ) -> Vec<Layer> {
-        let (aws_env, aws_file) = self
-            .aws
-            .get_or_init(|| (aws::env_layer(env, warn), aws::file_layer(env, warn)));
+    ) -> (Vec<Layer>, Option<String>) {
+        let aws = self.aws.get_or_init(|| {
+            let env_layer = aws::env_layer(env, warn);
+            let (file, unread) = aws::file_layer_noted(env, warn);
+            Aws {
+                env: env_layer,
+                file,
+                unread,
+            }
+        });
         let [profile_env, env, file_profile, file_default] = layers;
-        vec![
+        let layers = vec![
             profile_env,
             env,
-            aws_env.clone(),
+            aws.env.clone(),
             file_profile,
             file_default,
-            aws_file.clone(),
-        ]
+            aws.file.clone(),
+        ];
+        (layers, aws.unread.clone())
     }
 
     /// The layers for a function of `profile`, most specific first.

@@ -134,6 +134,7 @@ fn report_retry(
             attempt,
             class,
             delay,
+            hint,
         });
     }
     #[cfg(feature = "tracing")]

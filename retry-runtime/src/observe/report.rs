@@ -99,6 +99,13 @@ pub struct Retried {
     pub class: ErrorClass,
     /// The delay chosen: the server's hint, or the jittered backoff.
     pub delay: Duration,
+    /// The server's hint the delay follows, as the server gave it (`Retry-After`,
+    /// `x-amz-retry-after`, `grpc-retry-pushback-ms`, `RateLimit`: [`Classify::retry_after`]),
+    /// if the failure carried one; `None` when the delay is the backoff alone. Under the AWS
+    /// 2026 behavior the delay is the hint kept within the backoff and 5 s more.
+    ///
+    /// [`Classify::retry_after`]: crate::Classify::retry_after
+    pub hint: Option<Duration>,
 }
 
 /// A hedge: attempt `attempt` of `function` started while an earlier attempt of the same call

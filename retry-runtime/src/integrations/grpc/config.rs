@@ -71,9 +71,17 @@ impl ServiceConfig {
     ///
     /// A [`ServiceConfigError`] with every problem found, if there is any: nothing is built
     /// from a config that has one. A text that is not JSON is one problem, with its line and
-    /// column.
+    /// column. A config that [`from_google_json`](ServiceConfig::from_google_json) reads (one
+    /// of Google's published files, which gRFC A6's rules refuse about a quarter of) says so
+    /// in its error's last line.
     pub fn from_json(json: &str) -> Result<ServiceConfig, ServiceConfigError> {
-        ServiceConfig::read(json, Dialect::A6)
+        ServiceConfig::read(json, Dialect::A6).map_err(|e| {
+            if ServiceConfig::read(json, Dialect::Google).is_ok() {
+                e.read_by_google_rules()
+            } else {
+                e
+            }
+        })
     }
 
     /// Reads a service config from its JSON text with the rules of `dialect`.

@@ -15,6 +15,8 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServiceConfigError {
     problems: Vec<Problem>,
+    /// The config is one `ServiceConfig::from_google_json` reads.
+    google: bool,
 }
 
 /// One problem of a [`ServiceConfigError`]: where it is in the JSON and what is wrong there.
@@ -30,6 +32,13 @@ impl ServiceConfigError {
     #[must_use]
     pub fn problems(&self) -> &[Problem] {
         &self.problems
+    }
+
+    /// The error of a config that Google's generated clients read as it is (see
+    /// `ServiceConfig::from_google_json`): its `Display` says so.
+    pub(crate) fn read_by_google_rules(mut self) -> Self {
+        self.google = true;
+        self
     }
 }
 
@@ -64,15 +73,23 @@ impl fmt::Display for Problem {
 impl fmt::Display for ServiceConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.problems.as_slice() {
-            [one] => write!(f, "invalid gRPC service config: {one}"),
+            [one] => write!(f, "invalid gRPC service config: {one}")?,
             all => {
                 write!(f, "invalid gRPC service config ({} problems):", all.len())?;
                 for p in all {
                     write!(f, "\n  {p}")?;
                 }
-                Ok(())
             }
         }
+        if self.google {
+            write!(
+                f,
+                "\n  (Google's generated clients read it as it is, as they read googleapis' \
+                 published *_grpc_service_config.json files: ServiceConfig::from_google_json \
+                 reads it so)"
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -103,7 +120,10 @@ impl Problems {
 
     /// The error, if a problem was found.
     pub(crate) fn into_error(self) -> Option<ServiceConfigError> {
-        (!self.0.is_empty()).then_some(ServiceConfigError { problems: self.0 })
+        (!self.0.is_empty()).then_some(ServiceConfigError {
+            problems: self.0,
+            google: false,
+        })
     }
 
     /// A text that is not JSON: one problem, with its line and column.
@@ -121,7 +141,10 @@ impl Problems {
                 e.column()
             ),
         );
-        ServiceConfigError { problems: p.0 }
+        ServiceConfigError {
+            problems: p.0,
+            google: false,
+        }
     }
 }
 

@@ -630,9 +630,23 @@ mod tests {
             json!({ "methodConfig": [{ "name": [{ "service": "s" }, { "service": "s" }] }] })
                 .to_string(),
         ] {
-            assert!(ServiceConfig::from_json(&text).is_err(), "{text}");
+            // Refused, and the error says which reader takes it.
+            let refused = ServiceConfig::from_json(&text).unwrap_err().to_string();
+            assert!(
+                refused.ends_with(
+                    "\n  (Google's generated clients read it as it is, as they read googleapis' \
+                     published *_grpc_service_config.json files: ServiceConfig::from_google_json \
+                     reads it so)"
+                ),
+                "{refused}"
+            );
             let _ = ok(&text);
         }
+        // A config that neither reads says nothing of the other.
+        let bad = entry(with(retry(), "maxAttempts", Some(json!("x"))), None);
+        let refused = ServiceConfig::from_json(&bad).unwrap_err().to_string();
+        assert!(ServiceConfig::from_google_json(&bad).is_err());
+        assert!(!refused.contains("from_google_json"), "{refused}");
         let capped = with(retry(), "maxAttempts", Some(json!(100)));
         let a6 = ServiceConfig::from_json(&entry(capped.clone(), None)).expect("A6 reads it");
         assert_eq!(a6.policy("s", "m").max_attempts(), 5);
