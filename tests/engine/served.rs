@@ -308,3 +308,74 @@ async fn outside_a_served_request_a_call_that_gives_up_changes_nothing() {
     assert!(three(&s).await.is_err());
     assert_eq!(s.attempts(), 3);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_handler_knows_the_callers_attempt() {
+    for (headers, expected) in [
+        (&[("amz-sdk-request", "attempt=2; max=3")][..], Some(2)),
+        (&[("grpc-previous-rpc-attempts", "0")], Some(1)),
+        (
+            &[
+                ("x-envoy-attempt-count", "3"),
+                ("amz-sdk-request", "attempt=1"),
+            ],
+            Some(3),
+        ),
+        (&[("x-envoy-attempt-count", "zero")], None),
+        (&[], None),
+    ] {
+        let mut request = Request::get("/").body(String::new()).unwrap();
+        for (name, value) in headers {
+            request
+                .headers_mut()
+                .append(*name, HeaderValue::from_str(value).unwrap());
+        }
+        let handler = service_fn(|request: Request<String>| async move {
+            let caller = request
+                .extensions()
+                .get::<retry_runtime::tower::CallerAttempt>()
+                .copied();
+            let shown = caller.map(|c| (c.number(), c.is_retry()));
+            Ok::<_, Infallible>(Response::new(format!("{shown:?}")))
+        });
+        let response = ServerLayer::new()
+            .layer(handler)
+            .oneshot(request)
+            .await
+            .unwrap();
+        let expected = format!("{:?}", expected.map(|n: u32| (n, n > 1)));
+        assert_eq!(response.into_body(), expected, "{headers:?}");
+    }
+}
+
+#[retry(max_attempts = 1)]
+async fn single_outer(s: &Script) -> Result<u32, TestError> {
+    assert_eq!(attempt().unwrap().max_attempts(), 1);
+    three(s).await
+}
+
+/// The engine's rule for a request that was its caller's retry, where a server makes it so
+/// (the simulations' chain stop, `__private::serve` with `single`): every call made for it, at
+/// any depth, makes one attempt, and its failure gave up.
+#[tokio::test(start_paused = true)]
+async fn calls_made_for_a_single_request_make_one_attempt_each() {
+    let s = Script::always(ErrorClass::Transient);
+    let (out, gave_up) = retry_runtime::__private::serve(None, true, async {
+        let seen = async { attempt().map(|a| a.max_attempts()) };
+        assert_eq!(seen.await, None, "outside a call there is no attempt");
+        let direct = three(&s).await;
+        let nested = single_outer(&s).await;
+        let hedge = hedged(&s).await;
+        (direct.is_err(), nested.is_err(), hedge.is_err())
+    })
+    .await;
+    assert_eq!(out.unwrap(), (true, true, true));
+    assert!(gave_up);
+    // One attempt each: the direct call, the nested one, the hedged one.
+    assert_eq!(s.attempts(), 3);
+    // Not single: the same calls retry.
+    let s = Script::always(ErrorClass::Transient);
+    let (_, gave_up) = retry_runtime::__private::serve(None, false, three(&s)).await;
+    assert_eq!(s.attempts(), 3);
+    assert!(gave_up);
+}

@@ -533,6 +533,13 @@ impl<'a> Frame<'a> {
         self.enter(f)
     }
 
+    /// Takes what the code runs inside now, if anything: as [`adopt`](Self::adopt).
+    pub(crate) fn adopt_outer(&mut self) {
+        if let Some(outer) = outer() {
+            self.adopt(outer);
+        }
+    }
+
     /// Takes the depth and deadline of a call run inside `outer` (an attempt, or a caller's
     /// deadline): the same answer at every poll, so looking again changes nothing.
     fn adopt(&mut self, outer: Outer) {

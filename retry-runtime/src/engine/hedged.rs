@@ -301,6 +301,12 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = R>,
     {
+        // A call without timers reads what it runs inside (an outer attempt, a caller's
+        // deadline, a served request) at each poll of an attempt, in that attempt's frame: the
+        // call's own frame, which decides the hedges, reads it once here.
+        if !K::TIMED {
+            self.current.frame.adopt_outer();
+        }
         let hedging = Hedge::of(&self.r().settings, self.r().latency());
         let mut flights = Flights {
             first: pin!(None),

@@ -184,7 +184,7 @@ pub use deadline::{Deadline, DeadlineFuture, DeadlineLayer};
 pub use exchange::{Cloning, Exchange, Http, IDEMPOTENCY_KEY};
 #[cfg(feature = "grpc-config")]
 pub use grpc::{GrpcRetry, GrpcRetryLayer};
-pub use server::{Server, ServerFuture, ServerLayer};
+pub use server::{CallerAttempt, Server, ServerFuture, ServerLayer};
 
 use crate::classify::{Classify, ErrorClass, TimedOut};
 use crate::engine::Timed;

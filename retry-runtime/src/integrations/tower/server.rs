@@ -47,7 +47,12 @@ use tower_service::Service;
 ///   nothing. An answer that already carries either header keeps what the handler wrote.
 /// - **The caller's attempt**, from `grpc-previous-rpc-attempts` (gRFC A6),
 ///   `x-envoy-attempt-count` (Envoy) or `amz-sdk-request`'s `attempt=` (the AWS SDKs, and this
-///   crate's `with_attempt`), the highest if several say.
+///   crate's `with_attempt`), the highest if several say: the handler finds it in the
+///   request's extensions as a [`CallerAttempt`] (axum: `Option<Extension<CallerAttempt>>`), to
+///   tell a retry from a first attempt in its logs or metrics. A retried request's calls retry
+///   as any other's: the simulations of the call graph found that making them single attempts
+///   (Kitex's "chain stop") changes nothing behind the "do not retry" answers, and costs
+///   recoveries where attempts time out.
 ///
 /// A malformed, repeated or self-contradictory header is ignored, with one warning per header
 /// and problem for the process (a `retry::config` tracing event, or a line on standard error),
@@ -149,13 +154,16 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request<B>) -> Self::Future {
+    fn call(&mut self, mut request: Request<B>) -> Self::Future {
         let start = Instant::now();
         let headers = request.headers();
         let deadline = caller::time_left(headers, &mut caller::report)
             .and_then(|left| start.checked_add(left));
         let attempt = caller::attempt(headers, &mut caller::report);
         let grpc = grpc_content_type(headers);
+        if let Some(number) = attempt {
+            request.extensions_mut().insert(CallerAttempt { number });
+        }
         let served = Served::new(single(attempt));
         // The service's own `call` runs for the request too, as its future will.
         let inner = &mut self.inner;
@@ -165,6 +173,45 @@ where
             inner: Serving::of(start, deadline, served, future),
             grpc,
         }
+    }
+}
+
+/// Which of its caller's attempts a request is, as its headers say (`grpc-previous-rpc-attempts`,
+/// `x-envoy-attempt-count`, `amz-sdk-request`): put into the request's extensions by
+/// [`ServerLayer`] when a header says it.
+///
+/// ```
+/// use http::{Request, Response};
+/// use retry_runtime::tower::{CallerAttempt, ServerLayer};
+/// use std::convert::Infallible;
+/// use tower::{Layer, ServiceExt, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let server = ServerLayer::new().layer(service_fn(|request: Request<()>| async move {
+///     let attempt = request.extensions().get::<CallerAttempt>().map(|a| a.number());
+///     Ok::<_, Infallible>(Response::new(format!("{attempt:?}")))
+/// }));
+/// let retried = Request::get("/").header("amz-sdk-request", "attempt=2; max=3").body(()).unwrap();
+/// assert_eq!(server.oneshot(retried).await.unwrap().into_body(), "Some(2)");
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CallerAttempt {
+    number: u32,
+}
+
+impl CallerAttempt {
+    /// The attempt's number: 1 for the caller's first, 2 for its first retry (or hedge), ...
+    #[must_use]
+    pub fn number(self) -> u32 {
+        self.number
+    }
+
+    /// Whether the request is a retry (or a hedge) of its caller's.
+    #[must_use]
+    pub fn is_retry(self) -> bool {
+        self.number > 1
     }
 }
 
