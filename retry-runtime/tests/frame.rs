@@ -15,7 +15,8 @@
 //! start; inside a hedge too), a frame per hedge, hedges dropped in flight (the call won by
 //! another attempt, cut by its deadline, ended by a permanent failure, or dropped), and a
 //! caller's deadline (`with_deadline`) published in the same slot, under calls and over an
-//! attempt. Only
+//! attempt, and a request a server serves (the bound that points to it, which calls that give
+//! up find through the attempts and deadlines above it). Only
 //! retry-runtime and its dev-dependencies are built for it, a small fraction of the
 //! workspace's dev tree; those two files keep the cases that need more (tracing events, the
 //! guards, a percentile delay), where the slot is used in the same ways.
@@ -693,4 +694,50 @@ async fn a_callers_deadline_inside_an_attempt_shows_the_attempt_below_it() {
     let depths: Vec<u32> = seen.all().iter().map(Attempt::depth).collect();
     assert_eq!(depths, [2, 2]);
     assert_eq!(seen.time_left(), [Some(MS(300)), Some(MS(290))]);
+}
+
+// --- A served request: the bound that points to it --------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn a_served_request_is_told_through_attempts_and_deadlines_above_it() {
+    /// Retries and gives up: tells what it runs inside.
+    #[retry(max_attempts = 2, initial_backoff = "10ms", jitter = "none")]
+    async fn gives_up(seen: &Seen) -> Result<u32, TestError> {
+        seen.now();
+        Err(TRANSIENT)
+    }
+    /// One attempt allowed: fails without giving up, unless a call in its attempt gave up.
+    #[retry(max_attempts = 1, attempt_timeout = "1s")]
+    async fn once(seen: &Seen, nested: bool) -> Result<u32, TestError> {
+        if nested {
+            // Under a caller's deadline, inside this attempt: the walk goes through it.
+            with_deadline(MS(500), gives_up(seen))
+                .await
+                .map_err(TestError::TimedOut)??;
+        }
+        Err(TRANSIENT)
+    }
+    let seen = Seen::default();
+    // The request's deadline, and a single attempt per call: its calls see them.
+    let (out, gave_up) = retry_runtime::__private::serve(Some(MS(800)), true, async {
+        let a = async { gives_up(&seen).await };
+        a.await
+    })
+    .await;
+    assert_eq!(out, Ok(Err(TRANSIENT)));
+    assert!(gave_up, "a single attempt that failed gave up");
+    let first = seen.all()[0];
+    assert_eq!((first.max_attempts(), first.depth()), (1, 1));
+    assert_eq!(seen.time_left(), [Some(MS(800))]);
+    // A call that fails after its one allowed attempt leaves the retry to the caller...
+    let (_, gave_up) = retry_runtime::__private::serve(None, false, once(&seen, false)).await;
+    assert!(!gave_up);
+    // ...unless a call nested in its attempt (under a deadline of its own) gave up.
+    let (_, gave_up) = retry_runtime::__private::serve(None, false, once(&seen, true)).await;
+    assert!(gave_up);
+    let depths: Vec<u32> = seen.all().iter().map(Attempt::depth).collect();
+    assert_eq!(depths, [1, 2, 2]);
+    // Outside a served request, the same calls tell nothing, and find nothing.
+    assert_eq!(once(&seen, true).await, Err(TRANSIENT));
+    assert!(attempt().is_none());
 }
