@@ -5,6 +5,8 @@
 use crate::capture::Capture;
 use crate::util::{self, TestError};
 use retry_runtime::{BreakerState, CircuitBreaker, ErrorClass, Partition, TokenBucket, retry};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Barrier};
 use std::time::Duration;
 use tracing::Level;
 
@@ -557,4 +559,214 @@ async fn a_call_that_ends_on_its_deadline_says_so_in_its_span() {
         .map(|e| e.field("reason"))
         .collect();
     assert_eq!(warned, ["deadline reached"]);
+}
+
+// --- Spans beside other threads' subscribers ------------------------------------------------
+//
+// `tracing-core` caches each callsite's interest for the process, and while one dispatcher is
+// registered it asks the thread that registers a callsite, not that dispatcher. These tests run
+// calls on a thread with a subscriber of its own (`set_default`) beside a thread without one,
+// in every order, and with a global subscriber set after the first call; the cases that need a
+// process of their own (the first call of the process, the one global subscriber) run this
+// binary again as a child.
+
+/// Calls `flaky_thrice` `calls` times, one after the other, on a paused runtime of its own.
+fn flaky_calls(calls: usize) {
+    util::paused_runtime().block_on(async {
+        for _ in 0..calls {
+            let failures = AtomicU32::new(0);
+            assert_eq!(flaky_thrice(&failures).await, Ok(3));
+        }
+    });
+}
+
+/// Fails its first two attempts and succeeds on its third.
+#[retry(
+    max_attempts = 3,
+    initial_backoff = "1ms",
+    jitter = "none",
+    bucket = "none"
+)]
+async fn flaky_thrice(failures: &AtomicU32) -> Result<u32, TestError> {
+    let n = failures.fetch_add(1, Ordering::Relaxed) + 1;
+    if n < 3 {
+        Err(TestError::fault(ErrorClass::Transient))
+    } else {
+        Ok(n)
+    }
+}
+
+/// Every one of `calls` calls of `flaky_thrice` is a call span with its three attempt spans,
+/// and `spans` hold nothing else.
+fn assert_every_call_traced(spans: &[crate::capture::CapturedSpan], calls: usize) {
+    let roots: Vec<_> = spans.iter().filter(|s| s.name == "retry").collect();
+    assert_eq!(roots.len(), calls, "one call span per call");
+    let mut children = std::collections::BTreeMap::<u64, Vec<_>>::new();
+    for s in spans.iter().filter(|s| s.name == "retry.attempt") {
+        children
+            .entry(s.parent.expect("an attempt's parent"))
+            .or_default()
+            .push(s);
+    }
+    for call in &roots {
+        assert_eq!(call.field("otel.name"), "flaky_thrice");
+        assert_eq!(call.field("retry.attempts"), "3");
+        assert!(!call.fields.contains_key("error.type"), "{call:?}");
+        let attempts = children.remove(&call.id).unwrap_or_default();
+        let seen: Vec<_> = attempts
+            .iter()
+            .map(|a| {
+                (
+                    a.field("retry.attempt"),
+                    a.fields.get("error.type").map(String::as_str),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("1", Some("transient")),
+                ("2", Some("transient")),
+                ("3", None)
+            ],
+            "the attempt spans of call span {}",
+            call.id
+        );
+    }
+    assert!(children.is_empty(), "attempt spans without their call's");
+    assert_eq!(spans.len(), 4 * calls, "nothing but the calls' spans");
+}
+
+#[test]
+fn a_thread_with_a_subscriber_records_every_span_beside_a_thread_without_one() {
+    const CALLS: usize = 200;
+    let start = Arc::new(Barrier::new(2));
+    let without = {
+        let start = start.clone();
+        std::thread::spawn(move || {
+            start.wait();
+            flaky_calls(CALLS);
+        })
+    };
+    let capture = Capture::default();
+    let guard = tracing::subscriber::set_default(capture.clone());
+    start.wait();
+    flaky_calls(CALLS);
+    drop(guard);
+    without.join().expect("the thread without a subscriber");
+    assert_every_call_traced(&capture.spans(), CALLS);
+}
+
+/// What the child process of [`spans_in_a_process_of_their_own`] runs.
+const SPANS_CHILD: &str = "RETRY_SPANS_TEST_CHILD";
+
+/// Runs [`child`] in a new process of this binary with `case`.
+fn in_a_process_of_its_own(case: &str) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "observe::child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(SPANS_CHILD, case)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{case}:\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!("CHECKED {case}")),
+        "{case} checked nothing:\n{stdout}"
+    );
+}
+
+#[test]
+fn the_first_call_of_the_process_on_a_thread_without_a_subscriber() {
+    in_a_process_of_its_own("without-first");
+}
+
+#[test]
+fn a_call_span_without_attempts_then_a_thread_without_a_subscriber() {
+    in_a_process_of_its_own("refused-first");
+}
+
+#[test]
+fn a_subscriber_made_before_the_first_call_and_set_after_it() {
+    in_a_process_of_its_own("made-then-set");
+}
+
+#[test]
+fn a_global_subscriber_set_after_the_first_call() {
+    in_a_process_of_its_own("global-after");
+}
+
+/// The child process of the tests above, which run it with `--ignored --exact` and the case
+/// in `RETRY_SPANS_TEST_CHILD`; it starts with no subscriber and no callsite registered. Run
+/// any other way it fails, so that it never passes without having checked anything.
+#[test]
+#[ignore = "the child process of the tests above, which run it themselves"]
+fn child() {
+    const CALLS: usize = 100;
+    let case = std::env::var(SPANS_CHILD)
+        .expect("`child` runs only as the child process of the tests above");
+    let capture = Capture::default();
+    match case.as_str() {
+        // A thread sets its subscriber; the process's first call is another thread's, which
+        // has none; then both call.
+        "without-first" | "refused-first" | "made-then-set" => {
+            let (first, then) = (Barrier::new(2), Barrier::new(2));
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    first.wait();
+                    // The process's first call of a `#[retry]` function whose spans open, on
+                    // a thread without a subscriber.
+                    flaky_calls(1);
+                    then.wait();
+                    flaky_calls(CALLS);
+                });
+                let dispatch = tracing::Dispatch::new(capture.clone());
+                let mut guard = None;
+                if case != "made-then-set" {
+                    guard = Some(tracing::dispatcher::set_default(&dispatch));
+                }
+                if case == "refused-first" {
+                    // A call span without attempt spans: the gate refuses its first attempt.
+                    #[retry(max_attempts = 3, guard = DOORMAN)]
+                    async fn shut_out() -> Result<(), TestError> {
+                        Ok(())
+                    }
+                    let refused = util::paused_runtime().block_on(shut_out());
+                    assert!(matches!(refused, Err(TestError::Refused(_))));
+                }
+                first.wait();
+                then.wait();
+                let _guard = guard.unwrap_or_else(|| tracing::dispatcher::set_default(&dispatch));
+                flaky_calls(CALLS);
+            });
+            let mut spans = capture.spans();
+            if case == "refused-first" {
+                // The refused call's span, the first, and no attempt span under it.
+                let refused = spans.remove(0);
+                assert_eq!(refused.field("otel.name"), "shut_out");
+                assert!(spans.iter().all(|s| s.parent != Some(refused.id)));
+            }
+            assert_every_call_traced(&spans, CALLS);
+        }
+        // The process's first call has no subscriber; then one is set for the process.
+        "global-after" => {
+            flaky_calls(1);
+            tracing::subscriber::set_global_default(capture.clone()).unwrap();
+            std::thread::scope(|s| {
+                s.spawn(|| flaky_calls(CALLS));
+                flaky_calls(CALLS);
+            });
+            assert_every_call_traced(&capture.spans(), 2 * CALLS);
+        }
+        other => panic!("no case {other}"),
+    }
+    println!("CHECKED {case}");
 }

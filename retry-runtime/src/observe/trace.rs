@@ -13,7 +13,9 @@
 //! of the process's (see [`watch`]) at each poll of an attempt: otherwise the call holds an
 //! empty slot, and pays that test and one more where it ends. A call's spans open at its first
 //! attempt's first poll (or at its gate, if it has one, or its first report, if that comes
-//! first) and live in one box per call, allocated only when they open.
+//! first) and live in one box per call, allocated only when they open. Each span comes from a
+//! callsite of the crate's own (see [`Site`]), which asks the thread's subscriber for every span
+//! it opens rather than keep `tracing-core`'s cached interest.
 
 use crate::classify::ErrorClass;
 use crate::observe::Source;
@@ -27,23 +29,46 @@ pub(crate) fn wanted() -> bool {
     false
 }
 
+/// The call span's fields, in order: its callsite's and the watch's.
+#[cfg(feature = "tracing")]
+const CALL_FIELDS: &[&str] = &[
+    "otel.name",
+    "retry.function",
+    "retry.invocation_id",
+    "retry.attempts",
+    "error.type",
+];
+
+/// The attempt span's fields, in order.
+#[cfg(feature = "tracing")]
+const ATTEMPT_FIELDS: &[&str] = &[
+    "retry.attempt",
+    "http.request.resend_count",
+    "retry.hedge",
+    "error.type",
+    "http.response.status_code",
+    "rpc.system",
+    "rpc.grpc.status_code",
+];
+
 /// Whether any subscriber may record a call's span, as one flag of the process's, kept by a
 /// callsite of the crate's own: the `retry` span's metadata (its name, target, level and
 /// fields), registered with `tracing-core` the first time a call asks. `tracing-core` tells a
-/// registered callsite each subscriber's interest when it registers it and again whenever a
-/// dispatcher is created or the interest cache is rebuilt; `Interest::never()` from every
-/// subscriber (none at all, or a filter that leaves the target's INFO out) clears the flag.
-/// Where it is set, a call asks `tracing` for its span as any `info_span!` does, so a
-/// subscriber that enables it only sometimes (by field, by the current span) still decides.
+/// registered callsite the subscribers' interest when it registers it and again whenever a
+/// dispatcher is created or the interest cache is rebuilt; `Interest::never()` (no subscriber
+/// at all, or filters that leave the target's INFO out) clears the flag, unless it may be the
+/// answer of the wrong thread ([`unsure`](watch::unsure)). Where it is set, a call asks the
+/// thread's subscriber for its spans ([`Site::open`]).
 #[cfg(feature = "tracing")]
 mod watch {
     use std::sync::Once;
     use std::sync::atomic::{AtomicBool, Ordering};
+    use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
     use tracing_core::callsite::Callsite;
     use tracing_core::field::FieldSet;
     use tracing_core::metadata::Kind;
-    use tracing_core::subscriber::Interest;
-    use tracing_core::{Level, Metadata};
+    use tracing_core::subscriber::{Interest, NoSubscriber};
+    use tracing_core::{Level, Metadata, dispatcher};
 
     /// Set until the callsite is registered (so the first call looks), then the interest.
     static WANTED: AtomicBool = AtomicBool::new(true);
@@ -60,22 +85,13 @@ mod watch {
         Some(file!()),
         Some(line!()),
         Some(module_path!()),
-        FieldSet::new(
-            &[
-                "otel.name",
-                "retry.function",
-                "retry.invocation_id",
-                "retry.attempts",
-                "error.type",
-            ],
-            tracing_core::identify_callsite!(&WATCH),
-        ),
+        FieldSet::new(super::CALL_FIELDS, tracing_core::identify_callsite!(&WATCH)),
         Kind::SPAN,
     );
 
     impl Callsite for Watch {
         fn set_interest(&self, interest: Interest) {
-            WANTED.store(!interest.is_never(), Ordering::Relaxed);
+            WANTED.store(!interest.is_never() || unsure(), Ordering::Relaxed);
         }
 
         fn metadata(&self) -> &Metadata<'_> {
@@ -83,10 +99,22 @@ mod watch {
         }
     }
 
-    /// Whether a subscriber may record the spans of a call: one load where nobody does.
+    /// Whether an `Interest::never()` may be another thread's subscriber's to give. While one
+    /// dispatcher is registered, `tracing-core` asks the subscriber of the thread that
+    /// registers a callsite or rebuilds the cache, not that dispatcher: from a thread without
+    /// one (`NoSubscriber`), the answer is `never` even where another thread's subscriber (set
+    /// by `set_default`, or made and not set yet) records the span. Such a `never` is kept only
+    /// if no dispatcher made so far enables INFO: `LevelFilter::current()` is the most verbose
+    /// level of the dispatchers alive when one was last made (`OFF` before any).
+    fn unsure() -> bool {
+        Level::INFO <= LevelFilter::current() && dispatcher::get_default(|d| d.is::<NoSubscriber>())
+    }
+
+    /// Whether a subscriber may record the spans of a call: one load where nobody does (none
+    /// in a build whose `tracing` leaves INFO out at compile time).
     #[inline(always)]
     pub(crate) fn wanted() -> bool {
-        WANTED.load(Ordering::Relaxed) && looked()
+        Level::INFO <= STATIC_MAX_LEVEL && WANTED.load(Ordering::Relaxed) && looked()
     }
 
     /// Registers the callsite the first time (which sets the flag to the subscribers'
@@ -96,6 +124,101 @@ mod watch {
     fn looked() -> bool {
         REGISTERED.call_once(|| tracing_core::callsite::register(&WATCH));
         WANTED.load(Ordering::Relaxed)
+    }
+}
+
+/// The callsite of one of the crate's spans (the call's, the attempt's): its metadata, and
+/// whether it is registered. A `tracing` macro's callsite keeps the interest `tracing-core`
+/// gives it and opens no span where that says `never`; while one dispatcher is registered,
+/// `tracing-core` takes that answer from the subscriber of whichever thread first reaches the
+/// callsite, so a thread without one would close it for every thread. This callsite keeps no
+/// interest: it asks the thread's subscriber (`enabled`) for each span it opens, and registers
+/// itself from a thread that has a subscriber, so that subscriber is told of it
+/// (`register_callsite`) before its first span.
+#[cfg(feature = "tracing")]
+struct Site {
+    meta: &'static tracing_core::Metadata<'static>,
+    registered: std::sync::Once,
+}
+
+#[cfg(feature = "tracing")]
+impl tracing_core::callsite::Callsite for Site {
+    fn set_interest(&self, _: tracing_core::subscriber::Interest) {}
+
+    fn metadata(&self) -> &tracing_core::Metadata<'_> {
+        self.meta
+    }
+}
+
+#[cfg(feature = "tracing")]
+static CALL: Site = Site {
+    meta: &CALL_META,
+    registered: std::sync::Once::new(),
+};
+
+#[cfg(feature = "tracing")]
+static CALL_META: tracing_core::Metadata<'static> = tracing_core::Metadata::new(
+    "retry",
+    "retry",
+    tracing_core::Level::INFO,
+    Some(file!()),
+    Some(line!()),
+    Some(module_path!()),
+    tracing_core::field::FieldSet::new(CALL_FIELDS, tracing_core::identify_callsite!(&CALL)),
+    tracing_core::metadata::Kind::SPAN,
+);
+
+#[cfg(feature = "tracing")]
+static ATTEMPT: Site = Site {
+    meta: &ATTEMPT_META,
+    registered: std::sync::Once::new(),
+};
+
+#[cfg(feature = "tracing")]
+static ATTEMPT_META: tracing_core::Metadata<'static> = tracing_core::Metadata::new(
+    "retry.attempt",
+    "retry",
+    tracing_core::Level::INFO,
+    Some(file!()),
+    Some(line!()),
+    Some(module_path!()),
+    tracing_core::field::FieldSet::new(ATTEMPT_FIELDS, tracing_core::identify_callsite!(&ATTEMPT)),
+    tracing_core::metadata::Kind::SPAN,
+);
+
+#[cfg(feature = "tracing")]
+impl Site {
+    /// The span of this callsite, a child of `parent` (else of the current span), with its
+    /// first fields' `values` (the others recorded later), if the thread's subscriber records
+    /// it.
+    fn open<const N: usize>(
+        &'static self,
+        parent: Option<&tracing::Span>,
+        values: [&dyn tracing::field::Value; N],
+    ) -> Option<tracing::Span> {
+        use tracing_core::dispatcher;
+        if !self.registered.is_completed() {
+            if dispatcher::get_default(|d| d.is::<tracing_core::subscriber::NoSubscriber>()) {
+                return None;
+            }
+            self.registered
+                .call_once(|| tracing_core::callsite::register(self));
+        }
+        if !dispatcher::get_default(|d| d.enabled(self.meta)) {
+            return None;
+        }
+        let fields = self.meta.fields();
+        let mut names = fields.iter();
+        let names: [tracing::field::Field; N] =
+            std::array::from_fn(|_| names.next().expect("a field per value"));
+        let pairs: [(&tracing::field::Field, Option<&dyn tracing::field::Value>); N] =
+            std::array::from_fn(|i| (&names[i], Some(values[i])));
+        // The value set tracing's own macros build (and `tracing-log`).
+        let values = fields.value_set(&pairs);
+        Some(match parent {
+            Some(parent) => tracing::Span::child_of(parent, self.meta, &values),
+            None => tracing::Span::new(self.meta, &values),
+        })
     }
 }
 
@@ -236,21 +359,11 @@ impl Trace {
     #[cold]
     #[inline(never)]
     fn open_slow(&mut self, call: &dyn Source) {
-        use tracing::field::Empty;
         if self.0.is_none() {
             let function = call.who().function;
-            let span = tracing::info_span!(
-                target: "retry",
-                "retry",
-                otel.name = function,
-                retry.function = function,
-                retry.invocation_id = Empty,
-                retry.attempts = Empty,
-                "error.type" = Empty,
-            );
-            if span.is_disabled() {
+            let Some(span) = CALL.open(None, [&function, &function]) else {
                 return;
-            }
+            };
             self.0 = Some(Box::new(Spans {
                 attempt: tracing::Span::none(),
                 call: span,
@@ -412,22 +525,16 @@ impl Spans {
     }
 
     fn open_attempt(&mut self, number: u32) {
-        use tracing::field::Empty;
         // Integers as `i64`: OpenTelemetry's integer attributes (tracing-opentelemetry records
         // an unsigned value as text).
         let resend_count = i64::from(number).checked_sub(1).filter(|&n| n > 0);
-        self.attempt = tracing::info_span!(
-            target: "retry",
-            parent: &self.call,
-            "retry.attempt",
-            retry.attempt = i64::from(number),
-            http.request.resend_count = resend_count,
-            retry.hedge = self.hedge.then_some(true),
-            "error.type" = Empty,
-            http.response.status_code = Empty,
-            rpc.system = Empty,
-            rpc.grpc.status_code = Empty,
-        );
+        let hedge = self.hedge.then_some(true);
+        self.attempt = ATTEMPT
+            .open(
+                Some(&self.call),
+                [&i64::from(number), &resend_count, &hedge],
+            )
+            .unwrap_or_else(tracing::Span::none);
         self.open = number;
         self.attempts = self.attempts.max(number);
     }
