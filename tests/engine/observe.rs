@@ -402,6 +402,13 @@ async fn a_retried_call_is_one_span_with_a_child_span_per_attempt_and_its_waits_
         .map(|a| a.fields.get("error.type").map(String::as_str))
         .collect();
     assert_eq!(errors, [Some("transient"), Some("throttling"), None]);
+    // A failed attempt's span is an error for OpenTelemetry; the call, which recovered, is not.
+    let statuses: Vec<_> = attempts
+        .iter()
+        .map(|a| a.fields.get("otel.status_code").map(String::as_str))
+        .collect();
+    assert_eq!(statuses, [Some("ERROR"), Some("ERROR"), None]);
+    assert!(!call.fields.contains_key("otel.status_code"));
     // Each attempt's span covers its attempt only: the backoffs (100 ms, then 200 ms) are the
     // call span's time between its children.
     let times: Vec<_> = attempts.iter().map(|a| a.ms(t0)).collect();
@@ -441,8 +448,14 @@ async fn a_failed_call_records_its_last_errors_class_and_a_server_hint_in_its_ev
     assert!(put_object(&s).await.is_err());
     let (call, attempts) = call_span(&capture);
     assert_eq!(call.field("error.type"), "timeout");
+    assert_eq!(call.field("otel.status_code"), "ERROR");
     assert_eq!(call.field("retry.attempts"), "2");
     assert_eq!(attempts.len(), 2);
+    assert!(
+        attempts
+            .iter()
+            .all(|a| a.field("otel.status_code") == "ERROR")
+    );
     let [retry] = &call.events[..] else {
         panic!("{:?}", call.events)
     };
@@ -477,6 +490,13 @@ async fn a_hedged_call_has_sibling_attempt_spans_the_hedge_marked() {
         })
         .collect();
     assert_eq!(hedges, [("1", None), ("2", Some("true"))]);
+    // The first attempt was cancelled, not failed: neither span is an error.
+    assert!(
+        attempts
+            .iter()
+            .chain([&call])
+            .all(|s| !s.fields.contains_key("otel.status_code"))
+    );
     // The first attempt, still in flight, is cancelled when the hedge wins.
     let times: Vec<_> = attempts.iter().map(|a| a.ms(t0)).collect();
     assert_eq!(times, [(0, Some(15)), (10, Some(15))]);
@@ -485,6 +505,36 @@ async fn a_hedged_call_has_sibling_attempt_spans_the_hedge_marked() {
         call.events[0].field("message"),
         "hedging: another attempt in flight"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedge_that_fails_while_another_attempt_runs_is_the_failed_calls_error() {
+    #[retry(hedge_after = "10ms", max_attempts = 3)]
+    async fn read_primary(script: &util::Script) -> Result<u32, TestError> {
+        script.attempt().await
+    }
+
+    let (capture, _guard) = capture();
+    let s = util::Script::new([util::Hang, util::Fail(ErrorClass::Permanent)]);
+    assert!(read_primary(&s).await.is_err());
+    let (call, attempts) = call_span(&capture);
+    let seen: Vec<_> = attempts
+        .iter()
+        .map(|a| {
+            (
+                a.field("retry.attempt"),
+                a.fields.get("error.type").map(String::as_str),
+                a.fields.get("otel.status_code").map(String::as_str),
+            )
+        })
+        .collect();
+    // The hedge's failure ends the call; the first attempt, still in flight, is cancelled.
+    assert_eq!(
+        seen,
+        [("1", None, None), ("2", Some("permanent"), Some("ERROR"))]
+    );
+    assert_eq!(call.field("error.type"), "permanent");
+    assert_eq!(call.field("otel.status_code"), "ERROR");
 }
 
 #[tokio::test(start_paused = true)]
@@ -506,6 +556,7 @@ async fn a_call_refused_by_a_guard_or_a_breaker_is_a_span_without_attempts() {
     let (call, attempts) = call_span(&capture);
     assert!(attempts.is_empty(), "no attempt was sent");
     assert_eq!(call.field("error.type"), "permanent");
+    assert_eq!(call.field("otel.status_code"), "ERROR");
     assert!(!call.fields.contains_key("retry.attempts"));
     let [refused] = &call.events[..] else {
         panic!("{:?}", call.events)
