@@ -585,7 +585,6 @@ impl Trace {
 
     /// An attempt of a hedged call, `flight`, failed with `class` while others are in flight:
     /// its span records the failure, and the call keeps it as its last.
-    #[inline(always)]
     pub(crate) fn flight_failed(&mut self, flight: &mut Trace, class: ErrorClass) {
         #[cfg(feature = "tracing")]
         if let Some(f) = &mut flight.0 {

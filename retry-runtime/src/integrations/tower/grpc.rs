@@ -437,6 +437,17 @@ fn code_of_http_status(status: StatusCode) -> Code {
     }
 }
 
+/// Records `code` on the current attempt's span (feature `tracing`), with its name.
+fn traced(code: Code) {
+    let number = code as i32;
+    let name = usize::try_from(number)
+        .ok()
+        .and_then(|n| NAMES.get(n))
+        .copied()
+        .unwrap_or("UNKNOWN");
+    crate::observe::trace::grpc_status(number, name);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -584,15 +595,4 @@ mod tests {
         call(&mut channel, request).await;
         assert_eq!(server.0.load(Ordering::SeqCst), 3);
     }
-}
-
-/// Records `code` on the current attempt's span (feature `tracing`), with its name.
-fn traced(code: Code) {
-    let number = code as i32;
-    let name = usize::try_from(number)
-        .ok()
-        .and_then(|n| NAMES.get(n))
-        .copied()
-        .unwrap_or("UNKNOWN");
-    crate::observe::trace::grpc_status(number, name);
 }
