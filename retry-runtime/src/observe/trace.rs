@@ -64,8 +64,8 @@ const ATTEMPT_FIELDS: &[&str] = &[
 /// registered callsite the subscribers' interest when it registers it and again whenever a
 /// dispatcher is created or the interest cache is rebuilt; `Interest::never()` (no subscriber
 /// at all, or filters that leave the target's INFO out) clears the flag, unless it may be the
-/// answer of the wrong thread ([`unsure`](watch::unsure)). Where it is set, a call asks the
-/// thread's subscriber for its spans ([`Site::open`]).
+/// answer of the wrong thread (`unsure`). Where it is set, a call asks the thread's subscriber
+/// for its spans ([`Site::open`]).
 #[cfg(feature = "tracing")]
 mod watch {
     use std::sync::Once;
