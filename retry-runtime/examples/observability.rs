@@ -1,6 +1,7 @@
 //! What an operator sees of a retried call: its spans, exported through tracing-opentelemetry
-//! to OpenTelemetry's SDK and printed as a tree (each span's start and end from the call's
-//! start, its attributes, the call's events), then the histograms Prometheus scrapes.
+//! to OpenTelemetry's SDK and printed as a tree (each span's name as OpenTelemetry has it, its
+//! start and end from the call's start, its attributes, its status when it is an error, the
+//! call's events), then the histograms Prometheus scrapes, rendered with buckets.
 //!
 //! A flaky HTTP server on 127.0.0.1 answers 503 twice, then 200; a `#[retry]` client gets
 //! through on its third attempt.
@@ -11,7 +12,7 @@
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use opentelemetry::Value;
-use opentelemetry::trace::{SpanId, TracerProvider as _};
+use opentelemetry::trace::{SpanId, Status, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use retry_runtime::reqwest::{Error, error_for_status};
 use retry_runtime::retry;
@@ -62,7 +63,7 @@ async fn flaky_server(failures: u32) -> SocketAddr {
 }
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The pipeline: tracing's spans to OpenTelemetry (an in-memory exporter here, OTLP in
     // production), the metrics to Prometheus's exporter.
     let exporter = InMemorySpanExporter::default();
@@ -76,18 +77,18 @@ async fn main() {
     let subscriber = tracing_subscriber::registry()
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("observability")))
         .with(filter);
-    tracing::subscriber::set_global_default(subscriber).expect("the first subscriber");
-    let seconds = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
-    let prometheus = PrometheusBuilder::new()
+    tracing::subscriber::set_global_default(subscriber)?;
+    // The `retry.call.*` histograms with buckets (`_bucket` lines): attempts, and seconds.
+    let seconds = [
+        0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+    ];
+    let builder = PrometheusBuilder::new()
         .set_buckets_for_metric(
             Matcher::Full("retry.call.attempts".into()),
             &[1.0, 2.0, 3.0, 4.0, 5.0],
-        )
-        .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("retry_delay".into()), &seconds))
-        .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("duration".into()), &seconds))
-        .expect("buckets")
-        .install_recorder()
-        .expect("the first recorder");
+        )?
+        .set_buckets_for_metric(Matcher::Prefix("retry.call.".into()), &seconds)?;
+    let prometheus = builder.install_recorder()?;
 
     let addr = flaky_server(2).await;
     let url = format!("http://{addr}/items/42");
@@ -96,8 +97,8 @@ async fn main() {
         .expect("the third attempt gets through");
     println!("got {item:?}\n");
 
-    provider.force_flush().expect("flushed");
-    let spans = exporter.get_finished_spans().expect("the spans");
+    provider.force_flush()?;
+    let spans = exporter.get_finished_spans()?;
     println!("The call's spans, as OpenTelemetry received them:\n");
     print_tree(&spans);
 
@@ -107,6 +108,7 @@ async fn main() {
             println!("{line}");
         }
     }
+    Ok(())
 }
 
 /// Prints each root span and its descendants, with times from the root's start.
@@ -131,8 +133,13 @@ fn print_span(spans: &[SpanData], span: &SpanData, origin: SystemTime, lead: &st
         })
         .map(|kv| format!("{}={}", kv.key, kv.value))
         .collect();
+    let status = match &span.status {
+        Status::Error { .. } => " status=Error",
+        Status::Ok => " status=Ok",
+        Status::Unset => "",
+    };
     println!(
-        "{lead}{} [{:.1} ms .. {:.1} ms] {}",
+        "{lead}{} [{:.1} ms .. {:.1} ms] {}{status}",
         span.name,
         ms(span.start_time),
         ms(span.end_time),

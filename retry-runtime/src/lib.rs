@@ -293,7 +293,11 @@
 //! gives up before `max_attempts` (`reason`: retry token bucket empty, deadline reached, not
 //! idempotent, server retry hint longer than max_backoff, retry budget exhausted, circuit
 //! breaker open); a circuit breaker's transitions are a WARN event (opened) or an INFO event
-//! (half-open, closed). Levels for metrics are read from the shared state:
+//! (half-open, closed). A call is also a span, named after its function for OpenTelemetry
+//! (`otel.name`), with a child span per attempt; a failed attempt's span and a failed call's
+//! record `otel.status_code = "ERROR"` and an `error.type` (the HTTP status as text, a gRPC
+//! code's name, else the class): see the README's "Operating it" for the pipeline through
+//! tracing-opentelemetry. Levels for metrics are read from the shared state:
 //!
 //! ```
 //! use retry_runtime::Partition;
@@ -330,7 +334,7 @@
 //!   futures hold JS timers and are not `Send` there: run them on the host's event loop
 //!   (`wasm_bindgen_futures::spawn_local`). A blocking `#[retry]` function's waits spin on the
 //!   clock (JS cannot sleep a thread): make the function `async`.
-//! - `tracing`: the events above.
+//! - `tracing`: the events and spans above.
 //! - `config-file`: the TOML file named by `RETRY_CONFIG_FILE` (see Configuration above),
 //!   parsed by the `toml` crate; without it a file named there is one warning.
 //! - `metrics`: counters and gauges per function through the `metrics` facade (`meters`).

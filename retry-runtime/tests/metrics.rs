@@ -490,9 +490,25 @@ fn buckets(text: &str, name: &str, function: &str, outcome: &str) -> (Vec<(f64, 
     )
 }
 
+/// The exporter's builder as the README sets it up.
+fn with_buckets()
+-> Result<metrics_exporter_prometheus::PrometheusBuilder, metrics_exporter_prometheus::BuildError> {
+    use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+    // The `retry.call.*` histograms with buckets (`_bucket` lines): attempts, and seconds.
+    let seconds = [
+        0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+    ];
+    let builder = PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Full("retry.call.attempts".into()),
+            &[1.0, 2.0, 3.0, 4.0, 5.0],
+        )?
+        .set_buckets_for_metric(Matcher::Prefix("retry.call.".into()), &seconds)?;
+    Ok(builder)
+}
+
 #[test]
 fn the_histograms_as_prometheus_scrapes_them_over_http() {
-    use metrics_exporter_prometheus::PrometheusBuilder;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -504,10 +520,9 @@ fn the_histograms_as_prometheus_scrapes_them_over_http() {
         .build()
         .unwrap();
     let (recorder, exporter) = exporter_runtime.block_on(async {
-        PrometheusBuilder::new()
-            .with_http_listener(([127, 0, 0, 1], port))
-            .set_buckets(&[0.25, 0.5, 1.0, 2.0, 3.0, 5.0])
+        with_buckets()
             .unwrap()
+            .with_http_listener(([127, 0, 0, 1], port))
             .build()
             .unwrap()
     });
@@ -528,21 +543,32 @@ fn the_histograms_as_prometheus_scrapes_them_over_http() {
     assert_eq!(
         attempts,
         [
-            (0.25, 0),
-            (0.5, 0),
             (1.0, 1),
             (2.0, 2),
             (3.0, 3),
+            (4.0, 3),
             (5.0, 3),
             (f64::INFINITY, 3)
         ]
     );
     let (delays, _) = buckets(&text, "retry_call_retry_delay", "scraped", "ok");
-    // 0 s, 0.1 s and 0.3 s slept.
-    assert_eq!(delays[..3], [(0.25, 2), (0.5, 3), (1.0, 3)]);
+    // 0 s, 0.1 s and 0.3 s slept, in the buckets of seconds.
+    assert_eq!(
+        delays[..8],
+        [
+            (0.005, 1),
+            (0.01, 1),
+            (0.025, 1),
+            (0.05, 1),
+            (0.1, 2),
+            (0.25, 2),
+            (0.5, 3),
+            (1.0, 3)
+        ]
+    );
     let (failed, calls) = buckets(&text, "retry_call_attempts", "scraped", "error");
     assert_eq!(calls, 1);
-    assert_eq!(failed[3..5], [(2.0, 0), (3.0, 1)]);
+    assert_eq!(failed[1..3], [(2.0, 0), (3.0, 1)]);
     let (_, durations) = buckets(&text, "retry_call_duration", "scraped", "error");
     assert_eq!(durations, 1);
 }

@@ -5,6 +5,8 @@
 use crate::capture::Capture;
 use crate::util::{self, TestError};
 use retry_runtime::{BreakerState, CircuitBreaker, ErrorClass, Partition, TokenBucket, retry};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Barrier};
 use std::time::Duration;
 use tracing::Level;
 
@@ -400,6 +402,13 @@ async fn a_retried_call_is_one_span_with_a_child_span_per_attempt_and_its_waits_
         .map(|a| a.fields.get("error.type").map(String::as_str))
         .collect();
     assert_eq!(errors, [Some("transient"), Some("throttling"), None]);
+    // A failed attempt's span is an error for OpenTelemetry; the call, which recovered, is not.
+    let statuses: Vec<_> = attempts
+        .iter()
+        .map(|a| a.fields.get("otel.status_code").map(String::as_str))
+        .collect();
+    assert_eq!(statuses, [Some("ERROR"), Some("ERROR"), None]);
+    assert!(!call.fields.contains_key("otel.status_code"));
     // Each attempt's span covers its attempt only: the backoffs (100 ms, then 200 ms) are the
     // call span's time between its children.
     let times: Vec<_> = attempts.iter().map(|a| a.ms(t0)).collect();
@@ -439,8 +448,14 @@ async fn a_failed_call_records_its_last_errors_class_and_a_server_hint_in_its_ev
     assert!(put_object(&s).await.is_err());
     let (call, attempts) = call_span(&capture);
     assert_eq!(call.field("error.type"), "timeout");
+    assert_eq!(call.field("otel.status_code"), "ERROR");
     assert_eq!(call.field("retry.attempts"), "2");
     assert_eq!(attempts.len(), 2);
+    assert!(
+        attempts
+            .iter()
+            .all(|a| a.field("otel.status_code") == "ERROR")
+    );
     let [retry] = &call.events[..] else {
         panic!("{:?}", call.events)
     };
@@ -475,6 +490,13 @@ async fn a_hedged_call_has_sibling_attempt_spans_the_hedge_marked() {
         })
         .collect();
     assert_eq!(hedges, [("1", None), ("2", Some("true"))]);
+    // The first attempt was cancelled, not failed: neither span is an error.
+    assert!(
+        attempts
+            .iter()
+            .chain([&call])
+            .all(|s| !s.fields.contains_key("otel.status_code"))
+    );
     // The first attempt, still in flight, is cancelled when the hedge wins.
     let times: Vec<_> = attempts.iter().map(|a| a.ms(t0)).collect();
     assert_eq!(times, [(0, Some(15)), (10, Some(15))]);
@@ -483,6 +505,36 @@ async fn a_hedged_call_has_sibling_attempt_spans_the_hedge_marked() {
         call.events[0].field("message"),
         "hedging: another attempt in flight"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedge_that_fails_while_another_attempt_runs_is_the_failed_calls_error() {
+    #[retry(hedge_after = "10ms", max_attempts = 3)]
+    async fn read_primary(script: &util::Script) -> Result<u32, TestError> {
+        script.attempt().await
+    }
+
+    let (capture, _guard) = capture();
+    let s = util::Script::new([util::Hang, util::Fail(ErrorClass::Permanent)]);
+    assert!(read_primary(&s).await.is_err());
+    let (call, attempts) = call_span(&capture);
+    let seen: Vec<_> = attempts
+        .iter()
+        .map(|a| {
+            (
+                a.field("retry.attempt"),
+                a.fields.get("error.type").map(String::as_str),
+                a.fields.get("otel.status_code").map(String::as_str),
+            )
+        })
+        .collect();
+    // The hedge's failure ends the call; the first attempt, still in flight, is cancelled.
+    assert_eq!(
+        seen,
+        [("1", None, None), ("2", Some("permanent"), Some("ERROR"))]
+    );
+    assert_eq!(call.field("error.type"), "permanent");
+    assert_eq!(call.field("otel.status_code"), "ERROR");
 }
 
 #[tokio::test(start_paused = true)]
@@ -504,6 +556,7 @@ async fn a_call_refused_by_a_guard_or_a_breaker_is_a_span_without_attempts() {
     let (call, attempts) = call_span(&capture);
     assert!(attempts.is_empty(), "no attempt was sent");
     assert_eq!(call.field("error.type"), "permanent");
+    assert_eq!(call.field("otel.status_code"), "ERROR");
     assert!(!call.fields.contains_key("retry.attempts"));
     let [refused] = &call.events[..] else {
         panic!("{:?}", call.events)
@@ -557,4 +610,214 @@ async fn a_call_that_ends_on_its_deadline_says_so_in_its_span() {
         .map(|e| e.field("reason"))
         .collect();
     assert_eq!(warned, ["deadline reached"]);
+}
+
+// --- Spans beside other threads' subscribers ------------------------------------------------
+//
+// `tracing-core` caches each callsite's interest for the process, and while one dispatcher is
+// registered it asks the thread that registers a callsite, not that dispatcher. These tests run
+// calls on a thread with a subscriber of its own (`set_default`) beside a thread without one,
+// in every order, and with a global subscriber set after the first call; the cases that need a
+// process of their own (the first call of the process, the one global subscriber) run this
+// binary again as a child.
+
+/// Calls `flaky_thrice` `calls` times, one after the other, on a paused runtime of its own.
+fn flaky_calls(calls: usize) {
+    util::paused_runtime().block_on(async {
+        for _ in 0..calls {
+            let failures = AtomicU32::new(0);
+            assert_eq!(flaky_thrice(&failures).await, Ok(3));
+        }
+    });
+}
+
+/// Fails its first two attempts and succeeds on its third.
+#[retry(
+    max_attempts = 3,
+    initial_backoff = "1ms",
+    jitter = "none",
+    bucket = "none"
+)]
+async fn flaky_thrice(failures: &AtomicU32) -> Result<u32, TestError> {
+    let n = failures.fetch_add(1, Ordering::Relaxed) + 1;
+    if n < 3 {
+        Err(TestError::fault(ErrorClass::Transient))
+    } else {
+        Ok(n)
+    }
+}
+
+/// Every one of `calls` calls of `flaky_thrice` is a call span with its three attempt spans,
+/// and `spans` hold nothing else.
+fn assert_every_call_traced(spans: &[crate::capture::CapturedSpan], calls: usize) {
+    let roots: Vec<_> = spans.iter().filter(|s| s.name == "retry").collect();
+    assert_eq!(roots.len(), calls, "one call span per call");
+    let mut children = std::collections::BTreeMap::<u64, Vec<_>>::new();
+    for s in spans.iter().filter(|s| s.name == "retry.attempt") {
+        children
+            .entry(s.parent.expect("an attempt's parent"))
+            .or_default()
+            .push(s);
+    }
+    for call in &roots {
+        assert_eq!(call.field("otel.name"), "flaky_thrice");
+        assert_eq!(call.field("retry.attempts"), "3");
+        assert!(!call.fields.contains_key("error.type"), "{call:?}");
+        let attempts = children.remove(&call.id).unwrap_or_default();
+        let seen: Vec<_> = attempts
+            .iter()
+            .map(|a| {
+                (
+                    a.field("retry.attempt"),
+                    a.fields.get("error.type").map(String::as_str),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("1", Some("transient")),
+                ("2", Some("transient")),
+                ("3", None)
+            ],
+            "the attempt spans of call span {}",
+            call.id
+        );
+    }
+    assert!(children.is_empty(), "attempt spans without their call's");
+    assert_eq!(spans.len(), 4 * calls, "nothing but the calls' spans");
+}
+
+#[test]
+fn a_thread_with_a_subscriber_records_every_span_beside_a_thread_without_one() {
+    const CALLS: usize = 200;
+    let start = Arc::new(Barrier::new(2));
+    let without = {
+        let start = start.clone();
+        std::thread::spawn(move || {
+            start.wait();
+            flaky_calls(CALLS);
+        })
+    };
+    let capture = Capture::default();
+    let guard = tracing::subscriber::set_default(capture.clone());
+    start.wait();
+    flaky_calls(CALLS);
+    drop(guard);
+    without.join().expect("the thread without a subscriber");
+    assert_every_call_traced(&capture.spans(), CALLS);
+}
+
+/// What the child process of [`spans_in_a_process_of_their_own`] runs.
+const SPANS_CHILD: &str = "RETRY_SPANS_TEST_CHILD";
+
+/// Runs [`child`] in a new process of this binary with `case`.
+fn in_a_process_of_its_own(case: &str) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "observe::child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(SPANS_CHILD, case)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{case}:\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!("CHECKED {case}")),
+        "{case} checked nothing:\n{stdout}"
+    );
+}
+
+#[test]
+fn the_first_call_of_the_process_on_a_thread_without_a_subscriber() {
+    in_a_process_of_its_own("without-first");
+}
+
+#[test]
+fn a_call_span_without_attempts_then_a_thread_without_a_subscriber() {
+    in_a_process_of_its_own("refused-first");
+}
+
+#[test]
+fn a_subscriber_made_before_the_first_call_and_set_after_it() {
+    in_a_process_of_its_own("made-then-set");
+}
+
+#[test]
+fn a_global_subscriber_set_after_the_first_call() {
+    in_a_process_of_its_own("global-after");
+}
+
+/// The child process of the tests above, which run it with `--ignored --exact` and the case
+/// in `RETRY_SPANS_TEST_CHILD`; it starts with no subscriber and no callsite registered. Run
+/// any other way it fails, so that it never passes without having checked anything.
+#[test]
+#[ignore = "the child process of the tests above, which run it themselves"]
+fn child() {
+    const CALLS: usize = 100;
+    let case = std::env::var(SPANS_CHILD)
+        .expect("`child` runs only as the child process of the tests above");
+    let capture = Capture::default();
+    match case.as_str() {
+        // A thread sets its subscriber; the process's first call is another thread's, which
+        // has none; then both call.
+        "without-first" | "refused-first" | "made-then-set" => {
+            let (first, then) = (Barrier::new(2), Barrier::new(2));
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    first.wait();
+                    // The process's first call of a `#[retry]` function whose spans open, on
+                    // a thread without a subscriber.
+                    flaky_calls(1);
+                    then.wait();
+                    flaky_calls(CALLS);
+                });
+                let dispatch = tracing::Dispatch::new(capture.clone());
+                let mut guard = None;
+                if case != "made-then-set" {
+                    guard = Some(tracing::dispatcher::set_default(&dispatch));
+                }
+                if case == "refused-first" {
+                    // A call span without attempt spans: the gate refuses its first attempt.
+                    #[retry(max_attempts = 3, guard = DOORMAN)]
+                    async fn shut_out() -> Result<(), TestError> {
+                        Ok(())
+                    }
+                    let refused = util::paused_runtime().block_on(shut_out());
+                    assert!(matches!(refused, Err(TestError::Refused(_))));
+                }
+                first.wait();
+                then.wait();
+                let _guard = guard.unwrap_or_else(|| tracing::dispatcher::set_default(&dispatch));
+                flaky_calls(CALLS);
+            });
+            let mut spans = capture.spans();
+            if case == "refused-first" {
+                // The refused call's span, the first, and no attempt span under it.
+                let refused = spans.remove(0);
+                assert_eq!(refused.field("otel.name"), "shut_out");
+                assert!(spans.iter().all(|s| s.parent != Some(refused.id)));
+            }
+            assert_every_call_traced(&spans, CALLS);
+        }
+        // The process's first call has no subscriber; then one is set for the process.
+        "global-after" => {
+            flaky_calls(1);
+            tracing::subscriber::set_global_default(capture.clone()).unwrap();
+            std::thread::scope(|s| {
+                s.spawn(|| flaky_calls(CALLS));
+                flaky_calls(CALLS);
+            });
+            assert_every_call_traced(&capture.spans(), 2 * CALLS);
+        }
+        other => panic!("no case {other}"),
+    }
+    println!("CHECKED {case}");
 }

@@ -1,15 +1,18 @@
 //! A call's spans as an operator's pipeline receives them: `tracing` spans exported through
-//! tracing-opentelemetry to OpenTelemetry's SDK (its in-memory exporter), for a `#[retry]`
-//! call against a real HTTP server on 127.0.0.1 that answers 503, 503, then 200, and for a gRPC
-//! call through a service config's tower layer against a real tonic server that answers
-//! UNAVAILABLE twice. One call span, one attempt span per attempt, its child, with OpenTelemetry's
-//! names and attributes; the spans the body opens nest under its attempt's. Real sockets need
-//! real time: the backoff is short and its bounds are lower bounds only.
+//! tracing-opentelemetry to OpenTelemetry's SDK (its in-memory exporter), for `#[retry]` calls
+//! against a real HTTP server on 127.0.0.1 (one that answers 503, 503, then 200; one that fails
+//! every attempt, with a reset connection among the 503s), and for a gRPC call through a service
+//! config's tower layer against a real tonic server that answers UNAVAILABLE twice. One call
+//! span, named after the function, one attempt span per attempt, its child, with
+//! OpenTelemetry's names, attributes and status: a failed attempt's span and a failed call's are
+//! errors, whose `error.type` is the status the failure carried (`503`, `UNAVAILABLE`) or else
+//! its class; the spans the body opens nest under its attempt's. Real sockets need real time:
+//! the backoff is short and its bounds are lower bounds only.
 
 use crate::grpc_server::{self, GetItem};
 use crate::http_server::{Fault, Server, client};
 use crate::util::classes;
-use opentelemetry::trace::{SpanId, TracerProvider as _};
+use opentelemetry::trace::{SpanId, Status, TracerProvider as _};
 use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use retry_runtime::grpc::ServiceConfig;
@@ -129,10 +132,23 @@ async fn a_call_retried_over_http_is_one_span_with_an_attempt_span_per_attempt()
         .map(|a| int(a, "http.response.status_code"))
         .collect();
     assert_eq!(statuses, [Some(503), Some(503), Some(200)]);
+    // A failed attempt is an error whose type is the status its response carried.
     let errors: Vec<_> = attempts.iter().map(|a| text(a, "error.type")).collect();
+    assert_eq!(errors, [Some("503".into()), Some("503".into()), None]);
+    let status: Vec<_> = attempts.iter().map(|a| a.status.clone()).collect();
     assert_eq!(
-        errors,
-        [Some("transient".into()), Some("transient".into()), None]
+        status,
+        [Status::error(""), Status::error(""), Status::Unset]
+    );
+    // The call recovered: its span is not an error.
+    assert_eq!(call.status, Status::Unset);
+    // tracing-opentelemetry takes `otel.*` fields as the span's name and status, not as
+    // attributes.
+    assert!(
+        spans
+            .iter()
+            .flat_map(|s| s.attributes.iter())
+            .all(|kv| !kv.key.as_str().starts_with("otel."))
     );
 
     // The waits are the call span's time between its children: 10 ms, then 20 ms at least.
@@ -153,6 +169,39 @@ async fn a_call_retried_over_http_is_one_span_with_an_attempt_span_per_attempt()
     assert!(call.end_time >= attempts[2].end_time);
     // The call span is the test's root.
     assert_eq!(call.parent_span_id, SpanId::INVALID);
+}
+
+#[tokio::test]
+async fn a_call_that_fails_is_an_error_span_with_its_last_attempts_error_type() {
+    let server = Server::start().await;
+    server.script(&[Fault::Unavailable, Fault::Reset, Fault::Unavailable]);
+    let url = server.url("/items/2");
+    let (out, spans) = exported(get_item(&client(), &url)).await;
+    assert!(matches!(out, Err(Error::Status(_))), "{out:?}");
+
+    let (call, attempts) = tree(&spans, "get_item");
+    assert_eq!(int(call, "retry.attempts"), Some(3));
+    assert_eq!(call.status, Status::error(""));
+    assert_eq!(text(call, "error.type").as_deref(), Some("503"));
+    let seen: Vec<_> = attempts
+        .iter()
+        .map(|a| {
+            (
+                int(a, "http.response.status_code"),
+                text(a, "error.type"),
+                a.status.clone(),
+            )
+        })
+        .collect();
+    // The reset connection carried no status: its error type is its class.
+    assert_eq!(
+        seen,
+        [
+            (Some(503), Some("503".into()), Status::error("")),
+            (None, Some("transient".into()), Status::error("")),
+            (Some(503), Some("503".into()), Status::error("")),
+        ]
+    );
 }
 
 const GET_RETRIES_UNAVAILABLE: &str = r#"{"methodConfig": [
@@ -192,9 +241,17 @@ async fn a_grpc_call_through_the_service_config_layer_records_its_statuses() {
             .iter()
             .all(|a| text(a, "rpc.system").as_deref() == Some("grpc"))
     );
+    // A failed attempt's error type is its status's name, as OpenTelemetry's gRPC conventions
+    // have it.
     let errors: Vec<_> = attempts.iter().map(|a| text(a, "error.type")).collect();
     assert_eq!(
         errors,
-        [Some("transient".into()), Some("transient".into()), None]
+        [Some("UNAVAILABLE".into()), Some("UNAVAILABLE".into()), None]
     );
+    let status: Vec<_> = attempts.iter().map(|a| a.status.clone()).collect();
+    assert_eq!(
+        status,
+        [Status::error(""), Status::error(""), Status::Unset]
+    );
+    assert_eq!(call.status, Status::Unset);
 }

@@ -458,8 +458,7 @@ where
                 } else {
                     self.hooks.class(err)
                 };
-                trace.attempt_ended(Some(class));
-                self.current.trace.attempt_ended(Some(class));
+                self.current.trace.flight_failed(&mut trace, class);
                 trace.close();
                 // Its cost stays out.
                 if self.r().extras {
@@ -474,14 +473,14 @@ where
                     AfterError::Return => {
                         flights.cancel();
                         self.returned(class);
-                        self.ended(false, Some(class));
+                        self.ended(false, None);
                         self.passes_on();
                         return out;
                     }
                     AfterError::EndEarly(why) => {
                         self.ended_early(a, number, Some(class), why);
                         flights.cancel();
-                        self.ended(false, Some(class));
+                        self.ended(false, None);
                         self.passes_on();
                         return out;
                     }

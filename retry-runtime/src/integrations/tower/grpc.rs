@@ -8,6 +8,7 @@ use super::{BoxError, ResponseFuture, RetryLayer, Session, requests, take_ready}
 use crate::classify::{ErrorClass, TimedOut};
 use crate::engine::Classifier;
 use crate::integrations::grpc::call::ByCodes;
+use crate::integrations::grpc::codes::NAMES;
 use crate::integrations::grpc::{GrpcPolicy, ServiceConfig};
 use ::tonic::metadata::MetadataMap;
 use ::tonic::{Code, Status};
@@ -325,11 +326,11 @@ where
     match session.send(request, fresh).await {
         Ok(response) => match failed_status(&response) {
             None => {
-                crate::observe::trace::grpc_status(Code::Ok as i32);
+                traced(Code::Ok);
                 Ok(response)
             }
             Some(status) => {
-                crate::observe::trace::grpc_status(status.code() as i32);
+                traced(status.code());
                 Err(Rejected {
                     status,
                     response: Some(response),
@@ -339,7 +340,7 @@ where
         },
         Err(error) => {
             let status = transport_status(error);
-            crate::observe::trace::grpc_status(status.code() as i32);
+            traced(status.code());
             Err(Rejected {
                 status,
                 response: None,
@@ -434,6 +435,17 @@ fn code_of_http_status(status: StatusCode) -> Code {
         429 | 502 | 503 | 504 => Code::Unavailable,
         _ => Code::Unknown,
     }
+}
+
+/// Records `code` on the current attempt's span (feature `tracing`), with its name.
+fn traced(code: Code) {
+    let number = code as i32;
+    let name = usize::try_from(number)
+        .ok()
+        .and_then(|n| NAMES.get(n))
+        .copied()
+        .unwrap_or("UNKNOWN");
+    crate::observe::trace::grpc_status(number, name);
 }
 
 #[cfg(test)]
