@@ -107,7 +107,7 @@ impl Written {
                 key.span(),
                 format!(
                     "`from(...)` goes with `delegate`: it converts each type it lists into the \
-                     one field that `delegate` classifies {what} by. Write \
+                     field that `delegate` classifies by, and {what} has no `delegate`. Write \
                      `#[classify(delegate, from(...))]`, or implement `From` by hand"
                 ),
             );
