@@ -494,6 +494,8 @@ fn from_impls(input: &DeriveInput, conversions: &[Conversion<'_>]) -> TokenStrea
             #impl_token #impl_generics ::core::convert::From<#source> for #name #ty_generics
             #where_clause
             {
+                // `from(...)` may list the field's own type, which converts into itself.
+                #[allow(clippy::useless_conversion)]
                 fn from(#value: #source) -> Self {
                     #built
                 }
