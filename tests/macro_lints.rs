@@ -267,7 +267,8 @@ async fn tokio_test_over_retry() -> Result<(), Error> {
     check()
 }
 
-/// `#[derive(Classify)]`: each kind of rule, fields of each shape, lifetime and type parameters.
+/// `#[derive(Classify)]`: each kind of rule, fields of each shape, lifetime and type parameters,
+/// and the `From` impls of `from(...)` (one from the field's own type, into a named field).
 #[derive(Debug, Classify)]
 #[classify(default = permanent)]
 enum Derived<'a, E> {
@@ -281,18 +282,25 @@ enum Derived<'a, E> {
     },
     #[classify(delegate)]
     Inner(E),
-    #[classify(delegate)]
+    #[classify(delegate, from(&'a Error))]
     Borrowed {
         error: &'a Error,
     },
-    #[classify(delegate)]
+    #[classify(delegate, from(std::io::ErrorKind))]
     Io(std::io::Error),
     Other,
 }
 
 #[derive(Debug, Classify)]
-#[classify(delegate)]
+#[classify(delegate, from(TimedOut))]
 struct Wrapped(Error);
+
+/// `from(E)` into a field of a type that names the parameter: the impl is bounded.
+#[derive(Debug, Classify)]
+enum Boxed<E> {
+    #[classify(delegate, from(E))]
+    Inner(Box<E>),
+}
 
 #[derive(Debug, Classify)]
 #[classify(not_sent)]
@@ -335,4 +343,17 @@ fn derived_classify_is_lint_clean() {
     );
     assert_eq!(Wrapped(Error::Busy).classify(), ErrorClass::Transient);
     assert_eq!(Refused.classify(), ErrorClass::NotSent);
+}
+
+#[test]
+fn derived_conversions_are_lint_clean() {
+    let boxed = Boxed::from(ErrorClass::Throttling);
+    let Boxed::Inner(class) = &boxed;
+    assert_eq!(**class, ErrorClass::Throttling);
+    assert_eq!(boxed.classify(), ErrorClass::Throttling);
+    let error = Error::Busy;
+    let borrowed = Derived::<'_, ErrorClass>::from(&error);
+    assert!(matches!(borrowed, Derived::Borrowed { error: Error::Busy }));
+    let io = Derived::<'_, ErrorClass>::from(std::io::ErrorKind::ConnectionRefused);
+    assert_eq!(io.classify(), ErrorClass::NotSent);
 }

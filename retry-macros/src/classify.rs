@@ -2,13 +2,19 @@
 //! each carry a class, `#[classify(transient)]` and the like, or `#[classify(delegate)]` to be
 //! classified by their one field, server hint included.
 //!
+//! Beside `delegate`, `from(A, B)` asks for a `From<A>` and a `From<B>` of the type, each through
+//! the delegated field's own `From`, and a field written as reqwest's own `reqwest::Error` draws a
+//! warning (its server hint is lost), which `allow(hint_lost)` silences.
+//!
 //! The `#[classify(...)]` attributes are read first, each mistake reported with the span of the
 //! offending token and all of them at once (`Errors`). With any error the output is the errors
 //! and an impl that classifies everything `Permanent`, so that the rest of the crate, which may
-//! use the type as a `Classify`, still type-checks and only the real mistakes are reported.
+//! use the type as a `Classify`, still type-checks and only the real mistakes are reported; the
+//! `From` impls that are not mistaken are written too, for the same reason.
 
 use crate::errors::{Errors, skip_to_comma};
-use proc_macro2::{Span, TokenStream, TokenTree};
+use crate::text::compact;
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
@@ -36,6 +42,12 @@ const MARKS: [&str; 6] = [
 
 /// The keys of the type itself.
 const KEYS: [&str; 2] = ["default", "crate"];
+
+/// What goes beside `delegate` on a variant or a struct: `from(types)`, `allow(warnings)`.
+const BESIDE_DELEGATE: [&str; 2] = ["from", "allow"];
+
+/// The derive's warnings, which `allow(...)` names.
+const WARNINGS: [&str; 1] = ["hint_lost"];
 
 /// What decides the class of a variant or a struct, with the identifier it was written as.
 #[derive(Clone)]
@@ -65,10 +77,52 @@ struct Written {
     krate: Option<syn::Path>,
     /// `crate = ...` was written but its value could not be read.
     krate_failed: bool,
+    /// `from(...)`: its first key, and the types listed, in order.
+    from: Option<(Ident, Vec<syn::Type>)>,
+    /// `allow(...)`: its first key, and the warnings it names.
+    allow: Option<(Ident, Vec<&'static str>)>,
     /// Something written there was wrong: a variant or struct whose attribute is wrong, or the
     /// variants of an enum whose attribute (its `default`?) is wrong, are not also reported as
     /// bare.
     failed: bool,
+}
+
+impl Written {
+    /// Whether `allow(...)` names `warning`.
+    fn allows(&self, warning: &str) -> bool {
+        self.allow
+            .as_ref()
+            .is_some_and(|(_, names)| names.contains(&warning))
+    }
+
+    /// Reports `from(...)` and `allow(...)` written on `what`, whose rule is `rule`, when that
+    /// rule is not `delegate`; whether one was. Nothing is reported when the rule itself could
+    /// not be read.
+    fn beside_no_delegate(&self, rule: Option<&Rule>, what: &str, errors: &mut Errors) -> bool {
+        if matches!(rule, Some(Rule::Delegate(_))) || (rule.is_none() && self.failed) {
+            return false;
+        }
+        if let Some((key, _)) = &self.from {
+            errors.at(
+                key.span(),
+                format!(
+                    "`from(...)` goes with `delegate`: it converts each type it lists into the \
+                     field that `delegate` classifies by, and {what} has no `delegate`. Write \
+                     `#[classify(delegate, from(...))]`, or implement `From` by hand"
+                ),
+            );
+        }
+        if let Some((key, _)) = &self.allow {
+            errors.at(
+                key.span(),
+                format!(
+                    "`allow(...)` goes with `delegate`: it silences the warning of a `delegate` \
+                     over reqwest's own `reqwest::Error`, and {what} has no `delegate`"
+                ),
+            );
+        }
+        self.from.is_some() || self.allow.is_some()
+    }
 }
 
 /// The expansion of `#[derive(Classify)]` on `item`.
@@ -78,6 +132,7 @@ pub(crate) fn derive(item: TokenStream) -> TokenStream {
         Err(e) => return e.to_compile_error(),
     };
     let mut errors = Errors::default();
+    let mut beside = Beside::default();
     let name = &input.ident;
     let (container, body) = match &input.data {
         Data::Enum(data) => {
@@ -87,15 +142,15 @@ pub(crate) fn derive(item: TokenStream) -> TokenStream {
                 let what = format!("`{}`", variant.ident);
                 let written = read(&variant.attrs, Place::Variant, &what, &mut errors);
                 let on_fields = fields_carry_none(&variant.fields, "variant", &mut errors);
-                let rule = written.rule.or_else(|| container.default.clone());
+                let rule = written.rule.clone().or_else(|| container.default.clone());
+                let misplaced = written.beside_no_delegate(rule.as_ref(), &what, &mut errors);
                 match rule {
                     Some(rule) => {
-                        if let Some(arm) = arm(&variant.ident, &variant.fields, rule, &mut errors) {
-                            arms.push(arm);
-                        }
+                        let arm = arm(variant, rule, written, &container, &mut beside, &mut errors);
+                        arms.extend(arm);
                     }
                     // What was meant is reported already.
-                    None if written.failed || on_fields || container.failed => {}
+                    None if written.failed || on_fields || container.failed || misplaced => {}
                     None => errors.at(
                         variant.ident.span(),
                         format!(
@@ -111,15 +166,22 @@ pub(crate) fn derive(item: TokenStream) -> TokenStream {
             (container, Body::Enum(arms))
         }
         Data::Struct(data) => {
-            let container = read(&input.attrs, Place::Struct, "the struct", &mut errors);
+            let mut container = read(&input.attrs, Place::Struct, "the struct", &mut errors);
             let on_fields = fields_carry_none(&data.fields, "struct", &mut errors);
+            let what = format!("`{name}`");
+            let misplaced =
+                container.beside_no_delegate(container.rule.as_ref(), &what, &mut errors);
             let body = match container.rule.clone() {
                 Some(Rule::Class(_, class)) => Some(Body::Class(class)),
-                Some(Rule::Delegate(mark)) => {
-                    one_field(&data.fields, &mark, &format!("`{name}`"), &mut errors)
-                        .map(|(member, ty)| Body::Delegate(member, ty))
-                }
-                None if container.failed || on_fields => None,
+                Some(Rule::Delegate(mark)) => one_field(&data.fields, &mark, &what, &mut errors)
+                    .map(|(member, ty)| {
+                        let from = container.from.take();
+                        let hint_lost_ok = container.allows("hint_lost");
+                        let krate = container.krate.as_ref();
+                        beside.delegate(None, &member, ty, from, hint_lost_ok, krate);
+                        Body::Delegate(member, ty)
+                    }),
+                None if container.failed || on_fields || misplaced => None,
                 None => {
                     errors.at(
                         name.span(),
@@ -144,7 +206,8 @@ pub(crate) fn derive(item: TokenStream) -> TokenStream {
             (Written::default(), Body::Class("Permanent"))
         }
     };
-    match errors.into_result() {
+    let conversions = coherent(beside.conversions, &input, &mut errors);
+    let mut out = match errors.into_result() {
         Ok(()) => implement(&input, container.krate, &body),
         Err(e) => {
             let mut out = e.to_compile_error();
@@ -159,7 +222,11 @@ pub(crate) fn derive(item: TokenStream) -> TokenStream {
             }
             out
         }
-    }
+    };
+    // The conversions that are not mistaken and the warnings, whatever else is.
+    out.extend(from_impls(&input, &conversions));
+    out.extend(beside.warnings);
+    out
 }
 
 /// What the impl's methods do.
@@ -183,22 +250,259 @@ enum ArmRule<'a> {
     Delegate(Member, &'a syn::Type),
 }
 
-/// The arm of `variant`, or `None` once a `delegate` on a variant without exactly one field is
-/// reported.
+/// The arm of `variant`, whose rule is `rule`, or `None` once a `delegate` on a variant without
+/// exactly one field is reported. A `delegate` arm tells `beside` what `written` asks beside it.
 fn arm<'a>(
-    variant: &'a Ident,
-    fields: &'a Fields,
+    variant: &'a syn::Variant,
     rule: Rule,
+    written: Written,
+    container: &Written,
+    beside: &mut Beside<'a>,
     errors: &mut Errors,
 ) -> Option<Arm<'a>> {
+    let ident = &variant.ident;
     let rule = match rule {
         Rule::Class(_, class) => ArmRule::Class(class),
         Rule::Delegate(mark) => {
-            let (member, ty) = one_field(fields, &mark, &format!("`{variant}`"), errors)?;
+            let (member, ty) = one_field(&variant.fields, &mark, &format!("`{ident}`"), errors)?;
+            let hint_lost_ok = written.allows("hint_lost");
+            let krate = container.krate.as_ref();
+            beside.delegate(Some(ident), &member, ty, written.from, hint_lost_ok, krate);
             ArmRule::Delegate(member, ty)
         }
     };
-    Some(Arm { variant, rule })
+    Some(Arm {
+        variant: ident,
+        rule,
+    })
+}
+
+/// What the derive writes beside the `Classify` impl, as the `delegate` variants (or struct)
+/// ask for it.
+#[derive(Default)]
+struct Beside<'a> {
+    /// The `From` impls `from(...)` lists, before their coherence is checked.
+    conversions: Vec<Conversion<'a>>,
+    /// The warnings, each an item that makes rustc print one.
+    warnings: TokenStream,
+}
+
+/// A `From` impl that `from(...)` asks for: from `source` into the one field of `variant` (or
+/// of the struct, for `None`), through the field's own `From<source>`.
+struct Conversion<'a> {
+    source: syn::Type,
+    variant: Option<&'a Ident>,
+    member: Member,
+    field: &'a syn::Type,
+}
+
+impl<'a> Beside<'a> {
+    /// A `delegate` to `field` (`member`) of `variant` (or of the struct), with the `from(...)`
+    /// written beside it, and whether `allow(hint_lost)` was; `krate` is the runtime's path if
+    /// renamed.
+    fn delegate(
+        &mut self,
+        variant: Option<&'a Ident>,
+        member: &Member,
+        field: &'a syn::Type,
+        from: Option<(Ident, Vec<syn::Type>)>,
+        hint_lost_ok: bool,
+        krate: Option<&syn::Path>,
+    ) {
+        if !hint_lost_ok {
+            if let Some(at) = reqwest_own_error(field, krate) {
+                self.warnings.extend(hint_lost(at, krate));
+            }
+        }
+        let sources = from.map(|(_, sources)| sources).unwrap_or_default();
+        self.conversions
+            .extend(sources.into_iter().map(|source| Conversion {
+                source,
+                variant,
+                member: member.clone(),
+                field,
+            }));
+    }
+}
+
+/// The span of `reqwest` in `ty` when `ty` is written as reqwest's own error: a path ending in
+/// `reqwest::Error` whose segment before `reqwest`, if any, does not name the runtime
+/// (`retry_runtime`, or the last segment of `crate = ...`). Only the tokens are read: an import
+/// (`use reqwest::Error;`, or `use retry_runtime::reqwest;` before `reqwest::Error`), an alias
+/// or a renamed dependency is not seen through.
+fn reqwest_own_error(ty: &syn::Type, krate: Option<&syn::Path>) -> Option<Span> {
+    let path = match ty {
+        syn::Type::Path(ty) if ty.qself.is_none() => &ty.path,
+        syn::Type::Group(group) => return reqwest_own_error(&group.elem, krate),
+        syn::Type::Paren(paren) => return reqwest_own_error(&paren.elem, krate),
+        _ => return None,
+    };
+    let segments: Vec<&syn::PathSegment> = path.segments.iter().collect();
+    let [before @ .., reqwest, error] = segments.as_slice() else {
+        return None;
+    };
+    let plain = |s: &syn::PathSegment| s.arguments.is_none();
+    if reqwest.ident != "reqwest" || error.ident != "Error" || !plain(reqwest) || !plain(error) {
+        return None;
+    }
+    let renamed = krate.and_then(|k| k.segments.last()).map(|s| &s.ident);
+    let through_runtime = before
+        .last()
+        .is_some_and(|s| s.ident == "retry_runtime" || renamed.is_some_and(|r| s.ident == *r));
+    (!through_runtime).then(|| reqwest.ident.span())
+}
+
+/// The warning of a `delegate` over reqwest's own error, at `at`. Stable Rust has no API for a
+/// macro's warnings, so this is the use, spanned at `at`, of a `#[deprecated]` constant whose note
+/// is the message: rustc prints it as a warning there, under the lint `deprecated` (which a
+/// module's `#[allow(deprecated)]` silences too).
+fn hint_lost(at: Span, krate: Option<&syn::Path>) -> TokenStream {
+    let runtime = krate.map_or_else(
+        || "retry_runtime".to_owned(),
+        |k| compact(k).trim_start_matches("::").to_owned(),
+    );
+    let note = format!(
+        "`#[classify(delegate)]` over reqwest's own `reqwest::Error` never sees the server's \
+         `Retry-After`: that error keeps only the status. Hold `{runtime}::reqwest::Error` \
+         instead, check responses with `{runtime}::reqwest::error_for_status`, and list \
+         `reqwest::Error` in `from(...)` beside `delegate` so that `?` still converts it; or \
+         write `#[classify(delegate, allow(hint_lost))]` to keep reqwest's error"
+    );
+    let used = Ident::new("hint_lost", at);
+    quote! {
+        const _: () = {
+            #[deprecated(note = #note)]
+            #[allow(non_upper_case_globals)]
+            const hint_lost: () = ();
+            #used
+        };
+    }
+}
+
+/// The conversions that no other `From` impl of the same source type conflicts with, as far as
+/// the input's tokens show; each one that does is reported on its type: a type listed twice
+/// (once more in the same `from(...)`, or in another variant's), one whose `From` a `#[from]`
+/// field (thiserror's) implements, and the type itself (`Self` or its name), which `core`'s
+/// `impl<T> From<T> for T` converts already. Types are compared as written.
+fn coherent<'a>(
+    conversions: Vec<Conversion<'a>>,
+    input: &'a DeriveInput,
+    errors: &mut Errors,
+) -> Vec<Conversion<'a>> {
+    let name = &input.ident;
+    let owner = |variant: Option<&Ident>| format!("`{}`", variant.unwrap_or(name));
+    // The types a `#[from]` field converts from, with the variant (or struct) that has it.
+    let mut from_fields: Vec<(String, String)> = Vec::new();
+    let mut with_fields = |variant: Option<&Ident>, fields: &Fields| {
+        for field in fields {
+            if field.attrs.iter().any(|a| a.path().is_ident("from")) {
+                from_fields.push((compact(&field.ty), owner(variant)));
+            }
+        }
+    };
+    match &input.data {
+        Data::Enum(data) => {
+            for variant in &data.variants {
+                with_fields(Some(&variant.ident), &variant.fields);
+            }
+        }
+        Data::Struct(data) => with_fields(None, &data.fields),
+        Data::Union(_) => {}
+    }
+    let mut kept: Vec<(String, Conversion<'a>)> = Vec::new();
+    for conversion in conversions {
+        let source = compact(&conversion.source);
+        let at = &conversion.source;
+        if source == "Self" || *name == source {
+            errors.on(
+                at,
+                format!(
+                    "`{source}` is the type itself, which every type converts from already \
+                     (`impl<T> From<T> for T`): drop it from `from(...)`"
+                ),
+            );
+        } else if let Some((_, other)) = kept.iter().find(|(s, _)| *s == source) {
+            let msg = if other.variant == conversion.variant {
+                format!("`{source}` is listed twice in `from(...)`")
+            } else {
+                format!(
+                    "`From<{source}>` is asked for already, by the `from(...)` of {}: a type \
+                     converts into one variant only",
+                    owner(other.variant)
+                )
+            };
+            errors.on(at, msg);
+        } else if let Some((_, by)) = from_fields.iter().find(|(s, _)| *s == source) {
+            errors.on(
+                at,
+                format!(
+                    "`From<{source}>` is implemented already, by the `#[from]` on the field of \
+                     {by}: drop `{source}` from `from(...)` or that `#[from]`"
+                ),
+            );
+        } else {
+            kept.push((source, conversion));
+        }
+    }
+    kept.into_iter().map(|(_, conversion)| conversion).collect()
+}
+
+/// The `From` impls of `conversions`. Each impl's header is spanned at the source type written in
+/// `from(...)`, so that rustc reports a conflict with an impl the tokens do not show there, and
+/// a field type without the `From` the impl calls is reported there too.
+fn from_impls(input: &DeriveInput, conversions: &[Conversion<'_>]) -> TokenStream {
+    let name = &input.ident;
+    let params: Vec<String> = input
+        .generics
+        .type_params()
+        .map(|p| p.ident.to_string())
+        .collect();
+    let value = Ident::new("value", Span::mixed_site());
+    let mut out = TokenStream::new();
+    for Conversion {
+        source,
+        variant,
+        member,
+        field,
+    } in conversions
+    {
+        let mut tokens = source.to_token_stream().into_iter();
+        let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
+        let last = tokens.last().map_or(first, |t| t.span());
+        let mut generics = input.generics.clone();
+        let generic = |tokens: TokenStream| params.iter().any(|p| mentions(tokens.clone(), p));
+        if generic(source.to_token_stream()) || generic(field.to_token_stream()) {
+            generics
+                .make_where_clause()
+                .predicates
+                .push(syn::parse_quote_spanned!(last=> #field: ::core::convert::From<#source>));
+        }
+        let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+        // The field's type is inferred (`_`), not named, so that a field type without this
+        // `From` is reported on the type listed (its last token) rather than on the field.
+        let converted = quote_spanned!(last=> <_ as ::core::convert::From<#source>>::from(#value));
+        let built = match (variant, member) {
+            (Some(variant), Member::Named(field)) => quote!(Self::#variant { #field: #converted }),
+            (Some(variant), Member::Unnamed(_)) => quote!(Self::#variant(#converted)),
+            (None, Member::Named(field)) => quote!(Self { #field: #converted }),
+            (None, Member::Unnamed(_)) => quote!(Self(#converted)),
+        };
+        let impl_token = quote_spanned!(first=> impl);
+        let name = respan(name, last);
+        out.extend(quote_spanned! {last=>
+            #[automatically_derived]
+            #impl_token #impl_generics ::core::convert::From<#source> for #name #ty_generics
+            #where_clause
+            {
+                // `from(...)` may list the field's own type, which converts into itself.
+                #[allow(clippy::useless_conversion)]
+                fn from(#value: #source) -> Self {
+                    #built
+                }
+            }
+        });
+    }
+    out
 }
 
 /// The one field of what `delegate` (`mark`) is written on, or `None` once it is reported that
@@ -338,6 +642,10 @@ fn read_item(
 ) -> syn::Result<()> {
     let ident = Ident::parse_any(input).map_err(|e| syn::Error::new(e.span(), expected(place)))?;
     let name = ident.to_string();
+    if BESIDE_DELEGATE.contains(&name.as_str()) {
+        read_beside(input, ident, place, written, errors);
+        return Ok(());
+    }
     if input.peek(Token![=]) {
         if MARKS.contains(&name.as_str()) {
             errors.at(
@@ -424,6 +732,131 @@ fn read_item(
         None => written.rule = Some(rule),
     }
     Ok(())
+}
+
+/// `from(types)` or `allow(warnings)`, after its key.
+fn read_beside(
+    input: ParseStream<'_>,
+    key: Ident,
+    place: Place,
+    written: &mut Written,
+    errors: &mut Errors,
+) {
+    let from = key == "from";
+    let (name, example) = if from {
+        ("from", "from(reqwest::Error, TimedOut)")
+    } else {
+        ("allow", "allow(hint_lost)")
+    };
+    if place == Place::Enum {
+        errors.at(
+            key.span(),
+            format!(
+                "`{name}(...)` goes on a variant, beside its `delegate`, not on the enum: \
+                 `#[classify(delegate, {example})]`"
+            ),
+        );
+        skip_to_comma(input);
+        return;
+    }
+    let group = match input.fork().parse::<TokenTree>() {
+        Ok(TokenTree::Group(group)) if group.delimiter() == Delimiter::Parenthesis => group,
+        _ => {
+            let what = if from {
+                "a list of types"
+            } else {
+                "the warnings it silences"
+            };
+            errors.at(
+                key.span(),
+                format!("`{name}` takes {what} in parentheses: `#[classify(delegate, {example})]`"),
+            );
+            skip_to_comma(input);
+            return;
+        }
+    };
+    let _ = input.parse::<TokenTree>();
+    if group.stream().is_empty() {
+        let none = if from { "no type" } else { "no warning" };
+        errors.at(
+            group.span(),
+            format!("`{name}()` lists {none}: `#[classify(delegate, {example})]`"),
+        );
+        return;
+    }
+    let listed = if from {
+        read_types.parse2(group.stream()).map(|types| {
+            let (_, all) = written.from.get_or_insert_with(|| (key, Vec::new()));
+            all.extend(types);
+        })
+    } else {
+        let read = |content: ParseStream<'_>| read_warnings(content, errors);
+        read.parse2(group.stream()).map(|names| {
+            let (_, all) = written.allow.get_or_insert_with(|| (key, Vec::new()));
+            all.extend(names);
+        })
+    };
+    if let Err(e) = listed {
+        errors.push(e);
+    }
+}
+
+/// The types of `from(...)`, separated by commas.
+fn read_types(content: ParseStream<'_>) -> syn::Result<Vec<syn::Type>> {
+    let mut types = Vec::new();
+    while !content.is_empty() {
+        types.push(content.parse::<syn::Type>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected a type: `from(...)` lists the types to convert from, \
+                 `from(reqwest::Error, TimedOut)`",
+            )
+        })?);
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>().map_err(|e| {
+            syn::Error::new(e.span(), "expected `,` between the types of `from(...)`")
+        })?;
+    }
+    Ok(types)
+}
+
+/// The warnings of `allow(...)`, separated by commas; an unknown one is reported and left out.
+fn read_warnings(content: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Vec<&'static str>> {
+    let mut names = Vec::new();
+    while !content.is_empty() {
+        let ident = Ident::parse_any(content).map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected the name of a warning: `allow(hint_lost)`",
+            )
+        })?;
+        match WARNINGS.iter().find(|w| ident == **w) {
+            Some(warning) => names.push(*warning),
+            None => {
+                let name = ident.to_string();
+                let msg = match retry_keys::suggest(&name, &WARNINGS) {
+                    Some(s) => format!("unknown warning `{name}`: did you mean `{s}`?"),
+                    None => format!(
+                        "unknown warning `{name}`: the derive's one warning is `hint_lost`, for a \
+                         `delegate` over reqwest's own `reqwest::Error`"
+                    ),
+                };
+                errors.at(ident.span(), msg);
+            }
+        }
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected `,` between the warnings of `allow(...)`",
+            )
+        })?;
+    }
+    Ok(names)
 }
 
 /// `default = class`, after the `=`.
@@ -548,11 +981,19 @@ fn list(n: usize) -> String {
 fn unknown(name: &str, place: Place) -> String {
     let candidates: Vec<&str> = match place {
         Place::Enum => KEYS.to_vec(),
-        Place::Variant => MARKS.to_vec(),
-        Place::Struct => MARKS.iter().chain(&KEYS[1..]).copied().collect(),
+        Place::Variant => MARKS.iter().chain(&BESIDE_DELEGATE).copied().collect(),
+        Place::Struct => MARKS
+            .iter()
+            .chain(&KEYS[1..])
+            .chain(&BESIDE_DELEGATE)
+            .copied()
+            .collect(),
     };
     let kind = if place == Place::Enum { "key" } else { "class" };
     match retry_keys::suggest(name, &candidates) {
+        Some(s) if BESIDE_DELEGATE.contains(&s) => {
+            format!("unknown key `{name}`: did you mean `{s}`?")
+        }
         Some(s) => format!("unknown {kind} `{name}`: did you mean `{s}`?"),
         None => format!("unknown {kind} `{name}`: {}", expected(place)),
     }
@@ -656,6 +1097,13 @@ fn implement(input: &DeriveInput, krate: Option<syn::Path>, body: &Body<'_>) -> 
     }
 }
 
+/// `ident` at `span`.
+fn respan(ident: &Ident, span: Span) -> Ident {
+    let mut ident = ident.clone();
+    ident.set_span(span);
+    ident
+}
+
 /// Whether `tokens` hold the identifier `name`, at any depth.
 fn mentions(tokens: TokenStream, name: &str) -> bool {
     tokens.into_iter().any(|t| match t {
@@ -746,6 +1194,84 @@ mod tests {
         assert!(!out.contains("impl"), "{out}");
     }
 
+    #[test]
+    fn reqwests_own_error_is_told_from_the_runtimes_by_its_path() {
+        let renamed: syn::Path = syn::parse_quote!(::resilience);
+        let cases: [(&str, Option<&syn::Path>, bool); 12] = [
+            ("reqwest::Error", None, true),
+            ("::reqwest::Error", None, true),
+            ("(reqwest::Error)", None, true),
+            ("crate::deps::reqwest::Error", None, true),
+            ("retry_runtime::reqwest::Error", None, false),
+            ("::retry_runtime::reqwest::Error", None, false),
+            ("resilience::reqwest::Error", Some(&renamed), false),
+            ("resilience::reqwest::Error", None, true),
+            ("Error", None, false),
+            ("reqwest::Response", None, false),
+            ("Box<reqwest::Error>", None, false),
+            ("<reqwest::Error as Trait>::Error", None, false),
+        ];
+        for (ty, krate, warned) in cases {
+            let parsed: syn::Type = syn::parse_str(ty).expect("a type");
+            assert_eq!(reqwest_own_error(&parsed, krate).is_some(), warned, "{ty}");
+        }
+        let out = expand("enum E { #[classify(delegate)] A(reqwest::Error) }");
+        assert!(out.contains("deprecated"), "{out}");
+        assert!(out.contains("retry_runtime::reqwest::Error"), "{out}");
+        let out = expand(
+            "#[classify(crate = ::resilience)] enum E { #[classify(delegate)] A(reqwest::Error) }",
+        );
+        assert!(out.contains("resilience::reqwest::Error"), "{out}");
+        assert!(!out.contains("retry_runtime"), "{out}");
+        let out = expand("enum E { #[classify(delegate, allow(hint_lost))] A(reqwest::Error) }");
+        assert!(!out.contains("deprecated"), "{out}");
+    }
+
+    #[test]
+    fn from_converts_through_the_field_into_each_shape() {
+        let out = expand(
+            "enum E<T> { #[classify(delegate, from(u8, u16))] A { inner: Wire }, \
+             #[classify(delegate, from(T))] B(Box<T>) }",
+        );
+        assert!(
+            out.contains("From < u8 > for E < T >")
+                && out.contains(
+                    "Self :: A { inner : < _ as :: core :: convert :: From < u8 >> :: from"
+                ),
+            "{out}"
+        );
+        assert!(out.contains("From < u16 > for E < T >"), "{out}");
+        assert!(
+            out.contains("where Box < T > : :: core :: convert :: From < T >")
+                && out.contains("Self :: B (< _ as :: core :: convert :: From < T >> :: from"),
+            "{out}"
+        );
+        // Only the conversion whose types name a parameter is bounded (beside `Classify`'s).
+        assert_eq!(out.matches("where").count(), 2, "{out}");
+        let out = expand("#[classify(delegate, from(u8))] struct S(Wire);");
+        assert!(out.contains("From < u8 > for S"), "{out}");
+        assert!(out.contains("Self (< _ as"), "{out}");
+        let out = expand("#[classify(delegate, from(u8))] struct S { wire: Wire }");
+        assert!(out.contains("Self { wire : < _ as"), "{out}");
+    }
+
+    #[test]
+    fn conflicting_conversions_are_errors_and_not_written() {
+        let out = expand(
+            "enum E { #[classify(delegate, from(u8))] A(Wire), \
+             #[classify(delegate, from(u8, u16))] B(Wire), \
+             #[classify(delegate)] C(#[from] u16) }",
+        );
+        assert_eq!(out.matches("compile_error").count(), 2, "{out}");
+        assert_eq!(out.matches("From < u8 > for E").count(), 1, "{out}");
+        assert!(!out.contains("From < u16 > for E"), "{out}");
+        // A variant's other mistakes leave the conversions of the others.
+        let out =
+            expand("enum E { #[classify(delegate, from(u8))] A(Wire), #[classify(transent)] B }");
+        assert!(out.contains("compile_error"), "{out}");
+        assert!(out.contains("From < u8 > for E"), "{out}");
+    }
+
     /// No input, however malformed, makes the derive panic.
     #[test]
     fn malformed_attributes_are_errors() {
@@ -766,6 +1292,19 @@ mod tests {
             "#[classify(delegate(x))]",
             "#[classify(1)]",
             "#[classify(transient = 1)]",
+            "#[classify(delegate, from)]",
+            "#[classify(delegate, from = u8)]",
+            "#[classify(delegate, from())]",
+            "#[classify(delegate, from(1))]",
+            "#[classify(delegate, from(u8 u16))]",
+            "#[classify(delegate, from(u8,,))]",
+            "#[classify(delegate, from(Self))]",
+            "#[classify(transient, from(u8))]",
+            "#[classify(delegate, allow)]",
+            "#[classify(delegate, allow())]",
+            "#[classify(delegate, allow(1))]",
+            "#[classify(delegate, allow(hint))]",
+            "#[classify(transient, allow(hint_lost))]",
         ] {
             for item in [
                 format!("{attr} enum E {{ #[classify(transient)] A }}"),

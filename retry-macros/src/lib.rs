@@ -187,17 +187,94 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// |---|---|---|
 /// | `#[classify(transient)]`, `throttling`, `timeout`, `not_sent`, `permanent` | a variant, or a struct | that `ErrorClass`, and no server hint |
 /// | `#[classify(delegate)]` | a variant or a struct with exactly one field (named or not) | the field's own `classify()` and `retry_after()`: a wrapped error keeps its class and its server hint |
+/// | `#[classify(delegate, from(A, B))]` | the same | also `impl From<A>` and `impl From<B>` for the type, each through the field type's own `From` (see below) |
+/// | `#[classify(delegate, allow(hint_lost))]` | the same | no warning for a field written as reqwest's own `reqwest::Error` (see below) |
 /// | `#[classify(default = permanent)]` (any class) | the enum | the class of the variants that carry none |
 /// | `#[classify(crate = path)]` | the enum or the struct | the path of the runtime crate if renamed (default `::retry_runtime`) |
 ///
 /// A variant without a class is a compile error unless the enum has a default; so are an
 /// unknown class (with the closest one suggested), `delegate` on a variant without exactly one
-/// field or as the default, two classes for one variant, and a union. Every mistake is reported
-/// at once, each on its token.
+/// field or as the default, two classes for one variant, `from(...)` or `allow(...)` without
+/// `delegate`, and a union. Every mistake is reported at once, each on its token.
 ///
 /// Variants may have fields of any shape. The impl has the type's generics, and a
 /// `Field: Classify` bound for each delegated field whose type names a type parameter. It works
 /// beside `#[derive(thiserror::Error)]`: `#[from]` and `#[source]` fields can be delegated to.
+///
+/// # Conversions through the delegated field
+///
+/// `from(A, B)` beside `delegate` writes, for each type listed, an impl that converts through
+/// the field's type:
+///
+/// ```text
+/// impl From<A> for Type {
+///     fn from(value: A) -> Self {
+///         Self::Variant(<Field as From<A>>::from(value))
+///     }
+/// }
+/// ```
+///
+/// with the type's generics, and a `Field: From<A>` bound when either names a type parameter:
+/// `?` on an `A` becomes that variant, converted by the field's type. An error enum that wraps
+/// an error type which converts from several others (the loop's `TimedOut` among them) lists
+/// them instead of writing one `From` impl for each by hand: `std::io::Error` converts from
+/// `TimedOut` (an error of kind `TimedOut`), and `retry_runtime::reqwest::Error` from
+/// `reqwest::Error` and `TimedOut`, as its module's "In an error type of your own" shows.
+///
+/// ```
+/// use retry_runtime::{Classify, ErrorClass, retry};
+///
+/// #[derive(Debug, Classify)]
+/// #[classify(default = permanent)]
+/// enum LoadError {
+///     // `?` on an `io::Error`, and the loop's `TimedOut` as an `io::Error`.
+///     #[classify(delegate, from(std::io::Error, retry_runtime::TimedOut))]
+///     Io(std::io::Error),
+///     Parse(std::num::ParseIntError),
+/// }
+///
+/// #[retry(max_attempts = 3, initial_backoff = "1ms", attempt_timeout = "10ms")]
+/// async fn load() -> Result<u64, LoadError> {
+///     std::future::pending::<()>().await; // never answers: each attempt times out
+///     Ok(0)
+/// }
+///
+/// let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+/// assert_eq!(LoadError::from(refused).classify(), ErrorClass::NotSent);
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let Err(LoadError::Io(e)) = load().await else { panic!("every attempt times out") };
+/// assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+/// # });
+/// ```
+///
+/// A type may convert into one variant only. A type listed twice (in one `from(...)` or in two
+/// variants'), a type a `#[from]` field (thiserror's) already converts from, and the type itself
+/// (`Self`, or its name: `core` converts every type from itself) are compile errors on the type
+/// listed. Types are compared as written, so the derive cannot see a conflict behind an alias
+/// or another path to the same type, nor with an impl written elsewhere: rustc reports those
+/// (E0119, conflicting implementations), and a field type without the `From` the impl calls
+/// (E0277), on the type listed too.
+///
+/// # reqwest's own error
+///
+/// A `delegate` over a field whose type is written as reqwest's own error (a path ending in
+/// `reqwest::Error` that does not go through the runtime, such as `reqwest::Error` or
+/// `::reqwest::Error`) draws a warning on the field's type: that error keeps only the status
+/// of a response checked with reqwest's `error_for_status()`, so the server's `Retry-After` is
+/// lost and the loop falls back to its backoff. Hold `retry_runtime::reqwest::Error` instead,
+/// check responses with `retry_runtime::reqwest::error_for_status`, and list `reqwest::Error` in
+/// `from(...)` so that `?` still converts reqwest's error. `allow(hint_lost)` beside `delegate`
+/// silences the warning for a variant that means it.
+///
+/// The derive reads tokens, not types: it warns about `reqwest::Error` and `::reqwest::Error`,
+/// not about a path through the runtime (`retry_runtime::reqwest::Error`, or through the path
+/// `crate = ...` names), and it cannot see through an import (`use reqwest::Error;` then
+/// `Error`), an alias or a renamed dependency, which it does not warn about. After
+/// `use retry_runtime::reqwest;`, `reqwest::Error` is the runtime's error, which it warns about
+/// all the same: write the full path, or `allow(hint_lost)`. Stable Rust has no API for a
+/// macro's warnings, so the warning is rustc's `deprecated` lint on an item the derive writes,
+/// and reads ``use of deprecated constant `_::hint_lost`: ...``; a module's
+/// `#[allow(deprecated)]` silences it too.
 #[proc_macro_derive(Classify, attributes(classify))]
 pub fn derive_classify(item: TokenStream) -> TokenStream {
     classify::derive(item.into()).into()

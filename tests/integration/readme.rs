@@ -64,6 +64,12 @@ fn the_readme_shows_this_files_code() {
     assert_is_this_files_code(&first_screen);
     let error_type = block_after("\n## Your error type\n");
     assert!(error_type.iter().any(|l| l.contains("derive(")));
+    assert!(
+        error_type
+            .iter()
+            .any(|l| l.contains("from(reqwest::Error, TimedOut)"))
+    );
+    assert!(!error_type.iter().any(|l| l.contains("impl From")));
     assert_is_this_files_code(&error_type);
     let guards = blocks_in_section("\n### Guards: protections of your own\n");
     assert_eq!(guards.len(), 1);
@@ -236,25 +242,15 @@ mod error_type {
     #[classify(default = permanent)]
     enum ApiError {
         #[error(transparent)]
-        #[classify(delegate)] // the response's class and its `Retry-After`
+        // The response's class and its `Retry-After`; `?` on a plain `reqwest::Error`, and the
+        // loop's timeouts, converted through the runtime's error.
+        #[classify(delegate, from(reqwest::Error, TimedOut))]
         Http(#[from] retry_runtime::reqwest::Error),
         #[error("the queue is full")]
         #[classify(throttling)]
         QueueFull,
         #[error("the answer is not a count")]
         Parse(#[from] std::num::ParseIntError), // the default: permanent
-    }
-
-    // `?` on a plain `reqwest::Error`, and the loop's timeouts: once each, through the runtime's error.
-    impl From<reqwest::Error> for ApiError {
-        fn from(e: reqwest::Error) -> Self {
-            ApiError::Http(e.into())
-        }
-    }
-    impl From<TimedOut> for ApiError {
-        fn from(t: TimedOut) -> Self {
-            ApiError::Http(t.into())
-        }
     }
 
     #[retry(max_attempts = 4, attempt_timeout = "2s")]

@@ -44,8 +44,8 @@
 //! A function that fails in other ways too wraps [`Error`] in a variant of its own error enum,
 //! and `#[derive(Classify)]` with `#[classify(delegate)]` classifies that variant as [`Error`]
 //! does, the server's hint included. `?` on [`error_for_status`] goes through `#[from]`; `?` on
-//! a plain `reqwest::Error` (from `send` or `text`) and the loop's [`TimedOut`] need one `From`
-//! each, written once, through [`Error`]:
+//! a plain `reqwest::Error` (from `send` or `text`) and the loop's [`TimedOut`] go through
+//! [`Error`] too, by the `From` impls that `from(...)` beside `delegate` asks the derive for:
 //!
 //! ```no_run
 //! use retry_runtime::reqwest::error_for_status;
@@ -54,23 +54,13 @@
 //! #[derive(Debug, thiserror::Error, Classify)]
 //! enum ApiError {
 //!     #[error(transparent)]
-//!     #[classify(delegate)] // the response's status and `Retry-After`
+//!     // The response's status and `Retry-After`; `From<reqwest::Error>` and `From<TimedOut>`,
+//!     // each through `retry_runtime::reqwest::Error`.
+//!     #[classify(delegate, from(reqwest::Error, TimedOut))]
 //!     Http(#[from] retry_runtime::reqwest::Error),
 //!     #[error("the answer is not a count")]
 //!     #[classify(permanent)]
 //!     Parse(#[from] std::num::ParseIntError),
-//! }
-//!
-//! impl From<reqwest::Error> for ApiError {
-//!     fn from(e: reqwest::Error) -> Self {
-//!         ApiError::Http(e.into())
-//!     }
-//! }
-//!
-//! impl From<TimedOut> for ApiError {
-//!     fn from(t: TimedOut) -> Self {
-//!         ApiError::Http(t.into())
-//!     }
 //! }
 //!
 //! #[retry(max_attempts = 4, attempt_timeout = "2s")]
@@ -80,9 +70,17 @@
 //! }
 //! ```
 //!
+//! A function with `breaker` or `guard` lists `CircuitOpen` or `Refused` too, which [`Error`]
+//! converts from as well. [`#[derive(Classify)]`](derive@crate::Classify) says what `from(...)`
+//! writes and which conflicts it reports.
+//!
 //! Check the response with [`error_for_status`], not with reqwest's own
 //! `Response::error_for_status()`: the `reqwest::Error` that one returns keeps only the status,
-//! so the server's `Retry-After` is lost and the loop falls back to its computed backoff.
+//! so the server's `Retry-After` is lost and the loop falls back to its computed backoff. For the
+//! same reason, `#[classify(delegate)]` over a field written as reqwest's own `reqwest::Error`
+//! is a warning, on the field's type, that names [`Error`]; the derive reads the type as
+//! written, so it does not see through an import or an alias, and
+//! `#[classify(delegate, allow(hint_lost))]` silences it where the hint is not wanted.
 
 use super::chain::known_cause;
 use super::http::{response_class, status_class, told};
