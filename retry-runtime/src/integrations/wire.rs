@@ -104,7 +104,7 @@ use crate::engine::frame::{self, attempt};
 use std::time::Duration;
 
 /// gRPC's header with the time the caller gives the call (gRPC over HTTP/2).
-#[cfg(feature = "http")]
+#[cfg(feature = "tower")]
 pub(crate) const GRPC_TIMEOUT: &str = "grpc-timeout";
 
 /// Envoy's header with the time its router gives the request, in milliseconds: what a request
@@ -270,7 +270,7 @@ pub(crate) fn expected_timeout_ms(left: Duration) -> http::HeaderValue {
 
 /// A time left as `grpc-timeout` writes it (gRPC over HTTP/2: at most 8 digits and a unit): in
 /// the finest unit whose count fits, rounded down.
-#[cfg(feature = "http")]
+#[cfg(feature = "tower")]
 pub(crate) fn grpc_timeout_value(left: Duration) -> http::HeaderValue {
     const UNITS: [(u128, char); 6] = [
         (1, 'n'),
@@ -345,6 +345,7 @@ mod tests {
         assert_eq!(ms(Duration::MAX), u64::MAX.to_string());
     }
 
+    #[cfg(feature = "tower")]
     #[test]
     fn the_time_left_as_grpc_timeout_writes_it() {
         let grpc = |d: Duration| grpc_timeout_value(d).to_str().unwrap().to_owned();
