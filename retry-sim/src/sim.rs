@@ -44,6 +44,9 @@ pub enum SimError {
     CircuitOpen(CircuitOpen),
     /// One of the client's guards refused the call's first attempt: no attempt was sent.
     Refused(Refused),
+    /// A 5xx that says not to retry it (`x-should-retry: false`): the server's own calls gave
+    /// up retrying, so a retry of this request would only add load to what already failed.
+    DoNotRetry,
 }
 
 impl Classify for SimError {
@@ -54,6 +57,7 @@ impl Classify for SimError {
             SimError::TimedOut(_) => ErrorClass::Timeout,
             SimError::CircuitOpen(open) => open.classify(),
             SimError::Refused(refused) => refused.classify(),
+            SimError::DoNotRetry => ErrorClass::Permanent,
         }
     }
 }
