@@ -1733,6 +1733,9 @@ fn run_callgraph(quick: bool, out: &Path) -> Result<()> {
                   tier2_per_call,tier3_per_call";
     let first = config.down.seed;
     let mut rows = callgraph_csv_rows(&results.down, |_| first);
+    rows.extend(callgraph_csv_rows(&results.down_timed, |_| {
+        config.down_timed.seed
+    }));
     rows.extend(callgraph_csv_rows(&results.overload, |_| {
         config.overload.seed
     }));
@@ -1902,36 +1905,11 @@ fn run_callgraph(quick: bool, out: &Path) -> Result<()> {
     )?;
 
     // Goal 1: the leaf down.
-    let down = &config.down;
-    println!(
-        "\n### Call graph: the leaf down from {down_from} s to {down_to} s ({} leaf requests/s \
-         when nothing fails; no attempt timeouts)\n",
-        down.leaf_load
-    );
-    println!(
-        "| depth | fan-out | policy | leaf per user call, first {} s | per call offered in the \
-         outage | arrivals, last third | 10 s after | services per user call (tiers 1..d-1) | \
-         calls failed | goodput back |",
-        callgraph::EARLY
-    );
-    println!("|---:|---:|---|---:|---:|---:|---:|---|---:|---:|");
-    for &shape in &config.shapes {
-        for (name, s) in callgraph_rows(&results.down, shape) {
-            let leaf = s.leaf();
-            println!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1}% | {} |",
-                shape.depth,
-                shape.fan_out,
-                name,
-                leaf_figure(leaf.early, shape),
-                leaf_figure(leaf.per_call, shape),
-                leaf_figure(leaf.last_third, shape),
-                leaf_figure(leaf.after, shape),
-                services_figure(&s.tiers, |a| a.per_call),
-                100.0 * s.failed,
-                recovered(s)
-            );
-        }
+    for (setup, summaries) in [
+        (&config.down, &results.down),
+        (&config.down_timed, &results.down_timed),
+    ] {
+        callgraph_down_table(setup, &config.shapes, summaries);
     }
 
     println!(
@@ -2065,4 +2043,49 @@ fn run_callgraph(quick: bool, out: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The table of the leaf down under `setup`.
+fn callgraph_down_table(
+    setup: &callgraph::Setup,
+    shapes: &[callgraph::Shape],
+    summaries: &[callgraph::Summary],
+) {
+    let (from, to) = setup.fault.window(setup.horizon);
+    println!(
+        "\n### Call graph: the leaf down from {from} s to {to} s ({} leaf requests/s when nothing \
+         fails; {})\n",
+        setup.leaf_load,
+        setup
+            .attempt_timeout
+            .map_or("no attempt timeouts".to_string(), |t| format!(
+                "{} s attempt timeouts",
+                t.as_secs_f64()
+            ))
+    );
+    println!(
+        "| depth | fan-out | policy | leaf per user call, first {} s | per call offered in the \
+         outage | arrivals, last third | 10 s after | services per user call (tiers 1..d-1) | \
+         calls failed | goodput back |",
+        callgraph::EARLY
+    );
+    println!("|---:|---:|---|---:|---:|---:|---:|---|---:|---:|");
+    for &shape in shapes {
+        for (name, s) in callgraph_rows(summaries, shape) {
+            let leaf = s.leaf();
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1}% | {} |",
+                shape.depth,
+                shape.fan_out,
+                name,
+                leaf_figure(leaf.early, shape),
+                leaf_figure(leaf.per_call, shape),
+                leaf_figure(leaf.last_third, shape),
+                leaf_figure(leaf.after, shape),
+                services_figure(&s.tiers, |a| a.per_call),
+                100.0 * s.failed,
+                recovered(s)
+            );
+        }
+    }
 }

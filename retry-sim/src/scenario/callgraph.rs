@@ -862,8 +862,10 @@ pub fn loopback(rule: Rule) -> Chain {
 pub struct Config {
     /// The shapes run under every fault.
     pub shapes: Vec<Shape>,
-    /// The leaf down.
+    /// The leaf down, no timeouts (the outage section's clients, and the loopback test's).
     pub down: Setup,
+    /// The same with the 1 s attempt timeout at every hop.
+    pub down_timed: Setup,
     /// The leaf's overload trigger.
     pub overload: Setup,
     /// Transient failures at the leaf, no timeouts (the normal-operation section's clients).
@@ -884,7 +886,8 @@ fn tenth_rate(t: f64) -> f64 {
 
 impl Config {
     /// Depths 1 to 4 at fan-out 1 and 3. The leaf down from t = 20 s for 30 s, under 300
-    /// requests per second, 90 s (the outage section's timing); the overload trigger at
+    /// requests per second, 90 s (the outage section's timing), without timeouts and with 1 s
+    /// attempt timeouts; the overload trigger at
     /// 0.8 of the metastable section's server (1,000 per second), 150 s; 5 % of requests
     /// failing under 1,000 per second (the normal-operation section's load) for 60 s, seeds
     /// 1 to 8, and once with 1 s attempt timeouts.
@@ -898,20 +901,26 @@ impl Config {
             attempt_timeout: None,
             seed: 1,
         };
+        let down = Setup {
+            name: "down",
+            fault: Fault::Down {
+                start: 20.0,
+                len: 30.0,
+            },
+            leaf_load: 300.0,
+            per_process: 5.0,
+            horizon: 90.0,
+            attempt_timeout: None,
+            seed: 1,
+        };
         Config {
             shapes: Shape::ALL.to_vec(),
-            down: Setup {
-                name: "down",
-                fault: Fault::Down {
-                    start: 20.0,
-                    len: 30.0,
-                },
-                leaf_load: 300.0,
-                per_process: 5.0,
-                horizon: 90.0,
-                attempt_timeout: None,
-                seed: 1,
+            down_timed: Setup {
+                name: "down-1s",
+                attempt_timeout: Some(Duration::from_secs(1)),
+                ..down.clone()
             },
+            down,
             overload: Setup {
                 name: "overload",
                 fault: Fault::Overload {
@@ -936,7 +945,7 @@ impl Config {
     }
 
     /// The smallest case, for `cargo test`: the leaf down for 21 s under 60 requests per
-    /// second; the trigger on a leaf of a tenth of the metastable section's rate, 100 s; 5 %
+    /// second, without timeouts and with them; the trigger on a leaf of a tenth of the metastable section's rate, 100 s; 5 %
     /// failing under 100 requests per second for 20 s, one seed.
     pub fn quick() -> Config {
         let full = Config::full();
@@ -945,17 +954,23 @@ impl Config {
             horizon: 20.0,
             ..full.transient
         };
+        let down = Setup {
+            fault: Fault::Down {
+                start: 5.0,
+                len: 21.0,
+            },
+            leaf_load: 60.0,
+            horizon: 36.0,
+            ..full.down
+        };
         Config {
             shapes: Shape::ALL.to_vec(),
-            down: Setup {
-                fault: Fault::Down {
-                    start: 5.0,
-                    len: 21.0,
-                },
-                leaf_load: 60.0,
-                horizon: 36.0,
-                ..full.down
+            down_timed: Setup {
+                name: full.down_timed.name,
+                attempt_timeout: full.down_timed.attempt_timeout,
+                ..down.clone()
             },
+            down,
             overload: Setup {
                 fault: Fault::Overload {
                     rate: tenth_rate,
@@ -982,6 +997,8 @@ impl Config {
 pub struct Results {
     /// The leaf down: every shape under every rule.
     pub down: Vec<Summary>,
+    /// The same with 1 s attempt timeouts.
+    pub down_timed: Vec<Summary>,
     /// The overload trigger: every shape under every rule.
     pub overload: Vec<Summary>,
     /// Transient failures without timeouts: every seed, shape and rule.
@@ -1005,6 +1022,7 @@ pub fn run(config: &Config) -> Results {
         }
     };
     push(&config.down);
+    push(&config.down_timed);
     push(&config.overload);
     for &seed in &config.transient_seeds {
         push(&Setup {
@@ -1020,6 +1038,7 @@ pub fn run(config: &Config) -> Results {
         taken
     };
     let down = take(config.down.name);
+    let down_timed = take(config.down_timed.name);
     let overload = take(config.overload.name);
     let transient = take(config.transient.name);
     let transient_timed = take(config.transient_timed.name);
@@ -1031,6 +1050,7 @@ pub fn run(config: &Config) -> Results {
     });
     Results {
         down,
+        down_timed,
         overload,
         transient,
         transient_timed,
