@@ -64,7 +64,7 @@ use proc_macro::TokenStream;
 /// | `retry_if_ok` | path to `fn(&T) -> bool`: repeat while true (polling) | none |
 /// | `idempotent` | `true` / `false` | `true` |
 /// | `idempotent_if` | a `bool` expression over the arguments, evaluated once per call | none |
-/// | `idempotency_key` | `true` / `false`: every attempt (and hedge) sends the call's invocation id as its `Idempotency-Key`, and the function is retried as an idempotent one whatever `idempotent` says (see below) | `false` |
+/// | `idempotency_key` | `true` / `false`: every attempt (and hedge) sends the call's invocation id as its `Idempotency-Key`, and an attempt that wrote it is retried as an idempotent one whatever `idempotent` says (see below) | `false` |
 /// | `long_polling` | `true` / `false`: when the bucket refuses a retry, sleep its backoff before returning the error | `false` |
 /// | `partition` | string: functions naming the same partition share one bucket and limiter | one per function |
 /// | `bucket` | path to a `static TokenBucket`, or `"none"` for no bucket | from `partition` |
@@ -96,11 +96,15 @@ use proc_macro::TokenStream;
 /// Header Field" (draft-ietf-httpapi-idempotency-key-header) does it: every attempt of a call
 /// carries the header `Idempotency-Key` with the call's invocation id (the same UUID on every
 /// attempt and every hedge, new for each call), and the server runs a request once per key,
-/// answering a repeat with the first answer. The function is then retried as an idempotent one,
-/// whatever `idempotent` says (`idempotent_if` beside it is a compile error: it would decide
-/// nothing). The header is written where the request is built, by
-/// `retry_runtime::wire::WithAttempt::with_attempt` (reqwest's and `http`'s builders) or by
-/// the `tower` layer of a policy with `Policy::idempotency_key(true)`. The draft's two answers
+/// answering a repeat with the first answer. An attempt that wrote its key is then retried
+/// (and hedged) as an idempotent one, whatever `idempotent` says (`idempotent_if` beside it is
+/// a compile error: it would decide nothing). The header is written where the request is built,
+/// by `retry_runtime::wire::WithAttempt::with_attempt` (reqwest's, `http`'s and tonic's
+/// requests), `retry_runtime::wire::insert_attempt_headers`, or the `tower` layer of a policy
+/// with `Policy::idempotency_key(true)`. An attempt that wrote none (a body that forgot
+/// `with_attempt`) is retried only as `idempotent` allows, `false` unless written: never a
+/// second `POST` without its key; the process warns once per function that forgot it. The
+/// draft's two answers
 /// to a keyed request are read as it means them: `409 Conflict` (a request with the same key
 /// is still being processed) is `Throttling`, so the call waits and asks again, and `422
 /// Unprocessable Content` (the key was used with another payload) is `Permanent`.

@@ -122,8 +122,11 @@ impl Attempt {
     /// function with `idempotency_key = true` (a policy with
     /// [`Policy::idempotency_key`](crate::Policy::idempotency_key)); `None` otherwise.
     /// [`wire::WithAttempt`](crate::wire::WithAttempt) writes it as the `Idempotency-Key`
-    /// header; a request built another way (a client of your own, a message queue's
-    /// deduplication id) can carry it as its protocol has it.
+    /// header, and the attempt is then retried as an idempotent one; a request built another
+    /// way (a client of your own, a message queue's deduplication id) can carry it as its
+    /// protocol has it, and its function says `idempotent = true` to be retried after any
+    /// failure (the engine cannot see what such a request carried: see
+    /// [`wire`](crate::wire#idempotency-keys)).
     #[must_use]
     pub fn idempotency_key(&self) -> Option<InvocationId> {
         self.keyed.then_some(self.id)

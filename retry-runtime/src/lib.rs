@@ -59,9 +59,9 @@
 //! Inside the body, [`attempt()`] tells which attempt this is, the time it has left and the
 //! call's invocation id; [`wire::WithAttempt`] writes them into a request. With
 //! `idempotency_key = true`, every attempt also sends the invocation id as its
-//! `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header), and the function is retried
-//! as an idempotent one: a `POST` the server deduplicates by key is safe to send again (see
-//! [`wire`](wire#idempotency-keys)).
+//! `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header), and an attempt that wrote it
+//! is retried as an idempotent one: a `POST` the server deduplicates by key is safe to send
+//! again (see [`wire`](wire#idempotency-keys)).
 //!
 //! The same loop serves a plain `fn` (`#[retry]` blocks its thread between attempts), a
 //! closure built at run time ([`Policy::retry`], with the attribute's keys as `const fn`
@@ -86,6 +86,23 @@
 //! had: `tower::DeadlineLayer` reads `grpc-timeout` and Envoy's
 //! `x-envoy-expected-rq-timeout-ms`), and every call inside it, at any depth, takes the earlier
 //! of its own deadline and that one, and writes what it has left into its own requests.
+//!
+//! # Call graphs
+//!
+//! Services call services, and retries at every hop multiply: three services that each retry
+//! three times send 27 requests to a dead fourth for each user call. A server's handler behind
+//! `tower::ServerLayer` (feature `tower`; axum's `Router::layer`, tonic's `Server::builder()
+//! .layer`) runs under its caller's deadline, and when the calls it made gave up retrying (their
+//! retries spent, refused by a protection, or told not to retry), its error answer says so:
+//! `x-should-retry: false`, or a negative `grpc-retry-pushback-ms` for gRPC. The caller's
+//! `#[retry]` functions, [`Policy`] calls and tower layers do not retry such an answer
+//! ([`wire::SHOULD_RETRY`]): only the hop next to the failure retries, so the dead service gets
+//! 3 requests per user call, and a transient failure there is still recovered, by that hop.
+//! With each hop writing its attempt into its requests (`with_attempt`, the tower layers), a
+//! deadline set at the user crosses every hop with no header written by hand.
+//!
+//! `tower::ServerLayer`'s documentation has an example, and the README a chain of axum
+//! services.
 //!
 //! # Configuration
 //!

@@ -285,6 +285,72 @@ async fn an_attempt_that_wrote_no_key_is_retried_as_one_that_is_not_idempotent()
     assert_eq!(s.attempts(), 2);
 }
 
+/// Its own function: the warning is once per function for the whole process.
+#[retry(idempotency_key = true, max_attempts = 4, initial_backoff = "1ms")]
+async fn warned_once(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_function_that_forgets_its_key_is_warned_about_once() {
+    let capture = crate::capture::Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    for _ in 0..3 {
+        let s = Script::new([Fail(ErrorClass::Throttling), Fail(ErrorClass::Transient)]);
+        assert!(warned_once(&s).await.is_err());
+        // Retried after throttling (never sent), not after the 5xx.
+        assert_eq!(s.attempts(), 2);
+    }
+    let warnings: Vec<_> = capture
+        .of("retry", tracing::Level::WARN)
+        .into_iter()
+        .filter(|e| e.field("message").contains("idempotency key"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].field("function"), "warned_once");
+    assert_eq!(warnings[0].field("attempt"), "1");
+    assert!(
+        warnings[0].field("message").contains("with_attempt"),
+        "{warnings:?}"
+    );
+    // A function that writes its key is never warned about.
+    let keys = Mutex::new(Vec::new());
+    let s = Script::new([Fail(ErrorClass::Transient), Succeed(1)]);
+    assert_eq!(create_keyed(&s, &keys).await, Ok(1));
+    assert_eq!(
+        capture
+            .of("retry", tracing::Level::WARN)
+            .iter()
+            .filter(|e| e.field("function") == "create_keyed")
+            .count(),
+        0
+    );
+}
+
+/// A hedged function that sends keys: a hedge is another copy of the request, safe only when
+/// the attempt it doubles wrote its key.
+#[retry(idempotency_key = true, max_attempts = 3, hedge_after = "10ms")]
+async fn hedged_keyed(script: &Script, write_key: bool) -> Result<u32, TestError> {
+    if write_key {
+        let _ = request_headers();
+    }
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedge_doubles_only_an_attempt_that_wrote_its_key() {
+    let s = Script::new([crate::util::Slow(Duration::from_millis(100))]);
+    assert_eq!(hedged_keyed(&s, true).await, Ok(0));
+    assert_eq!(
+        s.attempts(),
+        2,
+        "hedged after 10 ms (two in flight at most)"
+    );
+    let s = Script::new([crate::util::Slow(Duration::from_millis(100))]);
+    assert_eq!(hedged_keyed(&s, false).await, Ok(0));
+    assert_eq!(s.attempts(), 1, "no copy of a request without its key");
+}
+
 /// An attempt that wrote its key and one that did not, in one call: the retry follows what the
 /// failed attempt did.
 #[retry(idempotency_key = true, max_attempts = 4, initial_backoff = "1ms")]

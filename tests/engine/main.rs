@@ -19,4 +19,5 @@ mod idempotency;
 mod observe;
 mod policy;
 mod semantics;
+mod served;
 mod timelines;

@@ -19,6 +19,7 @@ mod resettable;
 #[path = "../util/mod.rs"]
 mod util;
 
+mod chain;
 mod classify;
 mod deadline;
 mod derive;

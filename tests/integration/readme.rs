@@ -77,6 +77,86 @@ fn the_readme_shows_this_files_code() {
     for block in &without {
         assert_is_this_files_code(block);
     }
+    let graph = blocks_in_section("\n### A call graph\n");
+    assert_eq!(graph.len(), 1);
+    assert!(graph[0].iter().any(|l| l.contains("ServerLayer::new()")));
+    assert_is_this_files_code(&graph[0]);
+}
+
+/// The README's call graph: two services built as it shows, in front of a leaf that is down.
+mod call_graph {
+    use axum::Router;
+    use axum::extract::State;
+    use axum::http::StatusCode;
+    use axum::response::{IntoResponse, Response};
+    use axum::routing::get;
+    use retry_runtime::reqwest::{Error, error_for_status};
+    use retry_runtime::retry;
+    use retry_runtime::tower::ServerLayer;
+    use retry_runtime::wire::WithAttempt;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// Where a service's calls go.
+    struct Next {
+        client: reqwest::Client,
+        url: String,
+    }
+
+    // A service's handler calls the next service, and answers 503 if that fails.
+    async fn handler(State(next): State<Arc<Next>>) -> Response {
+        match call_next(&next.client, &next.url).await {
+            Ok(text) => text.into_response(),
+            Err(e) => (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response(),
+        }
+    }
+
+    // Its call writes the attempt into the request: which attempt, and the time it has left.
+    #[retry(max_attempts = 3)]
+    async fn call_next(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+        let response = error_for_status(client.get(url).with_attempt().send().await?)?;
+        Ok(response.text().await?)
+    }
+
+    /// A service as the README builds it, calling `url`; returns its own URL.
+    async fn service(url: String) -> String {
+        let next = Arc::new(Next {
+            client: crate::http_server::client(),
+            url,
+        });
+        let app = Router::new()
+            .route("/", get(handler))
+            .with_state(next)
+            .layer(ServerLayer::new());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let own = format!("http://{}/", listener.local_addr().unwrap());
+        tokio::spawn(axum::serve(listener, app).into_future());
+        own
+    }
+
+    static LEAF: AtomicU32 = AtomicU32::new(0);
+
+    /// A leaf that is down.
+    async fn down() -> StatusCode {
+        LEAF.fetch_add(1, Ordering::SeqCst);
+        StatusCode::SERVICE_UNAVAILABLE
+    }
+
+    #[tokio::test]
+    async fn a_dead_leaf_gets_three_requests_per_user_call() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let leaf = format!("http://{}/", listener.local_addr().unwrap());
+        tokio::spawn(axum::serve(listener, Router::new().route("/", get(down))).into_future());
+        // The user calls A, which calls B, which calls the leaf; each hop `call_next`.
+        let a = service(service(leaf).await).await;
+        let out = call_next(&crate::http_server::client(), &a).await;
+        let Err(Error::Status(r)) = out else {
+            panic!("the leaf is down: {out:?}")
+        };
+        assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
+        // B retried (its backoff, 1 s doubling with full jitter); A and the user did not.
+        assert_eq!(LEAF.load(Ordering::SeqCst), 3);
+    }
 }
 
 /// The README's first screen.

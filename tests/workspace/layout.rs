@@ -2,8 +2,8 @@
 //! an import circle between its files or between its modules, the runtime's top level stays
 //! small, and the paths ARCHITECTURE.md names exist.
 //!
-//! A file imports another when it names an item through a `crate::` path (a `use`, or a path
-//! written in place) or, at its top level, through `super::`. Two files that import each other,
+//! A file imports another when it names an item through a `crate::` or `super::` path (a `use`,
+//! or a path written in place), outside its inline modules (its tests). Two files that import each other,
 //! directly or around a longer loop, are a circle: neither can be read or changed without the
 //! other. The crate root's re-exports count as the root file, so code inside a crate names an
 //! item by the module that defines it, not by the root. Between modules, each file counts as the
@@ -89,11 +89,53 @@ fn code(source: &str) -> String {
     out
 }
 
+/// The spans of the inline modules of `code` (`mod tests { ... }`), braces included.
+fn inline_modules(code: &str) -> Vec<std::ops::Range<usize>> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(found) = code[from..].find("mod ") {
+        let start = from + found;
+        from = start + 4;
+        let before = start.checked_sub(1).map(|i| bytes[i]);
+        if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            continue;
+        }
+        let rest = &code[from..];
+        let name_end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if name_end == 0 || !rest[name_end..].trim_start().starts_with('{') {
+            // `mod name;`: a module of its own file.
+            continue;
+        }
+        let open = from + name_end + rest[name_end..].find('{').expect("just seen");
+        let mut depth = 0usize;
+        let mut end = code.len();
+        for (i, c) in code[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push(start..end);
+    }
+    out
+}
+
 /// The module paths a file names: `crate::a::b` (and each item of `crate::a::{b, c::d}`), and
-/// at the file's top level `super::a`, relative to the file's module `at`.
+/// `super::a`, relative to the file's module `at`, outside its inline modules.
 fn named_paths(code: &str, at: &[String]) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let bytes = code.as_bytes();
+    let inline = inline_modules(code);
     for base in ["crate", "super"] {
         let mut from = 0;
         while let Some(found) = code[from..].find(base) {
@@ -110,8 +152,7 @@ fn named_paths(code: &str, at: &[String]) -> Vec<Vec<String>> {
             if !code[from..].starts_with("::") {
                 continue;
             }
-            let line_start = code[..start].rfind('\n').map_or(0, |i| i + 1);
-            if base == "super" && code[line_start..start].starts_with(char::is_whitespace) {
+            if base == "super" && inline.iter().any(|r| r.contains(&start)) {
                 // `super` inside an inline module (its tests): the file itself.
                 continue;
             }
@@ -345,6 +386,35 @@ fn the_checker_finds_a_circle() {
     assert!(
         edges[&PathBuf::from("a.rs")].len() == 1,
         "comments and strings name nothing"
+    );
+}
+
+#[test]
+fn the_checker_reads_super_in_a_function_and_not_in_an_inline_module() {
+    // b/c.rs names b/d.rs at its top level; b/d.rs names b/c.rs inside a function (indented),
+    // a circle; and b/d.rs's tests name `super::*`, the file itself.
+    let dir = std::env::temp_dir().join(format!("retry-layout-super-{}", std::process::id()));
+    let src = dir.join("src");
+    std::fs::create_dir_all(src.join("b")).unwrap();
+    std::fs::write(src.join("lib.rs"), "mod b;\n").unwrap();
+    std::fs::write(src.join("b/mod.rs"), "mod c;\nmod d;\n").unwrap();
+    std::fs::write(src.join("b/c.rs"), "use super::d::D;\npub fn site() {}\n").unwrap();
+    std::fs::write(
+        src.join("b/d.rs"),
+        "pub struct D;\nimpl D {\n    fn f() {\n        super::c::site()\n    }\n}\n\
+         #[cfg(test)]\nmod tests {\n    use super::*;\n    use super::super::c::site;\n}\n",
+    )
+    .unwrap();
+    let edges = graph(&src);
+    let found = circles(&edges);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        found,
+        vec![vec![PathBuf::from("b/c.rs"), PathBuf::from("b/d.rs")]]
+    );
+    assert_eq!(
+        edges[&PathBuf::from("b/d.rs")],
+        BTreeSet::from([PathBuf::from("b/c.rs")])
     );
 }
 

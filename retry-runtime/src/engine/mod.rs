@@ -504,11 +504,15 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             .is_some_and(|d| crate::runtime::reaches(d, Instant::now(), wait))
     }
 
-    /// The call ends before its attempts are spent, for `reason`: it gave up retrying
-    /// ([`gave_up`](Self::gave_up)), unless it ends because its function is not idempotent
-    /// before it retried at all.
+    /// The call ends before its attempts are spent, for `reason`, after `attempt` attempts: it
+    /// gave up retrying ([`gave_up`](Self::gave_up)), unless it ends after its first attempt,
+    /// before any retry, because its function is not idempotent or because no retry fits before
+    /// the deadline. Such a call made one attempt, as one allowed no more would have; the
+    /// retry is its caller's, whose own attempt a server's deadline is the cutoff of.
     fn ended_early(&self, a: &Around, attempt: u32, class: Option<ErrorClass>, reason: EarlyEnd) {
-        if reason != EarlyEnd::NotIdempotent || attempt > 1 {
+        let retry_left_to_caller =
+            attempt == 1 && matches!(reason, EarlyEnd::NotIdempotent | EarlyEnd::Deadline);
+        if !retry_left_to_caller {
             self.gave_up();
         }
         observe::ended_early(&self.current, a, attempt, class, reason);

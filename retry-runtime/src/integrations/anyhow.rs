@@ -1,6 +1,6 @@
 //! anyhow (feature `anyhow`): `Classify` for `anyhow::Error`.
 
-use super::chain::known_cause;
+use super::boxed::known_cause;
 use crate::classify::{Classify, ErrorClass};
 use std::time::Duration;
 

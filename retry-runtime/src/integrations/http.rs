@@ -93,3 +93,49 @@ impl WithAttempt for ::http::request::Builder {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(status: u16, headers: &[(&'static str, &'static str)]) -> Response<()> {
+        let mut r = Response::builder().status(status);
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        r.body(()).unwrap()
+    }
+
+    #[test]
+    fn an_answer_that_says_do_not_retry_is_permanent() {
+        let stop = [("x-should-retry", "false")];
+        assert_eq!(response(503, &stop).classify(), ErrorClass::Permanent);
+        assert_eq!(response(429, &stop).classify(), ErrorClass::Permanent);
+        assert_eq!(response(408, &stop).classify(), ErrorClass::Permanent);
+        assert_eq!(
+            response(503, &[("x-should-retry", " FALSE ")]).classify(),
+            ErrorClass::Permanent
+        );
+        // `true` leaves the status to decide: a 404 is not made retryable.
+        let go = [("x-should-retry", "true")];
+        assert_eq!(response(503, &go).classify(), ErrorClass::Transient);
+        assert_eq!(response(404, &go).classify(), ErrorClass::Permanent);
+        // A garbled or repeated value is ignored.
+        for bad in ["no", "0", "f", "false, false", ""] {
+            let r = response(503, &[("x-should-retry", bad)]);
+            assert_eq!(r.classify(), ErrorClass::Transient, "{bad:?}");
+        }
+        let twice = response(
+            503,
+            &[("x-should-retry", "false"), ("x-should-retry", "false")],
+        );
+        assert_eq!(twice.classify(), ErrorClass::Transient);
+        // Envoy's overload, told not to retry.
+        let shed = [("x-envoy-overloaded", "true"), ("x-should-retry", "false")];
+        assert_eq!(response(503, &shed).classify(), ErrorClass::Permanent);
+        assert_eq!(
+            response(503, &[("x-envoy-overloaded", "true")]).classify(),
+            ErrorClass::Throttling
+        );
+    }
+}

@@ -5,6 +5,7 @@
 
 #[cfg(feature = "anyhow")]
 mod anyhow;
+pub(crate) mod boxed;
 pub(crate) mod chain;
 #[cfg(feature = "grpc-config")]
 pub mod grpc;

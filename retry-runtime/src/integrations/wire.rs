@@ -5,17 +5,29 @@
 //!
 //! | request | timeout | headers |
 //! |---|---|---|
-//! | `reqwest::RequestBuilder` (feature `reqwest`) | the request's timeout: the attempt's time left | `amz-sdk-invocation-id`, `amz-sdk-request`; `idempotency-key` when the call sends keys |
-//! | `http::request::Builder` (feature `http`) | (none: hyper has no request timeout) | `amz-sdk-invocation-id`, `amz-sdk-request`; `idempotency-key` when the call sends keys |
-//! | `tonic::Request` (feature `tonic`) | `grpc-timeout`: the attempt's time left | `grpc-previous-rpc-attempts` on a retry |
+//! | `reqwest::RequestBuilder` (feature `reqwest`) | the request's timeout, and `x-envoy-expected-rq-timeout-ms`: the attempt's time left | `amz-sdk-invocation-id`, `amz-sdk-request`; `idempotency-key` when the call sends keys |
+//! | `http::request::Builder` (feature `http`) | `x-envoy-expected-rq-timeout-ms` (hyper has no request timeout) | `amz-sdk-invocation-id`, `amz-sdk-request`; `idempotency-key` when the call sends keys |
+//! | `tonic::Request` (feature `tonic`) | `grpc-timeout`: the attempt's time left | `grpc-previous-rpc-attempts` on a retry; `idempotency-key` when the call sends keys |
+//!
+//! The tower layers write the same into each attempt's request themselves (see
+//! [`tower::Exchange::write_attempt`](crate::tower::Exchange::write_attempt)).
 //!
 //! The time left is `min(attempt timeout, deadline left)` as of the call to `with_attempt`,
-//! never a stale figure: a retry late in the deadline sends what is really left (gRPC rounds
-//! it down to its unit). `amz-sdk-invocation-id` is the call's id (a UUID, the same on every
-//! attempt); `amz-sdk-request` is `ttl=20250101T120000Z; attempt=2; max=3`, as the AWS SDKs
-//! write it (`ttl` only when something cuts the attempt off). gRFC A6 defines
-//! `grpc-previous-rpc-attempts`: the attempts that went before this one, sent on retries only.
-//! Outside a `#[retry]` body `with_attempt` changes nothing.
+//! never a stale figure: a retry late in the deadline sends what is really left (rounded down:
+//! gRPC to its unit, `x-envoy-expected-rq-timeout-ms` to the millisecond, at least 1). A server
+//! behind [`tower::ServerLayer`](crate::tower::ServerLayer) or
+//! [`tower::DeadlineLayer`](crate::tower::DeadlineLayer) runs its handler under it, so a
+//! deadline crosses every hop of a call graph with no header written by hand.
+//! `x-envoy-expected-rq-timeout-ms` is Envoy's header for the time its router gives a request
+//! (<https://www.envoyproxy.io/docs/envoy/latest/configuration/http/http_filters/router_filter#x-envoy-expected-rq-timeout-ms>);
+//! it is written only when something cuts the attempt off. `amz-sdk-invocation-id` is the
+//! call's id (a UUID, the same on every attempt); `amz-sdk-request` is `ttl=20250101T120000Z;
+//! attempt=2; max=3`, as the AWS SDKs write it (`ttl` only when something cuts the attempt
+//! off). gRFC A6 defines `grpc-previous-rpc-attempts`: the attempts that went before this one,
+//! sent on retries only. Outside a `#[retry]` body `with_attempt` changes nothing.
+//!
+//! The other way, a server's answer that carries [`SHOULD_RETRY`] (`x-should-retry: false`),
+//! or a negative `grpc-retry-pushback-ms`, is not retried: see [`SHOULD_RETRY`].
 //!
 //! Call it where the request is built, before anything signs it (the AWS SDKs add the header
 //! after signing, as it is not signed; a user's own signer that signs every header must see
@@ -57,6 +69,16 @@
 //! such a function is retried as an idempotent one. The value is the UUID as it is written,
 //! as Stripe's API reference ("Idempotent requests") shows the header; the draft makes the
 //! field a Structured Field String, whose strict form is the same UUID in double quotes.
+//!
+//! A function with `idempotency_key = true` is retried as an idempotent one only after an
+//! attempt that wrote its key into a request (with `with_attempt`, `insert_attempt_headers` or
+//! the tower layer): an attempt that wrote none (a body that forgot `with_attempt`) sent a
+//! request the server cannot deduplicate, and is retried only as `idempotent` allows (`false`
+//! unless the function says `idempotent = true`), after failures that prove the request was
+//! not acted on. The process warns once per function that forgot it. A request that carries
+//! the key by other means (a client of your own, a queue's deduplication id, read from
+//! [`Attempt::idempotency_key`](crate::Attempt::idempotency_key)) leaves no mark the engine
+//! can see: such a function says `idempotent = true` to be retried after any failure.
 //!
 //! The draft's answers to a keyed request are read as it means them, for the attempts that
 //! carried a key: `409 Conflict` (a request with the same key is still being processed: no
@@ -283,6 +305,76 @@ pub fn insert_attempt_headers(headers: &mut http::HeaderMap) {
             if let Some(name) = name {
                 headers.insert(name, value);
             }
+        }
+    }
+}
+
+#[cfg(all(test, feature = "http"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn should_retry_values() {
+        assert_eq!(should_retry(b"false"), Some(false));
+        assert_eq!(should_retry(b"False"), Some(false));
+        assert_eq!(should_retry(b" false\t"), Some(false));
+        assert_eq!(should_retry(b"true"), Some(true));
+        assert_eq!(should_retry(b"TRUE"), Some(true));
+        for bad in [
+            &b""[..],
+            b"0",
+            b"1",
+            b"no",
+            b"fals",
+            b"falsey",
+            b"\"false\"",
+            b"false;x",
+        ] {
+            assert_eq!(should_retry(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_time_left_as_envoys_header_writes_it() {
+        let ms = |d: Duration| expected_timeout_ms(d).to_str().unwrap().to_owned();
+        assert_eq!(ms(Duration::from_millis(400)), "400");
+        assert_eq!(ms(Duration::from_micros(399_999)), "399");
+        // Never 0, Envoy's "no timeout".
+        assert_eq!(ms(Duration::from_micros(10)), "1");
+        assert_eq!(ms(Duration::ZERO), "1");
+        assert_eq!(ms(Duration::MAX), u64::MAX.to_string());
+    }
+
+    #[test]
+    fn the_time_left_as_grpc_timeout_writes_it() {
+        let grpc = |d: Duration| grpc_timeout_value(d).to_str().unwrap().to_owned();
+        assert_eq!(grpc(Duration::ZERO), "0n");
+        assert_eq!(grpc(Duration::from_nanos(99_999_999)), "99999999n");
+        assert_eq!(grpc(Duration::from_nanos(100_000_001)), "100000u");
+        assert_eq!(grpc(Duration::from_millis(250)), "250000u");
+        assert_eq!(grpc(Duration::from_secs(100)), "100000m");
+        assert_eq!(grpc(Duration::from_secs(100_000)), "100000S");
+        assert_eq!(grpc(Duration::from_secs(100_000_000 * 60)), "1666666H");
+        assert_eq!(grpc(Duration::MAX), "99999999H");
+        // At most 8 digits, rounded down: never more than what is left.
+        for n in [1, 7, 999, 123_456_789, 98_765_432_109, u64::MAX / 3] {
+            let d = Duration::from_nanos(n);
+            let text = grpc(d);
+            assert!(text.len() <= 9, "{text}");
+            let (digits, unit) = text.split_at(text.len() - 1);
+            let per: u128 = match unit {
+                "n" => 1,
+                "u" => 1_000,
+                "m" => 1_000_000,
+                "S" => 1_000_000_000,
+                "M" => 60_000_000_000,
+                _ => 3_600_000_000_000,
+            };
+            let back = digits.parse::<u128>().unwrap() * per;
+            assert!(
+                back <= d.as_nanos() && d.as_nanos() - back < per,
+                "{n} {text}"
+            );
         }
     }
 }

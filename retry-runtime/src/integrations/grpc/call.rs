@@ -5,19 +5,12 @@ use super::codes::Codes;
 use super::policy::{GrpcPolicy, Rule};
 use super::pushback::{Pushback, pushback};
 use crate::classify::{ErrorClass, TimedOut};
-use crate::engine::site::{BudgetRef, Site};
 
 use crate::engine::{Call, Classifier, NoBreaker, Timed};
 use crate::observe::event::RetryEvent;
-use crate::protect::bucket::TokenBucket;
-use crate::spec::{HedgeSpec, Jitter, Keys, Mode};
 use ::tonic::Status;
 use core::future::Future;
 use std::time::Duration;
-
-/// A6 keeps no AWS retry quota: a call's only limits are its attempts, its timeout and the
-/// config's retry throttling.
-static NO_QUOTA: TokenBucket = TokenBucket::unlimited();
 
 /// A status's class under a policy: a code the policy retries (or, hedging, one that is not
 /// fatal) is `Transient`, any other `Permanent`; a pushback that says not to retry (negative or
@@ -38,39 +31,6 @@ impl Classifier<Status> for ByCodes {
             Pushback::After(delay) => Some(delay),
             Pushback::None | Pushback::Stop => None,
         }
-    }
-}
-
-/// The engine's site of a method's policy: its keys as A6 sets them, the config's throttle as
-/// its budget, no retry quota, nothing from the environment or a file.
-pub(crate) fn site(policy: &GrpcPolicy) -> Site {
-    let keys = Keys::new().mode(Mode::Standard).jitter(Jitter::Full);
-    let keys = match policy.method().rule {
-        Rule::None => keys.max_attempts(1),
-        Rule::Retry(r) => keys
-            .max_attempts(r.max_attempts)
-            // The engine's backoff grows by a factor of at least 1 (a multiplier below 1 keeps
-            // the initial backoff); the first is never above the cap.
-            .initial_backoff(r.initial_backoff.min(r.max_backoff))
-            .multiplier(r.multiplier.max(1.0))
-            .max_backoff(r.max_backoff),
-        Rule::Hedging(h) => keys
-            .max_attempts(h.max_attempts)
-            // A non-fatal failure sends the next hedge at once.
-            .initial_backoff(Duration::ZERO)
-            .max_backoff(Duration::ZERO)
-            // A delay of zero sends every hedge at once: the engine's shortest delay.
-            .hedge_after(HedgeSpec::Fixed(h.delay.max(Duration::from_nanos(1))))
-            .max_in_flight(h.max_attempts),
-    };
-    let keys = match policy.timeout().filter(|t| !t.is_zero()) {
-        Some(timeout) => keys.deadline(timeout),
-        None => keys,
-    };
-    let site = Site::new("grpc", keys).grpc().bucket(&NO_QUOTA);
-    match policy.throttle() {
-        Some(throttle) => site.budget(BudgetRef::Static(throttle.budget())),
-        None => site,
     }
 }
 

@@ -602,4 +602,138 @@ mod tests {
             "{shown}"
         );
     }
+
+    /// Applies 1 to 8 random edits to `value` (a byte replaced, inserted or removed, a piece
+    /// repeated), drawing bytes mostly from `alphabet`.
+    fn mutate(rng: &mut rand::rngs::StdRng, value: &str, alphabet: &[u8]) -> Vec<u8> {
+        use rand::{Rng, RngExt};
+        let mut value = value.as_bytes().to_vec();
+        for _ in 0..rng.random_range(1..=8) {
+            let at = rng.random_range(0..=value.len());
+            let byte = |rng: &mut rand::rngs::StdRng| {
+                if rng.random_bool(0.9) {
+                    alphabet[rng.random_range(0..alphabet.len())]
+                } else {
+                    rng.next_u32() as u8
+                }
+            };
+            match rng.random_range(0..4) {
+                0 if at < value.len() => value[at] = byte(rng),
+                1 => {
+                    let b = byte(rng);
+                    value.insert(at, b);
+                }
+                2 if at < value.len() => {
+                    value.remove(at);
+                }
+                _ => {
+                    let end = rng.random_range(at..=value.len());
+                    let piece = value[at..end].to_vec();
+                    value.splice(at..at, piece);
+                }
+            }
+        }
+        value
+    }
+
+    /// How many mutated values per header: `RETRY_FUZZ_CASES`, else 20,000.
+    fn cases() -> u64 {
+        std::env::var("RETRY_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20_000)
+    }
+
+    /// Mutated values of each header a server reads of its caller, and of `x-should-retry`,
+    /// read as a request's (or a response's) only header: no panic; a value is read only when
+    /// it is what the header's grammar allows, and anything else is ignored (never a deadline,
+    /// never an attempt, never "do not retry"). `RETRY_FUZZ_CASES` cases per header (20,000 by
+    /// default; RELIABILITY.md gives the long run).
+    #[test]
+    fn mutated_headers_are_read_only_when_well_formed() {
+        use rand::SeedableRng;
+        const ALPHABET: &[u8] = b"0123456789HMSmunattemptmaxl=;-+. \tfalsetruex";
+        let seeds: [(&str, &[&str]); 6] = [
+            (GRPC_TIMEOUT, &["250m", "1S", "99999999H", "0n", "300000u"]),
+            (ENVOY_EXPECTED_RQ_TIMEOUT_MS, &["400", "15000", "1"]),
+            (GRPC_PREVIOUS_RPC_ATTEMPTS, &["1", "0", "4294967294"]),
+            (ENVOY_ATTEMPT_COUNT, &["2", "1", "4294967295"]),
+            (
+                AMZ_SDK_REQUEST,
+                &["ttl=20250101T120000Z; attempt=2; max=3", "attempt=1; max=3"],
+            ),
+            (crate::integrations::wire::SHOULD_RETRY, &["false", "true"]),
+        ];
+        let cases = cases();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x4341_4c4c);
+        for (name, examples) in seeds {
+            let (mut valid, mut read) = (0u64, 0u64);
+            for case in 0..cases {
+                let example = examples[(case % examples.len() as u64) as usize];
+                let bytes = mutate(&mut rng, example, ALPHABET);
+                // Only what HTTP can carry reaches a server (hyper refuses the rest).
+                let Ok(value) = HeaderValue::from_bytes(&bytes) else {
+                    continue;
+                };
+                valid += 1;
+                let mut headers = HeaderMap::new();
+                headers.insert(name, value.clone());
+                // What the parsers read: visible ASCII, whitespace around it aside.
+                let text = value.to_str().map(str::trim).ok();
+                let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+                let mut quiet = |_: Malformed, _: &HeaderValue| {};
+                match name {
+                    GRPC_TIMEOUT | ENVOY_EXPECTED_RQ_TIMEOUT_MS => {
+                        let left = time_left(&headers, &mut quiet);
+                        let grammar = text.is_some_and(|t| {
+                            if name == GRPC_TIMEOUT {
+                                t.len() >= 2
+                                    && t.len() <= 9
+                                    && digits(&t[..t.len() - 1])
+                                    && b"HMSmun".contains(&t.as_bytes()[t.len() - 1])
+                            } else {
+                                digits(t) && t.parse::<u64>().is_ok_and(|ms| ms > 0)
+                            }
+                        });
+                        assert_eq!(left.is_some(), grammar, "{name}: {value:?}");
+                        read += u64::from(left.is_some());
+                    }
+                    crate::integrations::wire::SHOULD_RETRY => {
+                        let stop = crate::integrations::wire::told_not_to_retry(&headers);
+                        let is_false = text.is_some_and(|t| t.eq_ignore_ascii_case("false"));
+                        assert_eq!(stop, is_false, "{value:?}");
+                        read += u64::from(stop);
+                    }
+                    _ => {
+                        let n = attempt(&headers, &mut quiet);
+                        assert!(n.is_none_or(|n| n >= 1), "{name}: {value:?}");
+                        if name != AMZ_SDK_REQUEST {
+                            // The attempt's number, as the header's grammar gives it.
+                            let said = text
+                                .filter(|t| digits(t))
+                                .and_then(|t| t.parse::<u64>().ok());
+                            let expected = match said {
+                                Some(p) if name == GRPC_PREVIOUS_RPC_ATTEMPTS => Some(p + 1),
+                                Some(0) => None,
+                                said => said,
+                            }
+                            .filter(|&n| n <= MAX_ATTEMPTS);
+                            assert_eq!(n.map(u64::from), expected, "{name}: {value:?}");
+                        }
+                        read += u64::from(n.is_some());
+                    }
+                }
+                // And through the reporter, as the layers call it: one warning per problem.
+                let _ = time_left(&headers, &mut report);
+                let _ = attempt(&headers, &mut report);
+            }
+            // Mutation keeps some values well formed: the cases reach past the parsers.
+            assert!(read > 0 && read < valid, "{name}: {read} of {valid}");
+            if cases >= 1_000_000 {
+                println!(
+                    "{name}: {cases} mutated values, {valid} valid header values, {read} read"
+                );
+            }
+        }
+    }
 }

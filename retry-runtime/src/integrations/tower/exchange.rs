@@ -385,6 +385,93 @@ mod tests {
     }
 
     #[test]
+    fn a_failure_the_server_says_not_to_retry_is_permanent() {
+        let stop = ("x-should-retry", "false");
+        assert_eq!(
+            failure(&response(503, &[stop, ("retry-after", "3")])),
+            Some((ErrorClass::Permanent, None))
+        );
+        assert_eq!(
+            failure(&response(429, &[stop])),
+            Some((ErrorClass::Permanent, None))
+        );
+        // Not a failure to begin with: still the caller's at once.
+        assert_eq!(failure(&response(404, &[stop])), None);
+        assert_eq!(failure(&response(200, &[stop])), None);
+        // A gRPC status with it, and the keyed answers.
+        assert_eq!(
+            failure(&response(200, &[("grpc-status", "14"), stop])),
+            Some((ErrorClass::Permanent, None))
+        );
+        let keyed =
+            |r: &Response<()>| <Http as Exchange<Request<()>, _>>::keyed_failure(&Http::new(), r);
+        assert_eq!(
+            keyed(&response(409, &[stop])),
+            Some((ErrorClass::Permanent, None))
+        );
+        // Anything but `false` leaves the status to decide.
+        assert_eq!(
+            failure(&response(503, &[("x-should-retry", "true")])),
+            Some((ErrorClass::Transient, None))
+        );
+        assert_eq!(
+            failure(&response(503, &[("x-should-retry", "maybe")])),
+            Some((ErrorClass::Transient, None))
+        );
+    }
+
+    /// What the layer writes into an attempt's request, read inside the attempt of a policy
+    /// with a deadline of 2 s.
+    #[tokio::test(start_paused = true)]
+    async fn the_attempt_is_written_as_with_attempt_writes_it() {
+        use crate::policy::Policy;
+        let policy = Policy::new()
+            .max_attempts(2)
+            .deadline(Duration::from_secs(2))
+            .initial_backoff(Duration::from_millis(250))
+            .jitter(crate::spec::Jitter::None);
+        let seen = std::sync::Mutex::new(Vec::new());
+        let out = policy
+            .retry(|| async {
+                let a = crate::attempt().unwrap();
+                let mut http = Request::get("/items/1").body(()).unwrap();
+                let mut grpc = Request::post("/shop.Orders/Get")
+                    .header("content-type", "application/grpc+proto")
+                    .header(GRPC_TIMEOUT, "10S")
+                    .body(())
+                    .unwrap();
+                <Http as Exchange<_, Response<()>>>::write_attempt(&Http::new(), &mut http, &a);
+                <Http as Exchange<_, Response<()>>>::write_attempt(&Http::new(), &mut grpc, &a);
+                seen.lock().unwrap().push((http, grpc));
+                Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset))
+            })
+            .await;
+        assert!(out.is_err());
+        let seen = seen.into_inner().unwrap();
+        let (http, grpc) = &seen[0];
+        let h = http.headers();
+        assert_eq!(h["x-envoy-expected-rq-timeout-ms"], "2000");
+        assert!(
+            h["amz-sdk-request"]
+                .to_str()
+                .unwrap()
+                .contains("attempt=1; max=2")
+        );
+        assert!(h.contains_key("amz-sdk-invocation-id"));
+        // A gRPC call: the time left as grpc-timeout (shorter than the 10 s it carried), no
+        // HTTP headers, and no attempt count on the first.
+        let g = grpc.headers();
+        assert_eq!(g[GRPC_TIMEOUT], "2000000u");
+        assert!(!g.contains_key("x-envoy-expected-rq-timeout-ms"));
+        assert!(!g.contains_key(GRPC_PREVIOUS_RPC_ATTEMPTS));
+        // The retry, 250 ms later.
+        let (http, grpc) = &seen[1];
+        assert_eq!(http.headers()["x-envoy-expected-rq-timeout-ms"], "1750");
+        assert_eq!(grpc.headers()[GRPC_TIMEOUT], "1750000u");
+        assert_eq!(grpc.headers()[GRPC_PREVIOUS_RPC_ATTEMPTS], "1");
+    }
+
+    #[test]
     fn grpc_responses_fail_by_their_status() {
         let grpc = |code: &'static str| response(200, &[("grpc-status", code)]);
         assert_eq!(failure(&grpc("0")), None);

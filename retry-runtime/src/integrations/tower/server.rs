@@ -32,8 +32,9 @@ use tower_service::Service;
 /// - **"Do not retry" when the handler's calls gave up.** A call the handler made (at any
 ///   depth, on the task that polls the handler) that fails having given up retrying (its
 ///   retries spent, a retry refused by a protection (the token bucket, a budget, a breaker, a
-///   guard), ended by the deadline or by a server's hint longer than it allows, or an error no
-///   retry fixes, such as an answer that itself said not to retry) marks the request. If the
+///   guard), ended by the deadline after a retry or by a server's hint longer than it allows,
+///   or an error no retry fixes, such as an answer that itself said not to retry) marks the
+///   request. If the
 ///   handler then answers with an error, the layer adds `x-should-retry: false` to it (an HTTP
 ///   status of 400 or more), or `grpc-retry-pushback-ms: -1` (a gRPC status other than `OK` in
 ///   the response's headers, a trailers-only response, which is how servers answer a call
@@ -41,8 +42,9 @@ use tower_service::Service;
 ///   and tower layers read both and do not retry ([`wire::SHOULD_RETRY`](crate::wire::SHOULD_RETRY)):
 ///   only the layer above the failure retries, as the SRE book's "Addressing Cascading
 ///   Failures" asks. A call that fails without having retried because it may not (its
-///   function is not idempotent, or allows one attempt) leaves the retry to the caller and
-///   marks nothing. An answer that already carries either header keeps what the handler wrote.
+///   function is not idempotent, or allows one attempt, or no retry fits before the deadline,
+///   which is often the caller's attempt's cutoff) leaves the retry to the caller and marks
+///   nothing. An answer that already carries either header keeps what the handler wrote.
 /// - **The caller's attempt**, from `grpc-previous-rpc-attempts` (gRFC A6),
 ///   `x-envoy-attempt-count` (Envoy) or `amz-sdk-request`'s `attempt=` (the AWS SDKs, and this
 ///   crate's `with_attempt`), the highest if several say.
