@@ -1739,6 +1739,9 @@ fn run_callgraph(quick: bool, out: &Path) -> Result<()> {
     rows.extend(callgraph_csv_rows(&results.overload, |_| {
         config.overload.seed
     }));
+    rows.extend(callgraph_csv_rows(&results.overload_shedding, |_| {
+        config.overload.seed
+    }));
     let seeds = config.transient_seeds.len();
     let per_seed = results.transient.len() / seeds.max(1);
     for (i, chunk) in results.transient.chunks(per_seed.max(1)).enumerate() {
@@ -1792,7 +1795,7 @@ fn run_callgraph(quick: bool, out: &Path) -> Result<()> {
                     b.queue_s / b.attempts as f64
                 };
                 series.push(format!(
-                    "{},{},{},{},{},{},{},{},{},{},{:.4}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{:.4}",
                     s.setup,
                     s.shape.depth,
                     s.shape.fan_out,
@@ -1803,6 +1806,7 @@ fn run_callgraph(quick: bool, out: &Path) -> Result<()> {
                     s.run.tiers[0].arrived[i],
                     s.run.tiers[1].arrived[i],
                     b.attempts,
+                    b.shed,
                     queue
                 ));
             }
@@ -1811,7 +1815,7 @@ fn run_callgraph(quick: bool, out: &Path) -> Result<()> {
     report::write_csv(
         &out.join("callgraph_series.csv"),
         "setup,depth,fan_out,policy,second,user_calls_offered,user_calls_offered_that_succeeded,\
-         tier1_requests,tier2_requests,leaf_requests,leaf_mean_queue_s",
+         tier1_requests,tier2_requests,leaf_requests,leaf_shed,leaf_mean_queue_s",
         &series,
     )?;
 
@@ -2021,14 +2025,16 @@ fn run_callgraph(quick: bool, out: &Path) -> Result<()> {
     );
     println!(
         "| depth | fan-out | policy | recovered after the trigger | goodput in it | goodput, 10 s \
-         after | calls failed | leaf per user call in it | leaf's peak / capacity | services per \
-         user call in it |"
+         after | calls failed | leaf per user call in it | leaf's peak / capacity | leaf's \
+         arrivals shed, trigger and 10 s after | services per user call in it |"
     );
-    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---|");
+    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|");
+    let (trigger_from, trigger_to) = config.overload.fault.window(config.overload.horizon);
     for &shape in &config.shapes {
         for (name, s) in callgraph_rows(&results.overload, shape) {
+            let span = s.run.series.total(trigger_from, trigger_to + 10.0);
             println!(
-                "| {} | {} | {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {:.2} | {} |",
+                "| {} | {} | {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {:.2} | {:.1}% | {} |",
                 shape.depth,
                 shape.fan_out,
                 name,
@@ -2038,7 +2044,40 @@ fn run_callgraph(quick: bool, out: &Path) -> Result<()> {
                 100.0 * s.failed,
                 leaf_figure(s.leaf().per_call, shape),
                 s.leaf_peak * config.overload.leaf_load / capacity,
+                100.0 * retry_sim::sim::ratio(span.shed, span.attempts),
                 services_figure(&s.tiers, |a| a.per_call)
+            );
+        }
+    }
+    println!(
+        "\nThe leaf's shedding under the rules that do not answer (the same trigger; every other \
+         rule as above):\n"
+    );
+    println!(
+        "| depth | fan-out | policy | recovered after the trigger | goodput in it | goodput, 10 s \
+         after | calls failed | leaf per user call in it | leaf's peak / capacity | leaf's \
+         arrivals shed, trigger and 10 s after |"
+    );
+    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    for &shape in &config.shapes {
+        for s in results
+            .overload_shedding
+            .iter()
+            .filter(|s| s.shape == shape)
+        {
+            let span = s.run.series.total(trigger_from, trigger_to + 10.0);
+            println!(
+                "| {} | {} | {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {:.2} | {:.1}% |",
+                shape.depth,
+                shape.fan_out,
+                s.rule.name,
+                recovered(s),
+                100.0 * s.goodput_fault,
+                100.0 * s.goodput_after,
+                100.0 * s.failed,
+                leaf_figure(s.leaf().per_call, shape),
+                s.leaf_peak * config.overload.leaf_load / capacity,
+                100.0 * retry_sim::sim::ratio(span.shed, span.attempts),
             );
         }
     }

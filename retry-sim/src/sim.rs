@@ -510,6 +510,9 @@ pub struct Bin {
     pub failed: u64,
     /// Seconds queued at the server, summed over the attempts that arrived (queue scenario).
     pub queue_s: f64,
+    /// Attempts the server dropped from its queue unserved, their deadline passed (a queue
+    /// behind `tower::ServerLayer`: the call graph's answering rules).
+    pub shed: u64,
     /// Attempts sent by the calls offered in this bin, whenever they were sent (booked when
     /// the call ends, in the bin it was offered in; our engine's calls only).
     pub call_attempts: u64,
@@ -559,6 +562,7 @@ impl Series {
                 sum.succeeded += b.succeeded;
                 sum.failed += b.failed;
                 sum.queue_s += b.queue_s;
+                sum.shed += b.shed;
                 sum.call_attempts += b.call_attempts;
                 sum.offered_succeeded += b.offered_succeeded;
             }

@@ -1,6 +1,6 @@
 //! The call graph's smallest cases, asserting the qualitative results of SIMULATION.md's call
-//! graph section: how retries compound from hop to hop under each server-side rule. Nothing
-//! here depends on how fast the machine is.
+//! graph section: how retries compound from hop to hop under each server-side rule, and what
+//! a leaf behind the layer sheds. Nothing here depends on how fast the machine is.
 
 use retry_sim::scenario::callgraph::{self, Config, Rule, Shape};
 use retry_sim::scenario::normal;
@@ -46,6 +46,16 @@ fn callgraph_the_leaf_down_the_answers_hold_the_leaf_to_one_hops_retries_at_any_
             }
             assert_eq!(s.run.tiers[0].retries, 0, "the users retried");
         }
+        // With 1 s attempt timeouts at every hop the hop next to the leaf retries only while
+        // its backoff fits before its caller's cutoff, and a call the deadline ended after its
+        // first attempt leaves the retry to its caller: still no more than three leaf requests
+        // per user call early in the outage.
+        let timed = callgraph::run_one(&config.down_timed, shape, Rule::SERVER_LAYER);
+        assert!(
+            timed.leaf().early <= 3.0 + 1e-9,
+            "depth {depth}, 1 s timeouts: {:?}",
+            timed.leaf()
+        );
         // Without the answers, every hop retries while its bucket lasts: more than one hop's
         // three attempts reach the leaf early in the outage, the offered load once every
         // bucket is dry.
@@ -131,34 +141,97 @@ fn callgraph_transient_failures_are_recovered_by_one_hop_once_and_the_chain_stop
         for t in &both.run.tiers[..depth - 1] {
             assert_eq!(t.retries, 0, "depth {depth}");
         }
+        // With 1 s attempt timeouts a service's deadline is its caller's attempt's cutoff: a
+        // call whose first attempt failed and whose backoff does not fit before it ends there,
+        // and leaves the retry to its caller (the users retry it), where one that retried
+        // tells its caller not to. Every "do not retry" answer comes from a request whose leaf
+        // call retried.
+        let timed = callgraph::run_one(&config.transient_timed, shape, Rule::SERVER_LAYER);
+        assert!(timed.run.tiers[0].retries > 0, "depth {depth}");
+        let told: u64 = timed.run.tiers[..depth - 1]
+            .iter()
+            .map(|t| t.told_not_to_retry)
+            .sum();
+        assert!(told > 0, "depth {depth}");
+        assert!(
+            timed.run.tiers[depth - 2].told_not_to_retry <= timed.run.tiers[depth - 1].retries,
+            "depth {depth}"
+        );
     }
 }
 
 #[test]
-fn callgraph_the_overload_trigger_only_the_users_retry_so_the_server_side_rules_change_nothing() {
+fn callgraph_the_overload_trigger_the_leaf_behind_the_layer_sheds_its_stale_queue_and_recovers_within_5_s()
+ {
     let config = Config::quick();
     let shape = Shape::chain(3);
+    let total_shed = |s: &callgraph::Summary| s.run.series.total(0.0, f64::INFINITY).shed;
+    // The rules whose leaf does all the work it is sent: naive never comes back, the buckets
+    // bound the storm but the backlog takes longer than 5 s to drain, and nothing is shed.
     let naive = callgraph::run_one(&config.overload, shape, Rule::NAIVE);
-    let standard = callgraph::run_one(&config.overload, shape, Rule::STANDARD);
     assert_eq!(naive.recovered_after, None);
-    // The users' buckets bound the storm; the backlog takes longer than 5 s to drain.
+    let standard = callgraph::run_one(&config.overload, shape, Rule::STANDARD);
     let back = standard.recovered_after.expect("the bucket recovers");
     assert!(back > 5.0, "{back}");
-    // Every hop's attempt timeout is 1 s and each service's deadline is its caller's
-    // attempt's: a service whose leaf call timed out has no time left to retry it, so no
-    // request below the users arrives as a retry, and neither the answers (which come after
-    // the caller's own timeout) nor the chain stop change anything.
+    for s in [&naive, &standard] {
+        assert_eq!(total_shed(s), 0, "{}", s.rule.name);
+    }
+    // A service whose leaf call timed out has no time left before its caller's cutoff to
+    // retry it, so no request below the users arrives as a retry, and the chain stop has
+    // nothing to stop: kitex runs standard's requests.
     for t in &standard.run.tiers[1..] {
         assert_eq!(t.retries, 0);
     }
-    for rule in [
-        Rule::KITEX,
-        Rule::STOP_ANSWERS,
-        Rule::STOP_ANSWERS_CHAIN_STOP,
-    ] {
+    let kitex = callgraph::run_one(&config.overload, shape, Rule::KITEX);
+    assert_eq!(kitex.run.series.bins, standard.run.series.bins);
+    // Behind the layer the leaf drops what waited past its deadline without serving it, so
+    // its queue holds no more than a deadline's work: every call offered from the trigger's
+    // end on is served in time.
+    for rule in ANSWERING {
         let s = callgraph::run_one(&config.overload, shape, rule);
-        assert_eq!(s.run.series.bins, standard.run.series.bins, "{}", rule.name);
-        assert_eq!(s.recovered_after, standard.recovered_after, "{}", rule.name);
+        let back = s.recovered_after.expect("the shedding leaf recovers");
+        assert!(back <= 5.0, "{}: {back}", rule.name);
+        assert!(total_shed(&s) > 0, "{}", rule.name);
+        assert!(s.goodput_fault > standard.goodput_fault, "{}", rule.name);
+        assert!(s.failed < standard.failed / 2.0, "{}", rule.name);
+    }
+    // The shedding does it, not the answers: standard with a shedding leaf runs the answering
+    // rule's requests, to the request.
+    let answers = callgraph::run_one(&config.overload, shape, Rule::STOP_ANSWERS);
+    let shedding = callgraph::run_one(&config.overload, shape, Rule::STANDARD_SHEDDING);
+    assert_eq!(shedding.run.series.bins, answers.run.series.bins);
+    assert_eq!(shedding.run.tiers, answers.run.tiers);
+}
+
+#[test]
+fn callgraph_the_leaf_sheds_only_behind_the_layer_and_only_from_its_queue() {
+    let config = Config::quick();
+    let shape = Shape::chain(3);
+    // The rules whose services do not answer run a leaf that does all the work it is sent.
+    for rule in Rule::ALL.into_iter().chain([Rule::SERVER_LAYER]) {
+        assert_eq!(rule.sheds, rule.answers, "{}", rule.name);
+    }
+    for rule in [Rule::BUDGET, Rule::KITEX] {
+        let s = callgraph::run_one(&config.overload, shape, rule);
+        assert_eq!(
+            s.run.series.total(0.0, f64::INFINITY).shed,
+            0,
+            "{}",
+            rule.name
+        );
+    }
+    // Without a queue (the leaf down, transient failures) nothing waits at the leaf, so
+    // nothing is shed: an answering rule runs the same requests with the leaf shedding or
+    // not, with attempt timeouts and without.
+    let not_shedding = Rule {
+        sheds: false,
+        ..Rule::SERVER_LAYER
+    };
+    for setup in [&config.down, &config.down_timed, &config.transient_timed] {
+        let a = callgraph::run_one(setup, shape, Rule::SERVER_LAYER);
+        let b = callgraph::run_one(setup, shape, not_shedding);
+        assert_eq!(a.run.series.bins, b.run.series.bins, "{}", setup.name);
+        assert_eq!(a.run.tiers, b.run.tiers, "{}", setup.name);
     }
 }
 

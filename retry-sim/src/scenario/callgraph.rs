@@ -13,9 +13,13 @@
 //! when the caller's deadline passed first. A request that was its caller's retry makes one
 //! attempt of each call when the rule stops the chain (Kitex's "chain stop").
 //!
-//! Every process of a run follows the same [`Rule`]. The leaf is down for 30 s, or slows to
-//! half speed for 10 s under a load of 0.8 of its capacity (the metastable section's trigger),
-//! or fails 5 % of its requests on their own for the whole run ([`Fault`]).
+//! Every process of a run follows the same [`Rule`]. Under the rules that answer, every
+//! service runs behind the layer, the leaf included: a leaf request carries its caller's
+//! attempt's time left too, and the leaf drops a request still queued when that deadline passes
+//! without serving it ([`Rule::sheds`]); under the others the leaf does all the work it is sent.
+//! The leaf is down for 30 s, or slows to half speed for 10 s under a load of 0.8 of its
+//! capacity (the metastable section's trigger), or fails 5 % of its requests on their own for
+//! the whole run ([`Fault`]).
 
 use crate::scenario::metastable;
 use crate::sim::{self, Client, Keys, Rng, Series, SharedRng, SharedSeries, SimError, Strategy};
@@ -43,6 +47,12 @@ pub struct Rule {
     pub answers: bool,
     /// A service serving its caller's retry makes one attempt of each of its calls.
     pub chain_stop: bool,
+    /// The leaf runs behind the layer too: it reads the deadline its request carries (the
+    /// time left its caller's attempt wrote), and drops a request still queued when that
+    /// passes without serving it (see `World::attempt_within`). The rules that answer are
+    /// those where every service runs behind `tower::ServerLayer`, the leaf included; under
+    /// the others the leaf does all the work it is sent.
+    pub sheds: bool,
 }
 
 impl Rule {
@@ -52,6 +62,7 @@ impl Rule {
         strategy: Strategy::NoBucket,
         answers: false,
         chain_stop: false,
+        sheds: false,
     };
     /// AWS standard mode (the token bucket of 500) in every process.
     pub const STANDARD: Rule = Rule {
@@ -59,6 +70,7 @@ impl Rule {
         strategy: Strategy::Standard,
         answers: false,
         chain_stop: false,
+        sheds: false,
     };
     /// A 20 % retry budget per process instead of the bucket.
     pub const BUDGET: Rule = Rule {
@@ -66,6 +78,7 @@ impl Rule {
         strategy: Strategy::Budget,
         answers: false,
         chain_stop: false,
+        sheds: false,
     };
     /// Kitex's rule on standard mode: a retried request is not retried downstream.
     pub const KITEX: Rule = Rule {
@@ -73,20 +86,24 @@ impl Rule {
         strategy: Strategy::Standard,
         answers: false,
         chain_stop: true,
+        sheds: false,
     };
-    /// Standard mode and the "do not retry" answers of a service whose calls gave up.
+    /// Standard mode and the "do not retry" answers of a service whose calls gave up, every
+    /// service behind the layer, the leaf shedding what its deadline passed.
     pub const STOP_ANSWERS: Rule = Rule {
         name: "stop-answers",
         strategy: Strategy::Standard,
         answers: true,
         chain_stop: false,
+        sheds: true,
     };
-    /// Standard mode, the "do not retry" answers and the chain stop.
+    /// Standard mode, the "do not retry" answers and the chain stop, the leaf shedding.
     pub const STOP_ANSWERS_CHAIN_STOP: Rule = Rule {
         name: "stop-answers+chain-stop",
         strategy: Strategy::Standard,
         answers: true,
         chain_stop: true,
+        sheds: true,
     };
 
     /// The rules compared, in report order.
@@ -99,19 +116,40 @@ impl Rule {
         Rule::STOP_ANSWERS_CHAIN_STOP,
     ];
 
+    /// `naive` with the leaf behind the layer, shedding what its deadline passed: what the
+    /// shedding does without the answers and without a bucket (the overload trigger only).
+    pub const NAIVE_SHEDDING: Rule = Rule {
+        name: "naive+leaf-shedding",
+        sheds: true,
+        ..Rule::NAIVE
+    };
+    /// `standard` with the leaf behind the layer, shedding: `stop-answers` without the answers
+    /// (the overload trigger only).
+    pub const STANDARD_SHEDDING: Rule = Rule {
+        name: "standard+leaf-shedding",
+        sheds: true,
+        ..Rule::STANDARD
+    };
+
+    /// The leaf's shedding under the rules that do not answer, to tell what it does from what
+    /// the answers do.
+    pub const SHEDDING_ALONE: [Rule; 2] = [Rule::NAIVE_SHEDDING, Rule::STANDARD_SHEDDING];
+
     /// What `tower::ServerLayer` does today on standard mode: the answers always, the chain
-    /// stop as the runtime's `CHAIN_STOP` says.
+    /// stop as the runtime's `CHAIN_STOP` says, and the deadline of every request, so the leaf
+    /// sheds.
     pub const SERVER_LAYER: Rule = Rule {
         name: "server-layer (default)",
         strategy: Strategy::Standard,
         answers: true,
         chain_stop: CHAIN_STOP,
+        sheds: true,
     };
 
     /// Whether the two rules run the same processes (their names aside).
     pub fn same_as(&self, other: &Rule) -> bool {
-        (self.strategy, self.answers, self.chain_stop)
-            == (other.strategy, other.answers, other.chain_stop)
+        (self.strategy, self.answers, self.chain_stop, self.sheds)
+            == (other.strategy, other.answers, other.chain_stop, other.sheds)
     }
 
     /// The rule of [`Rule::ALL`] that `self` runs the same processes as, if any.
@@ -534,7 +572,8 @@ fn request(ctx: Rc<Ctx>, tier: usize, offered: f64) -> Answer {
             if number > 1 {
                 ctx.count(tier, |t| t.retries += 1);
             }
-            return ctx.world.attempt().await;
+            let time_left = wire.and_then(|a| a.time_left()).filter(|_| ctx.rule.sheds);
+            return ctx.world.attempt_within(time_left).await;
         }
         let time_left = wire.and_then(|a| a.time_left());
         let (there, back, replica) = {
@@ -1001,6 +1040,8 @@ pub struct Results {
     pub down_timed: Vec<Summary>,
     /// The overload trigger: every shape under every rule.
     pub overload: Vec<Summary>,
+    /// The same under [`Rule::SHEDDING_ALONE`].
+    pub overload_shedding: Vec<Summary>,
     /// Transient failures without timeouts: every seed, shape and rule.
     pub transient: Vec<Summary>,
     /// Transient failures with 1 s attempt timeouts: every shape and rule, the first seed.
@@ -1014,23 +1055,27 @@ pub struct Results {
 /// paused-clock runtime of its own, so the figures do not depend on the threads).
 pub fn run(config: &Config) -> Results {
     let mut jobs = Vec::new();
-    let mut push = |setup: &Setup| {
+    let mut push = |setup: &Setup, rules: &[Rule]| {
         for &shape in &config.shapes {
-            for rule in Rule::ALL {
+            for &rule in rules {
                 jobs.push((setup.clone(), shape, rule));
             }
         }
     };
-    push(&config.down);
-    push(&config.down_timed);
-    push(&config.overload);
+    push(&config.down, &Rule::ALL);
+    push(&config.down_timed, &Rule::ALL);
+    push(&config.overload, &Rule::ALL);
+    push(&config.overload, &Rule::SHEDDING_ALONE);
     for &seed in &config.transient_seeds {
-        push(&Setup {
-            seed,
-            ..config.transient.clone()
-        });
+        push(
+            &Setup {
+                seed,
+                ..config.transient.clone()
+            },
+            &Rule::ALL,
+        );
     }
-    push(&config.transient_timed);
+    push(&config.transient_timed, &Rule::ALL);
     let mut summaries = par_map(jobs, |(setup, shape, rule)| run_one(setup, *shape, *rule));
     let mut take = |name: &str| -> Vec<Summary> {
         let (taken, rest) = summaries.drain(..).partition(|s| s.setup == name);
@@ -1039,7 +1084,9 @@ pub fn run(config: &Config) -> Results {
     };
     let down = take(config.down.name);
     let down_timed = take(config.down_timed.name);
-    let overload = take(config.overload.name);
+    let (overload, overload_shedding) = take(config.overload.name)
+        .into_iter()
+        .partition(|s| Rule::ALL.contains(&s.rule));
     let transient = take(config.transient.name);
     let transient_timed = take(config.transient_timed.name);
     let chain_jobs: Vec<(Shape, Rule)> = (1..=4)
@@ -1052,6 +1099,7 @@ pub fn run(config: &Config) -> Results {
         down,
         down_timed,
         overload,
+        overload_shedding,
         transient,
         transient_timed,
         chains,
