@@ -20,7 +20,8 @@ pub struct Server {
     pub capacity: Option<f64>,
     /// Serves one request at a time from a FIFO queue, at the rate `queue(t)` requests per
     /// second: no request is refused, but a queue builds when requests come faster. Work stays
-    /// queued after its client has timed out and gone.
+    /// queued after its client has timed out and gone, unless its request carries a deadline
+    /// (`World::attempt_within`: a server behind `tower::ServerLayer`).
     pub queue: Option<fn(f64) -> f64>,
     /// Fails each request on its own (a 5xx) with this probability (a draw from the run's
     /// generator only when set, so the other scenarios' draws are unchanged).
@@ -80,7 +81,7 @@ impl World {
     /// when its deadline passes is dropped there without taking any of the server's time (the
     /// layer drops the handler and answers a 504, after the caller stopped waiting: its own
     /// cutoff came a network hop earlier). A request the server has started is finished: its
-    /// work (1 to 2 ms at the queue scenarios' rates) is not interrupted, and if it ends after
+    /// work (`1 / rate`: 1 or 2 ms at the metastable section's rates) is not interrupted, and if it ends after
     /// the deadline the answer is the layer's 504 at the deadline. `None`, or a server without
     /// a queue: [`attempt`](Self::attempt), to the draw.
     pub(crate) fn attempt_within(
