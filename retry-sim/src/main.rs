@@ -1,5 +1,5 @@
-//! `retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|aws2026|guards|all]...
-//! [--quick] [--out DIR]`
+//! `retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|aws2026|guards|
+//! callgraph|all]... [--quick] [--out DIR]`
 //!
 //! Runs the scenarios, prints their figures as Markdown tables, and writes CSV files and SVG
 //! plots into DIR (default `retry-sim/results`). `--quick` runs the small sizes of the tests.
@@ -7,7 +7,7 @@
 use retry_sim::fleet::Run;
 use retry_sim::report::{self, Line, Scale, TIMESERIES_HEADER};
 use retry_sim::scenario::{
-    aws2026, brooker, guards, hedging, metastable, normal, outage, throttling,
+    aws2026, brooker, callgraph, guards, hedging, metastable, normal, outage, throttling,
 };
 use retry_sim::sim::{Bin, Strategy};
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
-const SCENARIOS: [&str; 9] = [
+const SCENARIOS: [&str; 10] = [
     "brooker",
     "outage",
     "throttling",
@@ -25,6 +25,7 @@ const SCENARIOS: [&str; 9] = [
     "hedging",
     "aws2026",
     "guards",
+    "callgraph",
 ];
 
 fn main() -> ExitCode {
@@ -65,6 +66,7 @@ fn main() -> ExitCode {
             "hedging" => run_hedging(quick, &out),
             "aws2026" => run_aws2026(quick, &out),
             "guards" => run_guards(quick, &out),
+            "callgraph" => run_callgraph(quick, &out),
             _ => run_side_by_side(quick, &out),
         };
         if let Err(e) = done {
@@ -138,7 +140,7 @@ fn usage(problem: &str) -> ExitCode {
     }
     eprintln!(
         "usage: retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|aws2026|\
-         guards|all]... [--quick] [--out DIR]"
+         guards|callgraph|all]... [--quick] [--out DIR]"
     );
     if problem.is_empty() {
         ExitCode::SUCCESS
@@ -1595,4 +1597,575 @@ fn r_max_clients(rows: &[guards::Row]) -> usize {
         .flat_map(|r| r.brooker.iter().map(|p| p.clients))
         .max()
         .unwrap_or(0)
+}
+
+/// The rows of a call graph table: each rule of the comparison, then the runtime's server
+/// layer (the figures of the rule it runs the same processes as).
+fn callgraph_rows(
+    summaries: &[callgraph::Summary],
+    shape: callgraph::Shape,
+) -> Vec<(String, &callgraph::Summary)> {
+    let of = |rule: callgraph::Rule| {
+        summaries
+            .iter()
+            .find(|s| s.shape == shape && s.rule.same_as(&rule))
+    };
+    let mut rows: Vec<(String, &callgraph::Summary)> = callgraph::Rule::ALL
+        .iter()
+        .filter_map(|&r| of(r).map(|s| (r.name.to_string(), s)))
+        .collect();
+    let layer = callgraph::Rule::SERVER_LAYER;
+    if let (Some(twin), Some(s)) = (layer.twin(), of(layer)) {
+        rows.push((format!("{} = {}", layer.name, twin.name), s));
+    }
+    rows
+}
+
+/// A leaf's requests per user call, with the multiple of its failure-free count after it when
+/// the graph fans out.
+fn leaf_figure(per_call: f64, shape: callgraph::Shape) -> String {
+    if shape.fan_out == 1 {
+        format!("{per_call:.2}")
+    } else {
+        format!("{per_call:.2} ({:.2}x)", per_call / shape.leaf_per_call())
+    }
+}
+
+/// The services' requests per user call (tiers 1 to depth - 1) of `tiers`, by `f`.
+fn services_figure(
+    tiers: &[callgraph::Amplification],
+    f: impl Fn(&callgraph::Amplification) -> f64,
+) -> String {
+    let services = &tiers[..tiers.len() - 1];
+    if services.is_empty() {
+        "-".to_string()
+    } else {
+        services
+            .iter()
+            .map(|a| format!("{:.2}", f(a)))
+            .collect::<Vec<_>>()
+            .join(" / ")
+    }
+}
+
+fn recovered(s: &callgraph::Summary) -> String {
+    s.recovered_after
+        .map_or("never".to_string(), |t| format!("{t:.0} s"))
+}
+
+/// One row per run of the summary CSV.
+fn callgraph_csv_rows(
+    summaries: &[callgraph::Summary],
+    seed: impl Fn(&callgraph::Summary) -> u64,
+) -> Vec<String> {
+    summaries
+        .iter()
+        .map(|s| {
+            let leaf = s.leaf();
+            let services: Vec<String> = (0..3)
+                .map(|i| {
+                    if i + 1 < s.shape.depth {
+                        format!("{:.4}", s.tiers[i].per_call)
+                    } else {
+                        String::new()
+                    }
+                })
+                .collect();
+            format!(
+                "{},{},{},{},{},{},{},{:.6},{:.4},{:.4},{},{:.3},{:.4},{:.4},{:.4},{:.4},{:.4},{}",
+                s.setup,
+                seed(s),
+                s.shape.depth,
+                s.shape.fan_out,
+                s.rule.name,
+                s.calls,
+                s.failed_calls,
+                s.failed,
+                s.goodput_fault,
+                s.goodput_after,
+                s.recovered_after
+                    .map_or(String::new(), |t| format!("{t:.0}")),
+                s.leaf_peak,
+                leaf.early,
+                leaf.per_call,
+                leaf.during,
+                leaf.last_third,
+                leaf.after,
+                services.join(",")
+            )
+        })
+        .collect()
+}
+
+fn run_callgraph(quick: bool, out: &Path) -> Result<()> {
+    use callgraph::{Rule, Shape};
+    let config = if quick {
+        callgraph::Config::quick()
+    } else {
+        callgraph::Config::full()
+    };
+    let results = callgraph::run(&config);
+
+    // What one retrying hop gives: the standard bucket's calls failed in the single-tier
+    // normal-operation scenario at the transient setup's rate, over the same seeds.
+    let normal_config = if quick {
+        normal::Config::quick()
+    } else {
+        normal::Config::full()
+    };
+    let rate = match config.transient.fault {
+        callgraph::Fault::Transient { rate } => rate,
+        _ => 0.0,
+    };
+    let one_hop: Vec<f64> = callgraph::par_map(config.transient_seeds.clone(), |&seed| {
+        let c = normal::Config {
+            seed,
+            ..normal_config.clone()
+        };
+        normal::run_one(&c, Strategy::Standard, rate).failed_fraction
+    });
+    let one_hop = one_hop.iter().sum::<f64>() / one_hop.len().max(1) as f64;
+    // The same hop when its retries must fit inside its caller's attempt: the same fleet, each
+    // call under a deadline of the attempt timeout the timed setup gives every hop (1 s), as a
+    // service's calls are under its caller's.
+    let one_hop_within: Vec<f64> = callgraph::par_map(config.transient_seeds.clone(), |&seed| {
+        let c = normal::Config {
+            seed,
+            ..normal_config.clone()
+        };
+        let fleet = retry_sim::fleet::Fleet {
+            deadline: config.transient_timed.attempt_timeout,
+            ..c.fleet(Strategy::Standard)
+        };
+        let all = fleet.run(&c.server(rate)).series.total(0.0, f64::INFINITY);
+        retry_sim::sim::ratio(all.failed, all.failed + all.succeeded)
+    });
+    let one_hop_within =
+        one_hop_within.iter().sum::<f64>() / one_hop_within.len().max(1) as f64;
+
+    // The summary CSV, every run.
+    let header = "setup,seed,depth,fan_out,policy,user_calls,user_calls_failed,failed_fraction,\
+                  goodput_fault,goodput_10s_after,recovered_s,leaf_peak_over_load,leaf_early,\
+                  leaf_per_call,leaf_during,leaf_last_third,leaf_10s_after,tier1_per_call,\
+                  tier2_per_call,tier3_per_call";
+    let first = config.down.seed;
+    let mut rows = callgraph_csv_rows(&results.down, |_| first);
+    rows.extend(callgraph_csv_rows(&results.down_timed, |_| {
+        config.down_timed.seed
+    }));
+    rows.extend(callgraph_csv_rows(&results.overload, |_| {
+        config.overload.seed
+    }));
+    rows.extend(callgraph_csv_rows(&results.overload_shedding, |_| {
+        config.overload.seed
+    }));
+    let seeds = config.transient_seeds.len();
+    for summaries in [&results.transient, &results.transient_timed] {
+        let per_seed = summaries.len() / seeds.max(1);
+        for (i, chunk) in summaries.chunks(per_seed.max(1)).enumerate() {
+            rows.extend(callgraph_csv_rows(chunk, |_| config.transient_seeds[i]));
+        }
+    }
+    report::write_csv(&out.join("callgraph.csv"), header, &rows)?;
+
+    let chain_rows: Vec<String> = results
+        .chains
+        .iter()
+        .map(|c| {
+            let tiers: Vec<String> = (0..4)
+                .map(|i| {
+                    c.per_call
+                        .get(i)
+                        .map_or(String::new(), |x| format!("{x:.4}"))
+                })
+                .collect();
+            format!(
+                "{},{},{},{}",
+                c.shape.depth,
+                c.rule.name,
+                c.calls,
+                tiers.join(",")
+            )
+        })
+        .collect();
+    report::write_csv(
+        &out.join("callgraph_chains.csv"),
+        "depth,policy,user_calls,tier1_per_call,tier2_per_call,tier3_per_call,tier4_per_call",
+        &chain_rows,
+    )?;
+
+    // Per second, depth 3: the users' calls and each tier's arrivals.
+    let mut series = Vec::new();
+    for (summaries, horizon) in [
+        (&results.down, config.down.horizon),
+        (&results.overload, config.overload.horizon),
+    ] {
+        for s in summaries.iter().filter(|s| s.shape.depth == 3) {
+            for (i, b) in s.run.series.bins.iter().enumerate() {
+                if i as f64 >= horizon {
+                    break;
+                }
+                let queue = if b.attempts == 0 {
+                    0.0
+                } else {
+                    b.queue_s / b.attempts as f64
+                };
+                series.push(format!(
+                    "{},{},{},{},{},{},{},{},{},{},{},{:.4}",
+                    s.setup,
+                    s.shape.depth,
+                    s.shape.fan_out,
+                    s.rule.name,
+                    i,
+                    b.offered,
+                    b.offered_succeeded,
+                    s.run.tiers[0].arrived[i],
+                    s.run.tiers[1].arrived[i],
+                    b.attempts,
+                    b.shed,
+                    queue
+                ));
+            }
+        }
+    }
+    report::write_csv(
+        &out.join("callgraph_series.csv"),
+        "setup,depth,fan_out,policy,second,user_calls_offered,user_calls_offered_that_succeeded,\
+         tier1_requests,tier2_requests,leaf_requests,leaf_shed,leaf_mean_queue_s",
+        &series,
+    )?;
+
+    // Plots: the leaf's load per second at depth 3 in a chain, the users' goodput through the
+    // trigger, and the leaf's requests per user call early in the outage by depth.
+    let per_second = |summaries: &[callgraph::Summary],
+                      horizon: f64,
+                      f: &dyn Fn(&retry_sim::sim::Bin) -> Option<f64>|
+     -> Vec<Line> {
+        Rule::ALL
+            .iter()
+            .filter_map(|r| {
+                let s = summaries
+                    .iter()
+                    .find(|s| s.shape == Shape::chain(3) && s.rule == *r)?;
+                let pts = s
+                    .run
+                    .series
+                    .bins
+                    .iter()
+                    .enumerate()
+                    .take_while(|(i, _)| (*i as f64) < horizon)
+                    .filter_map(|(i, b)| f(b).map(|y| (i as f64, y)))
+                    .collect();
+                Some((r.name.to_string(), pts))
+            })
+            .collect()
+    };
+    let (down_from, down_to) = config.down.fault.window(config.down.horizon);
+    let load = config.down.leaf_load;
+    report::line_plot(
+        &out.join("callgraph_down_leaf.svg"),
+        &format!(
+            "Users → A → B → leaf, leaf down from {down_from} s to {down_to} s: leaf requests"
+        ),
+        "second",
+        "leaf requests / its load when nothing fails",
+        &per_second(&results.down, config.down.horizon, &|b| {
+            Some(b.attempts as f64 / load)
+        }),
+    )?;
+    let early: Vec<Line> = Rule::ALL
+        .iter()
+        .map(|r| {
+            let pts = results
+                .down
+                .iter()
+                .filter(|s| s.shape.fan_out == 1 && s.rule == *r)
+                .map(|s| (s.shape.depth as f64, s.leaf().early))
+                .collect();
+            (r.name.to_string(), pts)
+        })
+        .collect();
+    report::plot(
+        &out.join("callgraph_down_depth.svg"),
+        &format!(
+            "Leaf down: leaf requests per user call offered in the outage's first {} s",
+            callgraph::EARLY
+        ),
+        "depth (retrying hops, fan-out 1)",
+        "leaf requests per user call",
+        &early,
+        Scale::Log,
+        &[],
+    )?;
+    report::line_plot(
+        &out.join("callgraph_overload_goodput.svg"),
+        &format!(
+            "Users → A → B → leaf, leaf at half speed from {} s to {} s: user calls that succeeded",
+            metastable::TRIGGER_START,
+            metastable::TRIGGER_END
+        ),
+        "second",
+        "succeeded / offered",
+        &per_second(&results.overload, config.overload.horizon, &|b| {
+            (b.offered > 0).then(|| b.offered_succeeded as f64 / b.offered as f64)
+        }),
+    )?;
+    let capacity = match config.overload.fault {
+        callgraph::Fault::Overload { capacity, .. } => capacity,
+        _ => 1.0,
+    };
+    report::line_plot(
+        &out.join("callgraph_overload_leaf.svg"),
+        "Users → A → B → leaf, the overload trigger: leaf requests",
+        "second",
+        "leaf requests / its capacity",
+        &per_second(&results.overload, config.overload.horizon, &|b| {
+            Some(b.attempts as f64 / capacity)
+        }),
+    )?;
+
+    // Goal 1: the leaf down.
+    for (setup, summaries) in [
+        (&config.down, &results.down),
+        (&config.down_timed, &results.down_timed),
+    ] {
+        callgraph_down_table(setup, &config.shapes, summaries);
+    }
+
+    println!(
+        "\n### Call graph: the leaf down throughout, {} user calls one after the other, one \
+         replica per tier (no attempt timeouts)\n",
+        config.chain_calls
+    );
+    println!(
+        "| depth | policy | leaf requests per user call | requests per user call, tiers 1..d |"
+    );
+    println!("|---:|---|---:|---|");
+    for c in &results.chains {
+        println!(
+            "| {} | {} | {:.2} | {} |",
+            c.shape.depth,
+            c.rule.name,
+            c.leaf(),
+            c.per_call
+                .iter()
+                .map(|x| format!("{x:.2}"))
+                .collect::<Vec<_>>()
+                .join(" / ")
+        );
+    }
+    println!(
+        "\nLoopback chain (users → A → B → leaf C down, {} sequential calls):",
+        callgraph::LOOPBACK_CALLS
+    );
+    for rule in Rule::ALL.into_iter().chain([Rule::SERVER_LAYER]) {
+        let chain = callgraph::loopback(rule);
+        println!(
+            "- {}: {:.2} leaf requests per user call",
+            rule.name,
+            chain.leaf()
+        );
+    }
+
+    // Goal 2: transient failures.
+    println!(
+        "\n### Call graph: {:.0}% of leaf requests failing ({} leaf requests/s, {} s; without \
+         attempt timeouts and with 1 s attempt timeouts at every hop; means of seeds {:?})\n",
+        100.0 * rate,
+        config.transient.leaf_load,
+        config.transient.horizon,
+        config.transient_seeds,
+    );
+    println!(
+        "One retrying hop (the single-tier normal-operation scenario, the standard bucket, \
+         same seeds): {:.4}% of calls failed; the same hop with its calls under a deadline of \
+         1 s, as a service's calls are under its caller's 1 s attempt: {:.4}%.\n",
+        100.0 * one_hop,
+        100.0 * one_hop_within
+    );
+    println!(
+        "| depth | fan-out | policy | one hop per leaf request would give | user calls failed | \
+         within 0.01 points | leaf per user call | services per user call | one hop within 1 s \
+         per leaf request would give | calls failed, 1 s attempt timeouts | within 0.01 points | \
+         leaf per user call, 1 s attempt timeouts | services per user call, 1 s attempt \
+         timeouts |"
+    );
+    println!("|---:|---:|---|---:|---:|---|---:|---|---:|---:|---|---:|---|");
+    for &shape in &config.shapes {
+        let expected = 1.0 - (1.0 - one_hop).powf(shape.leaf_per_call());
+        let expected_within = 1.0 - (1.0 - one_hop_within).powf(shape.leaf_per_call());
+        let within = |failed: f64, expected: f64| {
+            if failed <= expected + 0.0001 {
+                "yes"
+            } else {
+                "no"
+            }
+        };
+        for (name, first) in callgraph_rows(&results.transient, shape) {
+            let plain = seeds_mean(&results.transient, shape, first.rule);
+            let timed = seeds_mean(&results.transient_timed, shape, first.rule);
+            println!(
+                "| {} | {} | {} | {:.4}% | {:.4}% | {} | {} | {} | {:.4}% | {:.4}% | {} | {} | {} |",
+                shape.depth,
+                shape.fan_out,
+                name,
+                100.0 * expected,
+                100.0 * plain.failed,
+                within(plain.failed, expected),
+                leaf_figure(plain.leaf, shape),
+                services_figure(&plain.tiers, |a| a.per_call),
+                100.0 * expected_within,
+                100.0 * timed.failed,
+                within(timed.failed, expected_within),
+                leaf_figure(timed.leaf, shape),
+                services_figure(&timed.tiers, |a| a.per_call),
+            );
+        }
+    }
+
+    // Goal 3: the overload trigger.
+    println!(
+        "\n### Call graph: the leaf's overload trigger (a queue at {} requests/s, half of it \
+         from {} s to {} s, offered 0.8 of it; 1 s attempt timeouts)\n",
+        capacity,
+        metastable::TRIGGER_START,
+        metastable::TRIGGER_END
+    );
+    println!(
+        "| depth | fan-out | policy | recovered after the trigger | goodput in it | goodput, 10 s \
+         after | calls failed | leaf per user call in it | leaf's peak / capacity | leaf's \
+         arrivals shed, trigger and 10 s after | services per user call in it |"
+    );
+    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|");
+    let (trigger_from, trigger_to) = config.overload.fault.window(config.overload.horizon);
+    for &shape in &config.shapes {
+        for (name, s) in callgraph_rows(&results.overload, shape) {
+            let span = s.run.series.total(trigger_from, trigger_to + 10.0);
+            println!(
+                "| {} | {} | {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {:.2} | {:.1}% | {} |",
+                shape.depth,
+                shape.fan_out,
+                name,
+                recovered(s),
+                100.0 * s.goodput_fault,
+                100.0 * s.goodput_after,
+                100.0 * s.failed,
+                leaf_figure(s.leaf().per_call, shape),
+                s.leaf_peak * config.overload.leaf_load / capacity,
+                100.0 * retry_sim::sim::ratio(span.shed, span.attempts),
+                services_figure(&s.tiers, |a| a.per_call)
+            );
+        }
+    }
+    println!(
+        "\nThe leaf's shedding under the rules that do not answer (the same trigger; every other \
+         rule as above):\n"
+    );
+    println!(
+        "| depth | fan-out | policy | recovered after the trigger | goodput in it | goodput, 10 s \
+         after | calls failed | leaf per user call in it | leaf's peak / capacity | leaf's \
+         arrivals shed, trigger and 10 s after |"
+    );
+    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    for &shape in &config.shapes {
+        for s in results
+            .overload_shedding
+            .iter()
+            .filter(|s| s.shape == shape)
+        {
+            let span = s.run.series.total(trigger_from, trigger_to + 10.0);
+            println!(
+                "| {} | {} | {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {:.2} | {:.1}% |",
+                shape.depth,
+                shape.fan_out,
+                s.rule.name,
+                recovered(s),
+                100.0 * s.goodput_fault,
+                100.0 * s.goodput_after,
+                100.0 * s.failed,
+                leaf_figure(s.leaf().per_call, shape),
+                s.leaf_peak * config.overload.leaf_load / capacity,
+                100.0 * retry_sim::sim::ratio(span.shed, span.attempts),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The means over a setup's seeds of one shape's runs under one rule.
+struct SeedsMean {
+    /// User calls failed.
+    failed: f64,
+    /// Leaf requests per user call.
+    leaf: f64,
+    /// Every tier's requests per user call (only `per_call` set).
+    tiers: Vec<callgraph::Amplification>,
+}
+
+fn seeds_mean(
+    summaries: &[callgraph::Summary],
+    shape: callgraph::Shape,
+    rule: callgraph::Rule,
+) -> SeedsMean {
+    let runs: Vec<&callgraph::Summary> = summaries
+        .iter()
+        .filter(|s| s.shape == shape && s.rule == rule)
+        .collect();
+    let n = runs.len().max(1) as f64;
+    let mean = |f: &dyn Fn(&callgraph::Summary) -> f64| runs.iter().map(|s| f(s)).sum::<f64>() / n;
+    SeedsMean {
+        failed: mean(&|s| s.failed),
+        leaf: mean(&|s| s.leaf().per_call),
+        tiers: (0..shape.depth)
+            .map(|i| callgraph::Amplification {
+                per_call: mean(&|s| s.tiers[i].per_call),
+                ..Default::default()
+            })
+            .collect(),
+    }
+}
+
+/// The table of the leaf down under `setup`.
+fn callgraph_down_table(
+    setup: &callgraph::Setup,
+    shapes: &[callgraph::Shape],
+    summaries: &[callgraph::Summary],
+) {
+    let (from, to) = setup.fault.window(setup.horizon);
+    println!(
+        "\n### Call graph: the leaf down from {from} s to {to} s ({} leaf requests/s when nothing \
+         fails; {})\n",
+        setup.leaf_load,
+        setup
+            .attempt_timeout
+            .map_or("no attempt timeouts".to_string(), |t| format!(
+                "{} s attempt timeouts",
+                t.as_secs_f64()
+            ))
+    );
+    println!(
+        "| depth | fan-out | policy | leaf per user call, first {} s | per call offered in the \
+         outage | arrivals, last third | 10 s after | services per user call (tiers 1..d-1) | \
+         calls failed | goodput back |",
+        callgraph::EARLY
+    );
+    println!("|---:|---:|---|---:|---:|---:|---:|---|---:|---:|");
+    for &shape in shapes {
+        for (name, s) in callgraph_rows(summaries, shape) {
+            let leaf = s.leaf();
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1}% | {} |",
+                shape.depth,
+                shape.fan_out,
+                name,
+                leaf_figure(leaf.early, shape),
+                leaf_figure(leaf.per_call, shape),
+                leaf_figure(leaf.last_third, shape),
+                leaf_figure(leaf.after, shape),
+                services_figure(&s.tiers, |a| a.per_call),
+                100.0 * s.failed,
+                recovered(s)
+            );
+        }
+    }
 }

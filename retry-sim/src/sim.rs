@@ -44,6 +44,9 @@ pub enum SimError {
     CircuitOpen(CircuitOpen),
     /// One of the client's guards refused the call's first attempt: no attempt was sent.
     Refused(Refused),
+    /// A 5xx that says not to retry it (`x-should-retry: false`): the server's own calls gave
+    /// up retrying, so a retry of this request would only add load to what already failed.
+    DoNotRetry,
 }
 
 impl Classify for SimError {
@@ -54,6 +57,7 @@ impl Classify for SimError {
             SimError::TimedOut(_) => ErrorClass::Timeout,
             SimError::CircuitOpen(open) => open.classify(),
             SimError::Refused(refused) => refused.classify(),
+            SimError::DoNotRetry => ErrorClass::Permanent,
         }
     }
 }
@@ -506,6 +510,9 @@ pub struct Bin {
     pub failed: u64,
     /// Seconds queued at the server, summed over the attempts that arrived (queue scenario).
     pub queue_s: f64,
+    /// Attempts the server dropped from its queue unserved, their deadline passed (a queue
+    /// behind `tower::ServerLayer`: the call graph's answering rules).
+    pub shed: u64,
     /// Attempts sent by the calls offered in this bin, whenever they were sent (booked when
     /// the call ends, in the bin it was offered in; our engine's calls only).
     pub call_attempts: u64,
@@ -555,6 +562,7 @@ impl Series {
                 sum.succeeded += b.succeeded;
                 sum.failed += b.failed;
                 sum.queue_s += b.queue_s;
+                sum.shed += b.shed;
                 sum.call_attempts += b.call_attempts;
                 sum.offered_succeeded += b.offered_succeeded;
             }

@@ -35,6 +35,8 @@ fn status(answer: &Result<(), SimError>) -> u16 {
         // Never a server's answer (only our breaker and guards refuse calls), but it would be
         // a 503.
         Err(SimError::CircuitOpen(_) | SimError::Refused(_)) => 503,
+        // Only the call graph's services answer it, and no smithy client calls them.
+        Err(SimError::DoNotRetry) => 503,
     }
 }
 

@@ -6,6 +6,7 @@
 use crate::sim::{self, SharedRng, SharedSeries, SimError, lock};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::time::{Instant, sleep, sleep_until};
 
 /// The simulated server. Every attempt takes one network hop there and one back
@@ -19,7 +20,8 @@ pub struct Server {
     pub capacity: Option<f64>,
     /// Serves one request at a time from a FIFO queue, at the rate `queue(t)` requests per
     /// second: no request is refused, but a queue builds when requests come faster. Work stays
-    /// queued after its client has timed out and gone.
+    /// queued after its client has timed out and gone, unless its request carries a deadline
+    /// (`World::attempt_within`: a server behind `tower::ServerLayer`).
     pub queue: Option<fn(f64) -> f64>,
     /// Fails each request on its own (a 5xx) with this probability (a draw from the run's
     /// generator only when set, so the other scenarios' draws are unchanged).
@@ -69,6 +71,23 @@ impl World {
 
     /// One attempt against the server.
     pub(crate) fn attempt(&self) -> impl Future<Output = Result<(), SimError>> + Send + use<> {
+        self.attempt_within(None)
+    }
+
+    /// One attempt whose request carries `time_left`, the time its caller's attempt had left
+    /// when it sent it (`attempt().time_left()`, as `with_attempt` writes it on the wire): a
+    /// server behind `tower::ServerLayer` (or `DeadlineLayer`), which reads it when the request
+    /// arrives and runs the handler under that deadline. A request still waiting in the queue
+    /// when its deadline passes is dropped there without taking any of the server's time (the
+    /// layer drops the handler and answers a 504, after the caller stopped waiting: its own
+    /// cutoff came a network hop earlier). A request the server has started is finished: its
+    /// work (`1 / rate`: 1 or 2 ms at the metastable section's rates) is not interrupted, and if it ends after
+    /// the deadline the answer is the layer's 504 at the deadline. `None`, or a server without
+    /// a queue: [`attempt`](Self::attempt), to the draw.
+    pub(crate) fn attempt_within(
+        &self,
+        time_left: Option<Duration>,
+    ) -> impl Future<Output = Result<(), SimError>> + Send + use<> {
         let (there, back) = {
             let mut r = lock(&self.rng);
             (
@@ -109,17 +128,40 @@ impl World {
             };
             let answer = match (answer, server.queue) {
                 (Ok(()), Some(rate)) => {
-                    let done = {
+                    // FIFO: the requests ahead of this one are all known, so when the server
+                    // would start it is known on arrival.
+                    let deadline = time_left.map(|left| t + left.as_secs_f64());
+                    let (done, shed) = {
                         let mut s = lock(&state);
                         let start = s.busy_until.max(t);
-                        s.busy_until = start + 1.0 / rate(start);
-                        s.busy_until
+                        match deadline {
+                            Some(d) if start >= d => (d.max(t), true),
+                            _ => {
+                                s.busy_until = start + 1.0 / rate(start);
+                                (s.busy_until, false)
+                            }
+                        }
                     };
+                    let cut = deadline.filter(|&d| !shed && done > d);
                     if let Some(b) = lock(&series).at(t) {
                         b.queue_s += done - t;
+                        b.shed += u64::from(shed);
                     }
-                    sleep_until(t0 + sim::secs(done)).await;
-                    Ok(())
+                    // The 504 is a plain 5xx to a client that reads it: none does here.
+                    match cut {
+                        Some(d) => {
+                            sleep_until(t0 + sim::secs(d)).await;
+                            Err(SimError::Unavailable)
+                        }
+                        None if shed => {
+                            sleep_until(t0 + sim::secs(done)).await;
+                            Err(SimError::Unavailable)
+                        }
+                        None => {
+                            sleep_until(t0 + sim::secs(done)).await;
+                            Ok(())
+                        }
+                    }
                 }
                 (answer, _) => answer,
             };

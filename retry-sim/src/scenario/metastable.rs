@@ -33,7 +33,9 @@ pub const TRIGGER_START: f64 = 20.0;
 /// ... to this one, the server runs at half its rate.
 pub const TRIGGER_END: f64 = 30.0;
 
-fn service_rate(t: f64) -> f64 {
+/// The server's rate at second `t`, requests per second: [`CAPACITY`], halved during the
+/// trigger.
+pub fn service_rate(t: f64) -> f64 {
     if (TRIGGER_START..TRIGGER_END).contains(&t) {
         CAPACITY / 2.0
     } else {

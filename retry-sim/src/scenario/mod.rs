@@ -2,6 +2,7 @@
 
 pub mod aws2026;
 pub mod brooker;
+pub mod callgraph;
 pub mod guards;
 pub mod hedging;
 pub mod metastable;
