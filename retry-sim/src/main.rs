@@ -1740,8 +1740,7 @@ fn run_callgraph(quick: bool, out: &Path) -> Result<()> {
         let all = fleet.run(&c.server(rate)).series.total(0.0, f64::INFINITY);
         retry_sim::sim::ratio(all.failed, all.failed + all.succeeded)
     });
-    let one_hop_within =
-        one_hop_within.iter().sum::<f64>() / one_hop_within.len().max(1) as f64;
+    let one_hop_within = one_hop_within.iter().sum::<f64>() / one_hop_within.len().max(1) as f64;
 
     // The summary CSV, every run.
     let header = "setup,seed,depth,fan_out,policy,user_calls,user_calls_failed,failed_fraction,\
