@@ -54,6 +54,40 @@ fn dedup_calls() -> usize {
         .unwrap_or(10_000)
 }
 
+/// Runs `calls` orders, 32 at a time, each `order(client, url, payload, i)` for order `i` of
+/// `server` (its own path and payload), and returns each order's index and outcome, within 10
+/// minutes.
+async fn each_order<F, Fut, T>(calls: usize, server: &Arc<KeyedServer>, order: F) -> Vec<(usize, T)>
+where
+    F: Fn(reqwest::Client, String, String, usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = T> + Send,
+    T: Send + 'static,
+{
+    let client = client();
+    let limit = Arc::new(tokio::sync::Semaphore::new(32));
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..calls {
+        let (client, server, limit, order) =
+            (client.clone(), server.clone(), limit.clone(), order.clone());
+        tasks.spawn(async move {
+            let _permit = limit.acquire_owned().await.unwrap();
+            let url = server.url(&format!("/orders/{i}"));
+            let payload = format!("{{\"order\":{i}}}");
+            (i, order(client, url, payload, i).await)
+        });
+    }
+    let mut outcomes = Vec::with_capacity(calls);
+    let all = async {
+        while let Some(done) = tasks.join_next().await {
+            outcomes.push(done.unwrap());
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(600), all)
+        .await
+        .expect("10,000 calls within 10 minutes");
+    outcomes
+}
+
 /// 10,000 keyed `POST`s (32 at a time, instant retries) against a server that deduplicates by
 /// key and, drawn from a seeded plan for each request (5% each): resets the connection before
 /// executing; executes and stores the answer, then resets (the client never learns it ran);
@@ -83,30 +117,13 @@ async fn ten_thousand_keyed_calls_through_resets_each_execute_once() {
             (0.025, Action::ResetWhileProcessing(2)),
         ],
     );
-    let client = client();
-    let limit = Arc::new(tokio::sync::Semaphore::new(32));
     let started = Instant::now();
-    let mut tasks = tokio::task::JoinSet::new();
-    for i in 0..calls {
-        let (client, server, limit) = (client.clone(), server.clone(), limit.clone());
-        tasks.spawn(async move {
-            let _permit = limit.acquire_owned().await.unwrap();
-            let url = server.url(&format!("/orders/{i}"));
-            let payload = format!("{{\"order\":{i}}}");
-            let (out, record) =
-                testing::record(Overrides::new().instant(), place(&client, &url, &payload)).await;
-            (i, out, record.attempts("place"))
-        });
-    }
-    let mut outcomes = Vec::with_capacity(calls);
-    let all = async {
-        while let Some(done) = tasks.join_next().await {
-            outcomes.push(done.unwrap());
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(600), all)
-        .await
-        .expect("10,000 calls within 10 minutes");
+    let outcomes = each_order(calls, &server, |client, url, payload, _| async move {
+        let (out, record) =
+            testing::record(Overrides::new().instant(), place(&client, &url, &payload)).await;
+        (out, record.attempts("place"))
+    })
+    .await;
     let elapsed = started.elapsed();
 
     let executed = server.executed_by_path();
@@ -114,7 +131,7 @@ async fn ten_thousand_keyed_calls_through_resets_each_execute_once() {
     let mut lost = Vec::new();
     let mut attempts: BTreeMap<u32, usize> = BTreeMap::new();
     let mut ids = HashSet::new();
-    for (i, out, n) in &outcomes {
+    for (i, (out, n)) in &outcomes {
         *attempts.entry(*n).or_default() += 1;
         let path = format!("/orders/{i}");
         let runs = executed.get(&path).copied().unwrap_or(0);
@@ -145,7 +162,7 @@ async fn ten_thousand_keyed_calls_through_resets_each_execute_once() {
 
     let actions = server.actions();
     let (conflicts, mismatches) = server.conflicts();
-    let retried = outcomes.iter().filter(|(_, _, n)| *n > 1).count();
+    let retried = outcomes.iter().filter(|(_, (_, n))| *n > 1).count();
     let requests: u64 = server.seen().values().sum();
     println!(
         "{calls} keyed calls in {elapsed:.2?} ({:.1} us per call): {requests} requests, \
@@ -221,40 +238,23 @@ async fn ten_thousand_calls_that_forget_the_key_are_each_sent_once() {
         0x0f0_4ea7,
         &[(0.025, Action::Status(503)), (0.025, Action::ResetAfter)],
     );
-    let client = client();
-    let limit = Arc::new(tokio::sync::Semaphore::new(32));
-    let mut tasks = tokio::task::JoinSet::new();
-    for i in 0..calls {
-        let (client, server, limit) = (client.clone(), server.clone(), limit.clone());
-        tasks.spawn(async move {
-            let _permit = limit.acquire_owned().await.unwrap();
-            let url = server.url(&format!("/orders/{i}"));
-            let payload = format!("{{\"order\":{i}}}");
-            let call = async {
-                if i % 2 == 0 {
-                    place_forgetting_the_key(&client, &url, &payload).await
-                } else {
-                    place_forgetting_the_key_by_default(&client, &url, &payload).await
-                }
-            };
-            let (out, record) = testing::record(Overrides::new().instant(), call).await;
-            (i, out.is_ok(), record.retries().len() + 1)
-        });
-    }
-    let mut outcomes = Vec::with_capacity(calls);
-    let all = async {
-        while let Some(done) = tasks.join_next().await {
-            outcomes.push(done.unwrap());
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(600), all)
-        .await
-        .expect("10,000 calls within 10 minutes");
+    let outcomes = each_order(calls, &server, |client, url, payload, i| async move {
+        let call = async {
+            if i % 2 == 0 {
+                place_forgetting_the_key(&client, &url, &payload).await
+            } else {
+                place_forgetting_the_key_by_default(&client, &url, &payload).await
+            }
+        };
+        let (out, record) = testing::record(Overrides::new().instant(), call).await;
+        (out.is_ok(), record.retries().len() + 1)
+    })
+    .await;
 
     let seen = server.seen();
     let executed = server.executed_by_path();
-    let failed = outcomes.iter().filter(|(_, ok, _)| !ok).count();
-    for (i, ok, attempts) in &outcomes {
+    let failed = outcomes.iter().filter(|(_, (ok, _))| !ok).count();
+    for (i, (ok, attempts)) in &outcomes {
         let path = format!("/orders/{i}");
         assert_eq!(seen.get(&path), Some(&1), "{path}: sent more than once");
         assert_eq!(*attempts, 1, "{path}");

@@ -322,6 +322,37 @@ fn days_from_civil(year: u32, month: u32, day: u32) -> i64 {
     era * 146_097 + day_of_era - 719_468
 }
 
+/// `value` with 1 to 8 random edits (a byte replaced (from `alphabet`, or now and then any
+/// byte), one of `alphabet` inserted, a byte removed, a piece repeated): the fuzz tests'
+/// mutation of text from the network.
+#[cfg(test)]
+pub(crate) fn mutate(rng: &mut rand::rngs::StdRng, value: &str, alphabet: &[u8]) -> Vec<u8> {
+    use rand::{Rng, RngExt};
+    let mut value = value.as_bytes().to_vec();
+    for _ in 0..rng.random_range(1..=8) {
+        let at = rng.random_range(0..=value.len());
+        match rng.random_range(0..4) {
+            0 if at < value.len() => {
+                value[at] = if rng.random_bool(0.9) {
+                    alphabet[rng.random_range(0..alphabet.len())]
+                } else {
+                    rng.next_u32() as u8
+                };
+            }
+            1 => value.insert(at, alphabet[rng.random_range(0..alphabet.len())]),
+            2 if at < value.len() => {
+                value.remove(at);
+            }
+            _ => {
+                let end = rng.random_range(at..=value.len());
+                let piece = value[at..end].to_vec();
+                value.splice(at..at, piece);
+            }
+        }
+    }
+    value
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -540,7 +571,7 @@ mod tests {
     #[cfg(feature = "http")]
     #[test]
     fn ratelimit_never_panics_on_mutated_values() {
-        use rand::{Rng, RngExt, SeedableRng};
+        use rand::{RngExt, SeedableRng};
         const SEEDS: [&str; 5] = [
             r#""default";r=0;t=3"#,
             r#""hour";r=0;t=1800, "second";r=5;t=1"#,
@@ -556,28 +587,8 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(0x5241_5445);
         let (mut parsed, mut hinted) = (0u64, 0u64);
         for _ in 0..cases {
-            let mut value = SEEDS[rng.random_range(0..SEEDS.len())].as_bytes().to_vec();
-            for _ in 0..rng.random_range(1..=8) {
-                let at = rng.random_range(0..=value.len());
-                match rng.random_range(0..4) {
-                    0 if at < value.len() => {
-                        value[at] = if rng.random_bool(0.9) {
-                            ALPHABET[rng.random_range(0..ALPHABET.len())]
-                        } else {
-                            rng.next_u32() as u8
-                        };
-                    }
-                    1 => value.insert(at, ALPHABET[rng.random_range(0..ALPHABET.len())]),
-                    2 if at < value.len() => {
-                        value.remove(at);
-                    }
-                    _ => {
-                        let end = rng.random_range(at..=value.len());
-                        let piece = value[at..end].to_vec();
-                        value.splice(at..at, piece);
-                    }
-                }
-            }
+            let seed = SEEDS[rng.random_range(0..SEEDS.len())];
+            let value = mutate(&mut rng, seed, ALPHABET);
             let text = String::from_utf8_lossy(&value);
             if sfv::Parser::new(text.as_ref()).parse::<sfv::List>().is_ok() {
                 parsed += 1;

@@ -243,12 +243,21 @@ pin_project_lite::pin_project! {
 }
 
 impl<F> Serving<F> {
-    /// `future` run for `served` under `deadline`, set at `start` (for a service whose own
-    /// `call` already ran for the request: `served` holds what its calls told it).
+    /// `future` run for `served` (if the server serves requests, not only deadlines) under
+    /// `deadline`, set at `start` (for a service whose own `call` already ran for the request:
+    /// `served` holds what its calls told it).
     #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-    pub(crate) fn of(start: Instant, deadline: Option<Instant>, served: Served, future: F) -> Self {
+    pub(crate) fn of(
+        start: Instant,
+        deadline: Option<Instant>,
+        served: Option<Served>,
+        future: F,
+    ) -> Self {
         Serving {
-            inner: WithDeadline::serving(start, deadline, served, future),
+            inner: WithDeadline {
+                served,
+                ..WithDeadline::until(start, deadline, future)
+            },
         }
     }
 }

@@ -94,17 +94,21 @@ impl WithAttempt for ::http::request::Builder {
     }
 }
 
+/// A response of `status` with `headers`, for the tests of the integrations that read
+/// responses.
+#[cfg(test)]
+pub(crate) fn test_response(status: u16, headers: &[(&'static str, &'static str)]) -> Response<()> {
+    let mut r = Response::builder().status(status);
+    for (k, v) in headers {
+        r = r.header(*k, *v);
+    }
+    r.body(()).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_response as response;
     use super::*;
-
-    fn response(status: u16, headers: &[(&'static str, &'static str)]) -> Response<()> {
-        let mut r = Response::builder().status(status);
-        for (k, v) in headers {
-            r = r.header(*k, *v);
-        }
-        r.body(()).unwrap()
-    }
 
     #[test]
     fn an_answer_that_says_do_not_retry_is_permanent() {

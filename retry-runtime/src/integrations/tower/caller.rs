@@ -603,39 +603,6 @@ mod tests {
         );
     }
 
-    /// Applies 1 to 8 random edits to `value` (a byte replaced, inserted or removed, a piece
-    /// repeated), drawing bytes mostly from `alphabet`.
-    fn mutate(rng: &mut rand::rngs::StdRng, value: &str, alphabet: &[u8]) -> Vec<u8> {
-        use rand::{Rng, RngExt};
-        let mut value = value.as_bytes().to_vec();
-        for _ in 0..rng.random_range(1..=8) {
-            let at = rng.random_range(0..=value.len());
-            let byte = |rng: &mut rand::rngs::StdRng| {
-                if rng.random_bool(0.9) {
-                    alphabet[rng.random_range(0..alphabet.len())]
-                } else {
-                    rng.next_u32() as u8
-                }
-            };
-            match rng.random_range(0..4) {
-                0 if at < value.len() => value[at] = byte(rng),
-                1 => {
-                    let b = byte(rng);
-                    value.insert(at, b);
-                }
-                2 if at < value.len() => {
-                    value.remove(at);
-                }
-                _ => {
-                    let end = rng.random_range(at..=value.len());
-                    let piece = value[at..end].to_vec();
-                    value.splice(at..at, piece);
-                }
-            }
-        }
-        value
-    }
-
     /// How many mutated values per header: `RETRY_FUZZ_CASES`, else 20,000.
     fn cases() -> u64 {
         std::env::var("RETRY_FUZZ_CASES")
@@ -670,7 +637,7 @@ mod tests {
             let (mut valid, mut read) = (0u64, 0u64);
             for case in 0..cases {
                 let example = examples[(case % examples.len() as u64) as usize];
-                let bytes = mutate(&mut rng, example, ALPHABET);
+                let bytes = crate::classify::hint::mutate(&mut rng, example, ALPHABET);
                 // Only what HTTP can carry reaches a server (hyper refuses the rest).
                 let Ok(value) = HeaderValue::from_bytes(&bytes) else {
                     continue;

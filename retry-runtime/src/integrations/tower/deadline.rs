@@ -1,16 +1,7 @@
 //! [`DeadlineLayer`]: a server's handlers under the deadline their callers sent.
 
-use super::caller;
-use crate::classify::TimedOut;
-use crate::engine::deadline::WithDeadline;
-use crate::runtime::Instant;
-use core::future::Future;
-use core::pin::Pin;
-use core::task::{Context, Poll};
-use http::header::CONTENT_TYPE;
-use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
+use super::server::Server;
 use tower_layer::Layer;
-use tower_service::Service;
 
 /// A tower layer for servers: each request's handler runs under the deadline the request's
 /// headers give, as [`with_deadline`](crate::with_deadline) runs a future. Every `#[retry]`
@@ -103,139 +94,23 @@ impl DeadlineLayer {
 }
 
 impl<S> Layer<S> for DeadlineLayer {
-    type Service = Deadline<S>;
+    type Service = Server<S>;
 
-    fn layer(&self, inner: S) -> Deadline<S> {
-        Deadline { inner }
+    fn layer(&self, inner: S) -> Server<S> {
+        Server::deadline_only(inner)
     }
-}
-
-/// A service whose requests' handlers run under the deadlines their headers give (made by
-/// [`DeadlineLayer`]).
-#[derive(Clone, Debug)]
-pub struct Deadline<S> {
-    inner: S,
-}
-
-impl<S> Deadline<S> {
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// The inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
-}
-
-impl<S, B, RB> Service<Request<B>> for Deadline<S>
-where
-    S: Service<Request<B>, Response = Response<RB>>,
-    RB: Default,
-{
-    type Response = Response<RB>;
-    type Error = S::Error;
-    type Future = DeadlineFuture<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        let start = Instant::now();
-        let headers = request.headers();
-        let deadline = caller::time_left(headers, &mut caller::report)
-            .and_then(|left| start.checked_add(left));
-        let grpc = grpc_content_type(headers);
-        // The service's own `call` runs under the deadline too, as its future will.
-        let inner = &mut self.inner;
-        let future = crate::engine::deadline::enter(deadline, None, || inner.call(request));
-        DeadlineFuture {
-            inner: WithDeadline::until(start, deadline, future),
-            grpc,
-        }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The future of a [`Deadline`] service's call: the handler's response, or the layer's
-    /// own once the deadline has passed.
-    pub struct DeadlineFuture<F> {
-        #[pin]
-        inner: WithDeadline<F>,
-        // The request's content type, if it is a gRPC call.
-        grpc: Option<HeaderValue>,
-    }
-}
-
-impl<F, RB, E> Future for DeadlineFuture<F>
-where
-    F: Future<Output = Result<Response<RB>, E>>,
-    RB: Default,
-{
-    type Output = Result<Response<RB>, E>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        match this.inner.poll(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Ok(out)) => Poll::Ready(out),
-            Poll::Ready(Err(timed_out)) => {
-                Poll::Ready(Ok(deadline_exceeded(this.grpc.take(), timed_out)))
-            }
-        }
-    }
-}
-
-impl<F> core::fmt::Debug for DeadlineFuture<F> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("DeadlineFuture")
-            .field("inner", &self.inner)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The request's content type, if it is a gRPC call's (`application/grpc`, with or without a
-/// subtype).
-pub(super) fn grpc_content_type(headers: &HeaderMap) -> Option<HeaderValue> {
-    headers
-        .get(CONTENT_TYPE)
-        .filter(|t| t.as_bytes().starts_with(b"application/grpc"))
-        .cloned()
-}
-
-/// The layer's answer for a handler its deadline cut off: gRPC's `DEADLINE_EXCEEDED` for a
-/// gRPC call (of content type `grpc`), else `504 Gateway Timeout`.
-pub(super) fn deadline_exceeded<RB: Default>(
-    grpc: Option<HeaderValue>,
-    cut: TimedOut,
-) -> Response<RB> {
-    let mut response = Response::new(RB::default());
-    match grpc {
-        Some(content_type) => {
-            let headers = response.headers_mut();
-            headers.insert(CONTENT_TYPE, content_type);
-            headers.insert("grpc-status", HeaderValue::from_static("4"));
-            // Visible ASCII and spaces, which gRPC's percent-encoding leaves as they are.
-            let message = HeaderValue::try_from(cut.to_string()).expect("visible ASCII");
-            headers.insert("grpc-message", message);
-        }
-        None => *response.status_mut() = StatusCode::GATEWAY_TIMEOUT,
-    }
-    response
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::caller::{ENVOY_EXPECTED_RQ_TIMEOUT_MS, GRPC_TIMEOUT};
     use super::*;
+    use core::future::Future;
+    use core::pin::Pin;
+    use core::task::{Context, Poll};
+    use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
     use std::time::Duration;
+    use tower_service::Service;
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
 

@@ -163,7 +163,7 @@ impl<B: ReplayBody, RB> Exchange<Request<B>, Response<RB>> for Http {
 
     fn write_attempt(&self, request: &mut Request<B>, attempt: &Attempt) {
         let headers = request.headers_mut();
-        if super::deadline::grpc_content_type(headers).is_some() {
+        if super::server::grpc_content_type(headers).is_some() {
             write_grpc_attempt(headers, attempt);
         } else {
             for (name, value) in attempt_headers(attempt) {
@@ -307,13 +307,7 @@ mod tests {
     use super::*;
     use http_body_util::Full;
 
-    fn response(status: u16, headers: &[(&'static str, &'static str)]) -> Response<()> {
-        let mut r = Response::builder().status(status);
-        for (k, v) in headers {
-            r = r.header(*k, *v);
-        }
-        r.body(()).unwrap()
-    }
+    use crate::integrations::http::test_response as response;
 
     fn failure(r: &Response<()>) -> Option<(ErrorClass, Option<Duration>)> {
         <Http as Exchange<Request<()>, _>>::failure(&Http::new(), r)

@@ -180,7 +180,7 @@ mod grpc;
 mod server;
 
 pub use body::ReplayBody;
-pub use deadline::{Deadline, DeadlineFuture, DeadlineLayer};
+pub use deadline::DeadlineLayer;
 pub use exchange::{Cloning, Exchange, Http, IDEMPOTENCY_KEY};
 #[cfg(feature = "grpc-config")]
 pub use grpc::{GrpcRetry, GrpcRetryLayer};

@@ -1,7 +1,7 @@
 //! [`ServerLayer`]: the server side of a hop, so that retries do not multiply from hop to hop.
 
 use super::caller;
-use super::deadline::{deadline_exceeded, grpc_content_type};
+use crate::classify::TimedOut;
 use crate::classify::hint::GRPC_RETRY_PUSHBACK_MS;
 use crate::engine::deadline::{CHAIN_STOP, Serving};
 use crate::engine::frame::Served;
@@ -10,7 +10,8 @@ use crate::runtime::Instant;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use http::{HeaderValue, Request, Response};
+use http::header::CONTENT_TYPE;
+use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -113,18 +114,30 @@ impl<S> Layer<S> for ServerLayer {
     type Service = Server<S>;
 
     fn layer(&self, inner: S) -> Server<S> {
-        Server { inner }
+        Server { inner, whole: true }
     }
 }
 
 /// A service whose requests' handlers run under what their callers say of them (made by
-/// [`ServerLayer`]).
+/// [`ServerLayer`], and by [`DeadlineLayer`](super::DeadlineLayer), which reads the deadline
+/// alone).
 #[derive(Clone, Debug)]
 pub struct Server<S> {
     inner: S,
+    /// The server side of a hop, as `ServerLayer` makes it; else the caller's deadline alone.
+    whole: bool,
 }
 
 impl<S> Server<S> {
+    /// `inner` under its callers' deadlines alone: no attempt read, no answer changed (what
+    /// `DeadlineLayer` makes).
+    pub(super) fn deadline_only(inner: S) -> Self {
+        Server {
+            inner,
+            whole: false,
+        }
+    }
+
     /// The inner service.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -159,16 +172,20 @@ where
         let headers = request.headers();
         let deadline = caller::time_left(headers, &mut caller::report)
             .and_then(|left| start.checked_add(left));
-        let attempt = caller::attempt(headers, &mut caller::report);
         let grpc = grpc_content_type(headers);
-        if let Some(number) = attempt {
-            request.extensions_mut().insert(CallerAttempt { number });
-        }
-        let served = Served::new(single(attempt));
+        let served = if self.whole {
+            let attempt = caller::attempt(headers, &mut caller::report);
+            if let Some(number) = attempt {
+                request.extensions_mut().insert(CallerAttempt { number });
+            }
+            Some(Served::new(single(attempt)))
+        } else {
+            None
+        };
         // The service's own `call` runs for the request too, as its future will.
         let inner = &mut self.inner;
         let future =
-            crate::engine::deadline::enter(deadline, Some(&served), || inner.call(request));
+            crate::engine::deadline::enter(deadline, served.as_ref(), || inner.call(request));
         ServerFuture {
             inner: Serving::of(start, deadline, served, future),
             grpc,
@@ -285,18 +302,39 @@ fn do_not_retry<RB>(mut response: Response<RB>) -> Response<RB> {
     response
 }
 
+/// The request's content type, if it is a gRPC call's (`application/grpc`, with or without a
+/// subtype).
+pub(super) fn grpc_content_type(headers: &HeaderMap) -> Option<HeaderValue> {
+    headers
+        .get(CONTENT_TYPE)
+        .filter(|t| t.as_bytes().starts_with(b"application/grpc"))
+        .cloned()
+}
+
+/// The layer's answer for a handler its deadline cut off: gRPC's `DEADLINE_EXCEEDED` for a
+/// gRPC call (of content type `grpc`), else `504 Gateway Timeout`.
+fn deadline_exceeded<RB: Default>(grpc: Option<HeaderValue>, cut: TimedOut) -> Response<RB> {
+    let mut response = Response::new(RB::default());
+    match grpc {
+        Some(content_type) => {
+            let headers = response.headers_mut();
+            headers.insert(CONTENT_TYPE, content_type);
+            headers.insert("grpc-status", HeaderValue::from_static("4"));
+            // Visible ASCII and spaces, which gRPC's percent-encoding leaves as they are.
+            let message = HeaderValue::try_from(cut.to_string()).expect("visible ASCII");
+            headers.insert("grpc-message", message);
+        }
+        None => *response.status_mut() = StatusCode::GATEWAY_TIMEOUT,
+    }
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use http::StatusCode;
 
-    fn response(status: u16, headers: &[(&'static str, &'static str)]) -> Response<()> {
-        let mut r = Response::builder().status(status);
-        for (k, v) in headers {
-            r = r.header(*k, *v);
-        }
-        r.body(()).unwrap()
-    }
+    use crate::integrations::http::test_response as response;
 
     #[test]
     fn only_an_error_answer_is_told_not_to_be_retried() {
