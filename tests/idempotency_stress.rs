@@ -202,6 +202,15 @@ async fn place_forgetting_the_key(
     url: &str,
     payload: &str,
 ) -> Result<String, Error> {
+    post_without_key(client, url, payload).await
+}
+
+/// One attempt of the functions around it: a `POST` with no `with_attempt`, so no key.
+async fn post_without_key(
+    client: &reqwest::Client,
+    url: &str,
+    payload: &str,
+) -> Result<String, Error> {
     let request = client.post(url).body(payload.to_owned());
     Ok(error_for_status(request.send().await?)?.text().await?)
 }
@@ -220,8 +229,7 @@ async fn place_forgetting_the_key_by_default(
     url: &str,
     payload: &str,
 ) -> Result<String, Error> {
-    let request = client.post(url).body(payload.to_owned());
-    Ok(error_for_status(request.send().await?)?.text().await?)
+    post_without_key(client, url, payload).await
 }
 
 /// 10,000 keyed `POST`s whose bodies forget the key (half through each function above), 32 at
