@@ -325,7 +325,7 @@ fn days_from_civil(year: u32, month: u32, day: u32) -> i64 {
 /// `value` with 1 to 8 random edits (a byte replaced (from `alphabet`, or now and then any
 /// byte), one of `alphabet` inserted, a byte removed, a piece repeated): the fuzz tests'
 /// mutation of text from the network.
-#[cfg(test)]
+#[cfg(all(test, feature = "http"))]
 pub(crate) fn mutate(rng: &mut rand::rngs::StdRng, value: &str, alphabet: &[u8]) -> Vec<u8> {
     use rand::{Rng, RngExt};
     let mut value = value.as_bytes().to_vec();
