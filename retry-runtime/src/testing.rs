@@ -112,7 +112,9 @@ impl TestScope {
     fn new(overrides: Overrides, record: bool) -> Arc<TestScope> {
         Arc::new(TestScope {
             overrides,
-            rng: overrides.seed.map(|s| Mutex::new(ChaCha12::seed_from_u64(s))),
+            rng: overrides
+                .seed
+                .map(|s| Mutex::new(ChaCha12::seed_from_u64(s))),
             record: record.then(Mutex::default),
         })
     }

@@ -65,7 +65,8 @@ impl ChaCha12 {
     /// Generates the next block into the buffer.
     fn refill(&mut self) {
         self.buffer = block(&self.state);
-        let counter = (u64::from(self.state[13]) << 32 | u64::from(self.state[12])).wrapping_add(1);
+        let counter =
+            ((u64::from(self.state[13]) << 32) | u64::from(self.state[12])).wrapping_add(1);
         self.state[12] = counter as u32;
         self.state[13] = (counter >> 32) as u32;
         self.index = 0;
@@ -212,7 +213,10 @@ mod tests {
             5 => rng.random::<u32>().to_le_bytes().to_vec(),
             6 => rng.random_range(0..=arg).to_le_bytes().to_vec(),
             7 => rng.random_range(arg / 2..=arg).to_le_bytes().to_vec(),
-            8 => rng.random_range(0..(arg % 100 + 1) as usize).to_le_bytes().to_vec(),
+            8 => rng
+                .random_range(0..(arg % 100 + 1) as usize)
+                .to_le_bytes()
+                .to_vec(),
             9 => vec![u8::from(rng.random_bool(0.9))],
             10 => rng.random_range(0.0..1.0_f64).to_le_bytes().to_vec(),
             _ => {
