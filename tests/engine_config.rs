@@ -1167,7 +1167,7 @@ fn an_aws_profile_that_names_no_profile_is_one_warning() {
          max_attempts apply, not even [default]'s (the AWS SDKs read the named profile alone)",
         config.display()
     );
-    assert_eq!(o.warnings, [why.clone()]);
+    assert_eq!(o.warnings, std::slice::from_ref(&why));
     // `explain` says why the defaults apply, for the function that reads the AWS settings.
     assert_eq!(o.notes, [("aws".to_string(), why.clone())]);
     assert_eq!(o.aws_shown.last(), Some(&format!("  note: {why}")));
