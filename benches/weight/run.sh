@@ -9,6 +9,7 @@
 #   RUNS=5 ONLY="default no-default backon tokio-retry2" bash benches/weight/run.sh
 #   TOKIO_MAIN=1 bash benches/weight/run.sh          # `#[tokio::main]` instead of a Builder
 #   TIMINGS=1 RUNS=1 ONLY="backon default" bash benches/weight/run.sh   # and each crate's time
+#   PUBLISHED=1 TOKIO_MAIN=1 ONLY="backon default" bash benches/weight/run.sh   # see below
 #
 # Every crate depends on tokio with the features all three need and no more (`rt`, for the
 # runtime `main` builds, and `time`). With TOKIO_MAIN=1, `main` is `#[tokio::main]` instead,
@@ -25,7 +26,12 @@
 # of each configuration with `cargo build --timings` follows, and each unit of cargo's timing
 # report (a crate, or its build script's compiling and running) is listed with its own compile
 # time and when it started: what a build's length is made of, and which crates are on its
-# longest chain.
+# longest chain. The workspace's crates are path dependencies here, which cargo compiles
+# incrementally (as it does a workspace's own packages), where a program that depends on the
+# published crates compiles them as it does backon: without. With PUBLISHED=1 the generated
+# crate turns incremental compilation off for retry-runtime, retry-macros and retry-keys
+# (a profile override of each), so that they build as they would from a registry; the binary
+# crate itself is compiled incrementally either way.
 set -euo pipefail
 
 RUNS="${RUNS:-3}"
@@ -42,6 +48,8 @@ read -r -a CONFIGS <<<"${ONLY:-${ALL[*]}}"
 
 TOKIO_MAIN="${TOKIO_MAIN:-0}"
 TIMINGS="${TIMINGS:-0}"
+PUBLISHED="${PUBLISHED:-0}"
+[[ "$PUBLISHED" == 1 ]] && WORK="$WORK/published"
 if [[ "$TOKIO_MAIN" == 1 ]]; then
     TOKIO='tokio = { version = "1", default-features = false, features = ["rt", "time", "macros"] }'
     WORK="$WORK/tokio-main"
@@ -153,6 +161,11 @@ $TOKIO
 
 [workspace]
 TOML
+    if [[ "$PUBLISHED" == 1 && "$1" != backon && "$1" != tokio-retry2 ]]; then
+        for package in retry-runtime retry-macros retry-keys; do
+            printf '\n[profile.dev.package.%s]\nincremental = false\n' "$package" >>"$dir/Cargo.toml"
+        done
+    fi
     cp "$ROOT/Cargo.lock" "$dir/Cargo.lock"
     main_rs "$1" >"$dir/src/main.rs"
 }
@@ -210,6 +223,7 @@ done
 
 main="tokio::runtime::Builder"
 [[ "$TOKIO_MAIN" == 1 ]] && main="#[tokio::main]"
+[[ "$PUBLISHED" == 1 ]] && main+=", the workspace's crates built as published (not incremental)"
 echo "main: $main; runs: $RUNS (medians); rustc $(rustc --version | cut -d' ' -f2), $(nproc) cores"
 echo
 echo "| configuration | crates compiled | clean build, s | ratio to backon |"

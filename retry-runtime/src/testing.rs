@@ -50,10 +50,10 @@
 
 pub use crate::observe::report::{EarlyEnd, EndedEarly, Hedged, Retried};
 
+use crate::engine::chacha::ChaCha12;
 use crate::engine::scope::{self, Scope};
 use rand::Rng;
 use rand::SeedableRng;
-use rand::rngs::StdRng;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -104,7 +104,7 @@ impl Overrides {
 /// A test scope, as the engine's [`Scope`] seam sees it.
 struct TestScope {
     overrides: Overrides,
-    rng: Option<Mutex<StdRng>>,
+    rng: Option<Mutex<ChaCha12>>,
     record: Option<Mutex<Record>>,
 }
 
@@ -112,7 +112,9 @@ impl TestScope {
     fn new(overrides: Overrides, record: bool) -> Arc<TestScope> {
         Arc::new(TestScope {
             overrides,
-            rng: overrides.seed.map(|s| Mutex::new(StdRng::seed_from_u64(s))),
+            rng: overrides
+                .seed
+                .map(|s| Mutex::new(ChaCha12::seed_from_u64(s))),
             record: record.then(Mutex::default),
         })
     }

@@ -23,6 +23,7 @@
 //! pass), books its end through [`Protections`], and gives its cost back when it drops a
 //! ticket whose attempt never ran.
 
+pub(crate) mod chacha;
 pub(crate) mod deadline;
 mod decide;
 pub(crate) mod frame;

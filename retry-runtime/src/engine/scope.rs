@@ -10,7 +10,7 @@
 
 use crate::observe::Listener;
 use crate::observe::report::{EndedEarly, Hedged, Retried};
-use rand::rngs::StdRng;
+use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, RngExt, SeedableRng, TryRng};
 use std::cell::RefCell;
 use std::convert::Infallible;
@@ -123,13 +123,16 @@ impl Listener for Around {
 }
 
 /// The thread's generator: what a call draws from outside a seeded scope (jitter, the adaptive
-/// limiter's spread, invocation ids). One `StdRng` (the generator of a seeded scope too) per
+/// limiter's spread, invocation ids). One xoshiro256++ (rand's, with no feature to turn on) per
 /// thread, seeded when the thread first draws, from the standard library's `RandomState`: the
 /// random keys `HashMap` is seeded with, so that no crate of system randomness is compiled for
 /// it. On `wasm32-unknown-unknown`, whose `std` has no entropy for `RandomState`, from the JS
 /// host's `Math.random()` instead (`runtime/wasm.rs`): nothing for a user to configure, no
 /// `getrandom` backend to choose. Nothing here needs a cryptographic secret: jitter spreads
-/// retries, an invocation id tells one call's attempts from another's.
+/// retries, an invocation id tells one call's attempts from another's. Nor a stream fixed in
+/// advance, as a seeded scope's is (`chacha.rs`): the seed is new on every run, so a small
+/// generator of good statistical quality serves, a few instructions a word where a ChaCha12
+/// block costs several hundred for its sixteen.
 pub(crate) fn thread_rng() -> ThreadRng {
     ThreadRng(())
 }
@@ -138,7 +141,8 @@ pub(crate) fn thread_rng() -> ThreadRng {
 pub(crate) struct ThreadRng(());
 
 thread_local! {
-    static THREAD_RNG: RefCell<StdRng> = RefCell::new(StdRng::from_seed(seed()));
+    static THREAD_RNG: RefCell<Xoshiro256PlusPlus> =
+        RefCell::new(Xoshiro256PlusPlus::from_seed(seed()));
 }
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
