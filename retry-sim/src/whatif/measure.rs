@@ -199,7 +199,7 @@ pub fn ratio(a: u64, b: u64) -> f64 {
 }
 
 /// The sum of `f` over the bins covering `[from, to)` seconds.
-fn sum(bins: &[Bin], from: f64, to: f64, f: impl Fn(&Bin) -> u64) -> u64 {
+pub fn sum(bins: &[Bin], from: f64, to: f64, f: impl Fn(&Bin) -> u64) -> u64 {
     let first = (from / BIN).round() as usize;
     let last = if to.is_finite() {
         (to / BIN).round() as usize
