@@ -113,7 +113,7 @@ fn simulated(s: &Settings, seeds: u64) -> Figures {
         let outcome = simulate::run(&plan, None);
         let figures = measure::figures(&plan, &outcome);
         let leaf = figures.iter().find(|f| f.name == "leaf").expect("the leaf");
-        amplification += leaf.amplification_fault.expect("an outage") / seeds as f64;
+        amplification += leaf.amplification_fault().expect("an outage") / seeds as f64;
         recovery = recovery
             .zip(leaf.recovery)
             .map(|(a, b)| a + b / seeds as f64);

@@ -301,7 +301,7 @@ fn retries_upon_retries_send_64_leaf_requests_per_user_call() {
         "{leaf_requests}"
     );
     // Every hop makes its four attempts: 4, 16 and 64 per user call, exactly.
-    let per_call: Vec<f64> = figures[1..].iter().map(|f| f.amplification).collect();
+    let per_call: Vec<f64> = figures[1..].iter().map(|f| f.per_call).collect();
     assert_eq!(per_call, [4.0, 16.0, 64.0]);
     assert_eq!(figures[0].goodput, 0.0);
 }
@@ -313,11 +313,11 @@ fn the_sre_books_three_layers_of_four_attempts_send_64_per_user_request() {
     let outcome = simulate::run(&plan, None);
     let figures = measure::figures(&plan, &outcome);
     let db = figures.iter().find(|f| f.name == "db").unwrap();
-    let during = db.amplification_fault.unwrap();
+    let during = db.amplification_fault().unwrap();
     // The calls offered in the outage's last second send part of their requests after it.
     assert!(during > 62.0 && during <= 64.0, "{during}");
     let backend = figures.iter().find(|f| f.name == "backend").unwrap();
-    assert!(backend.amplification_fault.unwrap() > 15.5, "{backend:?}");
+    assert!(backend.amplification_fault().unwrap() > 15.5, "{backend:?}");
     // Back within a second of its end: the retries of the calls it failed take less.
     let back = db.recovery.unwrap();
     assert!((0.0..1.0).contains(&back), "{back}");

@@ -41,14 +41,24 @@ impl Kind {
 }
 
 /// Every figure a check can name, with its kind and what it is.
-pub const FIELDS: [(&str, Kind, &str); 24] = [
+pub const FIELDS: [(&str, Kind, &str); 26] = [
     (
         "amplification",
+        Kind::Multiple,
+        "requests per user call over those when nothing fails (1: retries add nothing)",
+    ),
+    (
+        "amplification_fault",
+        Kind::Multiple,
+        "the same over the faults' span",
+    ),
+    (
+        "per_call",
         Kind::Multiple,
         "requests per user call (the users: attempts per call)",
     ),
     (
-        "amplification_fault",
+        "per_call_fault",
         Kind::Multiple,
         "the same over the faults' span",
     ),
@@ -349,8 +359,10 @@ pub fn actual(check: &Check, figures: &[Figures]) -> Option<f64> {
     let f = figures.iter().find(|f| f.name == check.subject)?;
     let r = &f.refused;
     Some(match check.field {
-        "amplification" => f.amplification,
-        "amplification_fault" => f.amplification_fault?,
+        "amplification" => f.amplification(),
+        "amplification_fault" => f.amplification_fault()?,
+        "per_call" => f.per_call,
+        "per_call_fault" => f.per_call_fault?,
         "nominal" => f.nominal,
         "goodput" => f.goodput,
         "goodput_fault" => f.goodput_fault?,

@@ -1,7 +1,7 @@
 //! What a run prints and writes: the tables on standard output, CSV files and SVG plots in a
 //! folder, and the one JSON object of `--json`.
 
-use super::check::{Kind, Verdict, show};
+use super::check::{Verdict, show};
 use super::measure::{Figures, ratio};
 use super::model::Plan;
 use super::simulate::{BIN, Outcome};
@@ -37,9 +37,10 @@ pub fn tables(plan: &Plan, outcome: &Outcome, figures: &[Figures], verdicts: &[V
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}: {} user processes, {} tier{}, {:.0} s simulated (seed {}){}",
+        "{}: {} user process{}, {} tier{}, {:.0} s simulated (seed {}){}",
         plan.topology,
         plan.users.clients,
+        if plan.users.clients == 1 { "" } else { "es" },
         plan.tiers.len(),
         if plan.tiers.len() == 1 { "" } else { "s" },
         outcome.simulated,
@@ -52,19 +53,20 @@ pub fn tables(plan: &Plan, outcome: &Outcome, figures: &[Figures], verdicts: &[V
     );
     out.push('\n');
     out.push_str(
-        "| tier | processes | requests | per user call (nominal) | per user call in the faults | goodput | goodput in the faults | p50 (ms) | p99 (ms) | p99.9 (ms) | time to recover |\n",
+        "| tier | processes | requests | per user call (nominal) | per user call in the faults | amplification in the faults | goodput | goodput in the faults | p50 (ms) | p99 (ms) | p99.9 (ms) | time to recover |\n",
     );
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for f in figures {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.3} ({:.3}) | {} | {:.2}% | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {:.3} ({}) | {} | {} | {:.2}% | {} | {} | {} | {} | {} |",
             f.name,
             f.processes,
             f.requests,
-            f.amplification,
+            f.per_call,
             f.nominal,
-            opt(f.amplification_fault, |x| format!("{x:.3}")),
+            opt(f.per_call_fault, |x| format!("{x:.3}")),
+            opt(f.amplification_fault(), |x| format!("{x:.3}x")),
             100.0 * f.goodput,
             opt(f.goodput_fault, |x| format!("{:.2}%", 100.0 * x)),
             ms(f.latency.p50),
@@ -80,6 +82,15 @@ pub fn tables(plan: &Plan, outcome: &Outcome, figures: &[Figures], verdicts: &[V
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for f in figures {
         let r = &f.refused;
+        if f.policy == "-" {
+            // A tier that calls nothing makes no calls: what it received alone.
+            let _ = writeln!(
+                out,
+                "| {} | - | - | - | - | - | - | - | - | {} | {} | {} | {} |",
+                f.name, f.retries, f.throttled, f.shed, f.told_not_to_retry,
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} | {} | {} |",
@@ -137,8 +148,10 @@ pub fn json(
                 "policy": f.policy,
                 "requests": f.requests,
                 "nominal": f.nominal,
-                "amplification": f.amplification,
-                "amplification_fault": f.amplification_fault,
+                "per_call": f.per_call,
+                "per_call_fault": f.per_call_fault,
+                "amplification": f.amplification(),
+                "amplification_fault": f.amplification_fault(),
                 "goodput": f.goodput,
                 "goodput_fault": f.goodput_fault,
                 "failed": f.failed(),
@@ -213,8 +226,8 @@ pub fn write(
                 f.processes,
                 f.requests,
                 f.nominal,
-                f.amplification,
-                f.amplification_fault.map_or(String::new(), |x| format!("{x:.4}")),
+                f.per_call,
+                f.per_call_fault.map_or(String::new(), |x| format!("{x:.4}")),
                 f.goodput,
                 f.goodput_fault.map_or(String::new(), |x| format!("{x:.6}")),
                 f.latency.p50,
@@ -301,14 +314,4 @@ pub fn write(
         &goodput,
     )?;
     Ok(vec![summary, series_path, requests_path, goodput_path])
-}
-
-/// A kind's unit in a table header.
-pub fn unit(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Multiple => "x",
-        Kind::Share => "%",
-        Kind::Duration => "s",
-        Kind::Count => "",
-    }
 }
