@@ -274,6 +274,63 @@ fn bad_input_is_every_problem_at_once_and_nothing_runs() {
     assert!(text(&out.stderr).contains("`1` needs a unit: p99 is a duration"));
 }
 
+/// The fenced blocks of `text` whose info string names a sample (```` ```toml
+/// retry-sim/examples/NAME.toml ````), with the file named.
+fn samples_shown(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut open: Option<(String, String)> = None;
+    for line in text.lines() {
+        match (&mut open, line.strip_prefix("```")) {
+            (None, Some(info)) => {
+                if let Some(path) = info.split_whitespace().nth(1) {
+                    open = Some((path.to_owned(), String::new()));
+                } else {
+                    open = Some((String::new(), String::new()));
+                }
+            }
+            (Some(_), Some("")) => {
+                let (path, body) = open.take().expect("open");
+                if path.starts_with("retry-sim/examples/") {
+                    out.push((path, body));
+                }
+            }
+            (Some((_, body)), _) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn the_samples_the_docs_show_are_the_files() {
+    let mut shown = 0;
+    for doc in ["README.md", "SIMULATION.md"] {
+        let text = std::fs::read_to_string(root().join(doc)).unwrap();
+        let samples = samples_shown(&text);
+        assert!(!samples.is_empty(), "{doc} shows no sample");
+        for (path, body) in samples {
+            let file = std::fs::read_to_string(root().join(&path))
+                .unwrap_or_else(|e| panic!("{doc} shows {path}, which is not a file: {e}"));
+            assert_eq!(body, file, "{doc}'s {path} is not the file");
+            shown += 1;
+        }
+    }
+    assert!(shown >= 4, "{shown}");
+    // Every sample topology loads.
+    for entry in std::fs::read_dir(examples()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml")
+            && path.file_name().unwrap() != "retry.toml"
+        {
+            let loaded = topology::load(&path, &Options::default());
+            assert!(loaded.is_ok(), "{}: {:?}", path.display(), loaded.err());
+        }
+    }
+}
+
 /// A sample's text with `from` replaced by `to` (a smaller size for a test), loaded.
 fn sample(name: &str, from: &str, to: &str) -> retry_sim::whatif::model::Plan {
     let path = examples().join(name);
