@@ -505,3 +505,64 @@ fn ten_thousand_mutated_files_never_panic() {
     // Most mutations break something, and each is reported rather than run.
     assert!(rejected > 5_000, "{rejected}");
 }
+
+#[test]
+fn each_input_drives_its_tier() {
+    // checkout.toml to the end of the ledger's throttling (40 s to 50 s).
+    let plan = sample("checkout.toml", "duration = \"90s\"", "duration = \"55s\"");
+    let outcome = simulate::run(&plan, None);
+    let figures = measure::figures(&plan, &outcome);
+    let tier = |name: &str| figures.iter().find(|f| f.name == name).unwrap();
+    // The ledger throttles, and the payments' gRPC retry throttling (its service config's
+    // `retryThrottling`) stops retrying: its refusals are the budget's.
+    assert!(tier("ledger").throttled > 100, "{:?}", tier("ledger"));
+    assert!(
+        tier("payments").refused.budget_exhausted > 100,
+        "{:?}",
+        tier("payments")
+    );
+    // The inventory (its AWS profile: adaptive, from the AWS config file) retries the dead
+    // replica of the stock: retries arrive there.
+    assert!(tier("stock").retries > 100, "{:?}", tier("stock"));
+    // The web tier runs behind the layer and tells the users not to retry: they never do.
+    let users = tier("users");
+    assert_eq!(users.attempts, users.calls);
+    assert!(tier("web").told_not_to_retry > 0);
+    // The users' attempt timeout (2 s, written in the topology) bounds their calls.
+    assert!(users.latency.p999 < 2.1, "{:?}", users.latency);
+}
+
+#[test]
+fn a_policy_that_hedges_sends_a_second_request_to_a_slow_tier() {
+    let text = "duration = \"20s\"\n[users]\nclients = 20\nrate = 5\ncalls = \"api\"\n\
+                [tier.api]\ncalls = \"slow\"\npolicy = { hedge_after = \"20ms\", bucket = \"none\" }\n\
+                [tier.slow]\nreplicas = 4\nlatency = \"5ms\"\n\
+                [[fault]]\ntier = \"slow\"\nreplica = 0\nkind = \"brownout\"\nfactor = 20\n";
+    let run = |text: &str| {
+        let (plan, _) = topology::load_str(
+            "hedge.toml",
+            text,
+            &examples(),
+            &Options::default(),
+            &|_| None,
+        )
+        .unwrap_or_else(|p| panic!("{p:?}"));
+        let outcome = simulate::run(&plan, None);
+        let slow_calls = outcome.users.latencies.iter().filter(|&&l| l > 0.1).count() as f64
+            / outcome.users.latencies.len() as f64;
+        (measure::figures(&plan, &outcome), slow_calls)
+    };
+    let (hedged, slow_hedged) = run(text);
+    let (plain, slow_plain) = run(&text.replace("hedge_after = \"20ms\", ", ""));
+    // One replica in four answers in 100 ms: its requests are hedged after 20 ms (without a
+    // bucket, whose tokens hedges spend), the others answer before: about a quarter more
+    // requests.
+    let slow = hedged.iter().find(|f| f.name == "slow").unwrap();
+    assert!(slow.per_call > 1.15 && slow.per_call < 1.4, "{slow:?}");
+    let plain_slow = plain.iter().find(|f| f.name == "slow").unwrap();
+    assert_eq!(plain_slow.per_call, 1.0);
+    // A quarter of the user calls take over 100 ms without hedging; with it, only those whose
+    // hedge meets the slow replica too (a sixteenth).
+    assert!(slow_plain > 0.2 && slow_plain < 0.3, "{slow_plain}");
+    assert!(slow_hedged < 0.1, "{slow_hedged}");
+}

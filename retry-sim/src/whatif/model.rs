@@ -3,7 +3,6 @@
 //! ([`load`](super::load)).
 
 use retry_keys::Values;
-use std::time::Duration;
 
 /// How the processes of one tier retry their calls.
 #[derive(Debug, Clone)]
@@ -268,10 +267,5 @@ impl Plan {
         let start = self.faults.iter().map(|f| f.start).reduce(f64::min)?;
         let end = self.faults.iter().map(|f| f.end).reduce(f64::max)?;
         Some((start, end))
-    }
-
-    /// The mean one-way network hop as a `Duration`.
-    pub fn network_hop(&self) -> Duration {
-        Duration::from_secs_f64(self.network)
     }
 }

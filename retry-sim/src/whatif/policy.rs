@@ -27,7 +27,6 @@ use super::tomlish::{self, Reader};
 use retry_keys::{AttributeKey, Key, Problem as Incoherence, Value, Values};
 use retry_runtime::__private::Keys;
 use std::fmt::Write as _;
-use std::path::Path;
 use toml::de::DeTable;
 
 /// The names a policy table takes besides the settable keys.
@@ -738,9 +737,4 @@ pub fn keys_of(values: &Values) -> Keys {
             );
     }
     keys
-}
-
-/// Reads a file a topology names, relative to its folder.
-pub fn read_relative(base: &Path, path: &str) -> std::io::Result<String> {
-    std::fs::read_to_string(base.join(path))
 }
