@@ -253,16 +253,16 @@ struct Replica {
 
 impl Replica {
     /// Takes a token of a throttle of `rate` per second (a bucket of a tenth of a second's
-    /// worth, full at first); `false` if none is left.
+    /// worth, full at first; refilled at the rate in effect since the last request, so a
+    /// throttling fault's lower rate takes over from the tier's own where it starts); `false`
+    /// if none is left.
     fn admit(&mut self, t: f64, rate: f64) -> bool {
-        if self.rate != rate {
-            if self.rate == 0.0 {
-                self.tokens = rate / 10.0;
-            }
-            self.rate = rate;
+        if self.rate == 0.0 {
+            self.tokens = rate / 10.0;
         } else {
-            self.tokens += (t - self.refilled_at) * rate;
+            self.tokens += (t - self.refilled_at) * self.rate;
         }
+        self.rate = rate;
         self.tokens = self.tokens.min(rate / 10.0);
         self.refilled_at = t;
         if self.tokens >= 1.0 {
@@ -764,5 +764,28 @@ impl Future for AllOk {
         } else {
             Poll::Ready(Ok(()))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_throttle_admits_its_rate_and_a_lower_one_takes_over() {
+        let mut r = Replica::default();
+        // 100 per second: a bucket of 10, full at first.
+        let first: usize = (0..20).filter(|_| r.admit(0.0, 100.0)).count();
+        assert_eq!(first, 10);
+        // A second refills 100, of which the bucket keeps 10.
+        let next: usize = (0..20).filter(|_| r.admit(1.0, 100.0)).count();
+        assert_eq!(next, 10);
+        // 0.05 s later at 100 per second: 5 tokens; then a throttle of 20 per second caps the
+        // bucket at 2.
+        let lower: usize = (0..20).filter(|_| r.admit(1.05, 20.0)).count();
+        assert_eq!(lower, 2);
+        // Refilled at 20 per second from there: 0.5 s later, 2 again (10, capped at 2).
+        let later: usize = (0..20).filter(|_| r.admit(1.55, 20.0)).count();
+        assert_eq!(later, 2);
     }
 }
