@@ -13,4 +13,5 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 mod smithy;
+pub mod whatif;
 pub mod world;

@@ -3,6 +3,9 @@
 //!
 //! Runs the scenarios, prints their figures as Markdown tables, and writes CSV files and SVG
 //! plots into DIR (default `retry-sim/results`). `--quick` runs the small sizes of the tests.
+//!
+//! `retry-sim what-if TOPOLOGY [OPTIONS]` runs the user's own policy on the user's own
+//! topology (`retry_sim::whatif`).
 
 use retry_sim::fleet::Run;
 use retry_sim::report::{self, Line, Scale, TIMESERIES_HEADER};
@@ -29,6 +32,10 @@ const SCENARIOS: [&str; 10] = [
 ];
 
 fn main() -> ExitCode {
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    if all.first().is_some_and(|a| a == "what-if") {
+        return retry_sim::whatif::cli::main(&all[1..]);
+    }
     let mut chosen = Vec::new();
     let mut quick = false;
     let mut out = PathBuf::from("retry-sim/results");
@@ -134,17 +141,43 @@ fn outage_table_row(
     )
 }
 
+/// What `--help` prints: every scenario, and `what-if` with its inputs and outputs.
+const HELP: &str = "\
+retry-sim: fleets of clients running the real retry engine on tokio's paused clock
+(SIMULATION.md describes every scenario and its figures)
+
+usage: retry-sim [SCENARIO]... [--quick] [--out DIR]
+       retry-sim what-if TOPOLOGY [OPTIONS]
+
+scenarios (none named: all of them):
+    brooker        Brooker's contention: N clients, one conditional write each, five backoffs
+    outage         1,000 clients, a server down for 30 s: amplification, recovery
+    throttling     20 clients offering twice a server's capacity: goodput, load carried
+    metastable     a queue at half speed for 10 s under 0.8 of its capacity: recovery
+    normal         transient failures (1 %, 3 %, 5 %): calls failed, attempts per call
+    side-by-side   the outage and throttling with the AWS SDK's own retry loop beside ours
+    hedging        hedged requests at fan-out: the tail, the extra load
+    aws2026        AWS's 2026 standard mode beside the classic one
+    guards         the bulkhead, the concurrency budget and the throttle in every scenario
+    callgraph      retries from hop to hop: tiers of services to a faulty leaf
+    all            every scenario above
+
+  inputs:   --quick       the small sizes the tests run
+  outputs:  Markdown tables on standard output; CSV files and SVG plots in DIR
+            --out DIR     (default retry-sim/results)
+
+";
+
 fn usage(problem: &str) -> ExitCode {
     if !problem.is_empty() {
-        eprintln!("{problem}");
+        eprintln!("{problem}\n");
     }
-    eprintln!(
-        "usage: retry-sim [brooker|outage|throttling|metastable|normal|side-by-side|hedging|aws2026|\
-         guards|callgraph|all]... [--quick] [--out DIR]"
-    );
+    let text = format!("{HELP}{}", retry_sim::whatif::cli::HELP);
     if problem.is_empty() {
+        println!("{text}");
         ExitCode::SUCCESS
     } else {
+        eprintln!("{text}");
         ExitCode::from(2)
     }
 }

@@ -5,7 +5,9 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 pub use retry_runtime::__private::Keys;
-use retry_runtime::__private::{BreakerRef, BudgetRef, Call, Fns, Latency, Mode, Site, Timed};
+use retry_runtime::__private::{
+    BreakerRef, BudgetRef, Call, Fns, Latency, Mode, Site, Timed, Untimed,
+};
 use retry_runtime::testing::{self, Overrides, Record};
 use retry_runtime::{
     Behavior, CircuitBreaker, CircuitOpen, Classify, ErrorClass, Guard, RateLimiter, Refused,
@@ -252,6 +254,10 @@ pub struct Client {
     breaker: bool,
     /// Whether calls turn a refusal of one of the site's guards into `SimError::Refused`.
     guards: bool,
+    /// Whether the calls' attempts run under a timer, as a `#[retry]` function's do when its
+    /// attribute writes `attempt_timeout` or `deadline` (a timeout from outside applies only
+    /// then).
+    timed: bool,
 }
 
 impl Client {
@@ -331,6 +337,21 @@ impl Client {
             site: Box::leak(Box::new(site)),
             breaker: strategy.has_breaker(),
             guards: guarded.has_guards(),
+            timed: true,
+        }
+    }
+
+    /// A client of `site`, a site built by the caller (a policy read from a user's files:
+    /// `whatif`), kept for the life of the simulation. `breaker`: the site has a circuit
+    /// breaker; `timed`: its calls run their attempts under a timer (the site's keys write
+    /// `attempt_timeout` or `deadline`), else they run as a `#[retry]` function without
+    /// timeouts does, untouched by a timeout from the environment.
+    pub fn of_site(site: Site, breaker: bool, timed: bool) -> Client {
+        Client {
+            site: Box::leak(Box::new(site)),
+            breaker,
+            guards: false,
+            timed,
         }
     }
 
@@ -366,6 +387,26 @@ impl Client {
         testing::record(Overrides::new().seed(seed), self.drive_with(attempt, true)).await
     }
 
+    /// One call as [`call`](Self::call) or [`call_hedged`](Self::call_hedged) (`hedged`)
+    /// makes it, and what the engine recorded of it: its retries, hedges and early ends (the
+    /// protection that refused a retry, the deadline).
+    pub async fn call_recorded<Fut, A>(
+        &self,
+        seed: u64,
+        hedged: bool,
+        attempt: A,
+    ) -> (Result<(), SimError>, Record)
+    where
+        A: FnMut() -> Fut,
+        Fut: Future<Output = Result<(), SimError>>,
+    {
+        testing::record(
+            Overrides::new().seed(seed),
+            self.drive_with(attempt, hedged),
+        )
+        .await
+    }
+
     async fn drive<Fut, A>(&self, attempt: A) -> Result<(), SimError>
     where
         A: FnMut() -> Fut,
@@ -379,37 +420,46 @@ impl Client {
         A: FnMut() -> Fut,
         Fut: Future<Output = Result<(), SimError>>,
     {
-        let timed_out: fn(TimedOut) -> SimError = SimError::from;
-        let call: Call<Result<(), SimError>, _, _, _> = Call::new(
-            self.site,
-            true,
-            Timed(timed_out),
-            Fns(|e: &SimError| e.classify(), |_: &SimError| None),
-            |_: &()| false,
-            |_: &retry_runtime::RetryEvent<'_, SimError>| {},
-        );
         // The same steps the expansion of `#[retry]` takes (`breaker = ...` and `guard = ...`
         // add the conversion of a refused call into the error type, `hedge_after = ...` the
-        // hedged loop).
+        // hedged loop; `attempt_timeout` or `deadline` the timer).
         let open: fn(CircuitOpen) -> Result<(), SimError> = |open| Err(SimError::CircuitOpen(open));
         let refused: fn(Refused) -> Result<(), SimError> = |r| Err(SimError::Refused(r));
-        match (self.breaker, self.guards, hedged) {
-            (true, false, false) => call.with_breaker(open).run(attempt).await,
-            (true, false, true) => call.with_breaker(open).run_hedged(attempt).await,
-            (true, true, false) => {
-                call.with_breaker_and_guards(open, refused)
-                    .run(attempt)
-                    .await
-            }
-            (true, true, true) => {
-                call.with_breaker_and_guards(open, refused)
-                    .run_hedged(attempt)
-                    .await
-            }
-            (false, true, false) => call.with_guards(refused).run(attempt).await,
-            (false, true, true) => call.with_guards(refused).run_hedged(attempt).await,
-            (false, false, false) => call.run(attempt).await,
-            (false, false, true) => call.run_hedged(attempt).await,
+        macro_rules! drive {
+            ($timer:expr) => {{
+                let call: Call<Result<(), SimError>, _, _, _> = Call::new(
+                    self.site,
+                    true,
+                    $timer,
+                    Fns(|e: &SimError| e.classify(), |_: &SimError| None),
+                    |_: &()| false,
+                    |_: &retry_runtime::RetryEvent<'_, SimError>| {},
+                );
+                match (self.breaker, self.guards, hedged) {
+                    (true, false, false) => call.with_breaker(open).run(attempt).await,
+                    (true, false, true) => call.with_breaker(open).run_hedged(attempt).await,
+                    (true, true, false) => {
+                        call.with_breaker_and_guards(open, refused)
+                            .run(attempt)
+                            .await
+                    }
+                    (true, true, true) => {
+                        call.with_breaker_and_guards(open, refused)
+                            .run_hedged(attempt)
+                            .await
+                    }
+                    (false, true, false) => call.with_guards(refused).run(attempt).await,
+                    (false, true, true) => call.with_guards(refused).run_hedged(attempt).await,
+                    (false, false, false) => call.run(attempt).await,
+                    (false, false, true) => call.run_hedged(attempt).await,
+                }
+            }};
+        }
+        if self.timed {
+            let timed_out: fn(TimedOut) -> SimError = SimError::from;
+            drive!(Timed(timed_out))
+        } else {
+            drive!(Untimed)
         }
     }
 }
