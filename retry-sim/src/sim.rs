@@ -5,7 +5,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 pub use retry_runtime::__private::Keys;
-use retry_runtime::__private::{BreakerRef, BudgetRef, Call, Fns, Latency, Mode, Site, Timed};
+use retry_runtime::__private::{Call, Fns, Latency, Mode, Site, Timed};
 use retry_runtime::testing::{self, Overrides, Record};
 use retry_runtime::{
     Behavior, CircuitBreaker, CircuitOpen, Classify, ErrorClass, Guard, RateLimiter, Refused,
@@ -187,10 +187,9 @@ impl Strategy {
 }
 
 /// Makes the guard one simulated client asks about its attempts: called once per client, so
-/// that each client starts with fresh guard state, as it starts with a fresh bucket. A guard
-/// is `&'static` in the engine; a factory leaks a new one (`Box::leak`), which a simulation
-/// that builds a bounded number of clients can afford.
-pub type GuardFactory = fn() -> &'static dyn Guard;
+/// that each client starts with fresh guard state, as it starts with a fresh bucket. The
+/// client owns it, and releases it when it is dropped.
+pub type GuardFactory = fn() -> Arc<dyn Guard>;
 
 /// What a simulated client runs: a [`Strategy`] (bucket, rate limiter, budget, breaker) and
 /// the guards it adds, asked in order after the strategy's own protections, as
@@ -247,7 +246,7 @@ static UNLIMITED: TokenBucket = TokenBucket::unlimited();
 /// One simulated client process: its own retry state (bucket, limiter), as one SDK client
 /// has, created fresh for each run.
 pub struct Client {
-    site: &'static Site,
+    site: Site,
     /// Whether calls turn a refusal of the site's breaker into `SimError::CircuitOpen`.
     breaker: bool,
     /// Whether calls turn a refusal of one of the site's guards into `SimError::Refused`.
@@ -286,12 +285,9 @@ impl Client {
             name,
             policy.mode(strategy.mode()).behavior(strategy.behavior()),
         );
-        // Each client its own budget and breaker, as each process has its own (leaked like
-        // the site).
-        let budget = |b: RetryBudget| BudgetRef::Static(Box::leak(Box::new(b)));
-        let breaker = strategy
-            .breaker()
-            .map(|b| BreakerRef::Static(Box::leak(Box::new(b))));
+        // Each client its own budget and breaker, as each process has its own.
+        let budget = |b: RetryBudget| Arc::new(b);
+        let breaker = strategy.breaker().map(Arc::new);
         let ratio_budget = || {
             budget(
                 RetryBudget::ratio(0.2)
@@ -306,15 +302,15 @@ impl Client {
             | Strategy::Adaptive
             | Strategy::Standard2026
             | Strategy::Adaptive2026 => site,
-            Strategy::Budget => site.bucket(&UNLIMITED).budget(ratio_budget()),
+            Strategy::Budget => site.bucket(&UNLIMITED).budget_shared(ratio_budget()),
             Strategy::GrpcThrottling => site
                 .bucket(&UNLIMITED)
-                .budget(budget(RetryBudget::grpc_throttling(10, 0.1))),
+                .budget_shared(budget(RetryBudget::grpc_throttling(10, 0.1))),
             Strategy::Breaker | Strategy::BreakerShortBreak => site,
-            Strategy::BreakerBudget => site.bucket(&UNLIMITED).budget(ratio_budget()),
+            Strategy::BreakerBudget => site.bucket(&UNLIMITED).budget_shared(ratio_budget()),
         };
         let site = match breaker {
-            Some(b) => site.breaker(b),
+            Some(b) => site.breaker_shared(b),
             None => site,
         };
         let site = match latency {
@@ -324,11 +320,11 @@ impl Client {
         let site = guarded
             .guards
             .iter()
-            .fold(site, |site, make| site.guard(make()));
-        // One site per client, for the life of the simulation (a `#[retry]` function's is a
-        // `static`).
+            .fold(site, |site, make| site.guard_shared(make()));
+        // One site per client, which owns what its protections keep (a `#[retry]` function's
+        // is a `static`).
         Client {
-            site: Box::leak(Box::new(site)),
+            site,
             breaker: strategy.has_breaker(),
             guards: guarded.has_guards(),
         }
@@ -381,7 +377,7 @@ impl Client {
     {
         let timed_out: fn(TimedOut) -> SimError = SimError::from;
         let call: Call<Result<(), SimError>, _, _, _> = Call::new(
-            self.site,
+            &self.site,
             true,
             Timed(timed_out),
             Fns(|e: &SimError| e.classify(), |_: &SimError| None),

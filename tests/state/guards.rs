@@ -780,3 +780,64 @@ async fn a_rate_limiter_as_a_guard_paces_attempts_after_throttling() {
     assert_eq!(starts[0], 0);
     assert!(starts.windows(2).all(|w| w[1] - w[0] > 500), "{starts:?}");
 }
+
+/// A guard that writes down what `elapsed` says when it is asked and when it is told.
+struct Timing {
+    lines: Mutex<Vec<String>>,
+}
+
+impl Guard for Timing {
+    fn admit(&self, cx: &GuardContext<'_>) -> Admit {
+        let line = format!("admit {} elapsed {:?}", cx.number(), cx.elapsed());
+        self.lines.lock().unwrap().push(line);
+        Admit::Go
+    }
+
+    fn settle(&self, cx: &GuardContext<'_>, outcome: GuardOutcome) {
+        let line = format!(
+            "settle {} {outcome:?} elapsed {:?}",
+            cx.number(),
+            cx.elapsed()
+        );
+        self.lines.lock().unwrap().push(line);
+    }
+}
+
+static TIMING: Timing = Timing {
+    lines: Mutex::new(Vec::new()),
+};
+
+#[retry(max_attempts = 3, initial_backoff = "100ms", jitter = "none", guard = TIMING)]
+async fn timed_attempts(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn settle_is_told_how_long_the_attempt_ran_and_admit_nothing() {
+    use crate::util::LateFail;
+    let script = Script::new([LateFail(MS(30), ErrorClass::Transient), LateOk(MS(45), 7)]);
+    assert_eq!(timed_attempts(&script).await, Ok(7));
+    assert_eq!(
+        std::mem::take(&mut *TIMING.lines.lock().unwrap()),
+        [
+            "admit 1 elapsed 0ns",
+            "settle 1 Failure(Transient) elapsed 30ms",
+            // Admitted before its 100 ms backoff: what it ran is counted from its start.
+            "admit 2 elapsed 0ns",
+            "settle 2 Success elapsed 45ms",
+        ]
+    );
+    // A retry admitted and never sent (the call is dropped in its backoff) ran for nothing.
+    let script = Script::new([LateFail(MS(30), ErrorClass::Transient), Succeed(1)]);
+    let dropped = tokio::time::timeout(MS(80), timed_attempts(&script)).await;
+    assert!(dropped.is_err());
+    assert_eq!(
+        std::mem::take(&mut *TIMING.lines.lock().unwrap()),
+        [
+            "admit 1 elapsed 0ns",
+            "settle 1 Failure(Transient) elapsed 30ms",
+            "admit 2 elapsed 0ns",
+            "settle 2 Cancelled elapsed 0ns",
+        ]
+    );
+}

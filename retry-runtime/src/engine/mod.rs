@@ -229,7 +229,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     /// `classify` tells an error's class and hint ([`ByTrait`] or [`Fns`]), `repeat` whether a
     /// success is polled again, `on_retry` is the hook.
     pub fn new(
-        site: &'static Site,
+        site: &'a Site,
         idempotent: bool,
         timer: K,
         classify: C,

@@ -32,6 +32,7 @@ use crate::spec::HedgeSpec;
 use crate::spec::{Behavior, Jitter, Keys, Mode, core_keys};
 use core::future::Future;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A retry policy as a value: the attribute's keys as `const fn` builders, with the same
@@ -601,6 +602,15 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     }
 }
 
+impl<C: Kind, P, O> Policy<C, P, O> {
+    /// The same policy, asking `guard` too, which it owns a share of.
+    fn owning(mut self, guard: Arc<dyn Guard>) -> Self {
+        let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
+        self.site = site.guard_shared(guard);
+        self
+    }
+}
+
 impl<C: Kind, P: Copy, O: Copy> Policy<C, P, O> {
     /// The same policy, of another kind (`const`: the fields that own memory are moved out
     /// without running a destructor, which a `const fn` cannot).
@@ -741,6 +751,34 @@ where
         self.into_kind(ByClassify::new(), ()).guarded(guard)
     }
 
+    /// Asks `guard`, a guard built at run time, before each attempt of every call, as
+    /// [`guard`](Self::guard) asks a `static`: the policy owns its share of it, and the last
+    /// policy (and call) holding the `Arc` releases it.
+    ///
+    /// ```
+    /// use retry_runtime::{Bulkhead, Policy};
+    /// use std::sync::Arc;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // A bulkhead sized from configuration read at start-up.
+    /// let places: u32 = "16".parse().unwrap();
+    /// let bulkhead = Arc::new(Bulkhead::new(places));
+    /// let policy = Policy::new().guard_shared(Arc::clone(&bulkhead));
+    /// let out = policy.retry(|| async { Ok::<_, std::io::Error>(7) }).await;
+    /// assert_eq!(out.unwrap(), 7);
+    /// drop(policy);
+    /// assert_eq!(Arc::strong_count(&bulkhead), 1, "released with the policy");
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn guard_shared<X: Guard + 'static>(
+        self,
+        guard: Arc<X>,
+    ) -> Policy<ByClassify<T, B, Refused>, P, O> {
+        self.into_kind(ByClassify::new(), ()).owning(guard)
+    }
+
     /// Classifies errors with `f` (returning [`ErrorClass`](crate::ErrorClass) or `bool`, as
     /// `retry_on`) instead of their `Classify` impl: a function, or a closure that captures
     /// nothing, so that the policy can be a `static`, whose type names the function's (and
@@ -796,6 +834,17 @@ impl<E, R, P: Copy, O: Copy> Policy<fn(&E) -> R, P, O> {
         self.convert.refused = Some(E::from_refused);
         self.guarded(guard)
     }
+
+    /// Asks `guard`, built at run time, before each attempt of every call (see
+    /// [`Policy::guard_shared`]): the error type the classifier takes needs `From<Refused>`.
+    #[must_use]
+    pub fn guard_shared<X: Guard + 'static>(mut self, guard: Arc<X>) -> Self
+    where
+        E: FromRefused,
+    {
+        self.convert.refused = Some(E::from_refused);
+        self.owning(guard)
+    }
 }
 
 impl<E, R, P: Copy, O: Copy> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P, O> {
@@ -808,6 +857,17 @@ impl<E, R, P: Copy, O: Copy> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P
     {
         self.convert.refused = Some(E::from_refused);
         self.guarded(guard)
+    }
+
+    /// Asks `guard`, built at run time, before each attempt of every call (see
+    /// [`Policy::guard_shared`]): the error type the classifier takes needs `From<Refused>`.
+    #[must_use]
+    pub fn guard_shared<X: Guard + 'static>(mut self, guard: Arc<X>) -> Self
+    where
+        E: FromRefused,
+    {
+        self.convert.refused = Some(E::from_refused);
+        self.owning(guard)
     }
 }
 

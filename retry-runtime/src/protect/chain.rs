@@ -21,12 +21,12 @@
 //! A new built-in protection is a file beside this one and its place in these steps; a user's
 //! protection is a [`crate::Guard`], asked in the guards' place.
 
-use super::Ticket;
 use super::breaker::{self, Admit as Leave, Change, CircuitBreaker, Pass};
 use super::bucket::{Costs, TokenBucket};
 use super::budget::RetryBudget;
 use super::guard::{Answer, AttemptKind, GuardContext, GuardOutcome, Guards};
 use super::limiter::{RateLimiter, send_cost};
+use super::{Held, Ticket};
 use crate::classify::ErrorClass;
 use crate::runtime::Instant;
 use crate::spec::Behavior;
@@ -126,8 +126,8 @@ pub(crate) struct Chain {
     pub(crate) own_bucket: TokenBucket,
     /// A user's `static` bucket or the partition's; `None`: the function's own.
     pub(crate) bucket: Option<&'static TokenBucket>,
-    pub(crate) breaker: Option<&'static CircuitBreaker>,
-    pub(crate) budget: Option<&'static RetryBudget>,
+    pub(crate) breaker: Option<Held<CircuitBreaker>>,
+    pub(crate) budget: Option<Held<RetryBudget>>,
     /// A user's `static` limiter or the partition's; `None`: the function's own.
     pub(crate) limiter: Option<&'static RateLimiter>,
     /// The function's own limiter.
@@ -239,7 +239,7 @@ impl Chain {
         draw: &dyn Fn() -> f64,
     ) -> Step {
         let now = if self.needs_clock() {
-            match others_allow(self.breaker, self.budget) {
+            match others_allow(self.breaker.as_deref(), self.budget.as_deref()) {
                 Ok(now) => Some(now),
                 Err(refusal) => return Step::Refused(refusal),
             }
@@ -316,8 +316,12 @@ impl Chain {
 
     fn admitted(&self, now: Option<Instant>) {
         if let Some(now) = now {
-            each!(self.breaker, self.budget, None::<&RateLimiter>, |p| p
-                .another_admitted(now));
+            each!(
+                self.breaker.as_deref(),
+                self.budget.as_deref(),
+                None::<&RateLimiter>,
+                |p| p.another_admitted(now)
+            );
         }
     }
 
@@ -335,7 +339,22 @@ impl Chain {
         look: &Look<'_>,
         changed: impl FnOnce(Change),
     ) -> Gate {
-        if let Some(breaker) = self.breaker
+        let gate = self.look(ticket, from, look, changed);
+        if let Gate::Go = gate {
+            ticket.sent();
+        }
+        gate
+    }
+
+    /// [`gate`](Self::gate)'s questions, before the attempt that passes them is sent.
+    fn look(
+        &self,
+        ticket: &mut Ticket,
+        from: Stage,
+        look: &Look<'_>,
+        changed: impl FnOnce(Change),
+    ) -> Gate {
+        if let Some(breaker) = self.breaker.as_deref()
             && from <= Stage::Start
             && ticket.pass == Pass::None
         {
@@ -442,11 +461,16 @@ impl Chain {
         let limiter = self.pacing();
         if self.breaker.is_some() || self.budget.is_some() || limiter.is_some() {
             let now = Instant::now();
-            each!(self.breaker, self.budget, limiter, |p| {
-                if let Some(change) = p.book(now, ticket, first, failure) {
-                    changed(change);
+            each!(
+                self.breaker.as_deref(),
+                self.budget.as_deref(),
+                limiter,
+                |p| {
+                    if let Some(change) = p.book(now, ticket, first, failure) {
+                        changed(change);
+                    }
                 }
-            });
+            );
         }
         let outcome = match failure {
             Some(class) => GuardOutcome::Failure(class),
@@ -480,7 +504,7 @@ impl Chain {
     /// in the ticket how many admitted it. On a refusal the ticket holds no admission (the ones
     /// before were settled as cancelled).
     fn ask(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) -> Answer {
-        let cx = self.context(ticket, draw);
+        let cx = self.context(ticket, Duration::ZERO, draw);
         let answer = self.guards.admit(ticket.guards, &cx);
         ticket.guards = match answer {
             Answer::Go(n) => n,
@@ -497,11 +521,17 @@ impl Chain {
         if admitted == 0 {
             return;
         }
-        let cx = self.context(ticket, draw);
+        let cx = self.context(ticket, ticket.elapsed(), draw);
         self.guards.settle(admitted, &cx, outcome);
     }
 
-    fn context<'d>(&self, ticket: &Ticket, random: &'d dyn Fn() -> f64) -> GuardContext<'d> {
+    /// What the guards are told of the attempt `ticket` is for, which has run for `elapsed`.
+    fn context<'d>(
+        &self,
+        ticket: &Ticket,
+        elapsed: Duration,
+        random: &'d dyn Fn() -> f64,
+    ) -> GuardContext<'d> {
         GuardContext::of(
             ticket.kind,
             ticket.number,
@@ -513,6 +543,7 @@ impl Chain {
                 None
             },
             Duration::from_millis(u64::from(ticket.waited_ms)),
+            elapsed,
             random,
         )
     }
@@ -673,7 +704,7 @@ mod tests {
     fn a_budget_without_room_refuses_before_the_bucket_takes_its_cost() {
         static BUDGET: RetryBudget = RetryBudget::ratio(0.0).with_floor_per_sec(0);
         let mut c = chain(Guards::NONE);
-        c.budget = Some(&BUDGET);
+        c.budget = Some(Held::Static(&BUDGET));
         let bucket = c.bucket();
         let mut ticket = Ticket::NONE;
         let step = c.another(

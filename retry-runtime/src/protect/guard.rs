@@ -17,8 +17,10 @@
 //! ticket and a breaker's refusal is a [`CircuitOpen`](crate::CircuitOpen); listed as guards,
 //! they are asked in the list's order, with what the attempt's [`GuardContext`] tells them.
 
+use super::Held;
 use crate::classify::{Classify, ErrorClass};
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A protection that admits or refuses each attempt of a call, and learns how each attempt it
@@ -180,6 +182,7 @@ pub struct GuardContext<'a> {
     partition: Option<&'static str>,
     last_class: Option<ErrorClass>,
     waited: Duration,
+    elapsed: Duration,
     random: &'a dyn Fn() -> f64,
 }
 
@@ -200,6 +203,7 @@ impl GuardContext<'static> {
             partition: None,
             last_class: None,
             waited: Duration::ZERO,
+            elapsed: Duration::ZERO,
             random: &half,
         }
     }
@@ -215,6 +219,7 @@ impl<'a> GuardContext<'a> {
         partition: Option<&'static str>,
         last_class: Option<ErrorClass>,
         waited: Duration,
+        elapsed: Duration,
         random: &'a dyn Fn() -> f64,
     ) -> GuardContext<'a> {
         GuardContext {
@@ -224,6 +229,7 @@ impl<'a> GuardContext<'a> {
             partition,
             last_class,
             waited,
+            elapsed,
             random,
         }
     }
@@ -259,12 +265,19 @@ impl<'a> GuardContext<'a> {
     }
 
     /// How long this attempt has waited at the guards so far: the sum of the
-    /// [`Admit::Wait`] delays the engine slept for it, to the millisecond, counted up to
-    /// 65.535 s (a longer wait reads as that). A guard that bounds a wait (a bulkhead's
-    /// `max_wait`) reads it.
+    /// [`Admit::Wait`] delays the engine slept for it, to the millisecond. A guard that bounds
+    /// a wait (a bulkhead's `max_wait`) reads it.
     #[must_use]
     pub fn waited(&self) -> Duration {
         self.waited
+    }
+
+    /// In [`settle`](Guard::settle), how long the attempt ran: the time since it was sent
+    /// (zero for an attempt never sent). Zero in [`admit`](Guard::admit). A limit that
+    /// follows the attempts' latency reads it.
+    #[must_use]
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
     }
 
     /// A uniform draw in `[0, 1)` from the call's generator: a `testing` scope's seeded one,
@@ -303,6 +316,14 @@ impl<'a> GuardContext<'a> {
         self
     }
 
+    /// The same context, of an attempt that ran for `elapsed` (what [`settle`](Guard::settle)
+    /// is told).
+    #[must_use]
+    pub fn with_elapsed(mut self, elapsed: Duration) -> Self {
+        self.elapsed = elapsed;
+        self
+    }
+
     /// The same context, drawing from `random`.
     #[must_use]
     pub fn with_random<'b>(self, random: &'b dyn Fn() -> f64) -> GuardContext<'b> {
@@ -313,6 +334,7 @@ impl<'a> GuardContext<'a> {
             partition: self.partition,
             last_class: self.last_class,
             waited: self.waited,
+            elapsed: self.elapsed,
             random,
         }
     }
@@ -327,6 +349,7 @@ impl fmt::Debug for GuardContext<'_> {
             .field("partition", &self.partition)
             .field("last_class", &self.last_class)
             .field("waited", &self.waited)
+            .field("elapsed", &self.elapsed)
             .finish_non_exhaustive()
     }
 }
@@ -389,11 +412,12 @@ impl From<Refused> for String {
 pub const MAX_GUARDS: usize = 8;
 
 /// One function's or policy's guards, in the order they are asked: built by `const fn`, so
-/// that it lives in the function's `static` site or a `static` policy.
+/// that it lives in the function's `static` site or a `static` policy, from `static`s and,
+/// for a policy built at run time, guards it owns.
 #[doc(hidden)]
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Guards {
-    list: [Option<&'static dyn Guard>; MAX_GUARDS],
+    list: [Option<Held<dyn Guard>>; MAX_GUARDS],
     len: u8,
     /// More than [`MAX_GUARDS`] were given: the ones beyond are not asked, and resolving the
     /// function warns.
@@ -403,7 +427,7 @@ pub struct Guards {
 impl Guards {
     /// No guards.
     pub const NONE: Guards = Guards {
-        list: [None; MAX_GUARDS],
+        list: [const { None }; MAX_GUARDS],
         len: 0,
         overflow: false,
     };
@@ -412,7 +436,19 @@ impl Guards {
     #[must_use]
     pub const fn with(mut self, guard: &'static dyn Guard) -> Guards {
         if (self.len as usize) < MAX_GUARDS {
-            self.list[self.len as usize] = Some(guard);
+            // The slot past the last guard holds nothing to drop (which a `const fn` cannot).
+            core::mem::forget(self.list[self.len as usize].replace(Held::Static(guard)));
+            self.len += 1;
+        } else {
+            self.overflow = true;
+        }
+        self
+    }
+
+    /// The same list with `guard`, owned, last.
+    pub(crate) fn with_owned(mut self, guard: Arc<dyn Guard>) -> Guards {
+        if (self.len as usize) < MAX_GUARDS {
+            self.list[self.len as usize] = Some(Held::Owned(guard));
             self.len += 1;
         } else {
             self.overflow = true;
@@ -436,13 +472,16 @@ impl Guards {
     }
 
     /// The guards, in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &'static dyn Guard> + '_ {
-        self.list[..self.len as usize].iter().flatten().copied()
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &dyn Guard> + '_ {
+        self.list[..self.len as usize]
+            .iter()
+            .flatten()
+            .map(|g| &**g)
     }
 
     /// The guard at `i`.
-    fn at(&self, i: u8) -> Option<&'static dyn Guard> {
-        self.list.get(i as usize).copied().flatten()
+    fn at(&self, i: u8) -> Option<&dyn Guard> {
+        self.list.get(i as usize)?.as_deref()
     }
 
     /// Asks the guards from `from` on (those before it admitted the attempt already, and hold

@@ -19,23 +19,63 @@ pub(crate) mod throttle;
 pub(crate) mod window;
 
 use crate::classify::ErrorClass;
+use crate::runtime::Instant;
 use breaker::Pass;
+use core::fmt;
+use core::ops::Deref;
 use guard::AttemptKind;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// Shared state a function's calls use: a `static` (what the attribute names, and a `const`
+/// policy), or state the policy that names it owns (built at run time: a gRPC service
+/// config's throttle, a `Policy::guard_shared`), released with the last policy and call that
+/// hold it.
+pub(crate) enum Held<T: ?Sized + 'static> {
+    Static(&'static T),
+    Owned(Arc<T>),
+}
+
+impl<T: ?Sized> Deref for Held<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        match self {
+            Held::Static(t) => t,
+            Held::Owned(t) => t,
+        }
+    }
+}
+
+impl<T: ?Sized> Clone for Held<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Held::Static(t) => Held::Static(t),
+            Held::Owned(t) => Held::Owned(Arc::clone(t)),
+        }
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for Held<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
 
 /// What an attempt holds from the protections that let it start: the retry cost it took from
 /// the bucket, how it went through the breaker, and how many of the call's guards admitted it.
 /// A retry's or a hedge's cost goes back if the attempt succeeds or never runs (whoever holds
 /// the ticket when the call is dropped gives it back), and stays out if the attempt fails. A
-/// first attempt costs nothing. The guards that admitted it are settled once, when it ends.
+/// first attempt costs nothing. The guards that admitted it are settled once, when it ends,
+/// told how long it ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Ticket {
     pub(crate) cost: u32,
     /// The number the attempt has (or will have), for the guards' context.
     pub(crate) number: u32,
-    /// How long the attempt waited at the guards so far, in milliseconds, saturating (16 bits
-    /// keep the ticket, which every call's future holds, at 16 bytes).
-    pub(crate) waited_ms: u16,
+    /// How long the attempt waited at the guards so far, in milliseconds, saturating (at 49
+    /// days, past any wait a deadline or a guard allows).
+    pub(crate) waited_ms: u32,
     pub(crate) pass: Pass,
     /// At its last look, the rate limiter's send tokens for this attempt went to another
     /// caller (it looks again with priority).
@@ -45,6 +85,9 @@ pub(crate) struct Ticket {
     pub(crate) kind: AttemptKind,
     /// The class of the failure a retry follows.
     pub(crate) after: Option<ErrorClass>,
+    /// When the attempt was sent, for the guards that admitted it (read only for an attempt
+    /// that has some: `None` otherwise, and for one never sent).
+    pub(crate) started: Option<Instant>,
 }
 
 impl Ticket {
@@ -59,6 +102,7 @@ impl Ticket {
         guards: 0,
         kind: AttemptKind::First,
         after: None,
+        started: None,
     };
 
     /// The ticket of attempt `number` of `kind`, admitted after a failure of `class` for
@@ -81,8 +125,20 @@ impl Ticket {
 
     /// Adds `delay`, slept waiting at the guards, to what it waited.
     pub(crate) fn waited(&mut self, delay: Duration) {
-        let ms = u16::try_from(delay.as_millis()).unwrap_or(u16::MAX);
+        let ms = u32::try_from(delay.as_millis()).unwrap_or(u32::MAX);
         self.waited_ms = self.waited_ms.saturating_add(ms);
+    }
+
+    /// The attempt is sent now: the guards that admitted it will be told how long it ran.
+    pub(crate) fn sent(&mut self) {
+        if self.guards > 0 {
+            self.started = Some(Instant::now());
+        }
+    }
+
+    /// How long the attempt has run: zero for one never sent.
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.started.map_or(Duration::ZERO, |s| s.elapsed())
     }
 }
 
