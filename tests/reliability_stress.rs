@@ -383,9 +383,11 @@ fn a_hundred_thousand_policies_with_owned_guards_leave_nothing_behind() {
     assert_eq!(DROPPED.load(Ordering::Relaxed) - dropped, POLICIES);
     assert_eq!(Arc::strong_count(&shared), 1, "every policy released it");
     assert_eq!(shared.in_flight(), 0);
+    // A leak of a byte per policy would be 100 KB; what the test harness's other threads
+    // allocate meanwhile (another test's start) stays far below the bound.
     assert!(peak < 64 * 1024, "{peak} bytes at the peak: memory grew");
     assert!(
-        left < 1024,
+        left < 64 * 1024,
         "{left} bytes still held after every policy was dropped"
     );
 }

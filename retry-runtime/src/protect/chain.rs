@@ -26,7 +26,7 @@ use super::bucket::{Costs, TokenBucket};
 use super::budget::RetryBudget;
 use super::guard::{Answer, AttemptKind, GuardContext, GuardOutcome, Guards};
 use super::limiter::{RateLimiter, send_cost};
-use super::{Held, Ticket};
+use super::{Held, Of, Stamp, Ticket};
 use crate::classify::ErrorClass;
 use crate::runtime::Instant;
 use crate::spec::Behavior;
@@ -504,7 +504,7 @@ impl Chain {
     /// in the ticket how many admitted it. On a refusal the ticket holds no admission (the ones
     /// before were settled as cancelled).
     fn ask(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) -> Answer {
-        let cx = self.context(ticket, Duration::ZERO, draw);
+        let cx = self.context(ticket, Stamp::NONE, draw);
         let answer = self.guards.admit(ticket.guards, &cx);
         ticket.guards = match answer {
             Answer::Go(n) => n,
@@ -521,29 +521,26 @@ impl Chain {
         if admitted == 0 {
             return;
         }
-        let cx = self.context(ticket, ticket.elapsed(), draw);
+        let cx = self.context(ticket, ticket.started, draw);
         self.guards.settle(admitted, &cx, outcome);
     }
 
-    /// What the guards are told of the attempt `ticket` is for, which has run for `elapsed`.
+    /// What the guards are told of the attempt `ticket` is for, sent at `sent` (none in
+    /// `admit`).
     fn context<'d>(
         &self,
         ticket: &Ticket,
-        elapsed: Duration,
+        sent: Stamp,
         random: &'d dyn Fn() -> f64,
     ) -> GuardContext<'d> {
         GuardContext::of(
-            ticket.kind,
+            ticket.of.kind(),
             ticket.number,
             self.function,
             self.partition,
-            if ticket.kind == AttemptKind::Retry {
-                ticket.after
-            } else {
-                None
-            },
+            ticket.of.last_class(),
             Duration::from_millis(u64::from(ticket.waited_ms)),
-            elapsed,
+            sent,
             random,
         )
     }
@@ -554,9 +551,12 @@ impl Chain {
 /// goes on from there.
 fn begin(ticket: &mut Ticket, kind: AttemptKind, number: u32) {
     if ticket.guards == 0 && ticket.waited_ms == 0 {
-        ticket.kind = kind;
+        ticket.of = match kind {
+            AttemptKind::First => Of::First,
+            AttemptKind::Hedge => Of::Hedge,
+            AttemptKind::Retry => Of::Repeat,
+        };
         ticket.number = number;
-        ticket.after = None;
     }
 }
 

@@ -17,7 +17,7 @@
 //! ticket and a breaker's refusal is a [`CircuitOpen`](crate::CircuitOpen); listed as guards,
 //! they are asked in the list's order, with what the attempt's [`GuardContext`] tells them.
 
-use super::Held;
+use super::{Held, Stamp};
 use crate::classify::{Classify, ErrorClass};
 use std::fmt;
 use std::sync::Arc;
@@ -182,8 +182,16 @@ pub struct GuardContext<'a> {
     partition: Option<&'static str>,
     last_class: Option<ErrorClass>,
     waited: Duration,
-    elapsed: Duration,
+    elapsed: Elapsed,
     random: &'a dyn Fn() -> f64,
+}
+
+/// How long an attempt ran, as a context tells it: a fixed duration (a guard's own tests,
+/// `admit`), or the time since it was sent, read when the guard asks.
+#[derive(Clone, Copy, Debug)]
+enum Elapsed {
+    Fixed(Duration),
+    Since(Stamp),
 }
 
 fn half() -> f64 {
@@ -203,7 +211,7 @@ impl GuardContext<'static> {
             partition: None,
             last_class: None,
             waited: Duration::ZERO,
-            elapsed: Duration::ZERO,
+            elapsed: Elapsed::Fixed(Duration::ZERO),
             random: &half,
         }
     }
@@ -219,7 +227,7 @@ impl<'a> GuardContext<'a> {
         partition: Option<&'static str>,
         last_class: Option<ErrorClass>,
         waited: Duration,
-        elapsed: Duration,
+        sent: Stamp,
         random: &'a dyn Fn() -> f64,
     ) -> GuardContext<'a> {
         GuardContext {
@@ -229,7 +237,7 @@ impl<'a> GuardContext<'a> {
             partition,
             last_class,
             waited,
-            elapsed,
+            elapsed: Elapsed::Since(sent),
             random,
         }
     }
@@ -277,7 +285,10 @@ impl<'a> GuardContext<'a> {
     /// follows the attempts' latency reads it.
     #[must_use]
     pub fn elapsed(&self) -> Duration {
-        self.elapsed
+        match self.elapsed {
+            Elapsed::Fixed(elapsed) => elapsed,
+            Elapsed::Since(sent) => sent.elapsed(),
+        }
     }
 
     /// A uniform draw in `[0, 1)` from the call's generator: a `testing` scope's seeded one,
@@ -320,7 +331,7 @@ impl<'a> GuardContext<'a> {
     /// is told).
     #[must_use]
     pub fn with_elapsed(mut self, elapsed: Duration) -> Self {
-        self.elapsed = elapsed;
+        self.elapsed = Elapsed::Fixed(elapsed);
         self
     }
 
@@ -349,7 +360,7 @@ impl fmt::Debug for GuardContext<'_> {
             .field("partition", &self.partition)
             .field("last_class", &self.last_class)
             .field("waited", &self.waited)
-            .field("elapsed", &self.elapsed)
+            .field("elapsed", &self.elapsed())
             .finish_non_exhaustive()
     }
 }
