@@ -62,9 +62,14 @@ impl Classify for SimError {
     }
 }
 
+/// The client's breaker's refusal, or one of its guards'.
 impl From<Refused> for SimError {
     fn from(r: Refused) -> Self {
-        SimError::Refused(r)
+        if r.by() == "CircuitBreaker" {
+            SimError::CircuitOpen(r)
+        } else {
+            SimError::Refused(r)
+        }
     }
 }
 
@@ -387,25 +392,12 @@ impl Client {
         // The same steps the expansion of `#[retry]` takes (`breaker = ...` and `guard = ...`
         // add the conversion of a refused call into the error type, `hedge_after = ...` the
         // hedged loop).
-        let open: fn(CircuitOpen) -> Result<(), SimError> = |open| Err(SimError::CircuitOpen(open));
-        let refused: fn(Refused) -> Result<(), SimError> = |r| Err(SimError::Refused(r));
-        match (self.breaker, self.guards, hedged) {
-            (true, false, false) => call.with_breaker(open).run(attempt).await,
-            (true, false, true) => call.with_breaker(open).run_hedged(attempt).await,
-            (true, true, false) => {
-                call.with_breaker_and_guards(open, refused)
-                    .run(attempt)
-                    .await
-            }
-            (true, true, true) => {
-                call.with_breaker_and_guards(open, refused)
-                    .run_hedged(attempt)
-                    .await
-            }
-            (false, true, false) => call.with_guards(refused).run(attempt).await,
-            (false, true, true) => call.with_guards(refused).run_hedged(attempt).await,
-            (false, false, false) => call.run(attempt).await,
-            (false, false, true) => call.run_hedged(attempt).await,
+        let refused: fn(Refused) -> Result<(), SimError> = |r| Err(SimError::from(r));
+        match (self.breaker || self.guards, hedged) {
+            (true, false) => call.with_refused(refused).run(attempt).await,
+            (true, true) => call.with_refused(refused).run_hedged(attempt).await,
+            (false, false) => call.run(attempt).await,
+            (false, true) => call.run_hedged(attempt).await,
         }
     }
 }

@@ -413,7 +413,7 @@ static POLICY: Log = Log::new("policy");
 #[tokio::test(start_paused = true)]
 async fn a_policy_asks_its_guards_in_order_and_converts_a_refusal() {
     static TOO: Log = Log::new("too");
-    static GUARDED: Policy<retry_runtime::policy::ByClassify<(), (), retry_runtime::Refused>> =
+    static GUARDED: Policy<retry_runtime::policy::ByClassify<(), retry_runtime::Refused>> =
         Policy::new()
             .initial_backoff(Duration::from_millis(100))
             .jitter(retry_runtime::Jitter::None)
@@ -684,7 +684,7 @@ static THROTTLING: RetryBudget = RetryBudget::grpc_throttling(3, 0.5);
 
 #[tokio::test(start_paused = true)]
 async fn a_retry_budget_as_a_guard_counts_each_end_and_refuses_a_retry_without_room() {
-    static BUDGETED: Policy<retry_runtime::policy::ByClassify<(), (), retry_runtime::Refused>> =
+    static BUDGETED: Policy<retry_runtime::policy::ByClassify<(), retry_runtime::Refused>> =
         Policy::new()
             .max_attempts(5)
             .initial_backoff(Duration::from_millis(10))
@@ -743,7 +743,7 @@ async fn a_circuit_breaker_as_a_guard_opens_refuses_with_refused_and_closes_on_a
     // Open: refused as any guard refuses, without running the body.
     let out = breaker_guarded(&script).await;
     assert!(
-        matches!(out, Err(TestError::Refused(r)) if r.by() == "CircuitBreaker"),
+        matches!(out, Err(TestError::CircuitOpen(r)) if r.by() == "CircuitBreaker"),
         "{out:?}"
     );
     assert_eq!(script.attempts(), 2);

@@ -24,7 +24,7 @@
 use super::breaker::{self, Admit as Leave, Change, CircuitBreaker, Pass};
 use super::bucket::{Costs, TokenBucket};
 use super::budget::RetryBudget;
-use super::guard::{Answer, AttemptKind, GuardContext, GuardOutcome, Guards};
+use super::guard::{Answer, AttemptKind, GuardContext, GuardOutcome, Guards, Refused};
 use super::limiter::{RateLimiter, send_cost};
 use super::{Held, Of, Stamp, Ticket};
 use crate::classify::ErrorClass;
@@ -32,9 +32,9 @@ use crate::runtime::Instant;
 use crate::spec::Behavior;
 use std::time::Duration;
 
-/// Why another attempt was refused.
+/// Why another attempt was stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub(crate) enum Stop {
     /// An open circuit breaker; its next probe in this long.
     CircuitOpen(Duration),
     /// A retry budget without room.
@@ -47,11 +47,21 @@ pub(crate) enum Refusal {
     Guard(&'static str),
 }
 
-impl Refusal {
+impl Stop {
     /// Whether a long-polling call backs off before it returns (the bucket's refusal, as the
     /// AWS SDKs' long-polling operations do).
     pub(crate) fn lingers(self) -> bool {
-        self == Refusal::BucketEmpty
+        self == Stop::BucketEmpty
+    }
+
+    /// What a call whose first attempt this stopped is refused with: the breaker's and the
+    /// guards' stops (the only ones at the gate).
+    pub(crate) fn refused(self) -> Option<Refused> {
+        match self {
+            Stop::CircuitOpen(retry_in) => Some(Refused::until(breaker::NAME, retry_in)),
+            Stop::Guard(by) => Some(Refused::new(by)),
+            Stop::BudgetExhausted | Stop::BucketEmpty | Stop::NeverRefilled => None,
+        }
     }
 }
 
@@ -62,7 +72,7 @@ pub(crate) enum Step {
     /// Ask again after this delay, from where it stopped (the ticket keeps what it holds).
     Wait(Duration, Resume),
     /// Refused; the ticket holds nothing.
-    Refused(Refusal),
+    Refused(Stop),
 }
 
 /// Where [`Chain::another_again`] goes on after a [`Step::Wait`].
@@ -81,7 +91,7 @@ pub(crate) enum Gate {
     /// Sleep this long, then ask again (the ticket keeps what it holds).
     Wait(Duration),
     /// Refused; asking may go on from the stage given, if the call runs the attempt anyway.
-    Refused(Refusal, Stage),
+    Refused(Stop, Stage),
     /// The wait asked for would reach the deadline.
     Late,
 }
@@ -150,7 +160,7 @@ pub(crate) struct Chain {
 trait Protection {
     /// Admission, before the bucket's cost is taken: may another attempt (a retry, or a hedge)
     /// follow? A refusal takes nothing.
-    fn allows_another(&self, now: Instant) -> Result<(), Refusal> {
+    fn allows_another(&self, now: Instant) -> Result<(), Stop> {
         let _ = now;
         Ok(())
     }
@@ -196,7 +206,7 @@ macro_rules! each {
 fn others_allow(
     breaker: Option<&CircuitBreaker>,
     budget: Option<&RetryBudget>,
-) -> Result<Instant, Refusal> {
+) -> Result<Instant, Stop> {
     let now = Instant::now();
     each!(breaker, budget, None::<&RateLimiter>, |p| p
         .allows_another(now)?);
@@ -251,7 +261,7 @@ impl Chain {
             return if self.bucket().waits_when_empty() {
                 self.refill(cost)
             } else {
-                Step::Refused(Refusal::BucketEmpty)
+                Step::Refused(Stop::BucketEmpty)
             };
         }
         self.admitted(now);
@@ -292,7 +302,7 @@ impl Chain {
     fn refill(&self, cost: u32) -> Step {
         match self.bucket().time_until(cost, Instant::now()) {
             Some(wait) => Step::Wait(wait, Resume::Refill),
-            None => Step::Refused(Refusal::NeverRefilled),
+            None => Step::Refused(Stop::NeverRefilled),
         }
     }
 
@@ -309,7 +319,7 @@ impl Chain {
             }
             Answer::Refused(by) => {
                 self.release(ticket, draw);
-                Step::Refused(Refusal::Guard(by))
+                Step::Refused(Stop::Guard(by))
             }
         }
     }
@@ -365,7 +375,7 @@ impl Chain {
             match leave {
                 Leave::Go(pass) => ticket.pass = pass,
                 Leave::Refused(retry_in) => {
-                    return Gate::Refused(Refusal::CircuitOpen(retry_in), Stage::Guards);
+                    return Gate::Refused(Stop::CircuitOpen(retry_in), Stage::Guards);
                 }
             }
         }
@@ -389,7 +399,7 @@ impl Chain {
                     return Gate::Wait(delay);
                 }
                 Answer::Refused(by) => {
-                    return Gate::Refused(Refusal::Guard(by), Stage::Limiter);
+                    return Gate::Refused(Stop::Guard(by), Stage::Limiter);
                 }
             }
         }
@@ -561,9 +571,9 @@ fn begin(ticket: &mut Ticket, kind: AttemptKind, number: u32) {
 }
 
 impl Protection for CircuitBreaker {
-    fn allows_another(&self, now: Instant) -> Result<(), Refusal> {
+    fn allows_another(&self, now: Instant) -> Result<(), Stop> {
         if self.refuses(now) {
-            Err(Refusal::CircuitOpen(Duration::ZERO))
+            Err(Stop::CircuitOpen(Duration::ZERO))
         } else {
             Ok(())
         }
@@ -581,11 +591,11 @@ impl Protection for CircuitBreaker {
 }
 
 impl Protection for RetryBudget {
-    fn allows_another(&self, now: Instant) -> Result<(), Refusal> {
+    fn allows_another(&self, now: Instant) -> Result<(), Stop> {
         if self.room(now) {
             Ok(())
         } else {
-            Err(Refusal::BudgetExhausted)
+            Err(Stop::BudgetExhausted)
         }
     }
 
@@ -714,7 +724,7 @@ mod tests {
             &mut ticket,
             &half,
         );
-        assert!(matches!(step, Step::Refused(Refusal::BudgetExhausted)));
+        assert!(matches!(step, Step::Refused(Stop::BudgetExhausted)));
         assert_eq!(bucket.available(), 500);
         assert!(!ticket.holds());
     }
@@ -732,7 +742,7 @@ mod tests {
             &mut ticket,
             &half,
         );
-        assert!(matches!(step, Step::Refused(Refusal::Guard("scripted"))));
+        assert!(matches!(step, Step::Refused(Stop::Guard("scripted"))));
         assert_eq!(bucket.available(), 500, "the cost of 10 went back");
         assert!(!ticket.holds());
         assert_eq!(
@@ -792,7 +802,7 @@ mod tests {
         let gate = c.gate(&mut ticket, Stage::Start, &look, |_| {});
         assert!(matches!(
             gate,
-            Gate::Refused(Refusal::Guard("scripted"), Stage::Limiter)
+            Gate::Refused(Stop::Guard("scripted"), Stage::Limiter)
         ));
         // A call with no conversion for the refusal runs the attempt: the gate goes on from
         // the stage it was given, past the guards.

@@ -14,7 +14,7 @@
 //! their keys (`bucket`, `budget`, `breaker`, `rate_limiter`), those four are asked in the
 //! chain's fixed places ([`chain`](super::chain)), where what they keep of an attempt (the
 //! bucket's cost, the breaker's probe pass, the limiter's place in line) lives in the call's
-//! ticket and a breaker's refusal is a [`CircuitOpen`](crate::CircuitOpen); listed as guards,
+//! ticket and a breaker's refusal reports its changes of state; listed as guards,
 //! they are asked in the list's order, with what the attempt's [`GuardContext`] tells them.
 
 use super::{Held, Stamp};
@@ -365,36 +365,90 @@ impl fmt::Debug for GuardContext<'_> {
     }
 }
 
-/// A call whose first attempt a guard refused, before its body ran.
+/// A call whose first attempt a protection refused, before its body ran: one of its guards,
+/// or its circuit breaker (whose refusal is the same type, [`CircuitOpen`]).
 ///
 /// The loop turns it into the function's error type with `E::from(Refused)`, so a function or
-/// policy with a guard needs `impl From<Refused> for E`. The runtime provides it for
-/// `std::io::Error` (kind `Other`, wrapping this), `String`, [`ErrorClass`] and, with their
-/// features, `retry_runtime::reqwest::Error` and `tonic::Status` (`RESOURCE_EXHAUSTED`). It
-/// classifies as [`Permanent`](ErrorClass::Permanent), as [`CircuitOpen`](crate::CircuitOpen)
-/// does: an outer retry loop does not spin on it.
+/// policy with a guard or a breaker needs `impl From<Refused> for E`. The runtime provides it
+/// for `std::io::Error` (kind `Other`, wrapping this), `String`, [`ErrorClass`] and, with their
+/// features, `retry_runtime::reqwest::Error` and `tonic::Status` (`UNAVAILABLE` for an open
+/// breaker, `RESOURCE_EXHAUSTED` for a guard). It classifies as
+/// [`Permanent`](ErrorClass::Permanent): an outer retry loop does not spin on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Refused {
     by: &'static str,
+    retry_in: Duration,
 }
+
+/// What an open circuit breaker refuses a call with: a [`Refused`] whose
+/// [`by`](Refused::by) is `"CircuitBreaker"` and whose [`retry_in`](Refused::retry_in) is the
+/// time to the breaker's next probe. An error type's `From<CircuitOpen>` is its
+/// `From<Refused>`.
+///
+/// ```
+/// use retry_runtime::{CircuitOpen, Classify, ErrorClass};
+///
+/// #[derive(Debug)]
+/// enum StoreError {
+///     Unavailable,
+///     Refused(CircuitOpen),
+/// }
+///
+/// impl From<CircuitOpen> for StoreError {
+///     fn from(refused: CircuitOpen) -> Self {
+///         StoreError::Refused(refused)
+///     }
+/// }
+///
+/// impl Classify for StoreError {
+///     fn classify(&self) -> ErrorClass {
+///         match self {
+///             StoreError::Unavailable => ErrorClass::Transient,
+///             StoreError::Refused(refused) => refused.classify(),
+///         }
+///     }
+/// }
+/// ```
+pub type CircuitOpen = Refused;
 
 impl Refused {
     /// A refusal by the guard called `by`.
     #[must_use]
     pub const fn new(by: &'static str) -> Refused {
-        Refused { by }
+        Refused {
+            by,
+            retry_in: Duration::ZERO,
+        }
     }
 
-    /// The name of the guard that refused ([`Guard::name`]).
+    /// A refusal by `by`, which may admit again in `retry_in` (an open breaker's break).
+    pub(crate) const fn until(by: &'static str, retry_in: Duration) -> Refused {
+        Refused { by, retry_in }
+    }
+
+    /// The name of the protection that refused ([`Guard::name`]; `"CircuitBreaker"` for an
+    /// open circuit breaker).
     #[must_use]
     pub const fn by(&self) -> &'static str {
         self.by
+    }
+
+    /// How long until the protection that refused may admit an attempt again, when it says:
+    /// an open circuit breaker's time to its next probe (zero when half-open and its probes
+    /// are out); zero for a guard's refusal.
+    #[must_use]
+    pub const fn retry_in(&self) -> Duration {
+        self.retry_in
     }
 }
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "refused by guard `{}`: the call was not made", self.by)
+        write!(f, "refused by guard `{}`: the call was not made", self.by)?;
+        if !self.retry_in.is_zero() {
+            write!(f, " (it admits again in {:?})", self.retry_in)?;
+        }
+        Ok(())
     }
 }
 
