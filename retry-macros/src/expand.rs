@@ -231,25 +231,19 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
             #on_retry,
         )
     };
-    // A breaker's refusal becomes the function's error through `From<CircuitOpen>`, and a
-    // guard's through `From<Refused>`, whose absence is reported at the key.
-    let new_call = match (&args.breaker, &args.guard) {
-        (Some(b), None) => {
-            let at_key = respan(p.clone(), b.key.span());
-            quote_spanned!(b.key.span()=> #new_call.with_breaker(#at_key::circuit_open))
+    // A breaker's or a guard's refusal becomes the function's error through `From<Refused>`,
+    // whose absence is reported at the first of the two keys written.
+    let refusing = match (&args.breaker, &args.guard) {
+        (Some(b), _) => Some(b.key.span()),
+        (None, Some(g)) => Some(g.key.span()),
+        (None, None) => None,
+    };
+    let new_call = match refusing {
+        Some(span) => {
+            let at_key = respan(p.clone(), span);
+            quote_spanned!(span=> #new_call.with_refused(#at_key::refused))
         }
-        (None, Some(g)) => {
-            let at_key = respan(p.clone(), g.key.span());
-            quote_spanned!(g.key.span()=> #new_call.with_guards(#at_key::refused))
-        }
-        (Some(b), Some(g)) => {
-            let open = respan(p.clone(), b.key.span());
-            let refused = respan(p.clone(), g.key.span());
-            quote_spanned! {g.key.span()=>
-                #new_call.with_breaker_and_guards(#open::circuit_open, #refused::refused)
-            }
-        }
-        (None, None) => new_call,
+        None => new_call,
     };
     if wrapper == Wrapper::Blocking {
         // A plain `fn`: each attempt is a call of a closure that holds the body (`return` and

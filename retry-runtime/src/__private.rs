@@ -6,14 +6,13 @@ pub use crate::classify::{Classify, ErrorClass, TimedOut};
 pub use crate::engine::deadline::{CHAIN_STOP, Serving, serve};
 pub use crate::engine::site::{BreakerRef, BudgetRef, Site};
 pub use crate::engine::{
-    ByTrait, Call, Classifier, Fns, FromCircuitOpen, FromRefused, FromTimedOut, Hooks,
-    IntoErrorClass, NoBreaker, OnFailure, OnRefusal, Refusing, RetryResult, ReturnsResult,
-    SendToken, Settled, Timed, Timer, TimerKind, Untimed, hint, into_class, never_repeat, no_hint,
-    no_hook, repeat,
+    ByTrait, Call, Classifier, Fns, FromRefused, FromTimedOut, Hooks, IntoErrorClass, NoConversion,
+    OnFailure, OnRefusal, RetryResult, ReturnsResult, SendToken, Settled, Timed, Timer, TimerKind,
+    Untimed, hint, into_class, never_repeat, no_hint, no_hook, repeat,
 };
 pub use crate::hedge::Latency;
 pub use crate::observe::event::RetryEvent;
-pub use crate::protect::breaker::{CircuitBreaker, CircuitOpen};
+pub use crate::protect::breaker::CircuitBreaker;
 pub use crate::protect::bucket::TokenBucket;
 pub use crate::protect::budget::RetryBudget;
 pub use crate::protect::guard::{Guard, Guards, Refused};
@@ -32,18 +31,9 @@ pub fn timed_out<E: FromTimedOut>(t: TimedOut) -> E {
     E::from_timed_out(t)
 }
 
-/// How a call its function's breaker refused becomes the function's error: its
-/// `FromCircuitOpen` bound is where a missing `From<CircuitOpen>` is reported, with its own
-/// message.
-pub fn circuit_open<R: RetryResult>(open: CircuitOpen) -> R
-where
-    R::Err: FromCircuitOpen,
-{
-    R::from_err(<R::Err>::from_circuit_open(open))
-}
-
-/// How a call one of its function's guards refused becomes the function's error: its
-/// `FromRefused` bound is where a missing `From<Refused>` is reported, with its own message.
+/// How a call its function's breaker or one of its guards refused becomes the function's
+/// error: its `FromRefused` bound is where a missing `From<Refused>` is reported, with its
+/// own message.
 pub fn refused<R: RetryResult>(refused: Refused) -> R
 where
     R::Err: FromRefused,

@@ -154,8 +154,8 @@
 //! When a dependency fails most of what it is sent, a [`CircuitBreaker`] stops sending, first
 //! attempts included: `breaker = "50%"` or `breaker = STATIC`. An open breaker refuses a call
 //! at once, without running the body, with the function's own error made
-//! `From<`[`CircuitOpen`]`>`; after its break it lets probes through, and closes when they
-//! succeed.
+//! `From<`[`CircuitOpen`]`>` (the same type as a guard's [`Refused`], by `"CircuitBreaker"`);
+//! after its break it lets probes through, and closes when they succeed.
 //!
 //! ```
 //! use retry_runtime::{CircuitBreaker, CircuitOpen, Classify, ErrorClass, retry};
@@ -396,12 +396,14 @@ pub use observe::event::RetryEvent;
 #[cfg(feature = "metrics")]
 pub use observe::meters;
 pub use policy::{Policy, PolicyError, Retry};
-pub use protect::breaker::{BreakerState, CircuitBreaker, CircuitOpen};
+pub use protect::breaker::{BreakerState, CircuitBreaker};
 pub use protect::bucket::TokenBucket;
 pub use protect::budget::RetryBudget;
 pub use protect::bulkhead::Bulkhead;
 pub use protect::concurrency::ConcurrencyBudget;
-pub use protect::guard::{Admit, AttemptKind, Guard, GuardContext, GuardOutcome, Refused};
+pub use protect::guard::{
+    Admit, AttemptKind, CircuitOpen, Guard, GuardContext, GuardOutcome, Refused,
+};
 pub use protect::limiter::RateLimiter;
 pub use protect::partition::Partition;
 pub use protect::throttle::AdaptiveThrottle;

@@ -59,14 +59,12 @@ impl Classify for Error {
 }
 
 impl From<CircuitOpen> for Error {
-    fn from(_: CircuitOpen) -> Self {
-        Error::Open
-    }
-}
-
-impl From<retry_runtime::Refused> for Error {
-    fn from(_: retry_runtime::Refused) -> Self {
-        Error::Refused
+    fn from(refused: CircuitOpen) -> Self {
+        if refused.by() == "CircuitBreaker" {
+            Error::Open
+        } else {
+            Error::Refused
+        }
     }
 }
 

@@ -85,15 +85,14 @@ impl From<TimedOut> for Error {
     }
 }
 
+/// The breaker's refusal (`CircuitOpen` is `Refused`, by `"CircuitBreaker"`) or a guard's.
 impl From<CircuitOpen> for Error {
-    fn from(open: CircuitOpen) -> Self {
-        Error::Open(open)
-    }
-}
-
-impl From<retry_runtime::Refused> for Error {
-    fn from(refused: retry_runtime::Refused) -> Self {
-        Error::Refused(refused)
+    fn from(refused: CircuitOpen) -> Self {
+        if refused.by() == "CircuitBreaker" {
+            Error::Open(refused)
+        } else {
+            Error::Refused(refused)
+        }
     }
 }
 
@@ -432,7 +431,7 @@ async fn a_breaker_opens_and_refuses_calls_without_running_them() {
     assert_eq!(BREAKER.state(), BreakerState::Open);
     let out = guarded(&runs).await;
     assert!(
-        matches!(&out, Err(Error::Open(open)) if open.function() == "guarded"),
+        matches!(&out, Err(Error::Open(open)) if open.by() == "CircuitBreaker"),
         "{out:?}"
     );
     assert_eq!(runs.load(Ordering::SeqCst), 2);

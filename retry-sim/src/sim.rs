@@ -5,9 +5,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 pub use retry_runtime::__private::Keys;
-use retry_runtime::__private::{
-    BreakerRef, BudgetRef, Call, Fns, Latency, Mode, Site, Timed, Untimed,
-};
+use retry_runtime::__private::{Call, Fns, Latency, Mode, Site, Timed, Untimed};
 use retry_runtime::testing::{self, Overrides, Record};
 use retry_runtime::{
     Behavior, CircuitBreaker, CircuitOpen, Classify, ErrorClass, Guard, RateLimiter, Refused,
@@ -64,9 +62,14 @@ impl Classify for SimError {
     }
 }
 
+/// The client's breaker's refusal, or one of its guards'.
 impl From<Refused> for SimError {
     fn from(r: Refused) -> Self {
-        SimError::Refused(r)
+        if r.by() == "CircuitBreaker" {
+            SimError::CircuitOpen(r)
+        } else {
+            SimError::Refused(r)
+        }
     }
 }
 
@@ -189,10 +192,9 @@ impl Strategy {
 }
 
 /// Makes the guard one simulated client asks about its attempts: called once per client, so
-/// that each client starts with fresh guard state, as it starts with a fresh bucket. A guard
-/// is `&'static` in the engine; a factory leaks a new one (`Box::leak`), which a simulation
-/// that builds a bounded number of clients can afford.
-pub type GuardFactory = fn() -> &'static dyn Guard;
+/// that each client starts with fresh guard state, as it starts with a fresh bucket. The
+/// client owns it, and releases it when it is dropped.
+pub type GuardFactory = fn() -> Arc<dyn Guard>;
 
 /// What a simulated client runs: a [`Strategy`] (bucket, rate limiter, budget, breaker) and
 /// the guards it adds, asked in order after the strategy's own protections, as
@@ -249,7 +251,7 @@ static UNLIMITED: TokenBucket = TokenBucket::unlimited();
 /// One simulated client process: its own retry state (bucket, limiter), as one SDK client
 /// has, created fresh for each run.
 pub struct Client {
-    site: &'static Site,
+    site: Site,
     /// Whether calls turn a refusal of the site's breaker into `SimError::CircuitOpen`.
     breaker: bool,
     /// Whether calls turn a refusal of one of the site's guards into `SimError::Refused`.
@@ -292,12 +294,9 @@ impl Client {
             name,
             policy.mode(strategy.mode()).behavior(strategy.behavior()),
         );
-        // Each client its own budget and breaker, as each process has its own (leaked like
-        // the site).
-        let budget = |b: RetryBudget| BudgetRef::Static(Box::leak(Box::new(b)));
-        let breaker = strategy
-            .breaker()
-            .map(|b| BreakerRef::Static(Box::leak(Box::new(b))));
+        // Each client its own budget and breaker, as each process has its own.
+        let budget = |b: RetryBudget| Arc::new(b);
+        let breaker = strategy.breaker().map(Arc::new);
         let ratio_budget = || {
             budget(
                 RetryBudget::ratio(0.2)
@@ -312,15 +311,15 @@ impl Client {
             | Strategy::Adaptive
             | Strategy::Standard2026
             | Strategy::Adaptive2026 => site,
-            Strategy::Budget => site.bucket(&UNLIMITED).budget(ratio_budget()),
+            Strategy::Budget => site.bucket(&UNLIMITED).budget_shared(ratio_budget()),
             Strategy::GrpcThrottling => site
                 .bucket(&UNLIMITED)
-                .budget(budget(RetryBudget::grpc_throttling(10, 0.1))),
+                .budget_shared(budget(RetryBudget::grpc_throttling(10, 0.1))),
             Strategy::Breaker | Strategy::BreakerShortBreak => site,
-            Strategy::BreakerBudget => site.bucket(&UNLIMITED).budget(ratio_budget()),
+            Strategy::BreakerBudget => site.bucket(&UNLIMITED).budget_shared(ratio_budget()),
         };
         let site = match breaker {
-            Some(b) => site.breaker(b),
+            Some(b) => site.breaker_shared(b),
             None => site,
         };
         let site = match latency {
@@ -330,11 +329,11 @@ impl Client {
         let site = guarded
             .guards
             .iter()
-            .fold(site, |site, make| site.guard(make()));
-        // One site per client, for the life of the simulation (a `#[retry]` function's is a
-        // `static`).
+            .fold(site, |site, make| site.guard_shared(make()));
+        // One site per client, which owns what its protections keep (a `#[retry]` function's
+        // is a `static`).
         Client {
-            site: Box::leak(Box::new(site)),
+            site,
             breaker: strategy.has_breaker(),
             guards: guarded.has_guards(),
             timed: true,
@@ -342,13 +341,13 @@ impl Client {
     }
 
     /// A client of `site`, a site built by the caller (a policy read from a user's files:
-    /// `whatif`), kept for the life of the simulation. `breaker`: the site has a circuit
-    /// breaker; `timed`: its calls run their attempts under a timer (the site's keys write
-    /// `attempt_timeout` or `deadline`), else they run as a `#[retry]` function without
-    /// timeouts does, untouched by a timeout from the environment.
+    /// `whatif`), owned by the client. `breaker`: the site has a circuit breaker; `timed`: its
+    /// calls run their attempts under a timer (the site's keys write `attempt_timeout` or
+    /// `deadline`), else they run as a `#[retry]` function without timeouts does, untouched by a
+    /// timeout from the environment.
     pub fn of_site(site: Site, breaker: bool, timed: bool) -> Client {
         Client {
-            site: Box::leak(Box::new(site)),
+            site,
             breaker,
             guards: false,
             timed,
@@ -423,35 +422,22 @@ impl Client {
         // The same steps the expansion of `#[retry]` takes (`breaker = ...` and `guard = ...`
         // add the conversion of a refused call into the error type, `hedge_after = ...` the
         // hedged loop; `attempt_timeout` or `deadline` the timer).
-        let open: fn(CircuitOpen) -> Result<(), SimError> = |open| Err(SimError::CircuitOpen(open));
-        let refused: fn(Refused) -> Result<(), SimError> = |r| Err(SimError::Refused(r));
+        let refused: fn(Refused) -> Result<(), SimError> = |r| Err(SimError::from(r));
         macro_rules! drive {
             ($timer:expr) => {{
                 let call: Call<Result<(), SimError>, _, _, _> = Call::new(
-                    self.site,
+                    &self.site,
                     true,
                     $timer,
                     Fns(|e: &SimError| e.classify(), |_: &SimError| None),
                     |_: &()| false,
                     |_: &retry_runtime::RetryEvent<'_, SimError>| {},
                 );
-                match (self.breaker, self.guards, hedged) {
-                    (true, false, false) => call.with_breaker(open).run(attempt).await,
-                    (true, false, true) => call.with_breaker(open).run_hedged(attempt).await,
-                    (true, true, false) => {
-                        call.with_breaker_and_guards(open, refused)
-                            .run(attempt)
-                            .await
-                    }
-                    (true, true, true) => {
-                        call.with_breaker_and_guards(open, refused)
-                            .run_hedged(attempt)
-                            .await
-                    }
-                    (false, true, false) => call.with_guards(refused).run(attempt).await,
-                    (false, true, true) => call.with_guards(refused).run_hedged(attempt).await,
-                    (false, false, false) => call.run(attempt).await,
-                    (false, false, true) => call.run_hedged(attempt).await,
+                match (self.breaker || self.guards, hedged) {
+                    (true, false) => call.with_refused(refused).run(attempt).await,
+                    (true, true) => call.with_refused(refused).run_hedged(attempt).await,
+                    (false, false) => call.run(attempt).await,
+                    (false, true) => call.run_hedged(attempt).await,
                 }
             }};
         }

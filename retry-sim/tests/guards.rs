@@ -6,8 +6,8 @@ use retry_runtime::{Admit, AttemptKind, Guard, GuardContext, GuardOutcome};
 use retry_sim::scenario::guards::{self, bulkhead, bulkhead_wait, throttle};
 use retry_sim::scenario::{brooker, metastable, normal, outage};
 use retry_sim::sim::{GuardFactory, Policy, Strategy};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// A user's guard: refuses every retry (or every attempt), and counts what it was asked and
 /// told.
@@ -19,18 +19,27 @@ struct NoRetries {
 }
 
 impl NoRetries {
-    fn leak(refuse_first: bool, made: &Mutex<Vec<&'static NoRetries>>) -> &'static NoRetries {
-        let guard: &'static NoRetries = Box::leak(Box::new(NoRetries {
+    fn make(refuse_first: bool, made: &Mutex<Vec<Arc<NoRetries>>>) -> Arc<dyn Guard> {
+        let guard = Arc::new(NoRetries {
             refuse_first,
             admitted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             settled: AtomicU64::new(0),
-        }));
-        made.lock().unwrap().push(guard);
+        });
+        made.lock().unwrap().push(Arc::clone(&guard));
         guard
     }
 
-    fn totals(made: &Mutex<Vec<&'static NoRetries>>) -> (usize, u64, u64, u64) {
+    /// Whether every client that held one of the guards released it (the list holds the
+    /// last reference).
+    fn released(made: &Mutex<Vec<Arc<NoRetries>>>) -> bool {
+        made.lock()
+            .unwrap()
+            .iter()
+            .all(|g| Arc::strong_count(g) == 1)
+    }
+
+    fn totals(made: &Mutex<Vec<Arc<NoRetries>>>) -> (usize, u64, u64, u64) {
         let made = made.lock().unwrap();
         let sum = |f: fn(&NoRetries) -> &AtomicU64| {
             made.iter()
@@ -66,15 +75,15 @@ impl Guard for NoRetries {
     }
 }
 
-static NO_RETRIES: Mutex<Vec<&'static NoRetries>> = Mutex::new(Vec::new());
-static CLOSED: Mutex<Vec<&'static NoRetries>> = Mutex::new(Vec::new());
+static NO_RETRIES: Mutex<Vec<Arc<NoRetries>>> = Mutex::new(Vec::new());
+static CLOSED: Mutex<Vec<Arc<NoRetries>>> = Mutex::new(Vec::new());
 
-fn no_retries() -> &'static dyn Guard {
-    NoRetries::leak(false, &NO_RETRIES)
+fn no_retries() -> Arc<dyn Guard> {
+    NoRetries::make(false, &NO_RETRIES)
 }
 
-fn closed() -> &'static dyn Guard {
-    NoRetries::leak(true, &CLOSED)
+fn closed() -> Arc<dyn Guard> {
+    NoRetries::make(true, &CLOSED)
 }
 
 #[test]
@@ -87,6 +96,10 @@ fn a_guard_written_against_the_public_api_runs_in_every_client_of_a_fleet() {
     let (made, admitted, refused, settled) = NoRetries::totals(&NO_RETRIES);
     // One guard per client, asked about every first attempt and every retry.
     assert_eq!(made, config.clients);
+    assert!(
+        NoRetries::released(&NO_RETRIES),
+        "each client released its guard"
+    );
     assert_eq!(admitted, all.offered, "every first attempt admitted");
     assert_eq!(settled, admitted, "every admitted attempt settled once");
     // No retry reached the server: a call fails exactly when its first attempt does, with

@@ -337,7 +337,7 @@ async fn a_policy_puts_its_calls_behind_a_breaker() {
     assert!(
         out.as_ref()
             .unwrap_err()
-            .starts_with("circuit open: policy was not called"),
+            .starts_with("refused by guard `CircuitBreaker`: the call was not made"),
         "{out:?}"
     );
 }

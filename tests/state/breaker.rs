@@ -60,7 +60,7 @@ async fn it_opens_at_the_failure_ratio_and_refuses_calls_without_running_them() 
     let Err(TestError::CircuitOpen(open)) = out else {
         panic!("{out:?}")
     };
-    assert_eq!(open.function(), "opens");
+    assert_eq!(open.by(), "CircuitBreaker");
     assert_eq!(open.retry_in(), S(4), "the break ends 5 s after it opened");
     assert_eq!(OPENS_RUNS.load(Ordering::Relaxed), 4);
     let [end] = record.early_ends() else {
@@ -313,7 +313,7 @@ async fn functions_of_a_partition_share_its_breaker() {
     let Err(TestError::CircuitOpen(open)) = shared_writes().await else {
         panic!()
     };
-    assert_eq!(open.function(), "shared_writes");
+    assert_eq!(open.by(), "CircuitBreaker");
     // Readable for metrics among every partition.
     assert!(Partition::all().iter().any(|p| p.name() == "breaker-shared"
         && p.circuit_breaker().map(CircuitBreaker::state) == Some(BreakerState::Open)));
@@ -332,7 +332,7 @@ async fn an_io_error_carries_the_refusal_and_classifies_as_permanent() {
     assert_eq!(err.kind(), std::io::ErrorKind::Other);
     assert!(
         err.to_string()
-            .starts_with("circuit open: read was not called")
+            .starts_with("refused by guard `CircuitBreaker`: the call was not made")
     );
     assert_eq!(err.classify(), ErrorClass::Permanent);
 }

@@ -413,7 +413,7 @@ static POLICY: Log = Log::new("policy");
 #[tokio::test(start_paused = true)]
 async fn a_policy_asks_its_guards_in_order_and_converts_a_refusal() {
     static TOO: Log = Log::new("too");
-    static GUARDED: Policy<retry_runtime::policy::ByClassify<(), (), retry_runtime::Refused>> =
+    static GUARDED: Policy<retry_runtime::policy::ByClassify<(), retry_runtime::Refused>> =
         Policy::new()
             .initial_backoff(Duration::from_millis(100))
             .jitter(retry_runtime::Jitter::None)
@@ -684,7 +684,7 @@ static THROTTLING: RetryBudget = RetryBudget::grpc_throttling(3, 0.5);
 
 #[tokio::test(start_paused = true)]
 async fn a_retry_budget_as_a_guard_counts_each_end_and_refuses_a_retry_without_room() {
-    static BUDGETED: Policy<retry_runtime::policy::ByClassify<(), (), retry_runtime::Refused>> =
+    static BUDGETED: Policy<retry_runtime::policy::ByClassify<(), retry_runtime::Refused>> =
         Policy::new()
             .max_attempts(5)
             .initial_backoff(Duration::from_millis(10))
@@ -743,7 +743,7 @@ async fn a_circuit_breaker_as_a_guard_opens_refuses_with_refused_and_closes_on_a
     // Open: refused as any guard refuses, without running the body.
     let out = breaker_guarded(&script).await;
     assert!(
-        matches!(out, Err(TestError::Refused(r)) if r.by() == "CircuitBreaker"),
+        matches!(out, Err(TestError::CircuitOpen(r)) if r.by() == "CircuitBreaker"),
         "{out:?}"
     );
     assert_eq!(script.attempts(), 2);
@@ -779,4 +779,65 @@ async fn a_rate_limiter_as_a_guard_paces_attempts_after_throttling() {
     let starts = script.starts_ms();
     assert_eq!(starts[0], 0);
     assert!(starts.windows(2).all(|w| w[1] - w[0] > 500), "{starts:?}");
+}
+
+/// A guard that writes down what `elapsed` says when it is asked and when it is told.
+struct Timing {
+    lines: Mutex<Vec<String>>,
+}
+
+impl Guard for Timing {
+    fn admit(&self, cx: &GuardContext<'_>) -> Admit {
+        let line = format!("admit {} elapsed {:?}", cx.number(), cx.elapsed());
+        self.lines.lock().unwrap().push(line);
+        Admit::Go
+    }
+
+    fn settle(&self, cx: &GuardContext<'_>, outcome: GuardOutcome) {
+        let line = format!(
+            "settle {} {outcome:?} elapsed {:?}",
+            cx.number(),
+            cx.elapsed()
+        );
+        self.lines.lock().unwrap().push(line);
+    }
+}
+
+static TIMING: Timing = Timing {
+    lines: Mutex::new(Vec::new()),
+};
+
+#[retry(max_attempts = 3, initial_backoff = "100ms", jitter = "none", guard = TIMING)]
+async fn timed_attempts(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn settle_is_told_how_long_the_attempt_ran_and_admit_nothing() {
+    use crate::util::LateFail;
+    let script = Script::new([LateFail(MS(30), ErrorClass::Transient), LateOk(MS(45), 7)]);
+    assert_eq!(timed_attempts(&script).await, Ok(7));
+    assert_eq!(
+        std::mem::take(&mut *TIMING.lines.lock().unwrap()),
+        [
+            "admit 1 elapsed 0ns",
+            "settle 1 Failure(Transient) elapsed 30ms",
+            // Admitted before its 100 ms backoff: what it ran is counted from its start.
+            "admit 2 elapsed 0ns",
+            "settle 2 Success elapsed 45ms",
+        ]
+    );
+    // A retry admitted and never sent (the call is dropped in its backoff) ran for nothing.
+    let script = Script::new([LateFail(MS(30), ErrorClass::Transient), Succeed(1)]);
+    let dropped = tokio::time::timeout(MS(80), timed_attempts(&script)).await;
+    assert!(dropped.is_err());
+    assert_eq!(
+        std::mem::take(&mut *TIMING.lines.lock().unwrap()),
+        [
+            "admit 1 elapsed 0ns",
+            "settle 1 Failure(Transient) elapsed 30ms",
+            "admit 2 elapsed 0ns",
+            "settle 2 Cancelled elapsed 0ns",
+        ]
+    );
 }

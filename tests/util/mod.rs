@@ -45,15 +45,14 @@ impl Classify for TestError {
     }
 }
 
-impl From<CircuitOpen> for TestError {
-    fn from(open: CircuitOpen) -> Self {
-        TestError::CircuitOpen(open)
-    }
-}
-
+/// A breaker's refusal (`CircuitOpen` is `Refused`, by `"CircuitBreaker"`) or a guard's.
 impl From<Refused> for TestError {
     fn from(refused: Refused) -> Self {
-        TestError::Refused(refused)
+        if refused.by() == "CircuitBreaker" {
+            TestError::CircuitOpen(refused)
+        } else {
+            TestError::Refused(refused)
+        }
     }
 }
 

@@ -99,12 +99,15 @@ impl fmt::Display for Explained {
 
 static RESOLVED: Mutex<Vec<Explained>> = Mutex::new(Vec::new());
 
+/// Adds a resolution to the list, once: the policies built at run time with the same
+/// settings (one per client, per reload, per request) are one entry, so that the list does
+/// not grow with them.
 pub(super) fn register(explained: &Explained) {
     // Pushed whole under the lock: a poisoned list is still consistent.
-    RESOLVED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(explained.clone());
+    let mut resolved = RESOLVED.lock().unwrap_or_else(PoisonError::into_inner);
+    if !resolved.contains(explained) {
+        resolved.push(explained.clone());
+    }
 }
 
 /// The settings of every `#[retry]` function that has run in this process, in the order they

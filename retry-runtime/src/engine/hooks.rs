@@ -6,7 +6,6 @@
 use super::outcome::{IntoErrorClass, RetryResult};
 use crate::classify::{Classify, ErrorClass};
 use crate::observe::event::RetryEvent;
-use crate::protect::breaker::CircuitOpen;
 use crate::protect::guard::Refused;
 use std::time::Duration;
 
@@ -74,70 +73,40 @@ where
 }
 
 /// The classifier and hint reader `C`, the hook `O` and, with a breaker or guards, the
-/// conversion `X` of a refusal ([`CircuitOpen`], [`Refused`]) into the error type, of one call.
-pub struct Hooks<C, O, X = NoBreaker> {
+/// conversion `X` of their refusal ([`Refused`]) into the error type, of one call.
+pub struct Hooks<C, O, X = NoConversion> {
     pub(crate) classify: C,
     pub(crate) on_retry: O,
-    pub(crate) open: X,
+    pub(crate) refused: X,
 }
 
-/// No conversion of [`CircuitOpen`]: the function has no breaker.
+/// No conversion of a [`Refused`]: the function has neither a breaker nor guards.
 #[derive(Clone, Copy, Debug)]
-pub struct NoBreaker;
+pub struct NoConversion;
 
-/// Why a call's first attempt was refused before its body ran.
-#[derive(Clone, Copy, Debug)]
-pub enum Refusing {
-    /// Its breaker is open.
-    Open(CircuitOpen),
-    /// One of its guards refused it.
-    Guard(Refused),
-}
-
-/// How a call refused by a breaker or a guard makes its outcome. No bound on `R`: a function
-/// without either is not asked anything more of its return type.
+/// How a call whose first attempt a breaker or a guard refused makes its outcome. No bound on
+/// `R`: a function without either is not asked anything more of its return type.
 pub trait OnRefusal<R> {
-    /// The outcome, if the call has a conversion for this refusal (`None`: it runs; a call
-    /// that has a breaker or guards is always given theirs).
-    fn refuse(&self, why: Refusing) -> Option<R>;
+    /// The outcome, if the call has a conversion (`None`: it runs; a call that has a breaker
+    /// or guards is always given one).
+    fn refuse(&self, refused: Refused) -> Option<R>;
 }
 
-impl<R> OnRefusal<R> for NoBreaker {
-    fn refuse(&self, _: Refusing) -> Option<R> {
+impl<R> OnRefusal<R> for NoConversion {
+    fn refuse(&self, _: Refused) -> Option<R> {
         None
     }
 }
 
-impl<R> OnRefusal<R> for fn(CircuitOpen) -> R {
-    fn refuse(&self, why: Refusing) -> Option<R> {
-        match why {
-            Refusing::Open(open) => Some(self(open)),
-            Refusing::Guard(_) => None,
-        }
-    }
-}
-
 impl<R> OnRefusal<R> for fn(Refused) -> R {
-    fn refuse(&self, why: Refusing) -> Option<R> {
-        match why {
-            Refusing::Open(_) => None,
-            Refusing::Guard(refused) => Some(self(refused)),
-        }
-    }
-}
-
-impl<R> OnRefusal<R> for (fn(CircuitOpen) -> R, fn(Refused) -> R) {
-    fn refuse(&self, why: Refusing) -> Option<R> {
-        Some(match why {
-            Refusing::Open(open) => (self.0)(open),
-            Refusing::Guard(refused) => (self.1)(refused),
-        })
+    fn refuse(&self, refused: Refused) -> Option<R> {
+        Some(self(refused))
     }
 }
 
 impl<R, C, O, X: OnRefusal<R>> OnRefusal<R> for Hooks<C, O, X> {
-    fn refuse(&self, why: Refusing) -> Option<R> {
-        self.open.refuse(why)
+    fn refuse(&self, refused: Refused) -> Option<R> {
+        self.refused.refuse(refused)
     }
 }
 

@@ -36,13 +36,11 @@ pub(crate) mod site;
 mod timer;
 
 pub use hooks::{
-    ByTrait, Classifier, Fns, Hooks, NoBreaker, OnFailure, OnRefusal, into_class, never_repeat,
+    ByTrait, Classifier, Fns, Hooks, NoConversion, OnFailure, OnRefusal, into_class, never_repeat,
     no_hint, no_hook,
 };
-pub use hooks::{Refusing, hint, repeat};
-pub use outcome::{
-    FromCircuitOpen, FromRefused, FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult,
-};
+pub use hooks::{hint, repeat};
+pub use outcome::{FromRefused, FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult};
 pub use timer::{Timed, Timer, TimerKind, Timing, Untimed};
 
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
@@ -52,8 +50,7 @@ use crate::observe::event::RetryEvent;
 use crate::observe::report::EarlyEnd;
 use crate::observe::trace::Trace;
 use crate::protect::Ticket;
-use crate::protect::breaker::CircuitOpen;
-use crate::protect::chain::{Gate, Look, Refusal, Resume, Stage, Step};
+use crate::protect::chain::{Gate, Look, Resume, Stage, Step, Stop};
 use crate::protect::guard::{AttemptKind, Refused};
 use crate::runtime::{AsyncRuntime, Instant};
 use crate::spec::backoff;
@@ -230,7 +227,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     /// `classify` tells an error's class and hint ([`ByTrait`] or [`Fns`]), `repeat` whether a
     /// success is polled again, `on_retry` is the hook.
     pub fn new(
-        site: &'static Site,
+        site: &'a Site,
         idempotent: bool,
         timer: K,
         classify: C,
@@ -251,13 +248,20 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
         on_retry: O,
     ) -> Self {
         Call::of_all(
-            site, idempotent, false, timer, classify, repeat, on_retry, NoBreaker,
+            site,
+            idempotent,
+            false,
+            timer,
+            classify,
+            repeat,
+            on_retry,
+            NoConversion,
         )
     }
 }
 
 impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
-    /// [`of`](Call::of) with what a refused call returns (`open`) and, when `once`, one
+    /// [`of`](Call::of) with what a refused call returns (`refused`) and, when `once`, one
     /// attempt whatever the settings: the call is built where it will stay, not moved again
     /// by [`with_refusal`](Call::with_refusal) and [`once`](Call::once).
     #[allow(clippy::too_many_arguments)]
@@ -269,7 +273,7 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
         classify: C,
         repeat: P,
         on_retry: O,
-        open: X,
+        refused: X,
     ) -> Self {
         let repeats = if once {
             Repeats::Once
@@ -280,7 +284,7 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
         } else {
             Repeats::NotIdempotent
         };
-        Call::built(site, repeats, timer, classify, repeat, on_retry, open)
+        Call::built(site, repeats, timer, classify, repeat, on_retry, refused)
     }
 
     fn built(
@@ -290,7 +294,7 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
         classify: C,
         repeat: P,
         on_retry: O,
-        open: X,
+        refused: X,
     ) -> Self {
         // A function with timers reads the attempt it runs inside now, before its first timer
         // is armed; one without looks when its attempt is first polled.
@@ -316,7 +320,7 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
             hooks: Hooks {
                 classify,
                 on_retry,
-                open,
+                refused,
             },
             repeats,
             timing: K::Timing::begin(start),
@@ -331,39 +335,20 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
 }
 
 impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
-    /// Gives the call the conversion of [`CircuitOpen`] into its error type, which a call
-    /// that its function's breaker refuses returns (`breaker = ...`). Without it, a refused
-    /// first attempt runs anyway; a refused retry still ends the call.
+    /// Gives the call the conversion of [`Refused`] into its error type, which a call that
+    /// its function's breaker (`breaker = ...`) or one of its guards (`guard = ...`) refused
+    /// returns. Without it, a refused first attempt runs anyway; a refused retry still ends the
+    /// call.
     #[allow(clippy::type_complexity)]
-    pub fn with_breaker(
-        self,
-        open: fn(CircuitOpen) -> R,
-    ) -> Call<'a, R, K, P, Hooks<C, O, fn(CircuitOpen) -> R>> {
-        self.with_refusal(open)
-    }
-
-    /// Gives the call the conversion of [`Refused`] into its error type, which a call that one
-    /// of its function's guards refused returns (`guard = ...`).
-    #[allow(clippy::type_complexity)]
-    pub fn with_guards(
+    pub fn with_refused(
         self,
         refused: fn(Refused) -> R,
     ) -> Call<'a, R, K, P, Hooks<C, O, fn(Refused) -> R>> {
         self.with_refusal(refused)
     }
 
-    /// Gives the call both conversions: a function with a breaker and guards.
-    #[allow(clippy::type_complexity)]
-    pub fn with_breaker_and_guards(
-        self,
-        open: fn(CircuitOpen) -> R,
-        refused: fn(Refused) -> R,
-    ) -> Call<'a, R, K, P, Hooks<C, O, (fn(CircuitOpen) -> R, fn(Refused) -> R)>> {
-        self.with_refusal((open, refused))
-    }
-
-    /// Gives the call `open`, what a refused call returns ([`NoBreaker`]: it runs).
-    pub(crate) fn with_refusal<X>(self, open: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
+    /// Gives the call `refused`, what a refused call returns ([`NoConversion`]: it runs).
+    pub(crate) fn with_refusal<X>(self, refused: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
         let Call {
             current,
             timer,
@@ -382,7 +367,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
             hooks: Hooks {
                 classify: hooks.classify,
                 on_retry: hooks.on_retry,
-                open,
+                refused,
             },
             repeats,
             timing,
@@ -609,8 +594,8 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
                     return SendToken::Wait(delay);
                 }
                 Gate::Late => return self.late(a),
-                Gate::Refused(refusal, next) => {
-                    if let Some(out) = self.refused(refusal, a) {
+                Gate::Refused(stop, next) => {
+                    if let Some(out) = self.refused(stop, a) {
                         return SendToken::Return(out);
                     }
                     // Nothing to return: the attempt runs, and the gate goes on.
@@ -643,30 +628,24 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// The gate refused the next attempt: a call that has retried ends with its last outcome,
-    /// one that has not with `E::from(CircuitOpen)` or `E::from(Refused)`. `None`: the call
-    /// has no conversion for it, and the attempt runs.
-    fn refused(&mut self, refusal: Refusal, a: &Around) -> Option<R>
+    /// one that has not with `E::from(Refused)`. `None`: the call has no conversion for it,
+    /// and the attempt runs.
+    fn refused(&mut self, stop: Stop, a: &Around) -> Option<R>
     where
         J: OnRefusal<R>,
     {
         self.release();
         self.current.open_trace();
         let n = self.current.frame.number;
-        let why = EarlyEnd::of(refusal, false);
+        let why = EarlyEnd::of(stop, false);
         if let Some(last) = self.retrying.as_mut().and_then(|r| r.last.take()) {
             self.ended_early(a, n, None, why);
             self.ended(false, None);
             return Some(last);
         }
-        let refusing = match refusal {
-            Refusal::CircuitOpen(retry_in) => {
-                Refusing::Open(CircuitOpen::new(self.r().function(), retry_in))
-            }
-            Refusal::Guard(by) => Refusing::Guard(Refused::new(by)),
-            // Only the breaker and the guards refuse at the gate.
-            _ => return None,
-        };
-        let out = self.hooks.refuse(refusing)?;
+        // Only the breaker and the guards refuse at the gate.
+        let refused = stop.refused()?;
+        let out = self.hooks.refuse(refused)?;
         self.gave_up();
         observe::refused(&self.current, a, why);
         self.ended(false, Some(ErrorClass::Permanent));
@@ -989,9 +968,7 @@ where
                 };
                 self.wait_admission(short, delay, a)
             }
-            Step::Refused(refusal) => {
-                self.retry_refused(short.out, short.class, short.hint, refusal, a)
-            }
+            Step::Refused(stop) => self.retry_refused(short.out, short.class, short.hint, stop, a),
         }
     }
 
@@ -1068,7 +1045,7 @@ where
                 };
                 self.wait_admission(short, delay, a)
             }
-            Step::Refused(refusal) => self.retry_refused(out, class, hint, refusal, a),
+            Step::Refused(stop) => self.retry_refused(out, class, hint, stop, a),
         }
     }
 
@@ -1096,13 +1073,13 @@ where
         out: R,
         class: ErrorClass,
         hint: Option<Duration>,
-        refusal: Refusal,
+        stop: Stop,
         a: &Around,
     ) -> Settled<R> {
         self.release();
-        let why = EarlyEnd::of(refusal, self.reaches_deadline(Duration::ZERO));
+        let why = EarlyEnd::of(stop, self.reaches_deadline(Duration::ZERO));
         self.ended_early(a, self.current.frame.number, Some(class), why);
-        if refusal.lingers() && self.r().long_polling && why != EarlyEnd::Deadline {
+        if stop.lingers() && self.r().long_polling && why != EarlyEnd::Deadline {
             return self.linger(out, class, hint, a);
         }
         self.ends(out)

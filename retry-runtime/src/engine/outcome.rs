@@ -2,7 +2,6 @@
 //! a function that does not fit `#[retry]` is told so, each with its own message.
 
 use crate::classify::{ErrorClass, TimedOut};
-use crate::protect::breaker::CircuitOpen;
 use crate::protect::guard::Refused;
 
 /// The return type of a `#[retry]` function, seen as `Result<Ok, Err>` whatever alias wrote it.
@@ -68,30 +67,13 @@ impl<E: From<TimedOut>> FromTimedOut for E {
     }
 }
 
-/// An error type a call refused by an open circuit breaker can become.
+/// An error type a call refused by its breaker or one of its guards can become.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot represent a refused call, which `breaker` needs",
-    label = "`{Self}` does not implement `From<retry_runtime::CircuitOpen>`",
-    note = "add `impl From<retry_runtime::CircuitOpen> for {Self}` (a variant that keeps the \
-            `CircuitOpen` is enough); `std::io::Error` has it already"
-)]
-pub trait FromCircuitOpen {
-    /// The error for a refused call.
-    fn from_circuit_open(open: CircuitOpen) -> Self;
-}
-
-impl<E: From<CircuitOpen>> FromCircuitOpen for E {
-    fn from_circuit_open(open: CircuitOpen) -> Self {
-        E::from(open)
-    }
-}
-
-/// An error type a call refused by one of its guards can become.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot represent a call a guard refused, which `guard` needs",
+    message = "`{Self}` cannot represent a refused call, which `breaker` and `guard` need",
     label = "`{Self}` does not implement `From<retry_runtime::Refused>`",
     note = "add `impl From<retry_runtime::Refused> for {Self}` (a variant that keeps the \
-            `Refused` is enough); `std::io::Error` and `String` have it already"
+            `Refused` is enough; `CircuitOpen` is the same type); `std::io::Error` and \
+            `String` have it already"
 )]
 pub trait FromRefused {
     /// The error for a refused call.

@@ -6,6 +6,7 @@ use crate::hedge::Latency;
 #[cfg(feature = "metrics")]
 use crate::observe::meters::Meters;
 use crate::observe::{Levels, Who};
+use crate::protect::Held;
 use crate::protect::breaker::CircuitBreaker;
 use crate::protect::bucket::{Costs, TokenBucket};
 use crate::protect::budget::RetryBudget;
@@ -14,8 +15,8 @@ use crate::protect::guard::{Guard, Guards};
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
 use crate::spec::{HedgeSpec, Keys, Mode, Settings};
-use std::sync::OnceLock;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
 
 /// One `#[retry]` function: its settings and where its shared state lives. The expansion keeps
 /// it in a `static`, so every call of the function (every instantiation of a generic one)
@@ -44,6 +45,8 @@ pub struct Site {
     /// `budget = "N%"`: that share, the partition's budget or one of the function's own.
     budget_share: Option<f64>,
     pub(crate) breaker: Option<BreakerRef>,
+    /// A budget and a breaker the site owns (built at run time), before the ones above.
+    owned: Owned,
     /// `guard = ...`: the user's guards, in order.
     pub(crate) guards: Guards,
     /// `hedge_after = "pNN"`: the function's latency estimate.
@@ -71,6 +74,10 @@ impl Site {
             budget: None,
             budget_share: None,
             breaker: None,
+            owned: Owned {
+                budget: None,
+                breaker: None,
+            },
             guards: Guards::NONE,
             latency: None,
             shared: OnceLock::new(),
@@ -162,7 +169,31 @@ impl Site {
     /// Asks `guard` about each attempt, after the guards given before it.
     #[must_use]
     pub const fn guard(mut self, guard: &'static dyn Guard) -> Site {
-        self.guards = self.guards.with(guard);
+        // Moved out and back without a destructor, which a `const fn` cannot run.
+        let guards = core::mem::replace(&mut self.guards, Guards::NONE);
+        core::mem::forget(core::mem::replace(&mut self.guards, guards.with(guard)));
+        self
+    }
+
+    /// Asks `guard`, which the site owns, about each attempt, after the guards given before
+    /// it.
+    #[must_use]
+    pub fn guard_shared(mut self, guard: Arc<dyn Guard>) -> Site {
+        self.guards = self.guards.with_owned(guard);
+        self
+    }
+
+    /// Bounds retries by `budget`, which the site owns (the bucket still applies).
+    #[must_use]
+    pub fn budget_shared(mut self, budget: Arc<RetryBudget>) -> Site {
+        self.owned.budget = Some(budget);
+        self
+    }
+
+    /// Puts the function's attempts behind `breaker`, which the site owns.
+    #[must_use]
+    pub fn breaker_shared(mut self, breaker: Arc<CircuitBreaker>) -> Site {
+        self.owned.breaker = Some(breaker);
         self
     }
 
@@ -242,25 +273,30 @@ impl Site {
                 !self.grpc,
                 self.guards.names().collect(),
             );
-            let budget = self.budget.or_else(|| {
-                let share = self.budget_share?;
-                let make = || RetryBudget::ratio(share);
-                Some(match self.shared() {
-                    Some(p) => p.budget.get_or_init(make),
-                    // Once per function and process, as the partitions are.
-                    None => Box::leak(Box::new(make())),
-                })
-            });
-            let breaker = self.breaker.map(|b| match b {
-                BreakerRef::Static(b) => b,
-                BreakerRef::Ratio(ratio) => {
-                    let make = || CircuitBreaker::new().with_failure_ratio(ratio);
+            let budget = match (&self.owned.budget, self.budget) {
+                (Some(b), _) => Some(Held::Owned(Arc::clone(b))),
+                (None, Some(b)) => Some(Held::Static(b)),
+                (None, None) => self.budget_share.map(|share| {
+                    let make = || RetryBudget::ratio(share);
                     match self.shared() {
-                        Some(p) => p.breaker.get_or_init(make),
-                        None => Box::leak(Box::new(make())),
+                        Some(p) => Held::Static(p.budget.get_or_init(make)),
+                        // The function's own, kept with its resolution.
+                        None => Held::Owned(Arc::new(make())),
                     }
+                }),
+            };
+            let breaker = match (&self.owned.breaker, self.breaker) {
+                (Some(b), _) => Some(Held::Owned(Arc::clone(b))),
+                (None, Some(BreakerRef::Static(b))) => Some(Held::Static(b)),
+                (None, Some(BreakerRef::Ratio(ratio))) => {
+                    let make = || CircuitBreaker::new().with_failure_ratio(ratio);
+                    Some(match self.shared() {
+                        Some(p) => Held::Static(p.breaker.get_or_init(make)),
+                        None => Held::Owned(Arc::new(make())),
+                    })
                 }
-            });
+                (None, None) => None,
+            };
             // A percentile chosen from outside for a function whose attribute wrote a fixed
             // delay (or a `Policy` from configuration): an estimate of its own, made once and
             // kept with the resolution, so it goes with the site.
@@ -285,6 +321,7 @@ impl Site {
             } else {
                 bucket.map_or(TokenBucket::standard().costs(), TokenBucket::costs)
             };
+            let (has_budget, has_breaker) = (budget.is_some(), breaker.is_some());
             Resolved {
                 chain: Chain {
                     own_bucket: TokenBucket::standard(),
@@ -295,7 +332,7 @@ impl Site {
                     own_limiter: RateLimiter::adaptive(),
                     adaptive,
                     costs,
-                    guards: self.guards,
+                    guards: self.guards.clone(),
                     behavior: settings.behavior,
                     function: self.name,
                     partition: self.partition,
@@ -314,13 +351,20 @@ impl Site {
                 },
                 long_polling: self.long_polling,
                 idempotency_key: self.idempotency_key,
-                gated: adaptive || breaker.is_some() || guarded,
-                extras: adaptive || budget.is_some() || breaker.is_some() || guarded,
+                gated: adaptive || has_breaker || guarded,
+                extras: adaptive || has_budget || has_breaker || guarded,
                 nested_warned: AtomicBool::new(false),
                 key_warned: AtomicBool::new(false),
             }
         })
     }
+}
+
+/// The shared state a site owns, built at run time rather than named as a `static`.
+#[derive(Debug)]
+struct Owned {
+    budget: Option<Arc<RetryBudget>>,
+    breaker: Option<Arc<CircuitBreaker>>,
 }
 
 /// How a retry's delay comes from the server's hint and the backoff.

@@ -4,7 +4,6 @@
 //! read the same way, plus the crate's own error types that wrap a library's (`boxed.rs`).
 
 use crate::classify::{Classify, TimedOut};
-use crate::protect::breaker::CircuitOpen;
 use std::error::Error;
 
 /// The first error of `err`'s chain of sources (`err` itself first) whose type has a
@@ -23,9 +22,6 @@ pub(crate) fn known_cause<'a>(err: &'a (dyn Error + 'static)) -> Option<&'a dyn 
 /// `err` as a type with a `Classify` impl here, if it is one.
 pub(crate) fn known<'a>(err: &'a (dyn Error + 'static)) -> Option<&'a dyn Classify> {
     if let Some(e) = err.downcast_ref::<TimedOut>() {
-        return Some(e);
-    }
-    if let Some(e) = err.downcast_ref::<CircuitOpen>() {
         return Some(e);
     }
     if let Some(e) = err.downcast_ref::<crate::protect::guard::Refused>() {

@@ -6,17 +6,8 @@ use std::error::Error;
 use std::io;
 use std::time::Duration;
 
-/// A call refused by an open circuit breaker: kind `Other`, wrapping the
-/// [`CircuitOpen`](crate::CircuitOpen)
-/// (which classifies as `Permanent`).
-impl From<crate::protect::breaker::CircuitOpen> for io::Error {
-    fn from(open: crate::protect::breaker::CircuitOpen) -> Self {
-        io::Error::other(open)
-    }
-}
-
-/// A call one of its guards refused: kind `Other`, wrapping the [`Refused`](crate::Refused)
-/// (which classifies as `Permanent`).
+/// A call its breaker or one of its guards refused: kind `Other`, wrapping the
+/// [`Refused`](crate::Refused) (which classifies as `Permanent`).
 impl From<crate::protect::guard::Refused> for io::Error {
     fn from(refused: crate::protect::guard::Refused) -> Self {
         io::Error::other(refused)

@@ -70,8 +70,8 @@
 //! }
 //! ```
 //!
-//! A function with `breaker` or `guard` lists `CircuitOpen` or `Refused` too, which [`Error`]
-//! converts from as well. [`#[derive(Classify)]`](derive@crate::Classify) says what `from(...)`
+//! A function with `breaker` or `guard` lists `Refused` too (`CircuitOpen` is the same type),
+//! which [`Error`] converts from as well. [`#[derive(Classify)]`](derive@crate::Classify) says what `from(...)`
 //! writes and which conflicts it reports.
 //!
 //! Check the response with [`error_for_status`], not with reqwest's own
@@ -152,9 +152,7 @@ pub enum Error {
     Status(Box<ErrorResponse>),
     /// The attempt's timeout or the call's deadline expired.
     TimedOut(TimedOut),
-    /// An open circuit breaker refused the call (`Permanent`).
-    CircuitOpen(crate::protect::breaker::CircuitOpen),
-    /// One of the call's guards refused it (`Permanent`).
+    /// The call's breaker or one of its guards refused it (`Permanent`).
     Refused(crate::protect::guard::Refused),
 }
 
@@ -165,7 +163,7 @@ impl Error {
         match self {
             Error::Request(e) => e.status(),
             Error::Status(r) => Some(r.status),
-            Error::TimedOut(_) | Error::CircuitOpen(_) | Error::Refused(_) => None,
+            Error::TimedOut(_) | Error::Refused(_) => None,
         }
     }
 }
@@ -234,12 +232,6 @@ impl From<crate::protect::guard::Refused> for Error {
     }
 }
 
-impl From<crate::protect::breaker::CircuitOpen> for Error {
-    fn from(open: crate::protect::breaker::CircuitOpen) -> Self {
-        Error::CircuitOpen(open)
-    }
-}
-
 impl From<TimedOut> for Error {
     fn from(t: TimedOut) -> Self {
         Error::TimedOut(t)
@@ -256,7 +248,6 @@ impl fmt::Debug for Error {
                 .field("url", &r.url.as_str())
                 .finish(),
             Error::TimedOut(t) => f.debug_tuple("TimedOut").field(&Messages(t)).finish(),
-            Error::CircuitOpen(o) => f.debug_tuple("CircuitOpen").field(&Messages(o)).finish(),
             Error::Refused(r) => f.debug_tuple("Refused").field(&Messages(r)).finish(),
         }
     }
@@ -284,7 +275,6 @@ impl fmt::Display for Error {
             Error::Request(e) => fmt::Display::fmt(e, f),
             Error::Status(r) => write!(f, "HTTP status {} from {}", r.status, r.url),
             Error::TimedOut(t) => fmt::Display::fmt(t, f),
-            Error::CircuitOpen(o) => fmt::Display::fmt(o, f),
             Error::Refused(r) => fmt::Display::fmt(r, f),
         }
     }
@@ -296,9 +286,7 @@ impl StdError for Error {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         match self {
             Error::Request(e) => e.source(),
-            Error::Status(_) | Error::TimedOut(_) | Error::CircuitOpen(_) | Error::Refused(_) => {
-                None
-            }
+            Error::Status(_) | Error::TimedOut(_) | Error::Refused(_) => None,
         }
     }
 }
@@ -309,15 +297,13 @@ impl Classify for Error {
             Error::Request(e) => e.classify(),
             Error::Status(r) => r.class(),
             Error::TimedOut(_) => ErrorClass::Timeout,
-            Error::CircuitOpen(_) | Error::Refused(_) => ErrorClass::Permanent,
+            Error::Refused(_) => ErrorClass::Permanent,
         }
     }
     fn retry_after(&self) -> Option<Duration> {
         match self {
             Error::Status(r) => hint::from_headers(&r.headers),
-            Error::Request(_) | Error::TimedOut(_) | Error::CircuitOpen(_) | Error::Refused(_) => {
-                None
-            }
+            Error::Request(_) | Error::TimedOut(_) | Error::Refused(_) => None,
         }
     }
 }
@@ -341,7 +327,6 @@ impl WithAttempt for ::reqwest::RequestBuilder {
 mod tests {
     use super::*;
     use crate::classify::TimeoutKind;
-    use crate::protect::breaker::CircuitOpen;
 
     #[test]
     fn debug_is_one_short_line() {
@@ -377,10 +362,13 @@ mod tests {
             r#"TimedOut("attempt 2 timed out after 2s")"#
         );
 
-        let open = Error::from(CircuitOpen::new("fetch", Duration::from_secs(5)));
+        let open = Error::from(crate::protect::guard::Refused::until(
+            "CircuitBreaker",
+            Duration::from_secs(5),
+        ));
         assert_eq!(
             format!("{open:?}"),
-            r#"CircuitOpen("circuit open: fetch was not called (a probe in 5s)")"#
+            r#"Refused("refused by guard `CircuitBreaker`: the call was not made (it admits again in 5s)")"#
         );
     }
 }

@@ -1,5 +1,5 @@
-//! tonic (feature `tonic`): `Classify`, `From<TimedOut>`, `From<CircuitOpen>` and
-//! `From<Refused>` for `tonic::Status`.
+//! tonic (feature `tonic`): `Classify`, `From<TimedOut>` and `From<Refused>` for
+//! `tonic::Status`.
 
 use super::chain::known_cause;
 use super::h2::not_processed;
@@ -20,23 +20,17 @@ impl From<TimedOut> for Status {
     }
 }
 
-/// A call refused by an open circuit breaker becomes `UNAVAILABLE` (as gRPC reports a
-/// channel that will not send), with the [`CircuitOpen`](crate::CircuitOpen) as its source: it
-/// classifies as `Permanent`, so an outer retry loop does not spin on it.
-impl From<crate::protect::breaker::CircuitOpen> for Status {
-    fn from(open: crate::protect::breaker::CircuitOpen) -> Self {
-        let mut status = Status::unavailable(open.to_string());
-        status.set_source(std::sync::Arc::new(open));
-        status
-    }
-}
-
-/// A call one of its guards refused becomes `RESOURCE_EXHAUSTED` (the client's own limit, as
-/// gRPC reports a local quota), with the [`Refused`](crate::Refused) as its source: it
-/// classifies as `Permanent`, so an outer retry loop does not spin on it.
+/// A call its breaker refused becomes `UNAVAILABLE` (as gRPC reports a channel that will not
+/// send), one that a guard refused `RESOURCE_EXHAUSTED` (the client's own limit, as gRPC
+/// reports a local quota), with the [`Refused`](crate::Refused) as its source: it classifies
+/// as `Permanent`, so an outer retry loop does not spin on it.
 impl From<crate::protect::guard::Refused> for Status {
     fn from(refused: crate::protect::guard::Refused) -> Self {
-        let mut status = Status::resource_exhausted(refused.to_string());
+        let mut status = if refused.by() == crate::protect::breaker::NAME {
+            Status::unavailable(refused.to_string())
+        } else {
+            Status::resource_exhausted(refused.to_string())
+        };
         status.set_source(std::sync::Arc::new(refused));
         status
     }
@@ -44,8 +38,7 @@ impl From<crate::protect::guard::Refused> for Status {
 
 /// The status code decides, after what the client itself saw and the server's pushback.
 ///
-/// 0. A status made from a [`CircuitOpen`](crate::CircuitOpen) or a
-///    [`Refused`](crate::Refused): `Permanent`.
+/// 0. A status made from a [`Refused`](crate::Refused): `Permanent`.
 /// 1. A negative `grpc-retry-pushback-ms` in the metadata: `Permanent` (the server asks not
 ///    to retry, gRFC A6). A non-negative one is the [`retry_after`](Classify::retry_after) hint.
 /// 2. The client-side cause of a status made by tonic: a failed connection
@@ -68,10 +61,10 @@ impl From<crate::protect::guard::Refused> for Status {
 /// | every other code (`CANCELLED`, `UNKNOWN`, `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`, `FAILED_PRECONDITION`, `OUT_OF_RANGE`, `UNIMPLEMENTED`, `DATA_LOSS`, `UNAUTHENTICATED`, `OK`) | `Permanent` |
 impl Classify for Status {
     fn classify(&self) -> ErrorClass {
-        if self.source().is_some_and(|s| {
-            s.is::<crate::protect::breaker::CircuitOpen>()
-                || s.is::<crate::protect::guard::Refused>()
-        }) {
+        if self
+            .source()
+            .is_some_and(|s| s.is::<crate::protect::guard::Refused>())
+        {
             return ErrorClass::Permanent;
         }
         if pushback(self) == Some(Pushback::Stop) {

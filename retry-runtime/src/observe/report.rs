@@ -4,7 +4,7 @@
 
 use crate::attempt::InvocationId;
 use crate::classify::ErrorClass;
-use crate::protect::chain::Refusal;
+use crate::protect::chain::Stop;
 use std::time::Duration;
 
 /// Why a call stopped retrying before its error class or `max_attempts` said so.
@@ -32,13 +32,13 @@ pub enum EarlyEnd {
 impl EarlyEnd {
     /// The early end a protection's refusal of another attempt is reported as: a bucket short
     /// of the cost once the deadline has passed (`deadline_reached`) ends with the deadline.
-    pub(crate) fn of(refusal: Refusal, deadline_reached: bool) -> EarlyEnd {
-        match refusal {
-            Refusal::CircuitOpen(_) => EarlyEnd::CircuitOpen,
-            Refusal::BudgetExhausted => EarlyEnd::BudgetExhausted,
-            Refusal::BucketEmpty if deadline_reached => EarlyEnd::Deadline,
-            Refusal::BucketEmpty | Refusal::NeverRefilled => EarlyEnd::BucketEmpty,
-            Refusal::Guard(by) => EarlyEnd::Refused(by),
+    pub(crate) fn of(stop: Stop, deadline_reached: bool) -> EarlyEnd {
+        match stop {
+            Stop::CircuitOpen(_) => EarlyEnd::CircuitOpen,
+            Stop::BudgetExhausted => EarlyEnd::BudgetExhausted,
+            Stop::BucketEmpty if deadline_reached => EarlyEnd::Deadline,
+            Stop::BucketEmpty | Stop::NeverRefilled => EarlyEnd::BucketEmpty,
+            Stop::Guard(by) => EarlyEnd::Refused(by),
         }
     }
 

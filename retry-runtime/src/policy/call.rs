@@ -21,16 +21,16 @@
 //! first poll by the start function its policy's [`Kind`] gives, which the `Retry`'s [`Drive`]
 //! names.
 
-use super::{
-    BreakerFor, ClassOutput, ClassifiesWith, ErrorTypeFor, GuardFor, Hook, Kind, Policy, Refuse,
-    Repeat, TimeoutsFor,
-};
 #[cfg(any(
     feature = "tokio",
     feature = "smol",
     all(target_arch = "wasm32", target_os = "unknown")
 ))]
 use super::{Choice, Split};
+use super::{
+    ClassOutput, ClassifiesWith, ErrorTypeFor, GuardsFor, Hook, Kind, Policy, Repeat, Stops,
+    TimeoutsFor,
+};
 use crate::classify::ErrorClass;
 use crate::engine::{Classifier, Timer};
 use crate::observe::event::RetryEvent;
@@ -118,9 +118,8 @@ where
     Cx: ClassifierSlot<'p, C, E>,
     Cx::Asks: ClassifiesWith<E>,
     Cx::Returns: ClassOutput,
-    C: BreakerFor<E>,
-    C: GuardFor<E>,
-    C: Refuse<V, E>,
+    C: GuardsFor<E>,
+    C: Stops<V, E>,
     C: ErrorTypeFor<V, E>,
     Result<V, E>: AsyncRuntime,
     Policy<C, P, O>: 'p,
@@ -238,7 +237,7 @@ where
     Fut: Future<Output = Result<V, E>>,
     Cx: ClassifierSlot<'p, C, E>,
 {
-    type Ready = Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>;
+    type Ready = Ready<C::Timer<V, E>, Cx::Prepared, C::Stopped<V, E>>;
 }
 
 /// Starts the loop from a call's parts and what its first poll prepared.
@@ -291,9 +290,9 @@ pub struct Ready<K, C, X> {
 #[allow(clippy::type_complexity)]
 fn prepare<'p, C, P, O, V, E, Cx>(
     policy: &'p Policy<C, P, O>,
-) -> Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>
+) -> Ready<C::Timer<V, E>, Cx::Prepared, C::Stopped<V, E>>
 where
-    C: Kind + TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E>,
+    C: Kind + TimeoutsFor<E> + GuardsFor<E> + Stops<V, E>,
     Cx: ClassifierSlot<'p, C, E>,
     Cx::Asks: ClassifiesWith<E>,
     Cx::Returns: ClassOutput,
@@ -301,7 +300,7 @@ where
     Ready {
         timer: C::timer::<V>(&policy.convert),
         classify: Cx::prepare(&policy.classify),
-        refusal: C::refusal(&policy.convert),
+        refusal: C::stopped(&policy.convert),
     }
 }
 
@@ -536,7 +535,7 @@ macro_rules! run_loop {
 ))]
 pub(super) fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
-    ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
+    ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Stopped<V, E>>,
     allows: impl Allows,
 ) -> impl Future<Output = Result<V, E>>
 where
@@ -576,7 +575,7 @@ where
 ))]
 pub(super) fn start_either<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
-    ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
+    ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Stopped<V, E>>,
     allows: impl Allows,
 ) -> impl Future<Output = Result<V, E>>
 where
@@ -623,7 +622,7 @@ where
 )))]
 pub(super) fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
-    ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Refusal<V, E>>,
+    ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Stopped<V, E>>,
     allows: impl Allows,
 ) -> impl Future<Output = Result<V, E>>
 where
@@ -691,13 +690,13 @@ fn engine<'p, C, P, O, V, E, K, Cx, Px, Ox>(
     once: bool,
     timer: K,
     classify: Cx::Prepared,
-    refusal: C::Refusal<V, E>,
+    refusal: C::Stopped<V, E>,
 ) -> crate::engine::Call<
     'p,
     Result<V, E>,
     K,
     impl Fn(&V) -> bool,
-    crate::engine::Hooks<Cx::Use, impl Fn(&RetryEvent<'_, E>), C::Refusal<V, E>>,
+    crate::engine::Hooks<Cx::Use, impl Fn(&RetryEvent<'_, E>), C::Stopped<V, E>>,
 >
 where
     C: Kind,
@@ -730,7 +729,7 @@ pub(crate) fn run_now<'p, C, P, O, F, Fut, V, E>(
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<V, E>>,
-    C: Kind + TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E> + ClassifiesWith<E>,
+    C: Kind + TimeoutsFor<E> + GuardsFor<E> + Stops<V, E> + ClassifiesWith<E>,
     C::Timer<V, E>: Timer<Result<V, E>>,
     P: Repeat<V>,
     O: Hook<E>,

@@ -3,8 +3,8 @@
 //!
 //! A policy classified by the errors' [`Classify`] impls is a `Policy<ByClassify<..>>`: the
 //! error type is not known until a call, so the type says what the call will ask of it
-//! (`From<TimedOut>` with a timeout written in code, `From<CircuitOpen>` with a breaker,
-//! `From<Refused>` with a guard), and awaiting the call asks it. A policy given a classifier
+//! (`From<TimedOut>` with a timeout written in code, `From<Refused>` with a breaker or a
+//! guard), and awaiting the call asks it. A policy given a classifier
 //! function is a `Policy<fn(&E) -> R>`: its error type is known, so each builder asks what it
 //! needs of `E` where it is called, and keeps the conversion in the policy.
 
@@ -13,10 +13,9 @@ use super::call::{self, ClassifierSlot, HookSlot, Parts, Ready, RepeatSlot};
 use super::sealed::Sealed;
 use crate::classify::{Classify, ErrorClass, TimedOut};
 use crate::engine::{
-    Classifier, FromCircuitOpen, FromRefused, FromTimedOut, IntoErrorClass, NoBreaker, OnRefusal,
-    Refusing, Timed, Timer, TimerKind, Untimed,
+    Classifier, FromRefused, FromTimedOut, IntoErrorClass, NoConversion, OnRefusal, Timed, Timer,
+    TimerKind, Untimed,
 };
-use crate::protect::breaker::CircuitOpen;
 use crate::protect::guard::Refused;
 use crate::runtime::Instant;
 use core::fmt;
@@ -28,39 +27,43 @@ use std::time::Duration;
 /// [`Policy`](super::Policy) without a classifier function (`Policy` is `Policy<ByClassify>`).
 ///
 /// Its parameters say what the closures' error type must convert, each `()` or the type:
-/// `T` is [`TimedOut`] once the policy writes `attempt_timeout` or `deadline`, `B` is
-/// [`CircuitOpen`] once it has a breaker, `G` is [`Refused`] once it has a guard. The builders
-/// set them; a `static` writes the result:
+/// `T` is [`TimedOut`] once the policy writes `attempt_timeout` or `deadline`, `G` is
+/// [`Refused`] once it has a breaker or a guard (whose refusals are one type). The builders set
+/// them; a `static` writes the result:
 ///
 /// ```
 /// use retry_runtime::policy::ByClassify;
-/// use retry_runtime::{CircuitOpen, Policy, TimedOut};
+/// use retry_runtime::{Bulkhead, Policy, Refused, TimedOut};
 /// use std::time::Duration;
 ///
+/// static POOL: Bulkhead = Bulkhead::new(8);
 /// static PLAIN: Policy = Policy::new().max_attempts(4);
 /// static TIMED: Policy<ByClassify<TimedOut>> = Policy::new().deadline(Duration::from_secs(5));
-/// let broken: Policy<ByClassify<TimedOut, CircuitOpen>> = Policy::new()
+/// static GUARDED: Policy<ByClassify<TimedOut, Refused>> = Policy::new()
+///     .deadline(Duration::from_secs(5))
+///     .guard(&POOL);
+/// let broken: Policy<ByClassify<TimedOut, Refused>> = Policy::new()
 ///     .deadline(Duration::from_secs(5))
 ///     .breaker("50%");
-/// # let _ = (&PLAIN, &TIMED, broken);
+/// # let _ = (&PLAIN, &TIMED, &GUARDED, broken);
 /// ```
-pub struct ByClassify<T = (), B = (), G = ()>(PhantomData<fn(T, B, G)>);
+pub struct ByClassify<T = (), G = ()>(PhantomData<fn(T, G)>);
 
-impl<T, B, G> ByClassify<T, B, G> {
+impl<T, G> ByClassify<T, G> {
     pub(crate) const fn new() -> Self {
         ByClassify(PhantomData)
     }
 }
 
-impl<T, B, G> Clone for ByClassify<T, B, G> {
+impl<T, G> Clone for ByClassify<T, G> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T, B, G> Copy for ByClassify<T, B, G> {}
+impl<T, G> Copy for ByClassify<T, G> {}
 
-impl<T, B, G> fmt::Debug for ByClassify<T, B, G> {
+impl<T, G> fmt::Debug for ByClassify<T, G> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ByClassify")
     }
@@ -81,7 +84,7 @@ pub trait Kind: Sealed + Copy {
     type Timer<V, E>: Split<Result<V, E>> + Send + Sync;
     /// What a call refused by a breaker or a guard returns.
     #[doc(hidden)]
-    type Refusal<V, E>: OnRefusal<Result<V, E>> + Send + Sync;
+    type Stopped<V, E>: OnRefusal<Result<V, E>> + Send + Sync;
 
     /// The loop of a call of a policy of this kind, started at its first poll: built for the
     /// one timer a [`ByClassify`] kind's type tells, or for each timer a classifier
@@ -90,7 +93,7 @@ pub trait Kind: Sealed + Copy {
     #[allow(clippy::type_complexity)]
     fn launch<'p, P, O, F, Fut, V, E, Cx, Px, Ox>(
         parts: Parts<'p, Policy<Self, P, O>, F, (Cx, Px, Ox)>,
-        ready: Ready<Self::Timer<V, E>, Cx::Prepared, Self::Refusal<V, E>>,
+        ready: Ready<Self::Timer<V, E>, Cx::Prepared, Self::Stopped<V, E>>,
     ) -> impl Future<Output = Result<V, E>>
     where
         F: FnMut() -> Fut,
@@ -105,7 +108,7 @@ macro_rules! launch {
     ($start:ident) => {
         fn launch<'p, P, O, F, Fut, V, E, Cx, Px, Ox>(
             parts: Parts<'p, Policy<Self, P, O>, F, (Cx, Px, Ox)>,
-            ready: Ready<Self::Timer<V, E>, Cx::Prepared, Self::Refusal<V, E>>,
+            ready: Ready<Self::Timer<V, E>, Cx::Prepared, Self::Stopped<V, E>>,
         ) -> impl Future<Output = Result<V, E>>
         where
             F: FnMut() -> Fut,
@@ -119,24 +122,24 @@ macro_rules! launch {
     };
 }
 
-impl<B, G> Kind for ByClassify<(), B, G>
+impl<G> Kind for ByClassify<(), G>
 where
-    ByClassify<(), B, G>: Refusals,
+    ByClassify<(), G>: Guarded,
 {
     type Convert = ();
     type Timer<V, E> = Untimed;
-    type Refusal<V, E> = <Self as Refusals>::Refusal<V, E>;
+    type Stopped<V, E> = <Self as Guarded>::Stopped<V, E>;
 
     launch!(start);
 }
 
-impl<B, G> Kind for ByClassify<TimedOut, B, G>
+impl<G> Kind for ByClassify<TimedOut, G>
 where
-    ByClassify<TimedOut, B, G>: Refusals,
+    ByClassify<TimedOut, G>: Guarded,
 {
     type Convert = ();
     type Timer<V, E> = Timed<E>;
-    type Refusal<V, E> = <Self as Refusals>::Refusal<V, E>;
+    type Stopped<V, E> = <Self as Guarded>::Stopped<V, E>;
 
     launch!(start);
 }
@@ -144,7 +147,7 @@ where
 impl<X, R> Kind for fn(&X) -> R {
     type Convert = Conversions<X>;
     type Timer<V, E> = Option<Timed<E>>;
-    type Refusal<V, E> = Conversions<E>;
+    type Stopped<V, E> = Conversions<E>;
 
     launch!(start_either);
 }
@@ -152,33 +155,25 @@ impl<X, R> Kind for fn(&X) -> R {
 impl<X, R> Kind for (fn(&X) -> R, fn(&X) -> Option<Duration>) {
     type Convert = Conversions<X>;
     type Timer<V, E> = Option<Timed<E>>;
-    type Refusal<V, E> = Conversions<E>;
+    type Stopped<V, E> = Conversions<E>;
 
     launch!(start_either);
 }
 
 /// What a call of a [`ByClassify`] policy refused by its breaker or a guard returns, by its
-/// breaker and guard parameters.
+/// second parameter.
 #[doc(hidden)]
-pub trait Refusals: Sealed {
+pub trait Guarded: Sealed {
     /// The engine's conversion.
-    type Refusal<V, E>: OnRefusal<Result<V, E>> + Send + Sync;
+    type Stopped<V, E>: OnRefusal<Result<V, E>> + Send + Sync;
 }
 
-impl<T> Refusals for ByClassify<T, (), ()> {
-    type Refusal<V, E> = NoBreaker;
+impl<T> Guarded for ByClassify<T, ()> {
+    type Stopped<V, E> = NoConversion;
 }
 
-impl<T> Refusals for ByClassify<T, CircuitOpen, ()> {
-    type Refusal<V, E> = fn(CircuitOpen) -> Result<V, E>;
-}
-
-impl<T> Refusals for ByClassify<T, (), Refused> {
-    type Refusal<V, E> = fn(Refused) -> Result<V, E>;
-}
-
-impl<T> Refusals for ByClassify<T, CircuitOpen, Refused> {
-    type Refusal<V, E> = (fn(CircuitOpen) -> Result<V, E>, fn(Refused) -> Result<V, E>);
+impl<T> Guarded for ByClassify<T, Refused> {
+    type Stopped<V, E> = fn(Refused) -> Result<V, E>;
 }
 
 /// The conversions of a policy with a classifier function, kept by the builders that asked
@@ -186,16 +181,14 @@ impl<T> Refusals for ByClassify<T, CircuitOpen, Refused> {
 #[doc(hidden)]
 pub struct Conversions<E> {
     pub(super) timed_out: Option<fn(TimedOut) -> E>,
-    pub(super) open: Option<fn(CircuitOpen) -> E>,
     pub(super) refused: Option<fn(Refused) -> E>,
 }
 
 impl<E> Conversions<E> {
     /// The conversions a [`ByClassify`] policy of kind `K` asks of `E`.
-    pub(super) const fn of<K: TimeoutsFor<E> + BreakerFor<E> + GuardFor<E>>() -> Self {
+    pub(super) const fn of<K: TimeoutsFor<E> + GuardsFor<E>>() -> Self {
         Conversions {
             timed_out: K::TIMED_OUT,
-            open: K::OPEN,
             refused: K::REFUSED,
         }
     }
@@ -210,11 +203,8 @@ impl<E> Clone for Conversions<E> {
 impl<E> Copy for Conversions<E> {}
 
 impl<V, E> OnRefusal<Result<V, E>> for Conversions<E> {
-    fn refuse(&self, why: Refusing) -> Option<Result<V, E>> {
-        match why {
-            Refusing::Open(open) => self.open.map(|f| Err(f(open))),
-            Refusing::Guard(refused) => self.refused.map(|f| Err(f(refused))),
-        }
+    fn refuse(&self, refused: Refused) -> Option<Result<V, E>> {
+        self.refused.map(|f| Err(f(refused)))
     }
 }
 
@@ -236,9 +226,9 @@ pub trait TimeoutsFor<E>: Kind {
 // Not listed as other implementors when one is refused: the note says what leaving the
 // timeouts out means.
 #[diagnostic::do_not_recommend]
-impl<B, G, E> TimeoutsFor<E> for ByClassify<(), B, G>
+impl<G, E> TimeoutsFor<E> for ByClassify<(), G>
 where
-    Self: Refusals,
+    Self: Guarded,
 {
     const TIMED_OUT: Option<fn(TimedOut) -> E> = None;
 
@@ -248,9 +238,9 @@ where
 }
 
 #[diagnostic::do_not_recommend]
-impl<B, G, E: FromTimedOut> TimeoutsFor<E> for ByClassify<TimedOut, B, G>
+impl<G, E: FromTimedOut> TimeoutsFor<E> for ByClassify<TimedOut, G>
 where
-    Self: Refusals,
+    Self: Guarded,
 {
     const TIMED_OUT: Option<fn(TimedOut) -> E> = Some(E::from_timed_out);
 
@@ -277,58 +267,20 @@ impl<E, R> TimeoutsFor<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
     }
 }
 
-/// What a policy's breaker asks of the error type.
+/// What a policy's breaker and guards ask of the error type.
 #[diagnostic::on_unimplemented(
-    message = "this policy has a `breaker`, so its error type `{E}` must represent a refused call",
-    label = "`{E}` does not implement `From<retry_runtime::CircuitOpen>`",
-    note = "add `impl From<retry_runtime::CircuitOpen> for {E}` (a variant that keeps the `CircuitOpen` is enough), or leave the breaker out of the policy"
-)]
-pub trait BreakerFor<E>: Kind {
-    /// The conversion a [`ByClassify`] policy's type asks for.
-    #[doc(hidden)]
-    const OPEN: Option<fn(CircuitOpen) -> E>;
-}
-
-#[diagnostic::do_not_recommend]
-impl<T, G, E> BreakerFor<E> for ByClassify<T, (), G>
-where
-    Self: Kind,
-{
-    const OPEN: Option<fn(CircuitOpen) -> E> = None;
-}
-
-#[diagnostic::do_not_recommend]
-impl<T, G, E: FromCircuitOpen> BreakerFor<E> for ByClassify<T, CircuitOpen, G>
-where
-    Self: Kind,
-{
-    const OPEN: Option<fn(CircuitOpen) -> E> = Some(E::from_circuit_open);
-}
-
-#[diagnostic::do_not_recommend]
-impl<E, R> BreakerFor<E> for fn(&E) -> R {
-    const OPEN: Option<fn(CircuitOpen) -> E> = None;
-}
-
-#[diagnostic::do_not_recommend]
-impl<E, R> BreakerFor<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
-    const OPEN: Option<fn(CircuitOpen) -> E> = None;
-}
-
-/// What a policy's guards ask of the error type.
-#[diagnostic::on_unimplemented(
-    message = "this policy has a `guard`, so its error type `{E}` must represent a refused call",
+    message = "this policy has a `breaker` or a `guard`, so its error type `{E}` must represent a refused call",
     label = "`{E}` does not implement `From<retry_runtime::Refused>`",
-    note = "add `impl From<retry_runtime::Refused> for {E}` (a variant that keeps the `Refused` is enough), or leave the guard out of the policy"
+    note = "add `impl From<retry_runtime::Refused> for {E}` (a variant that keeps the `Refused` is enough; `CircuitOpen` is the same type), or leave the breaker and the guards out of the policy"
 )]
-pub trait GuardFor<E>: Kind {
+pub trait GuardsFor<E>: Kind {
     /// The conversion a [`ByClassify`] policy's type asks for.
     #[doc(hidden)]
     const REFUSED: Option<fn(Refused) -> E>;
 }
 
 #[diagnostic::do_not_recommend]
-impl<T, B, E> GuardFor<E> for ByClassify<T, B, ()>
+impl<T, E> GuardsFor<E> for ByClassify<T, ()>
 where
     Self: Kind,
 {
@@ -336,7 +288,7 @@ where
 }
 
 #[diagnostic::do_not_recommend]
-impl<T, B, E: FromRefused> GuardFor<E> for ByClassify<T, B, Refused>
+impl<T, E: FromRefused> GuardsFor<E> for ByClassify<T, Refused>
 where
     Self: Kind,
 {
@@ -344,12 +296,12 @@ where
 }
 
 #[diagnostic::do_not_recommend]
-impl<E, R> GuardFor<E> for fn(&E) -> R {
+impl<E, R> GuardsFor<E> for fn(&E) -> R {
     const REFUSED: Option<fn(Refused) -> E> = None;
 }
 
 #[diagnostic::do_not_recommend]
-impl<E, R> GuardFor<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
+impl<E, R> GuardsFor<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
     const REFUSED: Option<fn(Refused) -> E> = None;
 }
 
@@ -365,13 +317,10 @@ impl<E, R> GuardFor<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
     label = "the closure returns `Result<_, {E}>`",
     note = "a `Policy<{Self}>` retries closures that fail with the error type its classifier takes: convert the closure's error into that type (`.map_err(..)`), or use a policy without a classifier and classify each call: `Policy::new().retry(|| ..).classify(|e| ..)`"
 )]
-pub trait ErrorTypeFor<V, E>:
-    ErrorArg<E> + TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E>
-{
-}
+pub trait ErrorTypeFor<V, E>: ErrorArg<E> + TimeoutsFor<E> + GuardsFor<E> + Stops<V, E> {}
 
-impl<T, B, G, V, E> ErrorTypeFor<V, E> for ByClassify<T, B, G> where
-    Self: TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E>
+impl<T, G, V, E> ErrorTypeFor<V, E> for ByClassify<T, G> where
+    Self: TimeoutsFor<E> + GuardsFor<E> + Stops<V, E>
 {
 }
 
@@ -389,7 +338,7 @@ pub trait ErrorArg<E>: Sealed {
     fn arg(err: &E) -> &Self::Arg;
 }
 
-impl<T, B, G, E> ErrorArg<E> for ByClassify<T, B, G> {
+impl<T, G, E> ErrorArg<E> for ByClassify<T, G> {
     type Arg = E;
 
     #[inline]
@@ -419,69 +368,42 @@ impl<E, R> ErrorArg<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
 /// What a call refused by its breaker or a guard returns, made where the policy's needs of
 /// the error type are known to hold.
 #[doc(hidden)]
-pub trait Refuse<V, E>: Kind {
+pub trait Stops<V, E>: Kind {
     /// The conversion.
-    fn refusal(convert: &Self::Convert) -> Self::Refusal<V, E>
+    fn stopped(convert: &Self::Convert) -> Self::Stopped<V, E>
     where
-        Self: BreakerFor<E> + GuardFor<E>;
+        Self: GuardsFor<E>;
 }
 
-impl<T, V, E> Refuse<V, E> for ByClassify<T, (), ()>
+impl<T, V, E> Stops<V, E> for ByClassify<T, ()>
 where
-    Self: Kind<Refusal<V, E> = NoBreaker>,
+    Self: Kind<Stopped<V, E> = NoConversion>,
 {
-    fn refusal(_: &Self::Convert) -> NoBreaker {
-        NoBreaker
+    fn stopped(_: &Self::Convert) -> NoConversion {
+        NoConversion
     }
 }
 
-impl<T, V, E> Refuse<V, E> for ByClassify<T, CircuitOpen, ()>
+impl<T, V, E> Stops<V, E> for ByClassify<T, Refused>
 where
-    Self: Kind<Refusal<V, E> = fn(CircuitOpen) -> Result<V, E>>,
+    Self: Kind<Stopped<V, E> = fn(Refused) -> Result<V, E>>,
 {
-    fn refusal(_: &Self::Convert) -> fn(CircuitOpen) -> Result<V, E>
+    fn stopped(_: &Self::Convert) -> fn(Refused) -> Result<V, E>
     where
-        Self: BreakerFor<E> + GuardFor<E>,
+        Self: GuardsFor<E>,
     {
-        |open| Err(converted(<Self as BreakerFor<E>>::OPEN, open))
+        |refused| Err(converted(<Self as GuardsFor<E>>::REFUSED, refused))
     }
 }
 
-impl<T, V, E> Refuse<V, E> for ByClassify<T, (), Refused>
-where
-    Self: Kind<Refusal<V, E> = fn(Refused) -> Result<V, E>>,
-{
-    fn refusal(_: &Self::Convert) -> fn(Refused) -> Result<V, E>
-    where
-        Self: BreakerFor<E> + GuardFor<E>,
-    {
-        |refused| Err(converted(<Self as GuardFor<E>>::REFUSED, refused))
-    }
-}
-
-impl<T, V, E> Refuse<V, E> for ByClassify<T, CircuitOpen, Refused>
-where
-    Self: Kind<Refusal<V, E> = (fn(CircuitOpen) -> Result<V, E>, fn(Refused) -> Result<V, E>)>,
-{
-    fn refusal(_: &Self::Convert) -> (fn(CircuitOpen) -> Result<V, E>, fn(Refused) -> Result<V, E>)
-    where
-        Self: BreakerFor<E> + GuardFor<E>,
-    {
-        (
-            |open| Err(converted(<Self as BreakerFor<E>>::OPEN, open)),
-            |refused| Err(converted(<Self as GuardFor<E>>::REFUSED, refused)),
-        )
-    }
-}
-
-impl<V, E, R> Refuse<V, E> for fn(&E) -> R {
-    fn refusal(convert: &Self::Convert) -> Self::Refusal<V, E> {
+impl<V, E, R> Stops<V, E> for fn(&E) -> R {
+    fn stopped(convert: &Self::Convert) -> Self::Stopped<V, E> {
         *convert
     }
 }
 
-impl<V, E, R> Refuse<V, E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
-    fn refusal(convert: &Self::Convert) -> Self::Refusal<V, E> {
+impl<V, E, R> Stops<V, E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
+    fn stopped(convert: &Self::Convert) -> Self::Stopped<V, E> {
         *convert
     }
 }
@@ -508,11 +430,11 @@ fn converted<X, E>(conversion: Option<fn(X) -> E>, x: X) -> E {
 pub trait ClassifiesWith<E>: Classifier<E> {}
 
 #[diagnostic::do_not_recommend]
-impl<T, B, G, E: Classify> ClassifiesWith<E> for ByClassify<T, B, G> {}
+impl<T, G, E: Classify> ClassifiesWith<E> for ByClassify<T, G> {}
 
 impl<E, G: GivenClassifier + Classifier<E>> ClassifiesWith<E> for G {}
 
-impl<T, B, G, E: Classify> Classifier<E> for ByClassify<T, B, G> {
+impl<T, G, E: Classify> Classifier<E> for ByClassify<T, G> {
     fn class(&self, err: &E) -> ErrorClass {
         err.classify()
     }

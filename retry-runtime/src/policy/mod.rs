@@ -13,16 +13,16 @@ mod kind;
 
 pub use call::{Drive, Own, Parts, Retry};
 pub use kind::{
-    BreakerFor, ByClassify, ClassOutput, ClassifiesWith, ErrorTypeFor, GuardFor, Kind, TimeoutsFor,
+    ByClassify, ClassOutput, ClassifiesWith, ErrorTypeFor, GuardsFor, Kind, TimeoutsFor,
 };
 #[doc(hidden)]
-pub use kind::{Choice, Conversions, ErrorArg, GivenClassifier, Never, Refusals, Refuse, Split};
+pub use kind::{Choice, Conversions, ErrorArg, GivenClassifier, Guarded, Never, Split, Stops};
 
 use crate::classify::TimedOut;
 use crate::engine::site::{BreakerRef, BudgetRef, Site};
-use crate::engine::{FromCircuitOpen, FromRefused, FromTimedOut};
+use crate::engine::{FromRefused, FromTimedOut};
 use crate::observe::event::RetryEvent;
-use crate::protect::breaker::{CircuitBreaker, CircuitOpen};
+use crate::protect::breaker::CircuitBreaker;
 use crate::protect::bucket::TokenBucket;
 use crate::protect::budget::RetryBudget;
 use crate::protect::guard::{Guard, Refused};
@@ -32,6 +32,7 @@ use crate::spec::HedgeSpec;
 use crate::spec::{Behavior, Jitter, Keys, Mode, core_keys};
 use core::future::Future;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A retry policy as a value: the attribute's keys as `const fn` builders, with the same
@@ -90,11 +91,10 @@ use std::time::Duration;
 ///   from the environment or a config file is one warning and ignored, as for a `#[retry]`
 ///   function without timeouts.
 /// - `Policy<ByClassify<TimedOut>>` once `attempt_timeout` or `deadline` is written in code, and
-///   likewise `ByClassify<_, CircuitOpen>` with a [`breaker`](Self::breaker) and
-///   `ByClassify<_, _, Refused>` with a [`guard`](Self::guard) ([`ByClassify`]): awaiting a call asks
-///   `E: From<TimedOut>` (which `std::io::Error`, `anyhow::Error`,
-///   `Box<dyn Error + Send + Sync>`, `String`, `ErrorClass` and `tonic::Status` have), and
-///   `From<CircuitOpen>` or `From<Refused>`.
+///   likewise `ByClassify<_, Refused>` with a [`breaker`](Self::breaker) or a
+///   [`guard`](Self::guard) ([`ByClassify`]): awaiting a call asks `E: From<TimedOut>` (which
+///   `std::io::Error`, `anyhow::Error`, `Box<dyn Error + Send + Sync>`, `String`, `ErrorClass`
+///   and `tonic::Status` have), and `From<Refused>` (`CircuitOpen` is the same type).
 /// - `Policy<fn(&E) -> R>` after [`classify`](Self::classify): `E` is known, so
 ///   `attempt_timeout`, `deadline`, `breaker` and `guard` ask for its conversion where they
 ///   are called, whatever their order, and the type stays the same. Its calls' closures return
@@ -200,10 +200,10 @@ macro_rules! key_builders {
 /// error type at once, and keep the conversion.
 macro_rules! timeout_builders {
     ($($key:ident,)*) => {
-        impl<T, B, G, P: Copy, O: Copy> Policy<ByClassify<T, B, G>, P, O>
+        impl<T, G, P: Copy, O: Copy> Policy<ByClassify<T, G>, P, O>
         where
-            ByClassify<T, B, G>: Kind<Convert = ()>,
-            ByClassify<TimedOut, B, G>: Kind<Convert = ()>,
+            ByClassify<T, G>: Kind<Convert = ()>,
+            ByClassify<TimedOut, G>: Kind<Convert = ()>,
         {
             $(
                 #[doc = concat!("`", stringify!($key), "`, as the attribute's key (see [`Keys`]):")]
@@ -211,7 +211,7 @@ macro_rules! timeout_builders {
                 /// type needs `From<TimedOut>`. (Written before `retry_if_ok` or `on_retry`
                 /// with a closure that owns data.)
                 #[must_use]
-                pub const fn $key(self, value: Duration) -> Policy<ByClassify<TimedOut, B, G>, P, O> {
+                pub const fn $key(self, value: Duration) -> Policy<ByClassify<TimedOut, G>, P, O> {
                     let mut timed = self.into_kind(ByClassify::new(), ());
                     timed.site.keys = timed.site.keys.$key(value);
                     timed
@@ -565,7 +565,7 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     /// inferred. Awaiting it asks of the closure's error type `E` what the policy needs: a
     /// classifier (`E: Classify`, or one given), and, for a `Policy<ByClassify<..>>`, the
     /// conversions its type names (`From<TimedOut>` with a timeout written in code,
-    /// `From<CircuitOpen>` with a breaker, `From<Refused>` with a guard).
+    /// `From<Refused>` with a breaker or a guard).
     #[allow(clippy::type_complexity)]
     pub fn retry<F, Fut, V, E>(
         &self,
@@ -601,6 +601,15 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     }
 }
 
+impl<C: Kind, P, O> Policy<C, P, O> {
+    /// The same policy, asking `guard` too, which it owns a share of.
+    fn owning(mut self, guard: Arc<dyn Guard>) -> Self {
+        let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
+        self.site = site.guard_shared(guard);
+        self
+    }
+}
+
 impl<C: Kind, P: Copy, O: Copy> Policy<C, P, O> {
     /// The same policy, of another kind (`const`: the fields that own memory are moved out
     /// without running a destructor, which a `const fn` cannot).
@@ -622,27 +631,25 @@ impl<C: Kind, P: Copy, O: Copy> Policy<C, P, O> {
     }
 }
 
-impl<T, B, G, P, O> Policy<ByClassify<T, B, G>, P, O>
+impl<T, G, P, O> Policy<ByClassify<T, G>, P, O>
 where
-    ByClassify<T, B, G>: Kind<Convert = ()>,
-    ByClassify<T, CircuitOpen, G>: Kind<Convert = ()>,
+    ByClassify<T, G>: Kind<Convert = ()>,
+    ByClassify<T, Refused>: Kind<Convert = ()>,
 {
     /// Puts the calls' attempts behind a circuit breaker, as `breaker`: a `static`
     /// [`CircuitBreaker`], or a failure ratio such as `"50%"` (the partition's breaker if the
     /// policy names one, else one of the policy's own). An open breaker refuses a call at once
-    /// with `E::from(CircuitOpen)`, so the policy becomes a `Policy<ByClassify<_, CircuitOpen>>`,
-    /// whose closures' error type needs `From<CircuitOpen>` (which `std::io::Error`, `String`
-    /// and `tonic::Status` have). Not `const`, as it takes either form.
+    /// with `E::from(Refused)` (by `"CircuitBreaker"`; `CircuitOpen` is the same type), so the
+    /// policy becomes a `Policy<ByClassify<_, Refused>>`, whose closures' error type needs
+    /// `From<Refused>` (which `std::io::Error`, `String` and `tonic::Status` have), as a
+    /// guard's does. Not `const`, as it takes either form.
     #[must_use]
-    pub fn breaker(
-        self,
-        breaker: impl BreakerValue,
-    ) -> Policy<ByClassify<T, CircuitOpen, G>, P, O> {
-        self.with_breaker(breaker).broken()
+    pub fn breaker(self, breaker: impl BreakerValue) -> Policy<ByClassify<T, Refused>, P, O> {
+        self.with_breaker(breaker).refusing()
     }
 
-    /// The same policy, of the kind whose calls a breaker may refuse (with no breaker yet).
-    fn broken(self) -> Policy<ByClassify<T, CircuitOpen, G>, P, O> {
+    /// The same policy, of the kind whose calls a breaker or a guard may refuse.
+    fn refusing(self) -> Policy<ByClassify<T, Refused>, P, O> {
         let Policy {
             site,
             idempotent,
@@ -665,34 +672,34 @@ where
 
 impl<E, R, P, O> Policy<fn(&E) -> R, P, O> {
     /// Puts the calls' attempts behind a circuit breaker, as `breaker` (see
-    /// [`Policy::breaker`]): the error type the classifier takes needs `From<CircuitOpen>`.
+    /// [`Policy::breaker`]): the error type the classifier takes needs `From<Refused>`.
     #[must_use]
     pub fn breaker(mut self, breaker: impl BreakerValue) -> Self
     where
-        E: FromCircuitOpen,
+        E: FromRefused,
     {
-        self.convert.open = Some(E::from_circuit_open);
+        self.convert.refused = Some(E::from_refused);
         self.with_breaker(breaker)
     }
 }
 
 impl<E, R, P, O> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P, O> {
     /// Puts the calls' attempts behind a circuit breaker, as `breaker` (see
-    /// [`Policy::breaker`]): the error type the classifier takes needs `From<CircuitOpen>`.
+    /// [`Policy::breaker`]): the error type the classifier takes needs `From<Refused>`.
     #[must_use]
     pub fn breaker(mut self, breaker: impl BreakerValue) -> Self
     where
-        E: FromCircuitOpen,
+        E: FromRefused,
     {
-        self.convert.open = Some(E::from_circuit_open);
+        self.convert.refused = Some(E::from_refused);
         self.with_breaker(breaker)
     }
 }
 
-impl<T, B, G, P: Copy, O: Copy> Policy<ByClassify<T, B, G>, P, O>
+impl<T, G, P: Copy, O: Copy> Policy<ByClassify<T, G>, P, O>
 where
-    ByClassify<T, B, G>: Kind<Convert = ()>,
-    ByClassify<T, B, Refused>: Kind<Convert = ()>,
+    ByClassify<T, G>: Kind<Convert = ()>,
+    ByClassify<T, Refused>: Kind<Convert = ()>,
 {
     /// Asks `guard` before each attempt of every call, after the built-in protections and
     /// the guards given before it (callable more than once; at most 8 guards, which
@@ -734,11 +741,36 @@ where
     /// `const`, so that a `static` policy takes guards: call it before `on_retry` or
     /// `retry_if_ok` with a closure that captures (a value that is not `Copy`).
     #[must_use]
-    pub const fn guard<X: Guard>(
-        self,
-        guard: &'static X,
-    ) -> Policy<ByClassify<T, B, Refused>, P, O> {
+    pub const fn guard<X: Guard>(self, guard: &'static X) -> Policy<ByClassify<T, Refused>, P, O> {
         self.into_kind(ByClassify::new(), ()).guarded(guard)
+    }
+
+    /// Asks `guard`, a guard built at run time, before each attempt of every call, as
+    /// [`guard`](Self::guard) asks a `static`: the policy owns its share of it, and the last
+    /// policy (and call) holding the `Arc` releases it.
+    ///
+    /// ```
+    /// use retry_runtime::{Bulkhead, Policy};
+    /// use std::sync::Arc;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // A bulkhead sized from configuration read at start-up.
+    /// let places: u32 = "16".parse().unwrap();
+    /// let bulkhead = Arc::new(Bulkhead::new(places));
+    /// let policy = Policy::new().guard_shared(Arc::clone(&bulkhead));
+    /// let out = policy.retry(|| async { Ok::<_, std::io::Error>(7) }).await;
+    /// assert_eq!(out.unwrap(), 7);
+    /// drop(policy);
+    /// assert_eq!(Arc::strong_count(&bulkhead), 1, "released with the policy");
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn guard_shared<X: Guard + 'static>(
+        self,
+        guard: Arc<X>,
+    ) -> Policy<ByClassify<T, Refused>, P, O> {
+        self.into_kind(ByClassify::new(), ()).owning(guard)
     }
 
     /// Classifies errors with `f` (returning [`ErrorClass`](crate::ErrorClass) or `bool`, as
@@ -779,9 +811,9 @@ where
     #[must_use]
     pub const fn classify<E, R>(self, f: fn(&E) -> R) -> Policy<fn(&E) -> R, P, O>
     where
-        ByClassify<T, B, G>: TimeoutsFor<E> + BreakerFor<E> + GuardFor<E>,
+        ByClassify<T, G>: TimeoutsFor<E> + GuardsFor<E>,
     {
-        self.into_kind(f, Conversions::of::<ByClassify<T, B, G>>())
+        self.into_kind(f, Conversions::of::<ByClassify<T, G>>())
     }
 }
 
@@ -796,6 +828,17 @@ impl<E, R, P: Copy, O: Copy> Policy<fn(&E) -> R, P, O> {
         self.convert.refused = Some(E::from_refused);
         self.guarded(guard)
     }
+
+    /// Asks `guard`, built at run time, before each attempt of every call (see
+    /// [`Policy::guard_shared`]): the error type the classifier takes needs `From<Refused>`.
+    #[must_use]
+    pub fn guard_shared<X: Guard + 'static>(mut self, guard: Arc<X>) -> Self
+    where
+        E: FromRefused,
+    {
+        self.convert.refused = Some(E::from_refused);
+        self.owning(guard)
+    }
 }
 
 impl<E, R, P: Copy, O: Copy> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P, O> {
@@ -808,6 +851,17 @@ impl<E, R, P: Copy, O: Copy> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P
     {
         self.convert.refused = Some(E::from_refused);
         self.guarded(guard)
+    }
+
+    /// Asks `guard`, built at run time, before each attempt of every call (see
+    /// [`Policy::guard_shared`]): the error type the classifier takes needs `From<Refused>`.
+    #[must_use]
+    pub fn guard_shared<X: Guard + 'static>(mut self, guard: Arc<X>) -> Self
+    where
+        E: FromRefused,
+    {
+        self.convert.refused = Some(E::from_refused);
+        self.owning(guard)
     }
 }
 
@@ -839,7 +893,7 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
-        C: TimeoutsFor<E> + BreakerFor<E> + GuardFor<E> + Refuse<V, E> + ClassifiesWith<E>,
+        C: TimeoutsFor<E> + GuardsFor<E> + Stops<V, E> + ClassifiesWith<E>,
         C::Timer<V, E>: crate::engine::Timer<Result<V, E>>,
         P: Repeat<V>,
         O: Hook<E>,
@@ -855,15 +909,15 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     }
 }
 
-impl<T, B, G, P, O> Policy<ByClassify<T, B, G>, P, O>
+impl<T, G, P, O> Policy<ByClassify<T, G>, P, O>
 where
-    ByClassify<T, B, G>: Kind<Convert = ()>,
-    ByClassify<TimedOut, B, G>: Kind<Convert = ()>,
+    ByClassify<T, G>: Kind<Convert = ()>,
+    ByClassify<TimedOut, G>: Kind<Convert = ()>,
 {
     /// The same policy as one whose calls can time out (a tower layer's, whose error type
     /// always can).
     #[cfg(any(feature = "tower", feature = "serde"))]
-    pub(crate) fn with_timeouts(self) -> Policy<ByClassify<TimedOut, B, G>, P, O> {
+    pub(crate) fn with_timeouts(self) -> Policy<ByClassify<TimedOut, G>, P, O> {
         let Policy {
             site,
             idempotent,
@@ -966,7 +1020,7 @@ impl BreakerValue for &str {
 
 mod sealed {
     pub trait Sealed {}
-    impl<T, B, G> Sealed for super::ByClassify<T, B, G> {}
+    impl<T, G> Sealed for super::ByClassify<T, G> {}
     impl Sealed for std::time::Duration {}
     impl Sealed for &str {}
     impl Sealed for &'static super::RetryBudget {}
@@ -1058,8 +1112,9 @@ impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
 /// The policy's type says what its closures' error type must convert, as in code. A [`Policy`]
 /// takes no `attempt_timeout` or `deadline`, since its error type need not represent a
 /// timeout; a `Policy<ByClassify<TimedOut>>` takes them (and its error type needs
-/// `From<TimedOut>`). Likewise only a `Policy<ByClassify<_, CircuitOpen>>` takes a `breaker` (its
-/// error type needs `From<CircuitOpen>`; without the key it has no breaker). The keys whose
+/// `From<TimedOut>`). Likewise only a `Policy<ByClassify<_, CircuitOpen>>` (`CircuitOpen` is
+/// `Refused`) takes a `breaker` (its error type needs `From<Refused>`; without the key it has no
+/// breaker). The keys whose
 /// values are code (`retry_on`, `retry_after`, `retry_if_ok`, `on_retry`, `idempotent_if`,
 /// `rate_limiter`, `guard`, a `static` bucket, budget or breaker) are builders only.
 ///
@@ -1121,7 +1176,7 @@ impl TimeoutConfig for TimedOut {
 }
 
 /// What a [`ByClassify`] policy read from configuration says of a breaker: `()` (it takes none)
-/// or [`CircuitOpen`] (it takes a `breaker` ratio).
+/// or [`Refused`] (it takes a `breaker` ratio).
 #[cfg(feature = "serde")]
 #[doc(hidden)]
 pub trait BreakerConfig: Sized {
@@ -1135,7 +1190,7 @@ impl BreakerConfig for () {
 }
 
 #[cfg(feature = "serde")]
-impl BreakerConfig for CircuitOpen {
+impl BreakerConfig for Refused {
     const BREAKER: bool = true;
 }
 

@@ -2,7 +2,7 @@
 //! attempts included, then probe it before letting traffic through again (the pattern of
 //! Nygard's "Release It!", as Polly, resilience4j and failsafe-go build it).
 
-use crate::classify::{Classify, ErrorClass};
+use crate::classify::ErrorClass;
 use crate::protect::guard::{self, Guard, GuardContext, GuardOutcome};
 use crate::protect::sync::atomic::{AtomicU64, Ordering};
 use crate::protect::window::{self, SLOTS, add, sum_from};
@@ -40,8 +40,8 @@ use std::time::Duration;
 ///   permanent error, a request never sent) as a call that did not fail. When the failures
 ///   reach the failure ratio of the window's calls, with at least `min_calls` calls, it opens.
 /// - **Open**: for the break duration, a call fails at once without running its body, with
-///   the function's error made `From<CircuitOpen>`, and a retry of a call already running
-///   ends early with its last error.
+///   the function's error made `From<Refused>` (by `"CircuitBreaker"`), and a retry of a call
+///   already running ends early with its last error.
 /// - **Half-open**: after the break, up to `probes` attempts go through per break duration
 ///   (a probe that never reports, because its call was dropped, frees its place when the next
 ///   break duration starts); the others are refused as while open. A probe that fails opens
@@ -97,80 +97,9 @@ impl fmt::Display for BreakerState {
     }
 }
 
-/// A call refused by an open circuit breaker, before its body ran.
-///
-/// The loop turns it into the function's error type with `E::from(CircuitOpen)`, so a function
-/// with `breaker` needs `impl From<CircuitOpen> for E`. The runtime provides it for
-/// `std::io::Error` (kind `Other`, wrapping this) and, with their features,
-/// `retry_runtime::reqwest::Error` and `tonic::Status` (`UNAVAILABLE`). It classifies as
-/// [`Permanent`](ErrorClass::Permanent): an outer retry loop does not spin on it.
-///
-/// ```
-/// use retry_runtime::{CircuitOpen, Classify, ErrorClass};
-///
-/// #[derive(Debug)]
-/// enum StoreError {
-///     Unavailable,
-///     CircuitOpen(CircuitOpen),
-/// }
-///
-/// impl From<CircuitOpen> for StoreError {
-///     fn from(open: CircuitOpen) -> Self {
-///         StoreError::CircuitOpen(open)
-///     }
-/// }
-///
-/// impl Classify for StoreError {
-///     fn classify(&self) -> ErrorClass {
-///         match self {
-///             StoreError::Unavailable => ErrorClass::Transient,
-///             StoreError::CircuitOpen(open) => open.classify(),
-///         }
-///     }
-/// }
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CircuitOpen {
-    function: &'static str,
-    retry_in: Duration,
-}
-
-impl CircuitOpen {
-    pub(crate) const fn new(function: &'static str, retry_in: Duration) -> CircuitOpen {
-        CircuitOpen { function, retry_in }
-    }
-
-    /// The `#[retry]` function whose call was refused.
-    #[must_use]
-    pub const fn function(&self) -> &'static str {
-        self.function
-    }
-
-    /// How long until the breaker lets a probe through (zero when half-open and its probes
-    /// are out).
-    #[must_use]
-    pub const fn retry_in(&self) -> Duration {
-        self.retry_in
-    }
-}
-
-impl fmt::Display for CircuitOpen {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "circuit open: {} was not called", self.function)?;
-        if !self.retry_in.is_zero() {
-            write!(f, " (a probe in {:?})", self.retry_in)?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for CircuitOpen {}
-
-impl Classify for CircuitOpen {
-    fn classify(&self) -> ErrorClass {
-        ErrorClass::Permanent
-    }
-}
+/// The breaker's name, as its refusals report it ([`Refused::by`](crate::Refused::by)) named
+/// by its key or listed as a guard.
+pub(crate) const NAME: &str = "CircuitBreaker";
 
 /// How an attempt went through the breaker: what its outcome is counted as.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -572,7 +501,6 @@ pub(crate) fn counts_as_failure(class: Option<ErrorClass>) -> bool {
     )
 }
 
-/// For a closure or function whose error is a message: the refusal's description.
 /// The breaker as a guard in a call's list (`guard = BREAKER`,
 /// [`Policy::guard`](crate::Policy::guard)), with the `breaker` key's states and thresholds:
 /// every attempt asks for its leave (an open breaker refuses it, a half-open one lets its
@@ -581,8 +509,8 @@ pub(crate) fn counts_as_failure(class: Option<ErrorClass>) -> bool {
 /// answer when half-open, not at all when open. An attempt that never ran counts nothing.
 ///
 /// Named by its own key instead (`breaker = BREAKER`), the breaker counts an attempt in the
-/// state it went through, reports its changes of state, and ends a refused call with
-/// [`CircuitOpen`] rather than [`crate::Refused`].
+/// state it went through and reports its changes of state; a refused call ends with
+/// [`Refused`](crate::Refused) either way (by `"CircuitBreaker"`).
 ///
 /// ```
 /// use retry_runtime::{Admit, AttemptKind, CircuitBreaker, ErrorClass, Guard, GuardContext};
@@ -619,11 +547,9 @@ impl Guard for CircuitBreaker {
         };
         self.record(now, pass, failed);
     }
-}
 
-impl From<CircuitOpen> for String {
-    fn from(open: CircuitOpen) -> Self {
-        open.to_string()
+    fn name(&self) -> &'static str {
+        NAME
     }
 }
 
@@ -854,11 +780,13 @@ mod tests {
 
     #[test]
     fn circuit_open_says_what_was_refused() {
-        let open = CircuitOpen::new("get_object", MS(1500));
+        use crate::classify::Classify;
+        let open = crate::protect::guard::Refused::until(NAME, MS(1500));
         assert_eq!(
             open.to_string(),
-            "circuit open: get_object was not called (a probe in 1.5s)"
+            "refused by guard `CircuitBreaker`: the call was not made (it admits again in 1.5s)"
         );
+        assert_eq!(open.retry_in(), MS(1500));
         assert_eq!(open.classify(), ErrorClass::Permanent);
     }
 }

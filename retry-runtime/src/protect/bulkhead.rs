@@ -6,9 +6,6 @@ use crate::protect::guard::{Admit, Guard, GuardContext, GuardOutcome};
 use crate::protect::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-/// The longest `max_wait`: a minute, within what the engine counts of an attempt's waits.
-const MAX_WAIT_MS: u64 = 60_000;
-
 /// How often an attempt waiting for a place asks again, in milliseconds.
 const POLL_MS: u64 = 10;
 
@@ -84,13 +81,12 @@ impl Bulkhead {
 
     /// How long an attempt that finds it full waits for a place before it is refused (none
     /// unless set: refused at once). Kept to the millisecond, as waits are counted; below
-    /// 1 ms is no wait, and above a minute is a minute (the engine counts an attempt's waits
-    /// up to 65.5 s).
+    /// 1 ms is no wait. The call's deadline bounds the wait too.
     #[must_use]
     pub const fn with_max_wait(mut self, max_wait: Duration) -> Bulkhead {
         let ms = max_wait.as_millis();
-        self.max_wait_ms = if ms > MAX_WAIT_MS as u128 {
-            MAX_WAIT_MS
+        self.max_wait_ms = if ms > u64::MAX as u128 {
+            u64::MAX
         } else {
             ms as u64
         };
@@ -221,16 +217,16 @@ mod tests {
         assert_eq!(b.max_wait(), None, "below a millisecond is no wait");
         assert_eq!(b.admit(&cx(AttemptKind::First)), Admit::Go);
         assert_eq!(b.admit(&cx(AttemptKind::First)), Admit::Refuse);
-        let b = Bulkhead::new(1).with_max_wait(Duration::MAX);
+        let b = Bulkhead::new(1).with_max_wait(Duration::from_secs(600));
         assert_eq!(
             b.max_wait(),
-            Some(Duration::from_secs(60)),
-            "a minute at most"
+            Some(Duration::from_secs(600)),
+            "no cap below the call's deadline"
         );
         assert_eq!(b.admit(&cx(AttemptKind::First)), Admit::Go);
-        let almost = cx(AttemptKind::First).with_waited(MS(59_995));
+        let almost = cx(AttemptKind::First).with_waited(MS(599_995));
         assert_eq!(b.admit(&almost), Admit::Wait(MS(5)));
-        let spent = cx(AttemptKind::First).with_waited(Duration::from_secs(60));
+        let spent = cx(AttemptKind::First).with_waited(Duration::from_secs(600));
         assert_eq!(b.admit(&spent), Admit::Refuse, "once it waited as long");
         assert_eq!(Bulkhead::new(3).max_wait(), None);
         assert_eq!(

@@ -21,20 +21,20 @@
 //! A new built-in protection is a file beside this one and its place in these steps; a user's
 //! protection is a [`crate::Guard`], asked in the guards' place.
 
-use super::Ticket;
 use super::breaker::{self, Admit as Leave, Change, CircuitBreaker, Pass};
 use super::bucket::{Costs, TokenBucket};
 use super::budget::RetryBudget;
-use super::guard::{Answer, AttemptKind, GuardContext, GuardOutcome, Guards};
+use super::guard::{Answer, AttemptKind, GuardContext, GuardOutcome, Guards, Refused};
 use super::limiter::{RateLimiter, send_cost};
+use super::{Held, Of, Stamp, Ticket};
 use crate::classify::ErrorClass;
 use crate::runtime::Instant;
 use crate::spec::Behavior;
 use std::time::Duration;
 
-/// Why another attempt was refused.
+/// Why another attempt was stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub(crate) enum Stop {
     /// An open circuit breaker; its next probe in this long.
     CircuitOpen(Duration),
     /// A retry budget without room.
@@ -47,11 +47,21 @@ pub(crate) enum Refusal {
     Guard(&'static str),
 }
 
-impl Refusal {
+impl Stop {
     /// Whether a long-polling call backs off before it returns (the bucket's refusal, as the
     /// AWS SDKs' long-polling operations do).
     pub(crate) fn lingers(self) -> bool {
-        self == Refusal::BucketEmpty
+        self == Stop::BucketEmpty
+    }
+
+    /// What a call whose first attempt this stopped is refused with: the breaker's and the
+    /// guards' stops (the only ones at the gate).
+    pub(crate) fn refused(self) -> Option<Refused> {
+        match self {
+            Stop::CircuitOpen(retry_in) => Some(Refused::until(breaker::NAME, retry_in)),
+            Stop::Guard(by) => Some(Refused::new(by)),
+            Stop::BudgetExhausted | Stop::BucketEmpty | Stop::NeverRefilled => None,
+        }
     }
 }
 
@@ -62,7 +72,7 @@ pub(crate) enum Step {
     /// Ask again after this delay, from where it stopped (the ticket keeps what it holds).
     Wait(Duration, Resume),
     /// Refused; the ticket holds nothing.
-    Refused(Refusal),
+    Refused(Stop),
 }
 
 /// Where [`Chain::another_again`] goes on after a [`Step::Wait`].
@@ -81,7 +91,7 @@ pub(crate) enum Gate {
     /// Sleep this long, then ask again (the ticket keeps what it holds).
     Wait(Duration),
     /// Refused; asking may go on from the stage given, if the call runs the attempt anyway.
-    Refused(Refusal, Stage),
+    Refused(Stop, Stage),
     /// The wait asked for would reach the deadline.
     Late,
 }
@@ -126,8 +136,8 @@ pub(crate) struct Chain {
     pub(crate) own_bucket: TokenBucket,
     /// A user's `static` bucket or the partition's; `None`: the function's own.
     pub(crate) bucket: Option<&'static TokenBucket>,
-    pub(crate) breaker: Option<&'static CircuitBreaker>,
-    pub(crate) budget: Option<&'static RetryBudget>,
+    pub(crate) breaker: Option<Held<CircuitBreaker>>,
+    pub(crate) budget: Option<Held<RetryBudget>>,
     /// A user's `static` limiter or the partition's; `None`: the function's own.
     pub(crate) limiter: Option<&'static RateLimiter>,
     /// The function's own limiter.
@@ -150,7 +160,7 @@ pub(crate) struct Chain {
 trait Protection {
     /// Admission, before the bucket's cost is taken: may another attempt (a retry, or a hedge)
     /// follow? A refusal takes nothing.
-    fn allows_another(&self, now: Instant) -> Result<(), Refusal> {
+    fn allows_another(&self, now: Instant) -> Result<(), Stop> {
         let _ = now;
         Ok(())
     }
@@ -196,7 +206,7 @@ macro_rules! each {
 fn others_allow(
     breaker: Option<&CircuitBreaker>,
     budget: Option<&RetryBudget>,
-) -> Result<Instant, Refusal> {
+) -> Result<Instant, Stop> {
     let now = Instant::now();
     each!(breaker, budget, None::<&RateLimiter>, |p| p
         .allows_another(now)?);
@@ -239,7 +249,7 @@ impl Chain {
         draw: &dyn Fn() -> f64,
     ) -> Step {
         let now = if self.needs_clock() {
-            match others_allow(self.breaker, self.budget) {
+            match others_allow(self.breaker.as_deref(), self.budget.as_deref()) {
                 Ok(now) => Some(now),
                 Err(refusal) => return Step::Refused(refusal),
             }
@@ -251,7 +261,7 @@ impl Chain {
             return if self.bucket().waits_when_empty() {
                 self.refill(cost)
             } else {
-                Step::Refused(Refusal::BucketEmpty)
+                Step::Refused(Stop::BucketEmpty)
             };
         }
         self.admitted(now);
@@ -292,7 +302,7 @@ impl Chain {
     fn refill(&self, cost: u32) -> Step {
         match self.bucket().time_until(cost, Instant::now()) {
             Some(wait) => Step::Wait(wait, Resume::Refill),
-            None => Step::Refused(Refusal::NeverRefilled),
+            None => Step::Refused(Stop::NeverRefilled),
         }
     }
 
@@ -309,15 +319,19 @@ impl Chain {
             }
             Answer::Refused(by) => {
                 self.release(ticket, draw);
-                Step::Refused(Refusal::Guard(by))
+                Step::Refused(Stop::Guard(by))
             }
         }
     }
 
     fn admitted(&self, now: Option<Instant>) {
         if let Some(now) = now {
-            each!(self.breaker, self.budget, None::<&RateLimiter>, |p| p
-                .another_admitted(now));
+            each!(
+                self.breaker.as_deref(),
+                self.budget.as_deref(),
+                None::<&RateLimiter>,
+                |p| p.another_admitted(now)
+            );
         }
     }
 
@@ -335,7 +349,22 @@ impl Chain {
         look: &Look<'_>,
         changed: impl FnOnce(Change),
     ) -> Gate {
-        if let Some(breaker) = self.breaker
+        let gate = self.look(ticket, from, look, changed);
+        if let Gate::Go = gate {
+            ticket.sent();
+        }
+        gate
+    }
+
+    /// [`gate`](Self::gate)'s questions, before the attempt that passes them is sent.
+    fn look(
+        &self,
+        ticket: &mut Ticket,
+        from: Stage,
+        look: &Look<'_>,
+        changed: impl FnOnce(Change),
+    ) -> Gate {
+        if let Some(breaker) = self.breaker.as_deref()
             && from <= Stage::Start
             && ticket.pass == Pass::None
         {
@@ -346,7 +375,7 @@ impl Chain {
             match leave {
                 Leave::Go(pass) => ticket.pass = pass,
                 Leave::Refused(retry_in) => {
-                    return Gate::Refused(Refusal::CircuitOpen(retry_in), Stage::Guards);
+                    return Gate::Refused(Stop::CircuitOpen(retry_in), Stage::Guards);
                 }
             }
         }
@@ -370,7 +399,7 @@ impl Chain {
                     return Gate::Wait(delay);
                 }
                 Answer::Refused(by) => {
-                    return Gate::Refused(Refusal::Guard(by), Stage::Limiter);
+                    return Gate::Refused(Stop::Guard(by), Stage::Limiter);
                 }
             }
         }
@@ -442,11 +471,16 @@ impl Chain {
         let limiter = self.pacing();
         if self.breaker.is_some() || self.budget.is_some() || limiter.is_some() {
             let now = Instant::now();
-            each!(self.breaker, self.budget, limiter, |p| {
-                if let Some(change) = p.book(now, ticket, first, failure) {
-                    changed(change);
+            each!(
+                self.breaker.as_deref(),
+                self.budget.as_deref(),
+                limiter,
+                |p| {
+                    if let Some(change) = p.book(now, ticket, first, failure) {
+                        changed(change);
+                    }
                 }
-            });
+            );
         }
         let outcome = match failure {
             Some(class) => GuardOutcome::Failure(class),
@@ -480,7 +514,7 @@ impl Chain {
     /// in the ticket how many admitted it. On a refusal the ticket holds no admission (the ones
     /// before were settled as cancelled).
     fn ask(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) -> Answer {
-        let cx = self.context(ticket, draw);
+        let cx = self.context(ticket, Stamp::NONE, draw);
         let answer = self.guards.admit(ticket.guards, &cx);
         ticket.guards = match answer {
             Answer::Go(n) => n,
@@ -497,22 +531,26 @@ impl Chain {
         if admitted == 0 {
             return;
         }
-        let cx = self.context(ticket, draw);
+        let cx = self.context(ticket, ticket.started, draw);
         self.guards.settle(admitted, &cx, outcome);
     }
 
-    fn context<'d>(&self, ticket: &Ticket, random: &'d dyn Fn() -> f64) -> GuardContext<'d> {
+    /// What the guards are told of the attempt `ticket` is for, sent at `sent` (none in
+    /// `admit`).
+    fn context<'d>(
+        &self,
+        ticket: &Ticket,
+        sent: Stamp,
+        random: &'d dyn Fn() -> f64,
+    ) -> GuardContext<'d> {
         GuardContext::of(
-            ticket.kind,
+            ticket.of.kind(),
             ticket.number,
             self.function,
             self.partition,
-            if ticket.kind == AttemptKind::Retry {
-                ticket.after
-            } else {
-                None
-            },
+            ticket.of.last_class(),
             Duration::from_millis(u64::from(ticket.waited_ms)),
+            sent,
             random,
         )
     }
@@ -523,16 +561,19 @@ impl Chain {
 /// goes on from there.
 fn begin(ticket: &mut Ticket, kind: AttemptKind, number: u32) {
     if ticket.guards == 0 && ticket.waited_ms == 0 {
-        ticket.kind = kind;
+        ticket.of = match kind {
+            AttemptKind::First => Of::First,
+            AttemptKind::Hedge => Of::Hedge,
+            AttemptKind::Retry => Of::Repeat,
+        };
         ticket.number = number;
-        ticket.after = None;
     }
 }
 
 impl Protection for CircuitBreaker {
-    fn allows_another(&self, now: Instant) -> Result<(), Refusal> {
+    fn allows_another(&self, now: Instant) -> Result<(), Stop> {
         if self.refuses(now) {
-            Err(Refusal::CircuitOpen(Duration::ZERO))
+            Err(Stop::CircuitOpen(Duration::ZERO))
         } else {
             Ok(())
         }
@@ -550,11 +591,11 @@ impl Protection for CircuitBreaker {
 }
 
 impl Protection for RetryBudget {
-    fn allows_another(&self, now: Instant) -> Result<(), Refusal> {
+    fn allows_another(&self, now: Instant) -> Result<(), Stop> {
         if self.room(now) {
             Ok(())
         } else {
-            Err(Refusal::BudgetExhausted)
+            Err(Stop::BudgetExhausted)
         }
     }
 
@@ -673,7 +714,7 @@ mod tests {
     fn a_budget_without_room_refuses_before_the_bucket_takes_its_cost() {
         static BUDGET: RetryBudget = RetryBudget::ratio(0.0).with_floor_per_sec(0);
         let mut c = chain(Guards::NONE);
-        c.budget = Some(&BUDGET);
+        c.budget = Some(Held::Static(&BUDGET));
         let bucket = c.bucket();
         let mut ticket = Ticket::NONE;
         let step = c.another(
@@ -683,7 +724,7 @@ mod tests {
             &mut ticket,
             &half,
         );
-        assert!(matches!(step, Step::Refused(Refusal::BudgetExhausted)));
+        assert!(matches!(step, Step::Refused(Stop::BudgetExhausted)));
         assert_eq!(bucket.available(), 500);
         assert!(!ticket.holds());
     }
@@ -701,7 +742,7 @@ mod tests {
             &mut ticket,
             &half,
         );
-        assert!(matches!(step, Step::Refused(Refusal::Guard("scripted"))));
+        assert!(matches!(step, Step::Refused(Stop::Guard("scripted"))));
         assert_eq!(bucket.available(), 500, "the cost of 10 went back");
         assert!(!ticket.holds());
         assert_eq!(
@@ -761,7 +802,7 @@ mod tests {
         let gate = c.gate(&mut ticket, Stage::Start, &look, |_| {});
         assert!(matches!(
             gate,
-            Gate::Refused(Refusal::Guard("scripted"), Stage::Limiter)
+            Gate::Refused(Stop::Guard("scripted"), Stage::Limiter)
         ));
         // A call with no conversion for the refusal runs the attempt: the gate goes on from
         // the stage it was given, past the guards.

@@ -14,11 +14,13 @@
 //! their keys (`bucket`, `budget`, `breaker`, `rate_limiter`), those four are asked in the
 //! chain's fixed places ([`chain`](super::chain)), where what they keep of an attempt (the
 //! bucket's cost, the breaker's probe pass, the limiter's place in line) lives in the call's
-//! ticket and a breaker's refusal is a [`CircuitOpen`](crate::CircuitOpen); listed as guards,
+//! ticket and a breaker's refusal reports its changes of state; listed as guards,
 //! they are asked in the list's order, with what the attempt's [`GuardContext`] tells them.
 
+use super::{Held, Stamp};
 use crate::classify::{Classify, ErrorClass};
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A protection that admits or refuses each attempt of a call, and learns how each attempt it
@@ -180,7 +182,16 @@ pub struct GuardContext<'a> {
     partition: Option<&'static str>,
     last_class: Option<ErrorClass>,
     waited: Duration,
+    elapsed: Elapsed,
     random: &'a dyn Fn() -> f64,
+}
+
+/// How long an attempt ran, as a context tells it: a fixed duration (a guard's own tests,
+/// `admit`), or the time since it was sent, read when the guard asks.
+#[derive(Clone, Copy, Debug)]
+enum Elapsed {
+    Fixed(Duration),
+    Since(Stamp),
 }
 
 fn half() -> f64 {
@@ -200,6 +211,7 @@ impl GuardContext<'static> {
             partition: None,
             last_class: None,
             waited: Duration::ZERO,
+            elapsed: Elapsed::Fixed(Duration::ZERO),
             random: &half,
         }
     }
@@ -215,6 +227,7 @@ impl<'a> GuardContext<'a> {
         partition: Option<&'static str>,
         last_class: Option<ErrorClass>,
         waited: Duration,
+        sent: Stamp,
         random: &'a dyn Fn() -> f64,
     ) -> GuardContext<'a> {
         GuardContext {
@@ -224,6 +237,7 @@ impl<'a> GuardContext<'a> {
             partition,
             last_class,
             waited,
+            elapsed: Elapsed::Since(sent),
             random,
         }
     }
@@ -259,12 +273,22 @@ impl<'a> GuardContext<'a> {
     }
 
     /// How long this attempt has waited at the guards so far: the sum of the
-    /// [`Admit::Wait`] delays the engine slept for it, to the millisecond, counted up to
-    /// 65.535 s (a longer wait reads as that). A guard that bounds a wait (a bulkhead's
-    /// `max_wait`) reads it.
+    /// [`Admit::Wait`] delays the engine slept for it, to the millisecond. A guard that bounds
+    /// a wait (a bulkhead's `max_wait`) reads it.
     #[must_use]
     pub fn waited(&self) -> Duration {
         self.waited
+    }
+
+    /// In [`settle`](Guard::settle), how long the attempt ran: the time since it was sent
+    /// (zero for an attempt never sent). Zero in [`admit`](Guard::admit). A limit that
+    /// follows the attempts' latency reads it.
+    #[must_use]
+    pub fn elapsed(&self) -> Duration {
+        match self.elapsed {
+            Elapsed::Fixed(elapsed) => elapsed,
+            Elapsed::Since(sent) => sent.elapsed(),
+        }
     }
 
     /// A uniform draw in `[0, 1)` from the call's generator: a `testing` scope's seeded one,
@@ -303,6 +327,14 @@ impl<'a> GuardContext<'a> {
         self
     }
 
+    /// The same context, of an attempt that ran for `elapsed` (what [`settle`](Guard::settle)
+    /// is told).
+    #[must_use]
+    pub fn with_elapsed(mut self, elapsed: Duration) -> Self {
+        self.elapsed = Elapsed::Fixed(elapsed);
+        self
+    }
+
     /// The same context, drawing from `random`.
     #[must_use]
     pub fn with_random<'b>(self, random: &'b dyn Fn() -> f64) -> GuardContext<'b> {
@@ -313,6 +345,7 @@ impl<'a> GuardContext<'a> {
             partition: self.partition,
             last_class: self.last_class,
             waited: self.waited,
+            elapsed: self.elapsed,
             random,
         }
     }
@@ -327,40 +360,95 @@ impl fmt::Debug for GuardContext<'_> {
             .field("partition", &self.partition)
             .field("last_class", &self.last_class)
             .field("waited", &self.waited)
+            .field("elapsed", &self.elapsed())
             .finish_non_exhaustive()
     }
 }
 
-/// A call whose first attempt a guard refused, before its body ran.
+/// A call whose first attempt a protection refused, before its body ran: one of its guards,
+/// or its circuit breaker (whose refusal is the same type, [`CircuitOpen`]).
 ///
 /// The loop turns it into the function's error type with `E::from(Refused)`, so a function or
-/// policy with a guard needs `impl From<Refused> for E`. The runtime provides it for
-/// `std::io::Error` (kind `Other`, wrapping this), `String`, [`ErrorClass`] and, with their
-/// features, `retry_runtime::reqwest::Error` and `tonic::Status` (`RESOURCE_EXHAUSTED`). It
-/// classifies as [`Permanent`](ErrorClass::Permanent), as [`CircuitOpen`](crate::CircuitOpen)
-/// does: an outer retry loop does not spin on it.
+/// policy with a guard or a breaker needs `impl From<Refused> for E`. The runtime provides it
+/// for `std::io::Error` (kind `Other`, wrapping this), `String`, [`ErrorClass`] and, with their
+/// features, `retry_runtime::reqwest::Error` and `tonic::Status` (`UNAVAILABLE` for an open
+/// breaker, `RESOURCE_EXHAUSTED` for a guard). It classifies as
+/// [`Permanent`](ErrorClass::Permanent): an outer retry loop does not spin on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Refused {
     by: &'static str,
+    retry_in: Duration,
 }
+
+/// What an open circuit breaker refuses a call with: a [`Refused`] whose
+/// [`by`](Refused::by) is `"CircuitBreaker"` and whose [`retry_in`](Refused::retry_in) is the
+/// time to the breaker's next probe. An error type's `From<CircuitOpen>` is its
+/// `From<Refused>`.
+///
+/// ```
+/// use retry_runtime::{CircuitOpen, Classify, ErrorClass};
+///
+/// #[derive(Debug)]
+/// enum StoreError {
+///     Unavailable,
+///     Refused(CircuitOpen),
+/// }
+///
+/// impl From<CircuitOpen> for StoreError {
+///     fn from(refused: CircuitOpen) -> Self {
+///         StoreError::Refused(refused)
+///     }
+/// }
+///
+/// impl Classify for StoreError {
+///     fn classify(&self) -> ErrorClass {
+///         match self {
+///             StoreError::Unavailable => ErrorClass::Transient,
+///             StoreError::Refused(refused) => refused.classify(),
+///         }
+///     }
+/// }
+/// ```
+pub type CircuitOpen = Refused;
 
 impl Refused {
     /// A refusal by the guard called `by`.
     #[must_use]
     pub const fn new(by: &'static str) -> Refused {
-        Refused { by }
+        Refused {
+            by,
+            retry_in: Duration::ZERO,
+        }
     }
 
-    /// The name of the guard that refused ([`Guard::name`]).
+    /// A refusal by `by`, which may admit again in `retry_in` (an open breaker's break).
+    pub(crate) const fn until(by: &'static str, retry_in: Duration) -> Refused {
+        Refused { by, retry_in }
+    }
+
+    /// The name of the protection that refused ([`Guard::name`]; `"CircuitBreaker"` for an
+    /// open circuit breaker).
     #[must_use]
     pub const fn by(&self) -> &'static str {
         self.by
+    }
+
+    /// How long until the protection that refused may admit an attempt again, when it says:
+    /// an open circuit breaker's time to its next probe (zero when half-open and its probes
+    /// are out); zero for a guard's refusal.
+    #[must_use]
+    pub const fn retry_in(&self) -> Duration {
+        self.retry_in
     }
 }
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "refused by guard `{}`: the call was not made", self.by)
+        write!(f, "refused by guard `{}`: the call was not made", self.by)?;
+        if !self.retry_in.is_zero() {
+            write!(f, " (it admits again in {:?})", self.retry_in)?;
+        }
+        Ok(())
     }
 }
 
@@ -389,11 +477,12 @@ impl From<Refused> for String {
 pub const MAX_GUARDS: usize = 8;
 
 /// One function's or policy's guards, in the order they are asked: built by `const fn`, so
-/// that it lives in the function's `static` site or a `static` policy.
+/// that it lives in the function's `static` site or a `static` policy, from `static`s and,
+/// for a policy built at run time, guards it owns.
 #[doc(hidden)]
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Guards {
-    list: [Option<&'static dyn Guard>; MAX_GUARDS],
+    list: [Option<Held<dyn Guard>>; MAX_GUARDS],
     len: u8,
     /// More than [`MAX_GUARDS`] were given: the ones beyond are not asked, and resolving the
     /// function warns.
@@ -403,7 +492,7 @@ pub struct Guards {
 impl Guards {
     /// No guards.
     pub const NONE: Guards = Guards {
-        list: [None; MAX_GUARDS],
+        list: [const { None }; MAX_GUARDS],
         len: 0,
         overflow: false,
     };
@@ -412,7 +501,19 @@ impl Guards {
     #[must_use]
     pub const fn with(mut self, guard: &'static dyn Guard) -> Guards {
         if (self.len as usize) < MAX_GUARDS {
-            self.list[self.len as usize] = Some(guard);
+            // The slot past the last guard holds nothing to drop (which a `const fn` cannot).
+            core::mem::forget(self.list[self.len as usize].replace(Held::Static(guard)));
+            self.len += 1;
+        } else {
+            self.overflow = true;
+        }
+        self
+    }
+
+    /// The same list with `guard`, owned, last.
+    pub(crate) fn with_owned(mut self, guard: Arc<dyn Guard>) -> Guards {
+        if (self.len as usize) < MAX_GUARDS {
+            self.list[self.len as usize] = Some(Held::Owned(guard));
             self.len += 1;
         } else {
             self.overflow = true;
@@ -436,13 +537,16 @@ impl Guards {
     }
 
     /// The guards, in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &'static dyn Guard> + '_ {
-        self.list[..self.len as usize].iter().flatten().copied()
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &dyn Guard> + '_ {
+        self.list[..self.len as usize]
+            .iter()
+            .flatten()
+            .map(|g| &**g)
     }
 
     /// The guard at `i`.
-    fn at(&self, i: u8) -> Option<&'static dyn Guard> {
-        self.list.get(i as usize).copied().flatten()
+    fn at(&self, i: u8) -> Option<&dyn Guard> {
+        self.list.get(i as usize)?.as_deref()
     }
 
     /// Asks the guards from `from` on (those before it admitted the attempt already, and hold

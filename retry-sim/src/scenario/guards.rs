@@ -9,44 +9,41 @@
 use crate::scenario::{brooker, metastable, normal, outage, throttling};
 use crate::sim::{GuardFactory, Policy, Strategy};
 use retry_runtime::{AdaptiveThrottle, Bulkhead, ConcurrencyBudget, Guard};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A bulkhead of `N` attempts in flight per client, an attempt beyond it refused at once.
-pub fn bulkhead<const N: u32>() -> &'static dyn Guard {
-    Box::leak(Box::new(Bulkhead::new(N)))
+pub fn bulkhead<const N: u32>() -> Arc<dyn Guard> {
+    Arc::new(Bulkhead::new(N))
 }
 
 /// A bulkhead of `N` attempts in flight per client, an attempt beyond it waiting up to
 /// `WAIT_MS` milliseconds for a place before it is refused.
-pub fn bulkhead_wait<const N: u32, const WAIT_MS: u64>() -> &'static dyn Guard {
-    Box::leak(Box::new(
-        Bulkhead::new(N).with_max_wait(Duration::from_millis(WAIT_MS)),
-    ))
+pub fn bulkhead_wait<const N: u32, const WAIT_MS: u64>() -> Arc<dyn Guard> {
+    Arc::new(Bulkhead::new(N).with_max_wait(Duration::from_millis(WAIT_MS)))
 }
 
 /// Envoy's retry budget per client: retries in flight (their backoff included) at most
 /// `max(MIN, PERCENT % of the attempts in flight)`.
-pub fn concurrency_budget<const PERCENT: u32, const MIN: u32>() -> &'static dyn Guard {
-    Box::leak(Box::new(
-        ConcurrencyBudget::ratio(PERCENT as f64 / 100.0).with_min_concurrency(MIN),
-    ))
+pub fn concurrency_budget<const PERCENT: u32, const MIN: u32>() -> Arc<dyn Guard> {
+    Arc::new(ConcurrencyBudget::ratio(PERCENT as f64 / 100.0).with_min_concurrency(MIN))
 }
 
 /// The SRE book's client-side throttling per client, `k = K_TENTHS / 10` over a window of
 /// `WINDOW_S` seconds, gating retries only (Google's Rust client libraries).
-pub fn throttle<const K_TENTHS: u32, const WINDOW_S: u64>() -> &'static dyn Guard {
-    Box::leak(Box::new(
+pub fn throttle<const K_TENTHS: u32, const WINDOW_S: u64>() -> Arc<dyn Guard> {
+    Arc::new(
         AdaptiveThrottle::new(K_TENTHS as f64 / 10.0).with_window(Duration::from_secs(WINDOW_S)),
-    ))
+    )
 }
 
 /// [`throttle`] gating first attempts too (the SRE book's client).
-pub fn throttle_all<const K_TENTHS: u32, const WINDOW_S: u64>() -> &'static dyn Guard {
-    Box::leak(Box::new(
+pub fn throttle_all<const K_TENTHS: u32, const WINDOW_S: u64>() -> Arc<dyn Guard> {
+    Arc::new(
         AdaptiveThrottle::new(K_TENTHS as f64 / 10.0)
             .with_window(Duration::from_secs(WINDOW_S))
             .with_first_attempts(true),
-    ))
+    )
 }
 
 const BULKHEAD_4: &[GuardFactory] = &[bulkhead::<4>];

@@ -6,7 +6,7 @@ use super::policy::{GrpcPolicy, Rule};
 use super::pushback::{Pushback, pushback};
 use crate::classify::{ErrorClass, TimedOut};
 
-use crate::engine::{Call, Classifier, NoBreaker, Timed};
+use crate::engine::{Call, Classifier, NoConversion, Timed};
 use crate::observe::event::RetryEvent;
 use ::tonic::Status;
 use core::future::Future;
@@ -111,7 +111,7 @@ impl GrpcPolicy {
             classify,
             |_: &T| false,
             |_: &RetryEvent<'_, E>| {},
-            NoBreaker,
+            NoConversion,
         );
         if let Rule::Hedging(_) = self.method().rule {
             return Box::pin(call.run_hedged(attempt)).await;

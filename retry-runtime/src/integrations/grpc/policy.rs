@@ -33,7 +33,7 @@ fn site(policy: &GrpcPolicy) -> Site {
     };
     let site = Site::new("grpc", keys).grpc().bucket(&NO_QUOTA);
     match policy.throttle() {
-        Some(throttle) => site.budget(BudgetRef::Static(throttle.budget())),
+        Some(throttle) => site.budget_shared(throttle.budget()),
         None => site,
     }
 }
@@ -41,7 +41,7 @@ fn site(policy: &GrpcPolicy) -> Site {
 #[cfg(test)]
 use super::pushback::Pushback;
 use super::throttle::Throttle;
-use crate::engine::site::{BudgetRef, Site};
+use crate::engine::site::Site;
 use crate::protect::bucket::TokenBucket;
 use crate::spec::{HedgeSpec, Jitter, Keys, Mode};
 #[cfg(test)]

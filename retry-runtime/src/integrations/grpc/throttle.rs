@@ -10,17 +10,18 @@
 #[cfg(test)]
 use crate::classify::ErrorClass;
 use crate::protect::budget::RetryBudget;
+use std::sync::Arc;
 
 /// Thousandths of a token in one token.
 pub(crate) const MILLI: u32 = 1000;
 
 /// The retry throttle of one service config's `retryThrottling`: the engine's
 /// [`RetryBudget::grpc_throttling`], which the calls of every policy of the config consult as
-/// their budget, made once per config and kept for the process (a call's budget is a
-/// `'static`, as a named partition's is).
+/// their budget, made once per config and owned with it (the config, its policies and their
+/// sites hold it; the last of them releases it).
 #[derive(Debug)]
 pub(crate) struct Throttle {
-    budget: &'static RetryBudget,
+    budget: Arc<RetryBudget>,
 }
 
 impl Throttle {
@@ -30,13 +31,13 @@ impl Throttle {
         let ratio = f64::from(token_ratio.min(max_tokens)) / f64::from(MILLI);
         let budget = RetryBudget::grpc_throttling(max_tokens / MILLI, ratio);
         Throttle {
-            budget: Box::leak(Box::new(budget)),
+            budget: Arc::new(budget),
         }
     }
 
     /// The budget the calls consult.
-    pub(crate) fn budget(&self) -> &'static RetryBudget {
-        self.budget
+    pub(crate) fn budget(&self) -> Arc<RetryBudget> {
+        Arc::clone(&self.budget)
     }
 
     /// `(maxTokens, tokenRatio, tokens now)` in thousandths.

@@ -89,9 +89,8 @@
 //!
 //! Both count as failed attempts for the token bucket, the rate limiter, a budget and a
 //! circuit breaker, and the policy's `on_retry` hook sees them as a [`Failure`]. A call that
-//! the policy's breaker refuses fails with a [`CircuitOpen`] in the `BoxError`, and one that a
-//! guard of the policy ([`Policy::guard`]) refuses with a [`Refused`](crate::Refused), without
-//! reaching the service; the guards are asked about each attempt as for any `Policy` call.
+//! the policy's breaker or one of its guards ([`Policy::guard`]) refuses fails with a
+//! [`Refused`](crate::Refused) in the `BoxError`, without reaching the service; the guards are asked about each attempt as for any `Policy` call.
 //!
 //! # Replay and idempotency
 //!
@@ -189,10 +188,8 @@ pub use server::{CallerAttempt, Server, ServerFuture, ServerLayer};
 use crate::classify::{Classify, ErrorClass, TimedOut};
 use crate::engine::Timed;
 use crate::policy::{
-    BreakerFor, ByClassify, GuardFor, Hook, Kind, NoHook, NoRepeat, Policy, Refuse, Repeat,
-    TimeoutsFor,
+    ByClassify, GuardsFor, Hook, Kind, NoHook, NoRepeat, Policy, Repeat, Stops, TimeoutsFor,
 };
-use crate::protect::breaker::CircuitOpen;
 use core::future::{Future, poll_fn};
 use core::pin::Pin;
 use core::task::{Context, Poll};
@@ -220,22 +217,22 @@ pub struct RetryLayer<M = Http, P = NoRepeat, O = NoHook, K: Kind = ByClassify<T
     idempotent: Option<bool>,
 }
 
-impl<P, O, B, G> RetryLayer<Http, P, O, ByClassify<TimedOut, B, G>>
+impl<P, O, G> RetryLayer<Http, P, O, ByClassify<TimedOut, G>>
 where
-    ByClassify<TimedOut, B, G>: Kind<Convert = ()>,
+    ByClassify<TimedOut, G>: Kind<Convert = ()>,
 {
     /// A layer for `http::Request`s ([`Http`]) under `policy`, which it keeps in an `Arc`.
     #[must_use]
-    pub fn new<T>(policy: Policy<ByClassify<T, B, G>, P, O>) -> Self
+    pub fn new<T>(policy: Policy<ByClassify<T, G>, P, O>) -> Self
     where
-        ByClassify<T, B, G>: Kind<Convert = ()>,
+        ByClassify<T, G>: Kind<Convert = ()>,
     {
         Self::shared(Arc::new(policy.with_timeouts()))
     }
 
     /// A layer under a policy already shared (with its bucket) by other users.
     #[must_use]
-    pub fn shared(policy: Arc<Policy<ByClassify<TimedOut, B, G>, P, O>>) -> Self {
+    pub fn shared(policy: Arc<Policy<ByClassify<TimedOut, G>, P, O>>) -> Self {
         RetryLayer {
             policy,
             exchange: Http::new(),
@@ -352,7 +349,7 @@ impl<S: fmt::Debug, P, O, K: Kind, M: fmt::Debug> fmt::Debug for Retry<S, M, P, 
     }
 }
 
-impl<S, P, O, B, G, M, Req> Service<Req> for Retry<S, M, P, O, ByClassify<TimedOut, B, G>>
+impl<S, P, O, G, M, Req> Service<Req> for Retry<S, M, P, O, ByClassify<TimedOut, G>>
 where
     S: Service<Req> + Clone + Send + 'static,
     S::Future: Send + 'static,
@@ -362,12 +359,10 @@ where
     M: Exchange<Req, S::Response> + Clone + Send + Sync + 'static,
     P: Repeat<S::Response> + Send + Sync + 'static,
     O: Hook<Failure<S::Response>> + Send + Sync + 'static,
-    ByClassify<TimedOut, B, G>: Kind<Convert = (), Timer<S::Response, Failure<S::Response>> = Timed<Failure<S::Response>>>
+    ByClassify<TimedOut, G>: Kind<Convert = (), Timer<S::Response, Failure<S::Response>> = Timed<Failure<S::Response>>>
         + TimeoutsFor<Failure<S::Response>>
-        + BreakerFor<Failure<S::Response>>
-        + GuardFor<Failure<S::Response>>
-        + Refuse<S::Response, Failure<S::Response>>,
-    B: 'static,
+        + GuardsFor<Failure<S::Response>>
+        + Stops<S::Response, Failure<S::Response>>,
     G: 'static,
 {
     type Response = S::Response;
@@ -516,17 +511,8 @@ impl<R> From<TimedOut> for Failure<R> {
     }
 }
 
-/// A call refused by the policy's circuit breaker ([`Policy::breaker`]): a [`CircuitOpen`]
-/// error.
-impl<R> From<CircuitOpen> for Failure<R> {
-    fn from(open: CircuitOpen) -> Self {
-        let class = open.classify();
-        Failure::of_error(Box::new(open), class, None)
-    }
-}
-
-/// A call one of the policy's guards refused ([`Policy::guard`]): a
-/// [`Refused`](crate::Refused) error.
+/// A call the policy's breaker ([`Policy::breaker`]) or one of its guards
+/// ([`Policy::guard`]) refused: a [`Refused`](crate::Refused) error.
 impl<R> From<crate::protect::guard::Refused> for Failure<R> {
     fn from(refused: crate::protect::guard::Refused) -> Self {
         let class = refused.classify();
@@ -577,8 +563,8 @@ fn failure<R>(
 /// `NotIdempotent` otherwise). One that cannot be copied makes one attempt (the call is told
 /// so as an input, `once`): its failure ends the call with its own class, which the bucket,
 /// the rate limiter, a budget and a breaker count as they count any other.
-async fn run<S, Req, P, O, B, G, M>(
-    policy: &Policy<ByClassify<TimedOut, B, G>, P, O>,
+async fn run<S, Req, P, O, G, M>(
+    policy: &Policy<ByClassify<TimedOut, G>, P, O>,
     exchange: &M,
     service: S,
     request: Req,
@@ -591,11 +577,10 @@ where
     M: Exchange<Req, S::Response>,
     P: Repeat<S::Response>,
     O: Hook<Failure<S::Response>>,
-    ByClassify<TimedOut, B, G>: Kind<Convert = (), Timer<S::Response, Failure<S::Response>> = Timed<Failure<S::Response>>>
+    ByClassify<TimedOut, G>: Kind<Convert = (), Timer<S::Response, Failure<S::Response>> = Timed<Failure<S::Response>>>
         + TimeoutsFor<Failure<S::Response>>
-        + BreakerFor<Failure<S::Response>>
-        + GuardFor<Failure<S::Response>>
-        + Refuse<S::Response, Failure<S::Response>>,
+        + GuardsFor<Failure<S::Response>>
+        + Stops<S::Response, Failure<S::Response>>,
 {
     let session = &Session {
         service: Mutex::new(service),
