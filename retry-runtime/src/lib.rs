@@ -405,6 +405,7 @@ pub use protect::guard::{
     Admit, AttemptKind, CircuitOpen, Guard, GuardContext, GuardOutcome, Refused,
 };
 pub use protect::limiter::RateLimiter;
+pub use protect::line::WaitLine;
 pub use protect::partition::Partition;
 pub use protect::throttle::AdaptiveThrottle;
 pub use retry_macros::retry;

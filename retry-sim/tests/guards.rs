@@ -192,13 +192,16 @@ fn outage_a_bulkhead_whose_attempts_wait_holds_the_load_near_the_offered_load() 
         &config,
         Policy::guarded("bulkhead-3-wait", Strategy::Standard, WAITING),
     );
-    // Retries sleeping their backoff hold the places, so first attempts wait and are refused
-    // instead of adding to the storm.
+    // Retries sleeping their backoff hold the places; waiters, first attempts and retries
+    // alike, take the places that free in the order they came (a retry does not keep the
+    // place its failed attempt freed ahead of the line), so the storm stays well under the
+    // standard mode's.
     assert!(
-        waiting.amplification_outage <= 1.1,
+        waiting.amplification_outage <= 1.4,
         "{}",
         waiting.amplification_outage
     );
+    assert!(waiting.amplification_outage < standard.amplification_outage * 0.75);
     assert!(standard.amplification_outage > 1.5);
     assert!(waiting.goodput_recovery <= standard.goodput_recovery + 1.0);
 }

@@ -14,12 +14,14 @@
 //! the attempts still running held when the caller dropped the call comes back.
 //!
 //! With a guard (which makes each attempt wait once, so cuts land in its waits too), every
-//! attempt it admitted is settled exactly once, whichever poll the call is dropped after.
+//! attempt it admitted is settled exactly once, whichever poll the call is dropped after; and
+//! with that guard and a bulkhead whose line the call waits in, both are, and the bulkhead
+//! ends with no place held and nobody in line.
 
 use crate::util::TestError;
 use retry_runtime::{
-    Admit, ErrorClass, Guard, GuardContext, GuardOutcome, RateLimiter, RetryEvent, TokenBucket,
-    retry,
+    Admit, AttemptKind, Bulkhead, ErrorClass, Guard, GuardContext, GuardOutcome, RateLimiter,
+    RetryEvent, TokenBucket, retry,
 };
 use std::cell::RefCell;
 use std::future::Future;
@@ -549,5 +551,82 @@ async fn dropping_a_guarded_call_after_any_poll_settles_every_admitted_attempt_o
         runs += every_cut_settles(&LEDGER_HEDGED, steps, guarded_hedged).await;
     }
     eprintln!("guarded: {runs} runs (one per cut point)");
+    assert!(runs > 100, "the scenarios have many poll points: {runs}");
+}
+
+static LEDGER_LINE: Ledger = Ledger::new();
+/// One place, and 30 ms to wait for it in line.
+static ONE_PLACE: Bulkhead = Bulkhead::new(1).with_max_wait(Duration::from_millis(30));
+
+#[retry(
+    max_attempts = 4,
+    initial_backoff = "3ms",
+    jitter = "equal",
+    attempt_timeout = "10ms",
+    deadline = "80ms",
+    guard = [LEDGER_LINE, ONE_PLACE]
+)]
+async fn in_line(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+/// Another caller of the bulkhead, which holds its place for 4 ms.
+#[retry(max_attempts = 1, guard = ONE_PLACE)]
+async fn other_caller() -> Result<u32, TestError> {
+    tokio::time::sleep(Duration::from_millis(4)).await;
+    Ok(0)
+}
+
+/// Runs `in_line` cut after every possible number of polls, its first attempt waiting in
+/// the bulkhead's line behind a holder that frees the place at 4 ms, with another caller
+/// joining the line at 2 ms (so the call's retries wait behind it too): after each run, the
+/// ledger was told the end of every attempt it admitted, once, and once the others are done,
+/// the bulkhead holds no place and nobody stands in its line.
+async fn every_cut_in_line(steps: &'static [Step]) -> usize {
+    for polls in 0.. {
+        let holder = GuardContext::new(AttemptKind::First, 1);
+        assert_eq!(ONE_PLACE.admit(&holder), Admit::Go);
+        let release = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(4)).await;
+            let holder = GuardContext::new(AttemptKind::First, 1);
+            ONE_PLACE.settle(&holder, GuardOutcome::Success);
+        });
+        let other = tokio::spawn(async {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            let _ = other_caller().await;
+        });
+        let script: &'static Script = Box::leak(Box::new(Script::new(steps)));
+        let out = CutAfter {
+            inner: Box::pin(in_line(script)),
+            left: polls,
+        }
+        .await;
+        let held = std::mem::take(&mut *LEDGER_LINE.held.lock().unwrap());
+        let wrong = std::mem::take(&mut *LEDGER_LINE.wrong.lock().unwrap());
+        assert!(
+            held.is_empty() && wrong.is_empty(),
+            "{steps:?} cut after {polls} polls ({out:?}): never settled {held:?}, {wrong:?}"
+        );
+        release.await.unwrap();
+        other.await.unwrap();
+        assert_eq!(
+            (ONE_PLACE.in_flight(), ONE_PLACE.line().map(|l| l.waiting())),
+            (0, Some(0)),
+            "{steps:?} cut after {polls} polls ({out:?})"
+        );
+        if out.is_some() {
+            return polls + 1;
+        }
+    }
+    unreachable!()
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_a_call_waiting_in_line_after_any_poll_settles_both_guards_once() {
+    let mut runs = 0;
+    for steps in SCENARIOS.iter().chain(TIMED_SCENARIOS) {
+        runs += every_cut_in_line(steps).await;
+    }
+    eprintln!("in line: {runs} runs (one per cut point)");
     assert!(runs > 100, "the scenarios have many poll points: {runs}");
 }

@@ -542,6 +542,50 @@ async fn a_bulkhead_with_a_wait_lets_an_attempt_wait_for_a_place_up_to_max_wait(
     assert_eq!(third.attempts(), 0);
 }
 
+static LINE: Bulkhead = Bulkhead::new(1).with_max_wait(Duration::from_secs(120));
+
+#[retry(max_attempts = 1, guard = LINE)]
+async fn lined(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[retry(max_attempts = 1, deadline = "50ms", guard = LINE)]
+async fn lined_briefly(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_hands_a_freed_place_to_its_first_waiter_at_once_within_the_deadline() {
+    // The holder frees its place at 23 ms: the waiter that came first starts then, the next
+    // when that one ends, with a wait (two minutes) longer than any poll would allow.
+    let holder = Script::new([LateOk(MS(23), 1)]);
+    let first = Script::new([LateOk(MS(10), 2)]);
+    let second = Script::new([Succeed(3)]);
+    let after = |ms, script| async move {
+        tokio::time::sleep(MS(ms)).await;
+        lined(script).await
+    };
+    let (a, b, c) = tokio::join!(lined(&holder), after(1, &first), after(2, &second));
+    assert_eq!((a, b, c), (Ok(1), Ok(2), Ok(3)));
+    assert_eq!(first.starts_ms(), [23], "at once, not at the next poll");
+    assert_eq!(second.starts_ms(), [33], "after the one that came first");
+    assert_eq!(LINE.in_flight(), 0);
+
+    // A waiter whose deadline comes first ends with the deadline's error at its deadline and
+    // leaves the line.
+    let long = Script::new([LateOk(MS(500), 4)]);
+    let brief = Script::new([Succeed(5)]);
+    let (_, d) = tokio::join!(lined(&long), async {
+        tokio::task::yield_now().await;
+        let t = tokio::time::Instant::now();
+        (lined_briefly(&brief).await, t.elapsed())
+    });
+    assert!(matches!(d.0, Err(TestError::TimedOut(_))), "{d:?}");
+    assert_eq!(d.1, MS(50));
+    assert_eq!(brief.attempts(), 0);
+    assert_eq!(LINE.line().map(|l| l.waiting()), Some(0));
+}
+
 // --- ConcurrencyBudget ---------------------------------------------------------------------
 
 use retry_runtime::ConcurrencyBudget;

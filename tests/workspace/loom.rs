@@ -30,6 +30,8 @@ const MODELS: &[&str] = &[
     "protect::concurrency::loom::loom_admissions_and_settles_racing_leave_no_place_behind",
     "protect::bulkhead::loom::loom_two_attempts_racing_for_the_last_place_take_it_once",
     "protect::bulkhead::loom::loom_admissions_and_settles_racing_leave_it_empty",
+    "protect::bulkhead::line_loom::loom_a_waiter_is_woken_by_a_release",
+    "protect::bulkhead::line_loom::loom_a_cancelled_waiter_leaves_no_place_behind",
 ];
 
 #[test]

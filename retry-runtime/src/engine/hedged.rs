@@ -330,6 +330,7 @@ where
                     match self.send_token() {
                         SendToken::Go => break,
                         SendToken::Wait(delay) => crate::runtime::sleep(delay).await,
+                        SendToken::Line(delay) => self.in_line(delay).await,
                         SendToken::Return(out) => return out,
                     }
                 }
@@ -448,6 +449,7 @@ where
                                 continue 'call;
                             }
                             Settled::Wait(delay) => crate::runtime::sleep(delay).await,
+                            Settled::Line(delay) => self.in_line(delay).await,
                         }
                     }
                 }
@@ -610,7 +612,11 @@ where
             let mut ticket = Ticket::NONE;
             match chain.another(class, AttemptKind::Hedge, n, &mut ticket, &draw) {
                 Step::Go => {}
-                Step::Wait(delay, Resume::Guards) => {
+                Step::Wait(delay, resume @ (Resume::Guards | Resume::Line)) => {
+                    // A hedge stands in no line: it is postponed by the wait, counted now.
+                    if resume == Resume::Line {
+                        ticket.waited(delay);
+                    }
                     self.current.ticket = ticket;
                     state.waiting = true;
                     return now.checked_add(delay);
@@ -641,6 +647,13 @@ where
         match gate {
             Gate::Go => {}
             Gate::Wait(delay) => {
+                self.current.ticket = ticket;
+                state.waiting = true;
+                return now.checked_add(delay);
+            }
+            Gate::Line(delay) => {
+                // A hedge stands in no line: it is postponed by the wait, counted now.
+                ticket.waited(delay);
                 self.current.ticket = ticket;
                 state.waiting = true;
                 return now.checked_add(delay);

@@ -593,6 +593,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
                     self.slept(delay);
                     return SendToken::Wait(delay);
                 }
+                Gate::Line(delay) => return SendToken::Line(delay),
                 Gate::Late => return self.late(a),
                 Gate::Refused(stop, next) => {
                     if let Some(out) = self.refused(stop, a) {
@@ -899,6 +900,8 @@ pub enum SendToken<R> {
     Go,
     /// Sleep this long, then look again.
     Wait(Duration),
+    /// Wait in a guard's line at most this long ([`Call::in_line`]), then look again.
+    Line(Duration),
     /// The token would come after the deadline: the call ends with this outcome.
     Return(R),
 }
@@ -913,6 +916,9 @@ pub enum Settled<R> {
     Sleep(Duration),
     /// Sleep this long for the bucket's refill, then [`Call::settle`] with `None`.
     Wait(Duration),
+    /// Wait in a guard's line at most this long ([`Call::in_line`]), then [`Call::settle`]
+    /// with `None`.
+    Line(Duration),
 }
 
 impl<R> Settled<R> {
@@ -1052,6 +1058,17 @@ where
     /// Step 4 when the admission asks to wait (a bucket's refill, a guard): the retry waits in
     /// `Retrying::pending`, unless the wait reaches the deadline.
     fn wait_admission(&mut self, short: Short<R>, delay: Duration, a: &Around) -> Settled<R> {
+        if short.resume == Some(Resume::Line) {
+            // A wait in line lasts as long as the deadline allows.
+            let left = self.current.frame.deadline.map(|d| {
+                d.checked_duration_since(Instant::now())
+                    .unwrap_or(Duration::ZERO)
+            });
+            if left != Some(Duration::ZERO) {
+                self.retrying().pending = Some(short);
+                return Settled::Line(left.map_or(delay, |left| delay.min(left)));
+            }
+        }
         if self.reaches_deadline(delay) {
             self.release();
             let n = self.current.frame.number;

@@ -3,11 +3,9 @@
 //! "Release It!", as resilience4j's semaphore bulkhead and Polly's bulkhead build it).
 
 use crate::protect::guard::{Admit, Guard, GuardContext, GuardOutcome};
+use crate::protect::line::WaitLine;
 use crate::protect::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-
-/// How often an attempt waiting for a place asks again, in milliseconds.
-const POLL_MS: u64 = 10;
 
 /// A bulkhead, a [`Guard`] shared by every function that names it (`guard = PATH`): at most
 /// `max_concurrent` attempts in flight.
@@ -29,8 +27,8 @@ const POLL_MS: u64 = 10;
 ///
 /// assert_eq!(NARROW.admit(&first), Admit::Go);
 /// assert_eq!(NARROW.admit(&first), Admit::Go);
-/// // Full: ask again in 10 ms...
-/// assert_eq!(NARROW.admit(&first), Admit::Wait(Duration::from_millis(10)));
+/// // Full: wait in line, up to 50 ms...
+/// assert_eq!(NARROW.admit(&first), Admit::Wait(Duration::from_millis(50)));
 /// // ...and, once the wait is spent, the attempt is refused.
 /// let waited = first.with_waited(Duration::from_millis(50));
 /// assert_eq!(NARROW.admit(&waited), Admit::Refuse);
@@ -41,26 +39,26 @@ const POLL_MS: u64 = 10;
 ///   sleep, to its end, as the engine admits a retry before it sleeps: a retry never finds
 ///   its place taken when it wakes, at the price of a place idle while it sleeps.
 /// - An attempt that finds it full is refused at once, or, with
-///   [`with_max_wait`](Self::with_max_wait), answered [`Admit::Wait`]: the engine asks again
-///   after the delay, every 10 ms, until a place is free or the wait is spent. The wait is
-///   counted by [`GuardContext::waited`], which is whole milliseconds and includes waits at
-///   the call's other guards for the same attempt; a delay is never past what is left of
-///   `max_wait`, so the wait ends by it (and by the call's deadline, which the engine
-///   applies). Waiters are not queued: a place that frees goes to whoever asks first, and an
-///   attempt waits at most 10 ms past the moment its place frees. 10 ms is short next to the
-///   waits a bulkhead is given (tens to hundreds of milliseconds) and keeps a waiter's wakes
-///   to 100 a second.
+///   [`with_max_wait`](Self::with_max_wait), answered [`Admit::Wait`] for what is left of
+///   its wait and put in the bulkhead's line ([`Guard::line`]): a place that frees goes to
+///   the attempt first in line at once, first come first served, and an attempt still in line
+///   when its wait (or the call's deadline) ends is refused. The wait is counted by
+///   [`GuardContext::waited`], which includes waits at the call's other guards for the same
+///   attempt. While attempts wait, a freed place is handed over, not given back: one that
+///   arrives later cannot take it first.
 /// - [`settle`](Guard::settle) frees the place, whatever the outcome.
 ///
 /// The count is one atomic word, taken and given back by compare-and-swap: it never passes
 /// `max_concurrent`, two attempts racing for the last place take it once, and a settle never
-/// takes it below 0.
+/// takes it below 0. A bulkhead with a wait gives a place back under its line's lock, so that
+/// an attempt joining the line either sees the place or is handed it.
 #[derive(Debug)]
 pub struct Bulkhead {
     max_concurrent: u32,
     /// 0: no wait.
     max_wait_ms: u64,
     in_flight: AtomicU32,
+    line: WaitLine,
 }
 
 impl Bulkhead {
@@ -76,6 +74,7 @@ impl Bulkhead {
             },
             max_wait_ms: 0,
             in_flight: AtomicU32::new(0),
+            line: WaitLine::new(),
         }
     }
 
@@ -140,12 +139,20 @@ impl Guard for Bulkhead {
         let waited = u64::try_from(attempt.waited().as_millis()).unwrap_or(u64::MAX);
         match self.max_wait_ms.saturating_sub(waited) {
             0 => Admit::Refuse,
-            left => Admit::Wait(Duration::from_millis(left.min(POLL_MS))),
+            left => Admit::Wait(Duration::from_millis(left)),
         }
     }
 
     fn settle(&self, _: &GuardContext<'_>, _: GuardOutcome) {
-        self.give_back();
+        if self.max_wait_ms == 0 {
+            self.give_back();
+        } else {
+            self.line.free(|| self.give_back());
+        }
+    }
+
+    fn line(&self) -> Option<&WaitLine> {
+        (self.max_wait_ms > 0).then_some(&self.line)
     }
 
     fn name(&self) -> &'static str {
@@ -188,23 +195,23 @@ mod tests {
     }
 
     #[test]
-    fn a_full_bulkhead_asks_to_wait_in_polls_never_past_max_wait() {
+    fn a_full_bulkhead_asks_to_wait_for_what_is_left_of_max_wait_and_hands_places_over() {
         let b = Bulkhead::new(1).with_max_wait(MS(25));
         assert_eq!(b.admit(&cx(AttemptKind::First)), Admit::Go);
         let waiting = |waited| b.admit(&cx(AttemptKind::Retry).with_waited(MS(waited)));
-        assert_eq!(waiting(0), Admit::Wait(MS(10)));
-        assert_eq!(waiting(10), Admit::Wait(MS(10)));
+        assert_eq!(waiting(0), Admit::Wait(MS(25)));
         assert_eq!(waiting(20), Admit::Wait(MS(5)), "what is left of the wait");
-        assert_eq!(waiting(24), Admit::Wait(MS(1)));
         assert_eq!(waiting(25), Admit::Refuse);
         assert_eq!(waiting(90), Admit::Refuse);
         b.settle(&cx(AttemptKind::First), GuardOutcome::Success);
         assert_eq!(
             waiting(20),
             Admit::Go,
-            "a freed place goes to the next asker"
+            "with nobody in line, a freed place goes to the next asker"
         );
         assert_eq!(b.in_flight(), 1);
+        assert!(Bulkhead::new(1).line().is_none(), "no wait, no line");
+        assert!(b.line().is_some());
     }
 
     #[test]
@@ -235,37 +242,47 @@ mod tests {
         );
     }
 
-    /// The engine's waits, played on tokio's paused clock: one attempt holds the only place
-    /// for 23 ms, another asks at 0 and every 10 ms after, with `waited` as the engine counts
-    /// it, and is admitted when it asks at 30 ms; on a bulkhead that stays full, an attempt
-    /// with 15 ms of wait asks at 0, 10 and 15 ms, and is refused at 15 ms.
+    /// Waiters in line, played on tokio's paused clock: one attempt holds the only place
+    /// for 23 ms, two others join the line at 0 and 5 ms; the first in line is handed the
+    /// place at 23 ms, the second when the first settles at 30 ms. A waiter whose wait ends
+    /// first leaves the line.
     #[tokio::test(start_paused = true)]
-    async fn a_waiter_gets_the_place_that_frees_within_its_wait() {
+    async fn waiters_get_the_places_that_free_in_the_order_they_came() {
+        use std::future::{Future, poll_fn};
+        use std::task::Poll;
         static B: Bulkhead = Bulkhead::new(1).with_max_wait(Duration::from_millis(40));
-        static SHORT: Bulkhead = Bulkhead::new(1).with_max_wait(Duration::from_millis(15));
         let start = tokio::time::Instant::now();
         assert_eq!(B.admit(&cx(AttemptKind::First)), Admit::Go);
-        assert_eq!(SHORT.admit(&cx(AttemptKind::First)), Admit::Go);
-        let holder = tokio::spawn(async {
+        tokio::spawn(async {
             tokio::time::sleep(MS(23)).await;
             B.settle(&cx(AttemptKind::First), GuardOutcome::Success);
         });
-        let wait_at = |b: &'static Bulkhead| async move {
-            let mut waited = Duration::ZERO;
-            loop {
-                match b.admit(&cx(AttemptKind::Retry).with_waited(waited)) {
-                    Admit::Wait(d) => {
-                        tokio::time::sleep(d).await;
-                        waited += d;
-                    }
-                    other => return (other, start.elapsed().as_millis()),
+        let wait = |after: u64, holds: u64| async move {
+            tokio::time::sleep(MS(after)).await;
+            let line = B.line().unwrap();
+            let mut id = None;
+            let sleep = tokio::time::sleep(MS(40));
+            tokio::pin!(sleep);
+            let granted = poll_fn(|task| {
+                let id = *id.get_or_insert_with(|| {
+                    let waits = || B.admit(&cx(AttemptKind::Retry)) != Admit::Go;
+                    line.join(waits, task.waker()).expect("the place is held")
+                });
+                if line.granted(id, task.waker()) {
+                    return Poll::Ready(true);
                 }
-            }
+                sleep.as_mut().poll(task).map(|()| line.leave(id))
+            })
+            .await;
+            let at = start.elapsed().as_millis();
+            tokio::time::sleep(MS(holds)).await;
+            B.settle(&cx(AttemptKind::Retry), GuardOutcome::Success);
+            (granted, at)
         };
-        assert_eq!(wait_at(&B).await, (Admit::Go, 30));
-        assert_eq!(wait_at(&SHORT).await, (Admit::Refuse, 45));
-        holder.await.unwrap();
-        assert_eq!(B.in_flight(), 1, "the waiter holds the place");
+        let (first, second) = tokio::join!(wait(0, 7), wait(5, 0));
+        assert_eq!(first, (true, 23));
+        assert_eq!(second, (true, 30));
+        assert_eq!(B.in_flight(), 0);
     }
 
     #[test]
@@ -363,5 +380,108 @@ mod loom {
             assert_eq!(b.in_flight(), 0);
         });
         report("bulkhead settles", runs);
+    }
+}
+
+#[cfg(all(test, retry_loom))]
+mod line_loom {
+    //! Loom models (see `protect::sync::check`) of the line a bulkhead with a wait keeps: its
+    //! holder settling while another attempt joins the line, and that waiter woken or
+    //! cancelled.
+    use super::*;
+    use crate::protect::guard::AttemptKind;
+    use crate::protect::sync::check::{model, report};
+    use ::loom::sync::atomic::AtomicU32 as Wakes;
+    use ::loom::sync::atomic::Ordering as Order;
+    use std::sync::Arc;
+    use std::task::{Wake, Waker};
+    use std::time::Duration;
+
+    /// A waker that counts its wakes in a loom atomic.
+    struct Count(Wakes);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Order::SeqCst);
+        }
+    }
+
+    fn cx() -> GuardContext<'static> {
+        GuardContext::new(AttemptKind::First, 1)
+    }
+
+    /// The holder of the only place settles while a waiter joins the line: the waiter gets the
+    /// place, by `admit` under the line's lock or handed over and woken, never missed, and
+    /// nobody else can take it.
+    #[test]
+    fn loom_a_waiter_is_woken_by_a_release() {
+        let runs = model(|| {
+            let b = Arc::new(Bulkhead::new(1).with_max_wait(Duration::from_secs(1)));
+            let wakes = Arc::new(Count(Wakes::new(0)));
+            assert_eq!(b.admit(&cx()), Admit::Go);
+            assert_eq!(b.in_flight(), 1);
+            let holder = {
+                let b = b.clone();
+                ::loom::thread::spawn(move || b.settle(&cx(), GuardOutcome::Success))
+            };
+            let waker = Waker::from(wakes.clone());
+            let line = b.line().expect("a bulkhead with a wait keeps a line");
+            let mut answer = Admit::Refuse;
+            let joined = line.join(
+                || {
+                    answer = b.admit(&cx());
+                    answer != Admit::Go
+                },
+                &waker,
+            );
+            holder.join().unwrap();
+            match joined {
+                None => {
+                    assert_eq!(answer, Admit::Go);
+                    assert_eq!(wakes.0.load(Order::SeqCst), 0);
+                }
+                Some(id) => {
+                    assert_eq!(answer, Admit::Wait(Duration::from_secs(1)));
+                    assert_eq!(wakes.0.load(Order::SeqCst), 1, "woken by the release");
+                    assert!(line.granted(id, &waker), "handed the place");
+                }
+            }
+            assert_eq!(b.in_flight(), 1, "the waiter holds the one place");
+            assert_eq!(
+                b.admit(&cx().with_waited(Duration::from_secs(1))),
+                Admit::Refuse
+            );
+            b.settle(&cx(), GuardOutcome::Success);
+            assert_eq!(b.in_flight(), 0);
+        });
+        report("line: a waiter woken by a release", runs);
+    }
+
+    /// A waiter's call is dropped while the holder settles: whether the place was handed to it
+    /// before it left or not, the place ends back in the bulkhead, once.
+    #[test]
+    fn loom_a_cancelled_waiter_leaves_no_place_behind() {
+        let runs = model(|| {
+            let b = Arc::new(Bulkhead::new(1).with_max_wait(Duration::from_secs(1)));
+            let waker = Waker::from(Arc::new(Count(Wakes::new(0))));
+            assert_eq!(b.admit(&cx()), Admit::Go);
+            let line = b.line().expect("a line");
+            let id = line
+                .join(|| b.admit(&cx()) != Admit::Go, &waker)
+                .expect("the place is held: the attempt waits");
+            let holder = {
+                let b = b.clone();
+                ::loom::thread::spawn(move || b.settle(&cx(), GuardOutcome::Success))
+            };
+            // The waiter's call is dropped: it leaves the line, and a place handed to it is
+            // settled as cancelled, as the engine does.
+            if line.leave(id) {
+                b.settle(&cx(), GuardOutcome::Cancelled);
+            }
+            holder.join().unwrap();
+            assert_eq!(b.in_flight(), 0, "no place lost, none given back twice");
+            assert_eq!(line.waiting(), 0);
+        });
+        report("line: a cancelled waiter", runs);
     }
 }

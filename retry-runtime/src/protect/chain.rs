@@ -24,12 +24,13 @@
 use super::breaker::{self, Admit as Leave, Change, CircuitBreaker, Pass};
 use super::bucket::{Costs, TokenBucket};
 use super::budget::RetryBudget;
-use super::guard::{Answer, AttemptKind, GuardContext, GuardOutcome, Guards, Refused};
+use super::guard::{Admit, Answer, AttemptKind, GuardContext, GuardOutcome, Guards, Refused};
 use super::limiter::{RateLimiter, send_cost};
 use super::{Held, Of, Stamp, Ticket};
 use crate::classify::ErrorClass;
 use crate::runtime::Instant;
 use crate::spec::Behavior;
+use std::task::Waker;
 use std::time::Duration;
 
 /// Why another attempt was stopped.
@@ -76,12 +77,25 @@ pub(crate) enum Step {
 }
 
 /// Where [`Chain::another_again`] goes on after a [`Step::Wait`].
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Resume {
     /// The bucket's refill, for the retry's cost.
     Refill,
     /// The guards that have not admitted the attempt yet.
     Guards,
+    /// The guards, after a wait in the line of the first of them that has not admitted it.
+    Line,
+}
+
+/// What joining a guard's line gave ([`Chain::join`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Joined {
+    /// The guard, asked again, admitted the attempt: it holds it, and nobody waits.
+    Go,
+    /// The guard, asked again, refused it: nobody waits.
+    Refuse,
+    /// In line, with this number.
+    Wait(u64),
 }
 
 /// What [`Chain::gate`] decided.
@@ -90,6 +104,9 @@ pub(crate) enum Gate {
     Go,
     /// Sleep this long, then ask again (the ticket keeps what it holds).
     Wait(Duration),
+    /// Wait in the line of the first guard that has not admitted the attempt, at most this
+    /// long (to the deadline), then ask again.
+    Line(Duration),
     /// Refused; asking may go on from the stage given, if the call runs the attempt anyway.
     Refused(Stop, Stage),
     /// The wait asked for would reach the deadline.
@@ -285,7 +302,7 @@ impl Chain {
         draw: &dyn Fn() -> f64,
     ) -> Step {
         match resume {
-            Resume::Guards => self.ask_guards(ticket, draw),
+            Resume::Guards | Resume::Line => self.ask_guards(ticket, draw),
             Resume::Refill => {
                 let cost = self.costs.of(class);
                 if !self.bucket().try_take_now(cost) {
@@ -313,6 +330,10 @@ impl Chain {
         }
         match self.ask(ticket, draw) {
             Answer::Go(_) => Step::Go,
+            // A wait in line is counted when it ends, as it may end early.
+            Answer::Wait {
+                delay, line: true, ..
+            } => Step::Wait(delay, Resume::Line),
             Answer::Wait { delay, .. } => {
                 ticket.waited(delay);
                 Step::Wait(delay, Resume::Guards)
@@ -388,6 +409,19 @@ impl Chain {
             begin(ticket, kind, look.number);
             match self.ask(ticket, look.draw) {
                 Answer::Go(_) => {}
+                // A wait in line lasts as long as the deadline allows, and is counted when it
+                // ends, as it may end early.
+                Answer::Wait {
+                    delay, line: true, ..
+                } => {
+                    return match look.deadline {
+                        None => Gate::Line(delay),
+                        Some(d) => match d.checked_duration_since(Instant::now()) {
+                            Some(left) if !left.is_zero() => Gate::Line(delay.min(left)),
+                            _ => Gate::Late,
+                        },
+                    };
+                }
                 Answer::Wait { delay, .. } => {
                     if look
                         .deadline
@@ -503,6 +537,60 @@ impl Chain {
     /// the guards that admitted it are told it was cancelled.
     pub(crate) fn lost(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) {
         self.settle(ticket, GuardOutcome::Cancelled, draw);
+    }
+
+    /// Joins the line of the first guard that has not admitted the attempt `ticket` is for,
+    /// asking it again under the line's lock; a guard that admits it holds it. `None`: that
+    /// guard keeps no line.
+    pub(crate) fn join(
+        &self,
+        ticket: &mut Ticket,
+        waker: &Waker,
+        draw: &dyn Fn() -> f64,
+    ) -> Option<Joined> {
+        let guard = self.guards.at(ticket.guards)?;
+        let line = guard.line()?;
+        let cx = self.context(ticket, Stamp::NONE, draw);
+        let mut answer = Admit::Refuse;
+        let waits = || {
+            answer = guard.admit(&cx);
+            matches!(answer, Admit::Wait(_))
+        };
+        Some(match line.join(waits, waker) {
+            Some(id) => Joined::Wait(id),
+            None if answer == Admit::Go => {
+                ticket.guards += 1;
+                Joined::Go
+            }
+            None => Joined::Refuse,
+        })
+    }
+
+    /// Whether the attempt `ticket` is for, in line as `id`, was handed its place (the guard
+    /// then holds it); otherwise `waker` is the one to wake.
+    pub(crate) fn granted(&self, ticket: &mut Ticket, id: u64, waker: &Waker) -> bool {
+        let granted = self
+            .guards
+            .at(ticket.guards)
+            .and_then(|g| g.line())
+            .is_some_and(|line| line.granted(id, waker));
+        if granted {
+            ticket.guards += 1;
+        }
+        granted
+    }
+
+    /// The attempt `ticket` is for leaves the line it stood in as `id`; a place handed to it
+    /// meanwhile is held (and settled with the attempt).
+    pub(crate) fn leave(&self, ticket: &mut Ticket, id: u64) {
+        let held = self
+            .guards
+            .at(ticket.guards)
+            .and_then(|g| g.line())
+            .is_some_and(|line| line.leave(id));
+        if held {
+            ticket.guards += 1;
+        }
     }
 
     /// Whether the user's guards still have to be asked about the attempt `ticket` is for.

@@ -17,6 +17,7 @@
 //! ticket and a breaker's refusal reports its changes of state; listed as guards,
 //! they are asked in the list's order, with what the attempt's [`GuardContext`] tells them.
 
+use super::line::WaitLine;
 use super::{Held, Stamp};
 use crate::classify::{Classify, ErrorClass};
 use std::fmt;
@@ -113,6 +114,15 @@ pub trait Guard: Send + Sync {
     /// An attempt this guard admitted ended with `outcome`. Called exactly once per admitted
     /// attempt.
     fn settle(&self, attempt: &GuardContext<'_>, outcome: GuardOutcome);
+
+    /// The line an attempt this guard answered [`Admit::Wait`] stands in, if it keeps one
+    /// ([`WaitLine`]): the engine then joins it (asking `admit` again under the line's lock)
+    /// and waits until the guard hands the attempt a place ([`WaitLine::free`], which admits
+    /// it), or until the delay `admit` gave, or the call's deadline, comes. By default none:
+    /// the engine asks again after the delay. `admit` must not free places of the line itself.
+    fn line(&self) -> Option<&WaitLine> {
+        None
+    }
 
     /// The guard's name, as a refusal reports it ([`Refused::by`], the early end's reason, the
     /// WARN event). By default, the name of its type without its path.
@@ -545,7 +555,7 @@ impl Guards {
     }
 
     /// The guard at `i`.
-    fn at(&self, i: u8) -> Option<&dyn Guard> {
+    pub(crate) fn at(&self, i: u8) -> Option<&dyn Guard> {
         self.list.get(i as usize)?.as_deref()
     }
 
@@ -560,7 +570,12 @@ impl Guards {
                 Admit::Go => i += 1,
                 Admit::Wait(delay) => {
                     let delay = delay.max(Duration::from_millis(1));
-                    return Answer::Wait { admitted: i, delay };
+                    let line = guard.line().is_some();
+                    return Answer::Wait {
+                        admitted: i,
+                        delay,
+                        line,
+                    };
                 }
                 Admit::Refuse => {
                     self.settle(i, cx, GuardOutcome::Cancelled);
@@ -597,8 +612,13 @@ impl fmt::Debug for Guards {
 pub(crate) enum Answer {
     /// Every guard admitted it (this many).
     Go(u8),
-    /// The first `admitted` admitted it; the next asks to be asked again after `delay`.
-    Wait { admitted: u8, delay: Duration },
+    /// The first `admitted` admitted it; the next asks to be asked again after `delay`, or,
+    /// with `line`, to wait in its line for at most that long.
+    Wait {
+        admitted: u8,
+        delay: Duration,
+        line: bool,
+    },
     /// The guard of this name refused it; those before it were settled as cancelled.
     Refused(&'static str),
 }
@@ -679,7 +699,8 @@ mod tests {
             guards.admit(0, &cx),
             Answer::Wait {
                 admitted: 1,
-                delay: Duration::from_millis(5)
+                delay: Duration::from_millis(5),
+                line: false,
             }
         );
         assert_eq!(guards.admit(1, &cx), Answer::Go(2));
@@ -700,7 +721,8 @@ mod tests {
             guards.admit(0, &cx),
             Answer::Wait {
                 admitted: 0,
-                delay: Duration::from_millis(1)
+                delay: Duration::from_millis(1),
+                line: false,
             }
         );
     }

@@ -13,6 +13,7 @@ pub(crate) mod chain;
 pub(crate) mod concurrency;
 pub(crate) mod guard;
 pub(crate) mod limiter;
+pub(crate) mod line;
 pub(crate) mod partition;
 pub(crate) mod sync;
 pub(crate) mod throttle;

@@ -124,7 +124,7 @@ impl<T> std::fmt::Debug for Mutex<T> {
 
 pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
 
-impl<T: Copy + Send + 'static> Mutex<T> {
+impl<T: Clone + Send + 'static> Mutex<T> {
     pub(crate) const fn new(v: T) -> Self {
         Mutex {
             init: v,
@@ -133,6 +133,6 @@ impl<T: Copy + Send + 'static> Mutex<T> {
     }
 
     pub(crate) fn lock(&self) -> Result<MutexGuard<'_, T>, PoisonError<MutexGuard<'_, T>>> {
-        made(&self.slot, || loom::sync::Mutex::new(self.init)).lock()
+        made(&self.slot, || loom::sync::Mutex::new(self.init.clone())).lock()
     }
 }
