@@ -586,6 +586,30 @@ async fn a_bulkhead_hands_a_freed_place_to_its_first_waiter_at_once_within_the_d
     assert_eq!(LINE.line().map(|l| l.waiting()), Some(0));
 }
 
+static BLOCKING_LINE: Bulkhead = Bulkhead::new(1).with_max_wait(Duration::from_secs(60));
+
+#[retry(max_attempts = 1, guard = BLOCKING_LINE)]
+fn blocking_lined(hold: Duration, started: &std::sync::mpsc::Sender<()>) -> Result<u32, TestError> {
+    let _ = started.send(());
+    std::thread::sleep(hold);
+    Ok(1)
+}
+
+#[test]
+fn a_blocking_waiter_is_woken_when_the_place_frees() {
+    // Real threads: the holder keeps the place 50 ms; the waiter, with a minute to wait,
+    // parks in line and runs as soon as the holder ends, long before its wait would.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || blocking_lined(Duration::from_millis(50), &tx));
+    rx.recv().unwrap();
+    let t = std::time::Instant::now();
+    let (tx, _rx) = std::sync::mpsc::channel();
+    assert_eq!(blocking_lined(Duration::ZERO, &tx), Ok(1));
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    assert_eq!(holder.join().unwrap(), Ok(1));
+    assert_eq!(BLOCKING_LINE.in_flight(), 0);
+}
+
 // --- ConcurrencyBudget ---------------------------------------------------------------------
 
 use retry_runtime::ConcurrencyBudget;
