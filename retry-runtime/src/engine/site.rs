@@ -10,7 +10,7 @@ use crate::protect::Held;
 use crate::protect::breaker::CircuitBreaker;
 use crate::protect::bucket::{Costs, TokenBucket};
 use crate::protect::budget::RetryBudget;
-use crate::protect::chain::Chain;
+use crate::protect::chain::{BREAKER, BUCKET, BUDGET, Chain, Entry};
 use crate::protect::guard::{Guard, Guards};
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
@@ -322,21 +322,21 @@ impl Site {
                 bucket.map_or(TokenBucket::standard().costs(), TokenBucket::costs)
             };
             let (has_budget, has_breaker) = (budget.is_some(), breaker.is_some());
+            let limiter = self.limiter.or_else(|| self.shared().map(|p| &p.limiter));
+            let mut chain = Chain::new(self.name, self.partition, costs, settings.behavior)
+                .with_guards(&self.guards)
+                .with_limiter(limiter, adaptive);
+            if let Some(bucket) = bucket {
+                chain = chain.with(BUCKET, Entry::Bucket(bucket));
+            }
+            if let Some(breaker) = breaker {
+                chain = chain.with(BREAKER, Entry::Breaker(breaker));
+            }
+            if let Some(budget) = budget {
+                chain = chain.with(BUDGET, Entry::Budget(budget));
+            }
             Resolved {
-                chain: Chain {
-                    own_bucket: TokenBucket::standard(),
-                    bucket,
-                    breaker,
-                    budget,
-                    limiter: self.limiter.or_else(|| self.shared().map(|p| &p.limiter)),
-                    own_limiter: RateLimiter::adaptive(),
-                    adaptive,
-                    costs,
-                    guards: self.guards.clone(),
-                    behavior: settings.behavior,
-                    function: self.name,
-                    partition: self.partition,
-                },
+                chain,
                 settings,
                 #[cfg(feature = "metrics")]
                 meters: Meters::new(self.name, self.partition, self.guards.names()),
@@ -483,10 +483,7 @@ impl Resolved {
     pub(crate) fn levels(&self) -> Levels {
         Levels {
             tokens: self.chain.bucket().available(),
-            fill_rate: self
-                .chain
-                .adaptive
-                .then(|| self.chain.limiter().fill_rate()),
+            fill_rate: self.chain.pacing().map(|l| l.fill_rate()),
         }
     }
 }

@@ -1,30 +1,38 @@
-//! The one order every attempt of a call meets the protections in, for both drivers (the
+//! The one list every attempt of a call meets the protections in, for both drivers (the
 //! sequential loop and the hedged one): the built-in ones (breaker, budget, bucket, rate
-//! limiter) and the user's guards ([`crate::Guard`]), asked through one value, [`Chain`].
+//! limiter) and the user's guards ([`crate::Guard`]) are entries of one [`Chain`], asked in one
+//! loop ([`Chain::ask`]), each entry by a direct call.
 //!
-//! An attempt is asked about twice:
+//! The keys name entries at fixed places: the breaker's ([`BREAKER`]), the budget's
+//! ([`BUDGET`]) and the bucket's ([`BUCKET`]) first, then the user's guards in the order
+//! written ([`GUARDS`]), and the rate limiter's last. An attempt is asked about twice, each
+//! time along the list:
 //!
 //! - **Admission** ([`Chain::another`], step 4 of a retry or a hedge, before its backoff): an
 //!   open breaker or a budget without room refuses it; the bucket takes its cost (or, for a
-//!   bucket that waits for its refill, says how long until it can); then the user's guards, in
-//!   order. What it holds is held through its backoff.
+//!   bucket that waits for its refill, says how long until it can), and the budget counts the
+//!   retry it allowed; then the user's guards. What it holds is held through its backoff.
 //! - **The gate** ([`Chain::gate`], step 1 of every attempt, just before it is sent): the
 //!   breaker's leave (its pass: counted in the window, or the half-open probe); the user's
 //!   guards for an attempt not admitted before (a first attempt, a polling repeat); in adaptive
-//!   mode the rate limiter's send token.
+//!   mode the rate limiter's send token (a waiter keeps its place in the ticket).
 //!
-//! Its end is booked once ([`Chain::ended`]): a success gives a retry's cost back (or earns a
-//! first attempt's reward), the breaker, the budget and the limiter count the outcome, and the
-//! guards that admitted it are settled. An attempt that will not run gives back what it holds
-//! ([`Chain::release`]).
+//! What an admitted attempt holds (the bucket's cost, the breaker's pass, its place at the
+//! limiter, the guards that admitted it) is its [`Ticket`], which goes from the admission to
+//! the end. Its end is booked once, along the list again ([`Chain::ended`]): the breaker, the
+//! budget and the limiter count the outcome, and the guards that admitted it are settled; a
+//! success gives a retry's cost back or earns a first attempt's reward ([`Chain::succeeded`],
+//! [`Chain::rewarded`]). An attempt that will not run gives back what it holds
+//! ([`Chain::release`]). A change of a protection's state that an answer or a booking made
+//! goes to the one hook the caller gives (`changed`).
 //!
-//! A new built-in protection is a file beside this one and its place in these steps; a user's
-//! protection is a [`crate::Guard`], asked in the guards' place.
+//! A new built-in protection is its file and its entry here; a user's protection is a
+//! [`crate::Guard`], an entry at the guards' places.
 
 use super::breaker::{self, Admit as Leave, Change, CircuitBreaker, Pass};
 use super::bucket::{Costs, TokenBucket};
 use super::budget::RetryBudget;
-use super::guard::{Admit, Answer, AttemptKind, GuardContext, GuardOutcome, Guards, Refused};
+use super::guard::{Admit, AttemptKind, Guard, GuardContext, GuardOutcome, Guards, MAX_GUARDS};
 use super::limiter::{RateLimiter, send_cost};
 use super::{Held, Of, Stamp, Ticket};
 use crate::classify::ErrorClass;
@@ -32,6 +40,18 @@ use crate::runtime::Instant;
 use crate::spec::Behavior;
 use std::task::Waker;
 use std::time::Duration;
+
+/// The breaker's place (`breaker = ...`).
+pub(crate) const BREAKER: usize = 0;
+/// The budget's place (`budget = ...`).
+pub(crate) const BUDGET: usize = 1;
+/// The bucket's place (`bucket = ...`, or the function's own): every list has one.
+pub(crate) const BUCKET: usize = 2;
+/// The first of the user's guards' places (`guard = ...`); the rate limiter's place follows
+/// the last guard.
+pub(crate) const GUARDS: usize = 3;
+/// The most places a list has: the three above, the guards, the limiter's.
+const PLACES: usize = GUARDS + MAX_GUARDS + 1;
 
 /// Why another attempt was stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,10 +77,12 @@ impl Stop {
 
     /// What a call whose first attempt this stopped is refused with: the breaker's and the
     /// guards' stops (the only ones at the gate).
-    pub(crate) fn refused(self) -> Option<Refused> {
+    pub(crate) fn refused(self) -> Option<super::guard::Refused> {
         match self {
-            Stop::CircuitOpen(retry_in) => Some(Refused::until(breaker::NAME, retry_in)),
-            Stop::Guard(by) => Some(Refused::new(by)),
+            Stop::CircuitOpen(retry_in) => {
+                Some(super::guard::Refused::until(breaker::NAME, retry_in))
+            }
+            Stop::Guard(by) => Some(super::guard::Refused::new(by)),
             Stop::BudgetExhausted | Stop::BucketEmpty | Stop::NeverRefilled => None,
         }
     }
@@ -113,7 +135,7 @@ pub(crate) enum Gate {
     Late,
 }
 
-/// Where the gate starts asking.
+/// Where the gate starts asking: a place of the list.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Stage {
     /// From the start: the breaker.
@@ -142,120 +164,235 @@ pub(crate) struct Look<'d> {
     pub(crate) draw: &'d dyn Fn() -> f64,
 }
 
-/// The protections of one function, resolved once with its settings, in the order its calls'
-/// attempts meet them. Its own bucket comes first (`repr(C)` keeps the order, and the
-/// function's resolution holds the chain first): choosing between it and a shared bucket,
-/// which every success does, then needs no address computed for it.
+/// One entry of the list: a protection at its place. Each kind is asked by a direct call.
+pub(crate) enum Entry {
+    /// A place no protection fills (a function without a breaker or a budget).
+    Empty,
+    /// A circuit breaker: refuses another attempt while open; gives each attempt its leave.
+    Breaker(Held<CircuitBreaker>),
+    /// A retry budget: refuses another attempt without room; counts requests and retries.
+    Budget(Held<RetryBudget>),
+    /// The function's own bucket, kept in the chain.
+    OwnBucket,
+    /// A user's `static` bucket or the partition's.
+    Bucket(&'static TokenBucket),
+    /// A user's guard.
+    Guard(Held<dyn Guard>),
+    /// The rate limiter (`None`: the function's own), which paces sends in adaptive mode only
+    /// (`paces`), and is kept for its reports otherwise.
+    Limiter {
+        shared: Option<&'static RateLimiter>,
+        paces: bool,
+    },
+}
+
+impl core::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Entry::Empty => f.write_str("Empty"),
+            Entry::Breaker(b) => f.debug_tuple("Breaker").field(&**b).finish(),
+            Entry::Budget(b) => f.debug_tuple("Budget").field(&**b).finish(),
+            Entry::OwnBucket => f.write_str("OwnBucket"),
+            Entry::Bucket(b) => f.debug_tuple("Bucket").field(b).finish(),
+            Entry::Guard(g) => f.debug_tuple("Guard").field(&g.name()).finish(),
+            Entry::Limiter { shared, paces } => f
+                .debug_struct("Limiter")
+                .field("shared", shared)
+                .field("paces", paces)
+                .finish(),
+        }
+    }
+}
+
+/// The question the list is asked.
+#[derive(Clone, Copy)]
+enum Point<'l, 'd> {
+    /// Admission of another attempt (`kind`, number `number`) after a failure of `class`.
+    Another {
+        class: ErrorClass,
+        kind: AttemptKind,
+        number: u32,
+    },
+    /// The gate, just before the attempt is sent.
+    Gate(&'l Look<'d>),
+}
+
+/// What the list answered ([`Chain::ask`]).
+enum Asked {
+    /// Every entry asked let the attempt go.
+    Go,
+    /// The bucket covers the cost after this refill.
+    Refill(Duration),
+    /// A guard asks to be asked again after `delay`, or with `line` to wait in its line for
+    /// at most that long.
+    Wait { delay: Duration, line: bool },
+    /// The limiter's send token after this wait.
+    Pace(Duration),
+    /// A refusal; the guards that admitted the attempt before it were settled as cancelled.
+    Refused(Stop),
+    /// The limiter's wait would reach the deadline.
+    Late,
+}
+
+/// The protections of one function, resolved once with its settings: one list, in the order
+/// its calls' attempts meet them. Its own bucket comes first (`repr(C)` keeps the order, and
+/// the function's resolution holds the chain first), and the bucket's entry is at a fixed
+/// place: choosing between it and a shared bucket, which every success does, needs no address
+/// computed for it.
 #[derive(Debug)]
 #[repr(C)]
 pub(crate) struct Chain {
-    /// The function's own bucket, used when it names neither a `static` one nor a partition.
-    pub(crate) own_bucket: TokenBucket,
-    /// A user's `static` bucket or the partition's; `None`: the function's own.
-    pub(crate) bucket: Option<&'static TokenBucket>,
-    pub(crate) breaker: Option<Held<CircuitBreaker>>,
-    pub(crate) budget: Option<Held<RetryBudget>>,
-    /// A user's `static` limiter or the partition's; `None`: the function's own.
-    pub(crate) limiter: Option<&'static RateLimiter>,
-    /// The function's own limiter.
-    pub(crate) own_limiter: RateLimiter,
-    /// Adaptive mode: attempts pace their sends with the limiter.
-    pub(crate) adaptive: bool,
+    /// The function's own bucket, which [`Entry::OwnBucket`] names.
+    own_bucket: TokenBucket,
+    /// The entries, at their places; those from `len` on are [`Entry::Empty`].
+    list: [Entry; PLACES],
+    /// The places in use: the limiter's is the last.
+    len: u8,
+    /// The first place admission asks (the breaker's, the budget's or the bucket's).
+    first: u8,
+    /// Admission asks the bucket alone: no breaker, budget or guard.
+    bucket_alone: bool,
+    /// The first place the gate asks (the breaker's, or the guards'): the budget and the
+    /// bucket have nothing to say there.
+    gate_first: u8,
+    /// The function's own limiter, which a [`Entry::Limiter`] without `shared` names.
+    own_limiter: RateLimiter,
     /// What a retry costs in the bucket: its own costs, or the 2026 behavior's in a bucket the
     /// runtime made (resolved with the function's settings).
-    pub(crate) costs: Costs,
-    /// The user's guards, in order.
-    pub(crate) guards: Guards,
+    costs: Costs,
     /// Which send costs the limiter charges.
-    pub(crate) behavior: Behavior,
+    behavior: Behavior,
     pub(crate) function: &'static str,
     pub(crate) partition: Option<&'static str>,
 }
 
-/// What a built-in protection is asked besides the bucket, as failsafe-go's policies are asked
-/// before and after each execution. Each method defaults to "nothing to do".
-trait Protection {
-    /// Admission, before the bucket's cost is taken: may another attempt (a retry, or a hedge)
-    /// follow? A refusal takes nothing.
-    fn allows_another(&self, now: Instant) -> Result<(), Stop> {
-        let _ = now;
-        Ok(())
-    }
-
-    /// Admission: the bucket paid for another attempt, which will run unless the call ends
-    /// first.
-    fn another_admitted(&self, now: Instant) {
-        let _ = now;
-    }
-
-    /// An attempt that held `ticket` ended, a success (`failure` is `None`) or a failure of a
-    /// class; `first`: the call's first attempt to end. A change of the protection's state
-    /// that the booking made is returned, for the caller to report.
-    fn book(
-        &self,
-        now: Instant,
-        ticket: Ticket,
-        first: bool,
-        failure: Option<ErrorClass>,
-    ) -> Option<Change>;
-}
-
-/// The built-in protections beside the bucket, listed once, in the order a call meets them:
-/// `$each` runs once for each one the call has.
-macro_rules! each {
-    ($breaker:expr, $budget:expr, $limiter:expr, |$p:ident| $each:expr) => {{
-        if let Some($p) = $breaker {
-            $each
-        }
-        if let Some($p) = $budget {
-            $each
-        }
-        if let Some($p) = $limiter {
-            $each
-        }
-    }};
-}
-
-/// Whether the breaker and the budget allow another attempt now; out of line, and given them
-/// rather than the chain, so that a call with neither only tests for them.
-#[cold]
-#[inline(never)]
-fn others_allow(
-    breaker: Option<&CircuitBreaker>,
-    budget: Option<&RetryBudget>,
-) -> Result<Instant, Stop> {
-    let now = Instant::now();
-    each!(breaker, budget, None::<&RateLimiter>, |p| p
-        .allows_another(now)?);
-    Ok(now)
-}
-
 impl Chain {
+    /// The list of a function called `function`: its own bucket (whose retries cost `costs`)
+    /// and its own limiter, which does not pace sends (`behavior` says which send costs it
+    /// would charge).
+    pub(crate) fn new(
+        function: &'static str,
+        partition: Option<&'static str>,
+        costs: Costs,
+        behavior: Behavior,
+    ) -> Chain {
+        let mut list = core::array::from_fn(|_| Entry::Empty);
+        list[BUCKET] = Entry::OwnBucket;
+        list[GUARDS] = Entry::Limiter {
+            shared: None,
+            paces: false,
+        };
+        Chain {
+            own_bucket: TokenBucket::standard(),
+            list,
+            len: GUARDS as u8 + 1,
+            first: BUCKET as u8,
+            bucket_alone: true,
+            gate_first: GUARDS as u8,
+            own_limiter: RateLimiter::adaptive(),
+            costs,
+            behavior,
+            function,
+            partition,
+        }
+    }
+
+    /// The entry at `place` (one of [`BREAKER`], [`BUDGET`], [`BUCKET`]).
+    pub(crate) fn with(mut self, place: usize, entry: Entry) -> Chain {
+        self.list[place] = entry;
+        self.first = self
+            .list
+            .iter()
+            .position(|e| !matches!(e, Entry::Empty))
+            .unwrap_or(BUCKET) as u8;
+        self.bucket_alone = self.alone();
+        self.gate_first = if matches!(self.list[BREAKER], Entry::Empty) {
+            GUARDS as u8
+        } else {
+            BREAKER as u8
+        };
+        self
+    }
+
+    /// The user's guards at their places, in order; the limiter's place follows them.
+    pub(crate) fn with_guards(mut self, guards: &Guards) -> Chain {
+        let limiter = core::mem::replace(&mut self.list[self.len as usize - 1], Entry::Empty);
+        let mut place = GUARDS;
+        for guard in guards.held() {
+            self.list[place] = Entry::Guard(guard.clone());
+            place += 1;
+        }
+        self.list[place] = limiter;
+        self.len = place as u8 + 1;
+        self.bucket_alone = self.alone();
+        self
+    }
+
+    /// Whether admission asks the bucket alone.
+    fn alone(&self) -> bool {
+        usize::from(self.first) == BUCKET && usize::from(self.len) == GUARDS + 1
+    }
+
+    /// The rate limiter at its place: a shared one (`None`: the function's own), pacing sends
+    /// (adaptive mode) or not.
+    pub(crate) fn with_limiter(
+        mut self,
+        shared: Option<&'static RateLimiter>,
+        paces: bool,
+    ) -> Chain {
+        self.list[self.len as usize - 1] = Entry::Limiter { shared, paces };
+        self
+    }
+
+    /// The entries in use, at their places.
+    fn entries(&self) -> &[Entry] {
+        &self.list[..usize::from(self.len)]
+    }
+
     /// The bucket the function draws from.
+    #[inline]
     pub(crate) fn bucket(&self) -> &TokenBucket {
-        match self.bucket {
-            Some(b) => b,
-            None => &self.own_bucket,
+        match self.list[BUCKET] {
+            Entry::Bucket(b) => b,
+            _ => &self.own_bucket,
+        }
+    }
+
+    /// The rate limiter at its place, and whether it paces sends.
+    fn limiter_entry(&self) -> (&RateLimiter, bool) {
+        match self.entries().last() {
+            Some(Entry::Limiter {
+                shared: Some(l),
+                paces,
+            }) => (l, *paces),
+            Some(Entry::Limiter { paces, .. }) => (&self.own_limiter, *paces),
+            _ => (&self.own_limiter, false),
         }
     }
 
     /// The rate limiter the function paces its sends with in adaptive mode.
     pub(crate) fn limiter(&self) -> &RateLimiter {
-        match self.limiter {
-            Some(l) => l,
-            None => &self.own_limiter,
-        }
+        self.limiter_entry().0
     }
 
     /// The limiter, in adaptive mode only.
-    fn pacing(&self) -> Option<&RateLimiter> {
-        self.adaptive.then(|| self.limiter())
+    pub(crate) fn pacing(&self) -> Option<&RateLimiter> {
+        let (limiter, paces) = self.limiter_entry();
+        paces.then_some(limiter)
+    }
+
+    /// The user's guard at `i` of them.
+    fn guard(&self, i: u8) -> Option<&dyn Guard> {
+        match self.list.get(GUARDS + usize::from(i)) {
+            Some(Entry::Guard(g)) => Some(&**g),
+            _ => None,
+        }
     }
 
     /// Admission of another attempt (a retry of attempt `number - 1`, or a hedge) after a
-    /// failure of `class`: the breaker and the budget, then the bucket's cost, which is taken
-    /// only when they allow it; then the user's guards. On `Go` and `Wait` the ticket holds
-    /// what the attempt took.
+    /// failure of `class`: along the list from its first entry (the breaker and the budget,
+    /// then the bucket's cost, which is taken only when they allow it; then the user's
+    /// guards). On `Go` and `Wait` the ticket holds what the attempt took.
     #[inline(always)]
     pub(crate) fn another(
         &self,
@@ -265,33 +402,25 @@ impl Chain {
         ticket: &mut Ticket,
         draw: &dyn Fn() -> f64,
     ) -> Step {
-        let now = if self.needs_clock() {
-            match others_allow(self.breaker.as_deref(), self.budget.as_deref()) {
-                Ok(now) => Some(now),
-                Err(refusal) => return Step::Refused(refusal),
-            }
-        } else {
-            None
-        };
-        let cost = self.costs.of(class);
-        if !self.bucket().try_take_now(cost) {
-            return if self.bucket().waits_when_empty() {
-                self.refill(cost)
-            } else {
-                Step::Refused(Stop::BucketEmpty)
+        // A list whose admission is the bucket's alone (no breaker, budget or guard) is
+        // answered by that one entry, without walking the list.
+        if self.bucket_alone {
+            return match self.pay(self.bucket(), class, kind, number, ticket) {
+                Ok(()) => Step::Go,
+                Err(asked) => self.step(asked, ticket, draw),
             };
         }
-        self.admitted(now);
-        *ticket = Ticket::paid(cost, kind, number, class);
-        if self.guards.is_empty() {
-            Step::Go
-        } else {
-            self.ask_guards(ticket, draw)
-        }
+        let point = Point::Another {
+            class,
+            kind,
+            number,
+        };
+        let asked = self.ask(point, usize::from(self.first), ticket, draw, &mut |_| {});
+        self.step(asked, ticket, draw)
     }
 
-    /// Admission again, after a [`Step::Wait`]: the bucket's refill (the breaker and the budget
-    /// allowed it before), or the guards that have not admitted it yet.
+    /// Admission again, after a [`Step::Wait`]: from the bucket (its refill; the breaker and
+    /// the budget allowed it before), or from the guards that have not admitted it yet.
     pub(crate) fn another_again(
         &self,
         resume: Resume,
@@ -301,63 +430,40 @@ impl Chain {
         ticket: &mut Ticket,
         draw: &dyn Fn() -> f64,
     ) -> Step {
-        match resume {
-            Resume::Guards | Resume::Line => self.ask_guards(ticket, draw),
-            Resume::Refill => {
-                let cost = self.costs.of(class);
-                if !self.bucket().try_take_now(cost) {
-                    return self.refill(cost);
-                }
-                self.admitted(self.needs_clock().then(Instant::now));
-                *ticket = Ticket::paid(cost, kind, number, class);
-                self.ask_guards(ticket, draw)
-            }
-        }
+        let from = match resume {
+            Resume::Refill => BUCKET,
+            Resume::Guards | Resume::Line => GUARDS,
+        };
+        let point = Point::Another {
+            class,
+            kind,
+            number,
+        };
+        let asked = self.ask(point, from, ticket, draw, &mut |_| {});
+        self.step(asked, ticket, draw)
     }
 
-    /// How long until the bucket covers `cost`.
-    fn refill(&self, cost: u32) -> Step {
-        match self.bucket().time_until(cost, Instant::now()) {
-            Some(wait) => Step::Wait(wait, Resume::Refill),
-            None => Step::Refused(Stop::NeverRefilled),
-        }
-    }
-
-    /// The user's guards that have not admitted the attempt `ticket` is for.
-    fn ask_guards(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) -> Step {
-        if !self.pending(ticket) {
-            return Step::Go;
-        }
-        match self.ask(ticket, draw) {
-            Answer::Go(_) => Step::Go,
+    /// What admission answers for what the list answered.
+    #[inline(always)]
+    fn step(&self, asked: Asked, ticket: &mut Ticket, draw: &dyn Fn() -> f64) -> Step {
+        match asked {
+            Asked::Go => Step::Go,
+            Asked::Refill(wait) => Step::Wait(wait, Resume::Refill),
             // A wait in line is counted when it ends, as it may end early.
-            Answer::Wait {
-                delay, line: true, ..
-            } => Step::Wait(delay, Resume::Line),
-            Answer::Wait { delay, .. } => {
+            Asked::Wait { delay, line: true } => Step::Wait(delay, Resume::Line),
+            Asked::Wait { delay, .. } => {
                 ticket.waited(delay);
                 Step::Wait(delay, Resume::Guards)
             }
-            Answer::Refused(by) => {
-                self.release(ticket, draw);
-                Step::Refused(Stop::Guard(by))
+            Asked::Refused(stop) => {
+                if let Stop::Guard(_) = stop {
+                    self.release(ticket, draw);
+                }
+                Step::Refused(stop)
             }
+            // Admission does not ask the limiter.
+            Asked::Pace(_) | Asked::Late => Step::Go,
         }
-    }
-
-    fn admitted(&self, now: Option<Instant>) {
-        if let Some(now) = now {
-            each!(
-                self.breaker.as_deref(),
-                self.budget.as_deref(),
-                None::<&RateLimiter>,
-                |p| p.another_admitted(now)
-            );
-        }
-    }
-
-    fn needs_clock(&self) -> bool {
-        self.breaker.is_some() || self.budget.is_some()
     }
 
     /// The gate, for the attempt `ticket` is for, from `from`: the breaker's leave (once per
@@ -368,90 +474,189 @@ impl Chain {
         ticket: &mut Ticket,
         from: Stage,
         look: &Look<'_>,
-        changed: impl FnOnce(Change),
+        mut changed: impl FnMut(Change),
     ) -> Gate {
-        let gate = self.look(ticket, from, look, changed);
+        let from = match from {
+            Stage::Start => usize::from(self.gate_first),
+            Stage::Guards => GUARDS,
+            Stage::Limiter => usize::from(self.len) - 1,
+        };
+        let gate = match self.ask(Point::Gate(look), from, ticket, look.draw, &mut changed) {
+            Asked::Go => Gate::Go,
+            Asked::Pace(wait) => Gate::Wait(wait),
+            Asked::Late => Gate::Late,
+            // A wait in line lasts as long as the deadline allows, and is counted when it
+            // ends, as it may end early.
+            Asked::Wait { delay, line: true } => match look.deadline {
+                None => Gate::Line(delay),
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => Gate::Line(delay.min(left)),
+                    _ => Gate::Late,
+                },
+            },
+            Asked::Wait { delay, .. } => {
+                if look
+                    .deadline
+                    .is_some_and(|d| crate::runtime::reaches(d, Instant::now(), delay))
+                {
+                    return Gate::Late;
+                }
+                ticket.waited(delay);
+                Gate::Wait(delay)
+            }
+            Asked::Refused(stop @ Stop::CircuitOpen(_)) => Gate::Refused(stop, Stage::Guards),
+            Asked::Refused(stop) => Gate::Refused(stop, Stage::Limiter),
+            // The gate does not ask the bucket.
+            Asked::Refill(_) => Gate::Go,
+        };
         if let Gate::Go = gate {
             ticket.sent();
         }
         gate
     }
 
-    /// [`gate`](Self::gate)'s questions, before the attempt that passes them is sent.
-    fn look(
+    /// The list asked `point` about the attempt `ticket` is for, from the place `from` on, each
+    /// entry in turn until one does not let it go. Admission stops before the limiter's place.
+    #[inline(always)]
+    fn ask(
         &self,
+        point: Point<'_, '_>,
+        from: usize,
         ticket: &mut Ticket,
-        from: Stage,
-        look: &Look<'_>,
-        changed: impl FnOnce(Change),
-    ) -> Gate {
-        if let Some(breaker) = self.breaker.as_deref()
-            && from <= Stage::Start
-            && ticket.pass == Pass::None
-        {
-            let (leave, change) = breaker.admit(Instant::now());
-            if let Some(change) = change {
-                changed(change);
-            }
-            match leave {
-                Leave::Go(pass) => ticket.pass = pass,
-                Leave::Refused(retry_in) => {
-                    return Gate::Refused(Stop::CircuitOpen(retry_in), Stage::Guards);
+        draw: &dyn Fn() -> f64,
+        changed: &mut dyn FnMut(Change),
+    ) -> Asked {
+        let end = match point {
+            Point::Another { .. } => usize::from(self.len) - 1,
+            Point::Gate(_) => usize::from(self.len),
+        };
+        // The clock, read once when an entry first needs it.
+        let mut now = None;
+        let mut clock = || *now.get_or_insert_with(Instant::now);
+        // The guards' context, made when the first guard not asked yet is asked.
+        let mut cx = None;
+        let mut place = from;
+        while place < end {
+            let entry = &self.list[place];
+            match (entry, point) {
+                (Entry::Breaker(b), Point::Another { .. }) if b.refuses(clock()) => {
+                    return Asked::Refused(Stop::CircuitOpen(Duration::ZERO));
                 }
-            }
-        }
-        if from <= Stage::Guards && self.pending(ticket) {
-            let kind = if look.number <= 1 {
-                AttemptKind::First
-            } else {
-                AttemptKind::Retry
-            };
-            begin(ticket, kind, look.number);
-            match self.ask(ticket, look.draw) {
-                Answer::Go(_) => {}
-                // A wait in line lasts as long as the deadline allows, and is counted when it
-                // ends, as it may end early.
-                Answer::Wait {
-                    delay, line: true, ..
-                } => {
-                    return match look.deadline {
-                        None => Gate::Line(delay),
-                        Some(d) => match d.checked_duration_since(Instant::now()) {
-                            Some(left) if !left.is_zero() => Gate::Line(delay.min(left)),
-                            _ => Gate::Late,
-                        },
+                (Entry::Breaker(b), Point::Gate(_)) if ticket.pass == Pass::None => {
+                    let (leave, change) = b.admit(Instant::now());
+                    if let Some(change) = change {
+                        changed(change);
+                    }
+                    match leave {
+                        Leave::Go(pass) => ticket.pass = pass,
+                        Leave::Refused(retry_in) => {
+                            return Asked::Refused(Stop::CircuitOpen(retry_in));
+                        }
+                    }
+                }
+                (Entry::Budget(b), Point::Another { .. }) if !b.room(clock()) => {
+                    return Asked::Refused(Stop::BudgetExhausted);
+                }
+                (
+                    entry @ (Entry::OwnBucket | Entry::Bucket(_)),
+                    Point::Another {
+                        class,
+                        kind,
+                        number,
+                    },
+                ) => {
+                    let bucket = match entry {
+                        Entry::Bucket(b) => b,
+                        _ => &self.own_bucket,
+                    };
+                    if let Err(asked) = self.pay(bucket, class, kind, number, ticket) {
+                        return asked;
+                    }
+                    // The budget before the bucket counts the retry it allowed.
+                    if let Entry::Budget(budget) = &self.list[BUDGET] {
+                        budget.count_retry(clock());
+                    }
+                }
+                (Entry::Guard(guard), point) => {
+                    let i = (place - GUARDS) as u8;
+                    if i >= ticket.guards {
+                        let cx = cx.get_or_insert_with(|| {
+                            if let Point::Gate(look) = point {
+                                let kind = if look.number <= 1 {
+                                    AttemptKind::First
+                                } else {
+                                    AttemptKind::Retry
+                                };
+                                begin(ticket, kind, look.number);
+                            }
+                            self.context(ticket, Stamp::NONE, draw)
+                        });
+                        match guard.admit(cx) {
+                            Admit::Go => ticket.guards += 1,
+                            Admit::Wait(delay) => {
+                                return Asked::Wait {
+                                    delay: delay.max(Duration::from_millis(1)),
+                                    line: guard.line().is_some(),
+                                };
+                            }
+                            Admit::Refuse => {
+                                let admitted = std::mem::take(&mut ticket.guards);
+                                self.settle_guards(admitted, cx, GuardOutcome::Cancelled);
+                                return Asked::Refused(Stop::Guard(guard.name()));
+                            }
+                        }
+                    }
+                }
+                (Entry::Limiter { shared, paces }, Point::Gate(look)) => {
+                    let limiter = shared.unwrap_or(&self.own_limiter);
+                    return match paces {
+                        true if limiter.is_enabled() => self.send_token(limiter, ticket, look),
+                        // Before the first throttling response: no token to take, no clock to
+                        // read.
+                        _ => {
+                            if look.keeps_place {
+                                ticket.lost = false;
+                            }
+                            Asked::Go
+                        }
                     };
                 }
-                Answer::Wait { delay, .. } => {
-                    if look
-                        .deadline
-                        .is_some_and(|d| crate::runtime::reaches(d, Instant::now(), delay))
-                    {
-                        return Gate::Late;
-                    }
-                    ticket.waited(delay);
-                    return Gate::Wait(delay);
-                }
-                Answer::Refused(by) => {
-                    return Gate::Refused(Stop::Guard(by), Stage::Limiter);
-                }
+                _ => {}
             }
+            place += 1;
         }
-        match self.pacing() {
-            Some(limiter) if limiter.is_enabled() => self.send_token(limiter, ticket, look),
-            // Before the first throttling response: no token to take, no clock to read.
-            _ => {
-                if look.keeps_place {
-                    ticket.lost = false;
+        Asked::Go
+    }
+
+    /// The bucket's entry at admission: the retry's cost taken from `bucket` (the ticket then
+    /// holds it), or why not.
+    #[inline(always)]
+    fn pay(
+        &self,
+        bucket: &TokenBucket,
+        class: ErrorClass,
+        kind: AttemptKind,
+        number: u32,
+        ticket: &mut Ticket,
+    ) -> Result<(), Asked> {
+        let cost = self.costs.of(class);
+        if !bucket.try_take_now(cost) {
+            return Err(if bucket.waits_when_empty() {
+                match bucket.time_until(cost, Instant::now()) {
+                    Some(wait) => Asked::Refill(wait),
+                    None => Asked::Refused(Stop::NeverRefilled),
                 }
-                Gate::Go
-            }
+            } else {
+                Asked::Refused(Stop::BucketEmpty)
+            });
         }
+        *ticket = Ticket::paid(cost, kind, number, class);
+        Ok(())
     }
 
     /// One look at the rate limiter (enabled) for the attempt's send token. Instant retries
     /// wait for nothing, send tokens included.
-    fn send_token(&self, limiter: &RateLimiter, ticket: &mut Ticket, look: &Look<'_>) -> Gate {
+    fn send_token(&self, limiter: &RateLimiter, ticket: &mut Ticket, look: &Look<'_>) -> Asked {
         let now = Instant::now();
         let cost = send_cost(look.number, look.after_throttle, self.behavior);
         let answer = if look.skips_waits {
@@ -461,15 +666,15 @@ impl Chain {
             let lost = look.keeps_place && ticket.lost;
             limiter.try_send(cost, now, look.deadline, lost, look.draw)
         };
-        let (gate, lost) = match answer {
-            Ok(None) => (Gate::Go, false),
-            Ok(Some(wait)) => (Gate::Wait(wait), true),
-            Err(()) => (Gate::Late, false),
+        let (asked, lost) = match answer {
+            Ok(None) => (Asked::Go, false),
+            Ok(Some(wait)) => (Asked::Pace(wait), true),
+            Err(()) => (Asked::Late, false),
         };
         if look.keeps_place {
             ticket.lost = lost;
         }
-        gate
+        asked
     }
 
     /// A first attempt (or a polling repeat, which cost nothing) succeeded: the bucket's
@@ -491,9 +696,9 @@ impl Chain {
     }
 
     /// The attempt holding `ticket` ended, a success (`failure` is `None`) or a failure of a
-    /// class (`first`: the call's first attempt to end): the breaker, the budget and the
-    /// limiter count it, and the guards that admitted it are settled. Changes of the breaker's
-    /// state go to `changed`.
+    /// class (`first`: the call's first attempt to end): along the list, the breaker, the
+    /// budget and the limiter count it, and the guards that admitted it are settled. Changes
+    /// of the breaker's state go to `changed`.
     pub(crate) fn ended(
         &self,
         mut ticket: Ticket,
@@ -502,25 +707,48 @@ impl Chain {
         draw: &dyn Fn() -> f64,
         mut changed: impl FnMut(Change),
     ) {
-        let limiter = self.pacing();
-        if self.breaker.is_some() || self.budget.is_some() || limiter.is_some() {
-            let now = Instant::now();
-            each!(
-                self.breaker.as_deref(),
-                self.budget.as_deref(),
-                limiter,
-                |p| {
-                    if let Some(change) = p.book(now, ticket, first, failure) {
-                        changed(change);
-                    }
-                }
-            );
-        }
+        let mut now = None;
+        let mut clock = || *now.get_or_insert_with(Instant::now);
+        let admitted = std::mem::take(&mut ticket.guards);
         let outcome = match failure {
             Some(class) => GuardOutcome::Failure(class),
             None => GuardOutcome::Success,
         };
-        self.settle(&mut ticket, outcome, draw);
+        let mut cx = None;
+        // The first place that books an end: the breaker's or the budget's, else the guards'.
+        let from = match usize::from(self.first) {
+            BUCKET => GUARDS,
+            first => first,
+        };
+        for (place, entry) in self.entries().iter().enumerate().skip(from) {
+            match entry {
+                Entry::Breaker(b) => {
+                    let failed = breaker::counts_as_failure(failure);
+                    if let Some(change) = b.record(clock(), ticket.pass, failed) {
+                        changed(change);
+                    }
+                }
+                Entry::Budget(b) => {
+                    let now = clock();
+                    if first {
+                        b.on_request(now);
+                    }
+                    b.on_outcome(failure);
+                }
+                Entry::Guard(g) if place - GUARDS < usize::from(admitted) => {
+                    let cx = cx.get_or_insert_with(|| self.context(&ticket, ticket.started, draw));
+                    g.settle(cx, outcome);
+                }
+                Entry::Limiter {
+                    shared,
+                    paces: true,
+                } => {
+                    let limiter = shared.unwrap_or(&self.own_limiter);
+                    limiter.record(clock(), failure == Some(ErrorClass::Throttling));
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Gives back what `ticket` holds for an attempt that will not run: its cost, and the
@@ -530,13 +758,33 @@ impl Chain {
         if cost > 0 {
             self.bucket().deposit(cost);
         }
-        self.settle(ticket, GuardOutcome::Cancelled, draw);
+        self.cancel(ticket, draw);
     }
 
     /// The attempt holding `ticket` lost (a hedged call ended without it): its cost stays out,
     /// the guards that admitted it are told it was cancelled.
     pub(crate) fn lost(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) {
-        self.settle(ticket, GuardOutcome::Cancelled, draw);
+        self.cancel(ticket, draw);
+    }
+
+    /// Tells the guards that admitted the attempt `ticket` is for that it was cancelled; the
+    /// ticket then holds none of them.
+    fn cancel(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) {
+        let admitted = std::mem::take(&mut ticket.guards);
+        if admitted == 0 {
+            return;
+        }
+        let cx = self.context(ticket, ticket.started, draw);
+        self.settle_guards(admitted, &cx, GuardOutcome::Cancelled);
+    }
+
+    /// Tells the first `admitted` guards how the attempt `cx` describes ended.
+    fn settle_guards(&self, admitted: u8, cx: &GuardContext<'_>, outcome: GuardOutcome) {
+        for i in 0..admitted {
+            if let Some(guard) = self.guard(i) {
+                guard.settle(cx, outcome);
+            }
+        }
     }
 
     /// Joins the line of the first guard that has not admitted the attempt `ticket` is for,
@@ -548,7 +796,7 @@ impl Chain {
         waker: &Waker,
         draw: &dyn Fn() -> f64,
     ) -> Option<Joined> {
-        let guard = self.guards.at(ticket.guards)?;
+        let guard = self.guard(ticket.guards)?;
         let line = guard.line()?;
         let cx = self.context(ticket, Stamp::NONE, draw);
         let mut answer = Admit::Refuse;
@@ -570,8 +818,7 @@ impl Chain {
     /// then holds it); otherwise `waker` is the one to wake.
     pub(crate) fn granted(&self, ticket: &mut Ticket, id: u64, waker: &Waker) -> bool {
         let granted = self
-            .guards
-            .at(ticket.guards)
+            .guard(ticket.guards)
             .and_then(|g| g.line())
             .is_some_and(|line| line.granted(id, waker));
         if granted {
@@ -584,43 +831,12 @@ impl Chain {
     /// meanwhile is held (and settled with the attempt).
     pub(crate) fn leave(&self, ticket: &mut Ticket, id: u64) {
         let held = self
-            .guards
-            .at(ticket.guards)
+            .guard(ticket.guards)
             .and_then(|g| g.line())
             .is_some_and(|line| line.leave(id));
         if held {
             ticket.guards += 1;
         }
-    }
-
-    /// Whether the user's guards still have to be asked about the attempt `ticket` is for.
-    fn pending(&self, ticket: &Ticket) -> bool {
-        ticket.guards < self.guards.len()
-    }
-
-    /// Asks the guards that have not admitted the attempt `ticket` is for, in order, and keeps
-    /// in the ticket how many admitted it. On a refusal the ticket holds no admission (the ones
-    /// before were settled as cancelled).
-    fn ask(&self, ticket: &mut Ticket, draw: &dyn Fn() -> f64) -> Answer {
-        let cx = self.context(ticket, Stamp::NONE, draw);
-        let answer = self.guards.admit(ticket.guards, &cx);
-        ticket.guards = match answer {
-            Answer::Go(n) => n,
-            Answer::Wait { admitted, .. } => admitted,
-            Answer::Refused(_) => 0,
-        };
-        answer
-    }
-
-    /// Tells the guards that admitted the attempt `ticket` is for how it ended; the ticket then
-    /// holds none of them.
-    fn settle(&self, ticket: &mut Ticket, outcome: GuardOutcome, draw: &dyn Fn() -> f64) {
-        let admitted = std::mem::take(&mut ticket.guards);
-        if admitted == 0 {
-            return;
-        }
-        let cx = self.context(ticket, ticket.started, draw);
-        self.guards.settle(admitted, &cx, outcome);
     }
 
     /// What the guards are told of the attempt `ticket` is for, sent at `sent` (none in
@@ -655,67 +871,6 @@ fn begin(ticket: &mut Ticket, kind: AttemptKind, number: u32) {
             AttemptKind::Retry => Of::Repeat,
         };
         ticket.number = number;
-    }
-}
-
-impl Protection for CircuitBreaker {
-    fn allows_another(&self, now: Instant) -> Result<(), Stop> {
-        if self.refuses(now) {
-            Err(Stop::CircuitOpen(Duration::ZERO))
-        } else {
-            Ok(())
-        }
-    }
-
-    fn book(
-        &self,
-        now: Instant,
-        ticket: Ticket,
-        _: bool,
-        failure: Option<ErrorClass>,
-    ) -> Option<Change> {
-        self.record(now, ticket.pass, breaker::counts_as_failure(failure))
-    }
-}
-
-impl Protection for RetryBudget {
-    fn allows_another(&self, now: Instant) -> Result<(), Stop> {
-        if self.room(now) {
-            Ok(())
-        } else {
-            Err(Stop::BudgetExhausted)
-        }
-    }
-
-    fn another_admitted(&self, now: Instant) {
-        self.count_retry(now);
-    }
-
-    fn book(
-        &self,
-        now: Instant,
-        _: Ticket,
-        first: bool,
-        failure: Option<ErrorClass>,
-    ) -> Option<Change> {
-        if first {
-            self.on_request(now);
-        }
-        self.on_outcome(failure);
-        None
-    }
-}
-
-impl Protection for RateLimiter {
-    fn book(
-        &self,
-        now: Instant,
-        _: Ticket,
-        _: bool,
-        failure: Option<ErrorClass>,
-    ) -> Option<Change> {
-        self.record(now, failure == Some(ErrorClass::Throttling));
-        None
     }
 }
 
@@ -765,21 +920,8 @@ mod tests {
     }
 
     fn chain(guards: Guards) -> Chain {
-        let own_bucket = TokenBucket::standard();
-        Chain {
-            costs: own_bucket.costs(),
-            own_bucket,
-            bucket: None,
-            breaker: None,
-            budget: None,
-            limiter: None,
-            own_limiter: RateLimiter::adaptive(),
-            adaptive: false,
-            guards,
-            behavior: Behavior::Classic,
-            function: "f",
-            partition: None,
-        }
+        let costs = TokenBucket::standard().costs();
+        Chain::new("f", None, costs, Behavior::Classic).with_guards(&guards)
     }
 
     fn half() -> f64 {
@@ -800,9 +942,8 @@ mod tests {
 
     #[test]
     fn a_budget_without_room_refuses_before_the_bucket_takes_its_cost() {
-        static BUDGET: RetryBudget = RetryBudget::ratio(0.0).with_floor_per_sec(0);
-        let mut c = chain(Guards::NONE);
-        c.budget = Some(Held::Static(&BUDGET));
+        static EMPTY: RetryBudget = RetryBudget::ratio(0.0).with_floor_per_sec(0);
+        let c = chain(Guards::NONE).with(BUDGET, Entry::Budget(Held::Static(&EMPTY)));
         let bucket = c.bucket();
         let mut ticket = Ticket::NONE;
         let step = c.another(
@@ -897,6 +1038,58 @@ mod tests {
         let gate = c.gate(&mut ticket, Stage::Limiter, &look, |_| {});
         assert!(matches!(gate, Gate::Go));
         assert_eq!(REFUSES.asked.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn a_refusal_cancels_the_guards_before_it_and_asks_none_after() {
+        static BEFORE: Scripted = Scripted::new(Admit::Go, Admit::Go);
+        static REFUSES: Scripted = Scripted::new(Admit::Refuse, Admit::Go);
+        static AFTER: Scripted = Scripted::new(Admit::Go, Admit::Go);
+        let c = chain(Guards::NONE.with(&BEFORE).with(&REFUSES).with(&AFTER));
+        let mut ticket = Ticket::NONE;
+        let gate = c.gate(&mut ticket, Stage::Start, &first_attempt(None), |_| {});
+        assert!(matches!(gate, Gate::Refused(Stop::Guard("scripted"), _)));
+        assert_eq!(BEFORE.cancelled.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            REFUSES.settled.load(Ordering::Relaxed),
+            0,
+            "it admitted nothing"
+        );
+        assert_eq!(
+            AFTER.asked.load(Ordering::Relaxed),
+            0,
+            "not asked after a refusal"
+        );
+        assert!(!ticket.holds());
+    }
+
+    #[test]
+    fn a_wait_is_at_least_a_millisecond() {
+        static WAITS: Scripted = Scripted::new(Admit::Wait(Duration::ZERO), Admit::Go);
+        let c = chain(Guards::NONE.with(&WAITS));
+        let mut ticket = Ticket::NONE;
+        let gate = c.gate(&mut ticket, Stage::Start, &first_attempt(None), |_| {});
+        assert!(matches!(gate, Gate::Wait(d) if d == Duration::from_millis(1)));
+    }
+
+    #[test]
+    fn the_keys_name_entries_at_fixed_places_and_the_limiter_follows_the_guards() {
+        static GUARD: Scripted = Scripted::new(Admit::Go, Admit::Go);
+        static HALF: RetryBudget = RetryBudget::ratio(0.5);
+        let c = chain(Guards::NONE.with(&GUARD).with(&GUARD))
+            .with(BUDGET, Entry::Budget(Held::Static(&HALF)));
+        assert!(matches!(c.list[BREAKER], Entry::Empty));
+        assert!(matches!(c.list[BUDGET], Entry::Budget(_)));
+        assert!(matches!(c.list[BUCKET], Entry::OwnBucket));
+        assert!(matches!(c.list[GUARDS], Entry::Guard(_)));
+        assert!(matches!(c.list[GUARDS + 1], Entry::Guard(_)));
+        assert!(matches!(
+            c.list[GUARDS + 2],
+            Entry::Limiter { paces: false, .. }
+        ));
+        assert_eq!(c.entries().len(), GUARDS + 3);
+        assert_eq!(usize::from(c.first), BUDGET);
+        assert!(c.pacing().is_none());
     }
 
     #[test]

@@ -531,11 +531,6 @@ impl Guards {
         self
     }
 
-    /// How many guards there are.
-    pub(crate) fn len(&self) -> u8 {
-        self.len
-    }
-
     /// Whether there are none.
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
@@ -554,45 +549,9 @@ impl Guards {
             .map(|g| &**g)
     }
 
-    /// The guard at `i`.
-    pub(crate) fn at(&self, i: u8) -> Option<&dyn Guard> {
-        self.list.get(i as usize)?.as_deref()
-    }
-
-    /// Asks the guards from `from` on (those before it admitted the attempt already, and hold
-    /// it) about the attempt `cx` describes. `Admitted(n)`: the first `n` admitted it (all of
-    /// them, for [`Answer::Go`]). On a refusal, the guards that admitted the attempt are
-    /// settled with [`GuardOutcome::Cancelled`] before this returns.
-    pub(crate) fn admit(&self, from: u8, cx: &GuardContext<'_>) -> Answer {
-        let mut i = from;
-        while let Some(guard) = self.at(i) {
-            match guard.admit(cx) {
-                Admit::Go => i += 1,
-                Admit::Wait(delay) => {
-                    let delay = delay.max(Duration::from_millis(1));
-                    let line = guard.line().is_some();
-                    return Answer::Wait {
-                        admitted: i,
-                        delay,
-                        line,
-                    };
-                }
-                Admit::Refuse => {
-                    self.settle(i, cx, GuardOutcome::Cancelled);
-                    return Answer::Refused(guard.name());
-                }
-            }
-        }
-        Answer::Go(i)
-    }
-
-    /// Tells the first `admitted` guards how the attempt `cx` describes ended.
-    pub(crate) fn settle(&self, admitted: u8, cx: &GuardContext<'_>, outcome: GuardOutcome) {
-        for i in 0..admitted {
-            if let Some(guard) = self.at(i) {
-                guard.settle(cx, outcome);
-            }
-        }
+    /// The guards as they are held, in order.
+    pub(crate) fn held(&self) -> impl Iterator<Item = &Held<dyn Guard>> + '_ {
+        self.list[..self.len as usize].iter().flatten()
     }
 
     /// The guards' names, in order.
@@ -607,124 +566,31 @@ impl fmt::Debug for Guards {
     }
 }
 
-/// What the guards answered for an attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Answer {
-    /// Every guard admitted it (this many).
-    Go(u8),
-    /// The first `admitted` admitted it; the next asks to be asked again after `delay`, or,
-    /// with `line`, to wait in its line for at most that long.
-    Wait {
-        admitted: u8,
-        delay: Duration,
-        line: bool,
-    },
-    /// The guard of this name refused it; those before it were settled as cancelled.
-    Refused(&'static str),
-}
-
 #[cfg(all(test, not(retry_loom)))]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
 
-    /// A guard that answers from a script and writes down what it was told.
+    /// A guard that admits every attempt.
     struct Scripted {
         name: &'static str,
-        answer: Mutex<Vec<Admit>>,
-        log: Mutex<Vec<String>>,
     }
 
     impl Scripted {
         const fn new(name: &'static str) -> Scripted {
-            Scripted {
-                name,
-                answer: Mutex::new(Vec::new()),
-                log: Mutex::new(Vec::new()),
-            }
-        }
-
-        fn answers(&self, a: Admit) {
-            self.answer.lock().unwrap().push(a);
-        }
-
-        fn log(&self) -> Vec<String> {
-            std::mem::take(&mut self.log.lock().unwrap())
+            Scripted { name }
         }
     }
 
     impl Guard for Scripted {
-        fn admit(&self, cx: &GuardContext<'_>) -> Admit {
-            self.log
-                .lock()
-                .unwrap()
-                .push(format!("admit {}", cx.number()));
-            self.answer.lock().unwrap().pop().unwrap_or(Admit::Go)
+        fn admit(&self, _: &GuardContext<'_>) -> Admit {
+            Admit::Go
         }
 
-        fn settle(&self, cx: &GuardContext<'_>, outcome: GuardOutcome) {
-            self.log
-                .lock()
-                .unwrap()
-                .push(format!("settle {} {outcome:?}", cx.number()));
-        }
+        fn settle(&self, _: &GuardContext<'_>, _: GuardOutcome) {}
 
         fn name(&self) -> &'static str {
             self.name
         }
-    }
-
-    #[test]
-    fn a_refusal_cancels_the_guards_before_it_and_asks_none_after() {
-        static A: Scripted = Scripted::new("a");
-        static B: Scripted = Scripted::new("b");
-        static C: Scripted = Scripted::new("c");
-        let guards = Guards::NONE.with(&A).with(&B).with(&C);
-        B.answers(Admit::Refuse);
-        let cx = GuardContext::new(AttemptKind::First, 1);
-        assert_eq!(guards.admit(0, &cx), Answer::Refused("b"));
-        assert_eq!(A.log(), ["admit 1", "settle 1 Cancelled"]);
-        assert_eq!(B.log(), ["admit 1"], "the refusing guard admitted nothing");
-        assert!(C.log().is_empty(), "a guard after a refusal is not asked");
-    }
-
-    #[test]
-    fn a_wait_keeps_the_admissions_before_it_and_asking_again_goes_on_from_it() {
-        static A: Scripted = Scripted::new("a");
-        static B: Scripted = Scripted::new("b");
-        let guards = Guards::NONE.with(&A).with(&B);
-        B.answers(Admit::Wait(Duration::from_millis(5)));
-        let cx = GuardContext::new(AttemptKind::Retry, 2);
-        assert_eq!(
-            guards.admit(0, &cx),
-            Answer::Wait {
-                admitted: 1,
-                delay: Duration::from_millis(5),
-                line: false,
-            }
-        );
-        assert_eq!(guards.admit(1, &cx), Answer::Go(2));
-        assert_eq!(A.log(), ["admit 2"], "asked once");
-        assert_eq!(B.log(), ["admit 2", "admit 2"]);
-        guards.settle(2, &cx, GuardOutcome::Success);
-        assert_eq!(A.log(), ["settle 2 Success"]);
-        assert_eq!(B.log(), ["settle 2 Success"]);
-    }
-
-    #[test]
-    fn a_wait_is_at_least_a_millisecond() {
-        static A: Scripted = Scripted::new("a");
-        let guards = Guards::NONE.with(&A);
-        A.answers(Admit::Wait(Duration::ZERO));
-        let cx = GuardContext::new(AttemptKind::First, 1);
-        assert_eq!(
-            guards.admit(0, &cx),
-            Answer::Wait {
-                admitted: 0,
-                delay: Duration::from_millis(1),
-                line: false,
-            }
-        );
     }
 
     #[test]
@@ -737,7 +603,7 @@ mod tests {
         assert!(!guards.overflowed());
         let guards = guards.with(&A);
         assert!(guards.overflowed());
-        assert_eq!(usize::from(guards.len()), MAX_GUARDS);
+        assert_eq!(guards.held().count(), MAX_GUARDS);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! user's guards (the public seam, [`guard`]) with three of them built in, and the named
 //! partitions that share them. Each is shared state built by `const fn`, so that it can live in
 //! a `static`, and changed lock-free (but for a refilling bucket's clock). A call meets them
-//! in one order, defined once in [`chain`].
+//! in one list, defined once in [`chain`].
 
 pub(crate) mod breaker;
 pub(crate) mod bucket;
