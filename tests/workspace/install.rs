@@ -27,7 +27,11 @@ fn installed() -> &'static PathBuf {
             "--root",
             prefix.to_str().expect("a UTF-8 path"),
         ]);
-        assert!(out.status.success(), "cargo install failed:\n{}", text(&out));
+        assert!(
+            out.status.success(),
+            "cargo install failed:\n{}",
+            text(&out)
+        );
         let bin = prefix
             .join("bin")
             .join(format!("retry-sim{}", std::env::consts::EXE_SUFFIX));
@@ -51,7 +55,10 @@ fn the_installed_command_runs_the_documented_samples() {
     assert!(help.status.success(), "{}", text(&help));
     let usage = String::from_utf8_lossy(&help.stdout);
     for word in ["what-if", "--check", "--json", "--policy", "callgraph"] {
-        assert!(usage.contains(word), "--help does not mention {word}:\n{usage}");
+        assert!(
+            usage.contains(word),
+            "--help does not mention {word}:\n{usage}"
+        );
     }
 
     // README's command, as written there.
