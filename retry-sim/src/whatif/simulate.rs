@@ -162,9 +162,10 @@ pub fn run(plan: &Plan, progress: Option<Arc<Progress>>) -> Outcome {
     sim::run(async move { simulate(plan, progress).await })
 }
 
-/// One process: the engine under a policy of keys, or a gRPC method's policy.
+/// One process: the engine under a policy of keys, or a gRPC method's policy. A client owns its
+/// site (its protections' state), a kilobyte and more, so it is boxed.
 enum Proc {
-    Keys { client: Client, hedged: bool },
+    Keys { client: Box<Client>, hedged: bool },
     Grpc(GrpcPolicy),
 }
 
@@ -184,7 +185,7 @@ impl Proc {
                 }
                 let timed = k.values.attempt_timeout.is_some() || k.values.deadline.is_some();
                 Proc::Keys {
-                    client: Client::of_site(site, k.breaker.is_some(), timed),
+                    client: Box::new(Client::of_site(site, k.breaker.is_some(), timed)),
                     hedged: k.values.hedge_after.is_some(),
                 }
             }
