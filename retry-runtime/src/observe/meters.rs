@@ -12,6 +12,7 @@
 //! | `retry.breaker.transitions` | counter | `function`, `partition`, `from`, `to` | circuit breaker transitions, counted for the function whose attempt made them |
 //! | `retry.bucket.tokens` | gauge | `function`, `partition` | the retry token bucket's level, after each retry's cost |
 //! | `retry.limiter.fill_rate` | gauge | `function`, `partition` | adaptive mode's allowed send rate (per second), after each retry |
+//! | `retry.guard.limit` | gauge | `guard`, `function`, `partition` | an `AdaptiveConcurrency`'s limit (attempts in flight), after each attempt it settles; labelled with the function and partition of the first call it settled |
 //! | `retry.call.attempts` | histogram | `function`, `partition`, `outcome` | attempts sent per call (`outcome`: `ok` or `error`; a call dropped before it ended is not counted) |
 //! | `retry.call.retry_delay` | histogram | `function`, `partition`, `outcome` | seconds a call slept between its attempts (backoffs, and waits for a protection's leave) |
 //! | `retry.call.duration` | histogram | `function`, `partition`, `outcome` | seconds from a call's start to its end |
@@ -46,6 +47,8 @@ pub const BREAKER_TRANSITIONS: &str = "retry.breaker.transitions";
 pub const BUCKET_TOKENS: &str = "retry.bucket.tokens";
 /// Adaptive mode's send rate.
 pub const FILL_RATE: &str = "retry.limiter.fill_rate";
+/// An adaptive concurrency limit.
+pub const GUARD_LIMIT: &str = "retry.guard.limit";
 /// Attempts sent per call.
 pub const CALL_ATTEMPTS: &str = "retry.call.attempts";
 /// Seconds slept between attempts per call.

@@ -1,0 +1,578 @@
+//! A concurrency limit that sizes itself: the attempts in flight are bounded by what their
+//! latency and failures show the server can take, with no size to configure.
+//!
+//! The limit follows the gradient of Netflix's concurrency-limits (`Gradient2Limit`,
+//! github.com/Netflix/concurrency-limits): the ratio of a baseline latency to the latency now,
+//! with a tolerance, scales the limit down when a queue builds at the server; a headroom of
+//! about the square root of the limit lets it grow while latency stays flat (as Envoy's
+//! adaptive concurrency filter does). Its changes are made per sample and scaled by the
+//! limit, as TCP Vegas makes its once per round trip: a limit of `L` changes by its gradient
+//! over about `L` samples, one window's worth, so a busy client and a quiet one move at the same
+//! pace per round trip. A run of failures (errors and throttling, most of the recent answers)
+//! cuts it as a loss cuts TCP's window (AIMD), down to one attempt in flight.
+
+use crate::classify::ErrorClass;
+use crate::protect::guard::{Admit, Guard, GuardContext, GuardOutcome};
+use crate::protect::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Fixed point of the limit: a 256th of an attempt.
+const ONE: u32 = 256;
+/// The limit a guard starts with, in attempts: room for a busy client's first burst before any
+/// latency has been seen (Netflix's `initialLimit` is 20; a client of 1,000 calls a second has
+/// some 50 attempts in flight, its retries' backoffs included).
+const INITIAL: u32 = 100;
+/// The largest limit, in attempts.
+pub(crate) const MAX: u32 = 10_000;
+/// The smallest limit latency can bring it to: a 16th of an attempt, that is an idle client's
+/// attempt admitted one time in 16 (a client whose every call alone overloads the server).
+const MIN: u32 = ONE / 16;
+/// The smallest limit failures bring it to: one attempt in flight (a client whose attempts all
+/// fail fast keeps one, so that the first success is seen).
+const MIN_ON_FAILURES: u32 = ONE;
+/// Latency is congestion past this ratio of the baseline (`Gradient2Limit`'s `rttTolerance`).
+const TOLERANCE: f64 = 1.5;
+/// A sample moves the short latency average by an 8th of its distance from it.
+const SHORT_SHIFT: u32 = 3;
+/// The baseline drifts up towards the short average by a 4096th of the distance per sample, so
+/// that a latency that rose for good (a farther server) becomes the new baseline.
+const DRIFT_SHIFT: u32 = 12;
+/// The failure ratio's average: a 16th per settled answer, in 65536ths.
+const FAIL_ONE: u32 = 1 << 16;
+const FAIL_SHIFT: u32 = 4;
+/// Failures are a signal once they are most of the recent answers.
+const FAIL_SIGNAL: u32 = FAIL_ONE / 2;
+/// Latencies are kept in nanoseconds from 1 µs (a clock that does not move still gives a
+/// sample) to an hour (`Duration::MAX` stays in range of the arithmetic).
+const FLOOR_NS: u64 = 1_000;
+const CEILING_NS: u64 = 3_600_000_000_000;
+
+/// An adaptive concurrency limit, a [`Guard`] shared by every function that names it
+/// (`guard = PATH`): at most [`limit`](Self::limit) attempts in flight, a limit it finds from
+/// the attempts' latency and failures, with no size to configure.
+///
+/// ```
+/// use retry_runtime::{AdaptiveConcurrency, retry};
+///
+/// static LIMIT: AdaptiveConcurrency = AdaptiveConcurrency::new();
+///
+/// #[retry(guard = LIMIT)]
+/// async fn fetch() -> Result<u32, std::io::Error> {
+///     Ok(7)
+/// }
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// assert_eq!(fetch().await.unwrap(), 7);
+/// assert!(LIMIT.limit() >= 1);
+/// assert_eq!(LIMIT.in_flight(), 0);
+/// # }
+/// ```
+///
+/// - Every attempt is counted while in flight, first attempts, retries (through their backoff
+///   sleep, as the engine admits a retry before it sleeps) and hedges alike; one that finds the
+///   limit reached is refused at once (a refused first attempt fails its call with
+///   `E::from(Refused)`, a refused retry ends the call with its last error).
+/// - Each answer is a sample: its latency ([`GuardContext::elapsed`]) moves a short average (an
+///   8th per sample), and the lowest short average seen, drifting slowly up, is the baseline
+///   (a latency that rose for good becomes the new baseline over some thousands of samples).
+///   The gradient is `1.5 x baseline / short average`, kept within [0.5, 1]: 1 while latency
+///   stays within half again its baseline, less as a queue builds at the server.
+/// - Under 1, the limit `L` shrinks by a share `(1 - gradient) / L` per sample, so by its
+///   gradient over a window of `L` samples, after first coming down to twice the attempts in
+///   flight (a limit a client does not reach is no evidence of room). At 1, it grows by
+///   `1 / sqrt(L)` per sample (about `sqrt(L)` per window; below 1, it doubles) while at least half of it is
+///   in use; a client that uses less keeps it.
+/// - A failure (a transient error, a timeout or throttling) when failures are most of the
+///   recent answers (their average over about 16 answers above a half) cuts the limit by a
+///   quarter of what is in flight, down to 1: a dependency that fails fast is not sent a
+///   storm, and 5 % of failures in normal operation change nothing. A timeout is also a
+///   latency sample. A cancelled attempt gives its place back and teaches nothing.
+/// - The limit is within [1/16, 10,000] attempts: below 1 (a client whose every call alone
+///   overloads the server), an attempt finding none in flight is admitted with the limit as
+///   its chance, so that the client keeps that share of an attempt in flight. Only latency
+///   takes it below 1; failures alone stop at 1. [`limit`](Self::limit) reports it rounded up,
+///   never 0.
+///
+/// The count and the limit are one atomic word, changed by compare-and-swap: an admission
+/// sees both together, two attempts racing for the last place take it once, and a settle
+/// never takes the count below 0. The latency averages are a word each, updated without a
+/// lock: two settles at once may lose one of their samples, never the count.
+#[derive(Debug)]
+pub struct AdaptiveConcurrency {
+    /// `attempts in flight << 32 | limit in 256ths of an attempt`.
+    word: AtomicU64,
+    /// The short average latency, in nanoseconds (0: none yet).
+    short: AtomicU64,
+    /// The baseline latency, in nanoseconds (0: none yet).
+    base: AtomicU64,
+    /// The average of failures over answers, in 65536ths.
+    failures: AtomicU32,
+    /// The gauge the limit is reported to, taken from the recorder at the first settle.
+    #[cfg(feature = "metrics")]
+    gauge: std::sync::OnceLock<metrics::Gauge>,
+}
+
+impl AdaptiveConcurrency {
+    /// A limit that starts at 100 attempts in flight and sizes itself from there.
+    #[must_use]
+    pub const fn new() -> AdaptiveConcurrency {
+        AdaptiveConcurrency {
+            word: AtomicU64::new(pack(0, INITIAL * ONE)),
+            short: AtomicU64::new(0),
+            base: AtomicU64::new(0),
+            failures: AtomicU32::new(0),
+            #[cfg(feature = "metrics")]
+            gauge: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The limit now, in attempts in flight, rounded up: at least 1, at most 10,000.
+    #[must_use]
+    pub fn limit(&self) -> u32 {
+        unpack(self.word.load(Ordering::Acquire)).1.div_ceil(ONE)
+    }
+
+    /// The attempts it admitted that have not been settled.
+    #[must_use]
+    pub fn in_flight(&self) -> u32 {
+        unpack(self.word.load(Ordering::Acquire)).0
+    }
+
+    /// The limit in 256ths of an attempt (within [16, 2,560,000]).
+    #[cfg(test)]
+    pub(crate) fn limit_fixed(&self) -> u32 {
+        unpack(self.word.load(Ordering::Acquire)).1
+    }
+
+    /// Takes a place for an attempt; `false` takes nothing. `chance` is asked for a draw only
+    /// when the limit is below one attempt and none is in flight.
+    fn take(&self, chance: impl FnOnce() -> f64) -> bool {
+        let mut word = self.word.load(Ordering::Acquire);
+        loop {
+            let (n, limit) = unpack(word);
+            let admit = if (u64::from(n) + 1) * u64::from(ONE) <= u64::from(limit) {
+                true
+            } else if n == 0 && limit < ONE {
+                return self.take_by_chance(limit, chance);
+            } else {
+                false
+            };
+            if !admit {
+                return false;
+            }
+            match self.word.compare_exchange_weak(
+                word,
+                pack(n + 1, limit),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => word = now,
+            }
+        }
+    }
+
+    /// Below one attempt: admits with the limit as its chance, if none is in flight still.
+    #[cold]
+    #[inline(never)]
+    fn take_by_chance(&self, limit: u32, chance: impl FnOnce() -> f64) -> bool {
+        if chance() * f64::from(ONE) >= f64::from(limit) {
+            return false;
+        }
+        self.word
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
+                let (n, limit) = unpack(word);
+                (n == 0).then(|| pack(1, limit))
+            })
+            .is_ok()
+    }
+
+    /// Moves the latency averages by a sample of `elapsed`; returns the gradient, within
+    /// [0.5, 1].
+    fn sample(&self, elapsed: Duration) -> f64 {
+        let ns = u64::try_from(elapsed.as_nanos())
+            .unwrap_or(u64::MAX)
+            .clamp(FLOOR_NS, CEILING_NS);
+        let short = match self.short.load(Ordering::Relaxed) {
+            0 => ns,
+            s => {
+                if ns >= s {
+                    s + ((ns - s) >> SHORT_SHIFT)
+                } else {
+                    s - ((s - ns) >> SHORT_SHIFT)
+                }
+            }
+        };
+        self.short.store(short, Ordering::Relaxed);
+        let base = match self.base.load(Ordering::Relaxed) {
+            b if b == 0 || short < b => short,
+            b => b + ((short - b) >> DRIFT_SHIFT),
+        };
+        self.base.store(base, Ordering::Relaxed);
+        (TOLERANCE * base as f64 / short as f64).clamp(0.5, 1.0)
+    }
+
+    /// Moves the failure average by an answer (`failed` or not); returns whether failures are
+    /// a signal now.
+    fn answered(&self, failed: bool) -> bool {
+        let f = self.failures.load(Ordering::Relaxed);
+        let f = if failed {
+            f + ((FAIL_ONE - f) >> FAIL_SHIFT)
+        } else {
+            f - (f >> FAIL_SHIFT)
+        };
+        self.failures.store(f, Ordering::Relaxed);
+        failed && f > FAIL_SIGNAL
+    }
+
+    /// Gives a place back (never below 0) and sets the limit by `change` of the limit and the
+    /// attempts in flight before the place is given back.
+    fn give_back(&self, change: impl Fn(u32, u32) -> u32) -> u32 {
+        let mut word = self.word.load(Ordering::Acquire);
+        loop {
+            let (n, limit) = unpack(word);
+            let new = change(limit, n).clamp(MIN, MAX * ONE);
+            match self.word.compare_exchange_weak(
+                word,
+                pack(n.saturating_sub(1), new),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return new,
+                Err(now) => word = now,
+            }
+        }
+    }
+
+    /// Reports the limit to the metrics recorder, as `retry.guard.limit`.
+    #[cfg(feature = "metrics")]
+    fn report(&self, attempt: &GuardContext<'_>, limit: u32) {
+        self.gauge
+            .get_or_init(|| {
+                metrics::gauge!(crate::observe::meters::GUARD_LIMIT,
+                    "guard" => self.name(), "function" => attempt.function(),
+                    "partition" => attempt.partition().unwrap_or(""))
+            })
+            .set(f64::from(limit) / f64::from(ONE));
+    }
+}
+
+impl Default for AdaptiveConcurrency {
+    fn default() -> Self {
+        AdaptiveConcurrency::new()
+    }
+}
+
+/// The limit (in 256ths) after a sample of gradient `g` with `n` attempts in flight.
+fn by_gradient(limit: u32, n: u32, g: f64) -> u32 {
+    let l = f64::from(limit) / f64::from(ONE);
+    let used = f64::from(n);
+    let l = if g < 1.0 {
+        // Come down to what is used first, then by the gradient over one window of samples.
+        let l = l.min(2.0 * used.max(0.5));
+        l * (1.0 - (1.0 - g) / l.max(1.0))
+    } else if 2.0 * used >= l {
+        // About sqrt(L) per window of L samples; below one attempt, double per sample (a
+        // client kept below one attempt gets a sample only now and then).
+        if l >= 1.0 {
+            l + 1.0 / l.sqrt()
+        } else {
+            l * 2.0
+        }
+    } else {
+        return limit;
+    };
+    // Within [0, MAX x ONE] already for any finite l; `as` saturates a NaN to 0, which the
+    // clamp in `give_back` lifts to the floor.
+    (l * f64::from(ONE)) as u32
+}
+
+/// The limit (in 256ths) after a failure that is a signal, with `n` attempts in flight: a
+/// quarter off what is in flight, not below one attempt (or the limit, if latency took it
+/// lower).
+fn by_failure(limit: u32, n: u32) -> u32 {
+    let used = n.saturating_mul(ONE).min(limit);
+    let cut = used - used / 4;
+    cut.max(MIN_ON_FAILURES.min(limit))
+}
+
+impl Guard for AdaptiveConcurrency {
+    fn admit(&self, attempt: &GuardContext<'_>) -> Admit {
+        if self.take(|| attempt.random()) {
+            Admit::Go
+        } else {
+            Admit::Refuse
+        }
+    }
+
+    fn settle(&self, attempt: &GuardContext<'_>, outcome: GuardOutcome) {
+        let limit = match outcome {
+            GuardOutcome::Cancelled | GuardOutcome::Failure(ErrorClass::NotSent) => {
+                self.give_back(|limit, _| limit)
+            }
+            GuardOutcome::Success | GuardOutcome::Failure(ErrorClass::Permanent) => {
+                self.answered(false);
+                let g = self.sample(attempt.elapsed());
+                self.give_back(|limit, n| by_gradient(limit, n, g))
+            }
+            GuardOutcome::Failure(ErrorClass::Timeout) => {
+                let signal = self.answered(true);
+                let g = self.sample(attempt.elapsed());
+                self.give_back(|limit, n| {
+                    let limit = by_gradient(limit, n, g);
+                    if signal { by_failure(limit, n) } else { limit }
+                })
+            }
+            GuardOutcome::Failure(ErrorClass::Transient | ErrorClass::Throttling) => {
+                if self.answered(true) {
+                    self.give_back(by_failure)
+                } else {
+                    self.give_back(|limit, _| limit)
+                }
+            }
+        };
+        #[cfg(feature = "metrics")]
+        self.report(attempt, limit);
+        #[cfg(not(feature = "metrics"))]
+        let _ = limit;
+    }
+
+    fn name(&self) -> &'static str {
+        "adaptive_concurrency"
+    }
+}
+
+const fn pack(n: u32, limit: u32) -> u64 {
+    (n as u64) << 32 | limit as u64
+}
+
+fn unpack(word: u64) -> (u32, u32) {
+    ((word >> 32) as u32, word as u32)
+}
+
+#[cfg(all(test, not(retry_loom)))]
+mod tests {
+    use super::*;
+    use crate::protect::guard::AttemptKind;
+
+    /// Draws that go round [0, 1) in 97 steps.
+    fn spread() -> f64 {
+        use std::sync::atomic::AtomicU32;
+        static AT: AtomicU32 = AtomicU32::new(0);
+        f64::from(AT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 97) / 97.0
+    }
+
+    fn cx(ms: u64) -> GuardContext<'static> {
+        GuardContext::new(AttemptKind::First, 1)
+            .with_elapsed(Duration::from_millis(ms))
+            .with_random(&spread)
+    }
+
+    /// Admits `n` attempts and settles each after `ms`, one at a time: returns how many were
+    /// refused.
+    fn serially(g: &AdaptiveConcurrency, n: usize, ms: u64, outcome: GuardOutcome) -> usize {
+        (0..n)
+            .filter(|_| {
+                if g.admit(&cx(0)) == Admit::Go {
+                    g.settle(&cx(ms), outcome);
+                    false
+                } else {
+                    true
+                }
+            })
+            .count()
+    }
+
+    /// Holds `width` attempts in flight and settles them after `ms` each, `rounds` times.
+    fn held(g: &AdaptiveConcurrency, width: u32, rounds: usize, ms: u64) -> usize {
+        let mut refused = 0;
+        for _ in 0..rounds {
+            let admitted = (0..width).filter(|_| g.admit(&cx(0)) == Admit::Go).count();
+            refused += width as usize - admitted;
+            for _ in 0..admitted {
+                g.settle(&cx(ms), GuardOutcome::Success);
+            }
+        }
+        refused
+    }
+
+    #[test]
+    fn it_starts_at_a_hundred_and_refuses_past_its_limit() {
+        let g = AdaptiveConcurrency::new();
+        assert_eq!((g.limit(), g.in_flight()), (100, 0));
+        for _ in 0..100 {
+            assert_eq!(g.admit(&cx(0)), Admit::Go);
+        }
+        assert_eq!(g.admit(&cx(0)), Admit::Refuse);
+        assert_eq!(g.in_flight(), 100);
+        g.settle(&cx(0), GuardOutcome::Cancelled);
+        assert_eq!(
+            (g.limit(), g.in_flight()),
+            (100, 99),
+            "a cancel teaches nothing"
+        );
+        assert_eq!(g.name(), "adaptive_concurrency");
+    }
+
+    #[test]
+    fn flat_latency_refuses_nothing_and_a_limit_in_use_grows() {
+        let g = AdaptiveConcurrency::new();
+        assert_eq!(held(&g, 64, 200, 20), 0);
+        assert!(
+            g.limit() > 100,
+            "a limit used past half grows: {}",
+            g.limit()
+        );
+        let before = g.limit();
+        assert_eq!(serially(&g, 1000, 20, GuardOutcome::Success), 0);
+        assert_eq!(g.limit(), before, "a client that uses less keeps it");
+    }
+
+    #[test]
+    fn a_queue_brings_it_down_and_a_drained_one_lets_it_up() {
+        let g = AdaptiveConcurrency::new();
+        held(&g, 20, 50, 20);
+        // The server queues: latency grows with what is in flight.
+        for _ in 0..200 {
+            let admitted = (0..40).filter(|_| g.admit(&cx(0)) == Admit::Go).count() as u64;
+            for _ in 0..admitted {
+                g.settle(&cx(20 + 5 * admitted), GuardOutcome::Success);
+            }
+        }
+        assert!(
+            g.limit() <= 8,
+            "held near what keeps latency flat: {}",
+            g.limit()
+        );
+        // Flat again: it grows back.
+        held(&g, 40, 400, 20);
+        assert!(g.limit() >= 20, "{}", g.limit());
+    }
+
+    #[test]
+    fn failures_that_are_most_answers_cut_it_to_one_and_a_few_do_not() {
+        let g = AdaptiveConcurrency::new();
+        for i in 0..2000 {
+            let outcome = if i % 20 == 0 {
+                GuardOutcome::Failure(ErrorClass::Transient)
+            } else {
+                GuardOutcome::Success
+            };
+            assert_eq!(g.admit(&cx(0)), Admit::Go);
+            g.settle(&cx(20), outcome);
+        }
+        assert_eq!(g.limit(), 100, "5 % of failures change nothing");
+        let mut limits = Vec::new();
+        for _ in 0..50 {
+            for _ in 0..10 {
+                g.admit(&cx(0));
+            }
+            for _ in 0..10 {
+                g.settle(&cx(20), GuardOutcome::Failure(ErrorClass::Throttling));
+            }
+            limits.push(g.limit());
+        }
+        assert_eq!(g.limit(), 1, "{limits:?}");
+        assert_eq!(g.in_flight(), 0);
+        assert_eq!(g.limit_fixed(), ONE, "failures alone stop at one attempt");
+    }
+
+    #[test]
+    fn below_one_attempt_an_idle_client_is_admitted_by_chance() {
+        let g = AdaptiveConcurrency::new();
+        held(&g, 1, 100, 20);
+        for _ in 0..100 {
+            if g.admit(&cx(0)) == Admit::Go {
+                g.settle(&cx(2000), GuardOutcome::Success);
+            }
+        }
+        assert_eq!(g.limit_fixed(), MIN, "latency takes it to a 16th");
+        assert_eq!(g.limit(), 1, "reported rounded up");
+        let draw = |x: f64| move || x;
+        let low = GuardContext::new(AttemptKind::First, 1);
+        assert!(g.take(draw(0.01)), "a draw below a 16th");
+        assert!(!g.take(draw(0.01)), "one in flight already");
+        g.settle(&low, GuardOutcome::Cancelled);
+        assert!(!g.take(draw(0.5)), "a draw above");
+        assert_eq!(g.admit(&low), Admit::Refuse, "the test context draws 0.5");
+    }
+
+    #[test]
+    fn bad_clocks_and_latencies_never_panic_or_pin_it_at_zero() {
+        for ms in [0, u64::MAX] {
+            let g = AdaptiveConcurrency::new();
+            let elapsed = Duration::from_millis(ms);
+            for i in 0..5000 {
+                let c = GuardContext::new(AttemptKind::First, 1).with_elapsed(elapsed);
+                if g.admit(&c) == Admit::Go {
+                    let outcome = if i % 3 == 0 {
+                        GuardOutcome::Failure(ErrorClass::Timeout)
+                    } else {
+                        GuardOutcome::Success
+                    };
+                    g.settle(&c, outcome);
+                }
+                assert!((1..=MAX).contains(&g.limit()));
+                assert!(g.limit_fixed() >= MIN);
+            }
+        }
+        // A clock that does not move: every sample is zero, the gradient stays 1.
+        let g = AdaptiveConcurrency::new();
+        assert_eq!(held(&g, 60, 100, 0), 0);
+        assert!(g.limit() >= 100);
+        let g = AdaptiveConcurrency::new();
+        g.settle(&cx(Duration::MAX.as_millis() as u64), GuardOutcome::Success);
+        g.settle(
+            &GuardContext::new(AttemptKind::Hedge, 2).with_elapsed(Duration::MAX),
+            GuardOutcome::Success,
+        );
+        assert_eq!(
+            g.in_flight(),
+            0,
+            "a settle without an admission never wraps"
+        );
+        assert!(g.limit() >= 1);
+    }
+
+    #[test]
+    fn the_limit_stays_within_its_bounds_from_either_end() {
+        let g = AdaptiveConcurrency::new();
+        g.word.store(pack(0, MAX * ONE), Ordering::Release);
+        held(&g, 10_000, 3, 20);
+        assert_eq!(g.limit(), MAX);
+        assert_eq!(
+            by_gradient(MAX * ONE, MAX, 1.0).min(MAX * ONE + 100),
+            MAX * ONE + 2
+        );
+        assert_eq!(
+            by_failure(MIN, 1),
+            MIN,
+            "failures never lift a limit latency lowered"
+        );
+        assert_eq!(by_gradient(MIN, 1, 0.5).clamp(MIN, MAX * ONE), MIN);
+    }
+
+    #[test]
+    fn concurrent_admissions_and_settles_conserve_places() {
+        static G: AdaptiveConcurrency = AdaptiveConcurrency::new();
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                s.spawn(move || {
+                    for i in 0..20_000u64 {
+                        if G.admit(&cx(0)) == Admit::Go {
+                            assert!(G.in_flight() >= 1);
+                            let outcome = match (i + t) % 7 {
+                                0 => GuardOutcome::Failure(ErrorClass::Transient),
+                                1 => GuardOutcome::Cancelled,
+                                _ => GuardOutcome::Success,
+                            };
+                            G.settle(&cx(10 + (i % 50)), outcome);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(G.in_flight(), 0);
+        assert!((1..=MAX).contains(&G.limit()));
+    }
+}
