@@ -33,8 +33,12 @@ const MIN_ON_FAILURES: u32 = ONE;
 /// Latency is congestion past this ratio of the baseline (`Gradient2Limit`'s `rttTolerance`,
 /// 1.5 there; 1.3 keeps the p99 of a queueing server within twice its unloaded p99).
 const TOLERANCE: f64 = 1.3;
-/// A sample moves the short latency average by an 8th of its distance from it.
+/// A sample above the short latency average moves it by an 8th of the distance; one below,
+/// by half: a queue is believed over some samples, its end at once (a client that has cut
+/// itself to a fraction of an attempt sees few samples, and must not wait for many of them to
+/// see the server is well again).
 const SHORT_SHIFT: u32 = 3;
+const SHORT_FALL_SHIFT: u32 = 1;
 /// The baseline drifts up towards the short average by a 4096th of the distance per sample
 /// while latency is within the tolerance, and a 65536th past it, so that a latency that rose
 /// for good (a farther server) becomes the new baseline, and a queue held at the tolerance
@@ -51,6 +55,23 @@ const FAIL_ONE: u32 = 1 << 16;
 const FAIL_SHIFT: u32 = 4;
 /// Failures are a signal once they are most of the recent answers.
 const FAIL_SIGNAL: u32 = FAIL_ONE / 2;
+/// The samples the short average takes before the gradient is read: one sample is no
+/// average.
+const WARMUP: u32 = 16;
+/// A queue is sustained once clear samples (a gradient below [`SNAP_BELOW`]) are the most of
+/// the recent ones: their average, a 16th per sample in 65536ths, above a half. Only then can
+/// latency take the limit below one attempt.
+const QUEUE_ONE: u32 = 1 << 16;
+const QUEUE_SHIFT: u32 = 4;
+const QUEUE_SUSTAINED: u32 = QUEUE_ONE / 2;
+/// A queue is clear only if it adds more to the baseline than RFC 6298's retransmission
+/// timeout allows a round trip to vary, `max(G, K x RTTVAR)`: the clock's granularity `G`, a
+/// millisecond (tokio's timers), or `K = 4` times the samples' mean deviation from the short
+/// average (`RTTVAR`, moved a quarter of the way per sample, as there). Latency that varies
+/// that much without a queue is noise.
+const CLEAR_NS: u64 = 1_000_000;
+const CLEAR_DEVIATIONS: u64 = 4;
+const DEV_SHIFT: u32 = 2;
 /// Latencies are kept in nanoseconds from 1 µs (a clock that does not move still gives a
 /// sample) to an hour (`Duration::MAX` stays in range of the arithmetic).
 const FLOOR_NS: u64 = 1_000;
@@ -116,8 +137,14 @@ pub struct AdaptiveConcurrency {
     short: AtomicU64,
     /// The baseline latency, in nanoseconds (0: none yet).
     base: AtomicU64,
+    /// The mean deviation of the samples from the short average, in nanoseconds.
+    dev: AtomicU64,
     /// The average of failures over answers, in 65536ths.
     failures: AtomicU32,
+    /// The average of clear samples (a queue beyond noise) over samples, in 65536ths.
+    queue: AtomicU32,
+    /// The latency samples taken, up to [`WARMUP`].
+    samples: AtomicU32,
     /// The gauge the limit is reported to, taken from the recorder at the first settle.
     #[cfg(feature = "metrics")]
     gauge: std::sync::OnceLock<metrics::Gauge>,
@@ -131,7 +158,10 @@ impl AdaptiveConcurrency {
             word: AtomicU64::new(pack(0, INITIAL * ONE)),
             short: AtomicU64::new(0),
             base: AtomicU64::new(0),
+            dev: AtomicU64::new(0),
             failures: AtomicU32::new(0),
+            queue: AtomicU32::new(0),
+            samples: AtomicU32::new(0),
             #[cfg(feature = "metrics")]
             gauge: std::sync::OnceLock::new(),
         }
@@ -198,23 +228,44 @@ impl AdaptiveConcurrency {
             .is_ok()
     }
 
-    /// Moves the latency averages by a sample of `elapsed`; returns the gradient, within
-    /// [0.5, 1].
-    fn sample(&self, elapsed: Duration) -> f64 {
+    /// Moves the latency averages by a sample of `elapsed`; returns what it shows.
+    fn sample(&self, elapsed: Duration) -> Shown {
         let ns = u64::try_from(elapsed.as_nanos())
             .unwrap_or(u64::MAX)
             .clamp(FLOOR_NS, CEILING_NS);
-        let short = match self.short.load(Ordering::Relaxed) {
+        let short = self.short.load(Ordering::Relaxed);
+        if short != 0 {
+            let d = self.dev.load(Ordering::Relaxed);
+            let off = ns.abs_diff(short);
+            let d = if off >= d {
+                d + ((off - d) >> DEV_SHIFT)
+            } else {
+                d - ((d - off) >> DEV_SHIFT)
+            };
+            self.dev.store(d, Ordering::Relaxed);
+        }
+        let short = match short {
             0 => ns,
             s => {
                 if ns >= s {
                     s + ((ns - s) >> SHORT_SHIFT)
                 } else {
-                    s - ((s - ns) >> SHORT_SHIFT)
+                    s - ((s - ns) >> SHORT_FALL_SHIFT)
                 }
             }
         };
         self.short.store(short, Ordering::Relaxed);
+        let seen = self.samples.load(Ordering::Relaxed);
+        if seen < WARMUP {
+            // The baseline is the lowest short average of the first samples; the gradient is
+            // read once the average is more than its first sample.
+            self.samples.store(seen + 1, Ordering::Relaxed);
+            let base = self.base.load(Ordering::Relaxed);
+            if base == 0 || short < base {
+                self.base.store(short, Ordering::Relaxed);
+            }
+            return Shown::FLAT;
+        }
         let base = match self.base.load(Ordering::Relaxed) {
             0 => short,
             // A soft minimum: a 16th of the way down per sample, so that one low average (of
@@ -231,7 +282,27 @@ impl AdaptiveConcurrency {
             }
         };
         self.base.store(base, Ordering::Relaxed);
-        (TOLERANCE * base as f64 / short as f64).clamp(0.5, 1.0)
+        let gradient = (TOLERANCE * base as f64 / short as f64).clamp(0.5, 1.0);
+        // A queue of less than the clock's granularity is none; one within the samples'
+        // variation is not clear enough to count towards a sustained one.
+        let steep = gradient < SNAP_BELOW && short >= base.saturating_add(CLEAR_NS);
+        let beyond = CLEAR_DEVIATIONS.saturating_mul(self.dev.load(Ordering::Relaxed));
+        let clear = steep && short >= base.saturating_add(beyond);
+        let q = self.queue.load(Ordering::Relaxed);
+        let q = if clear {
+            q + ((QUEUE_ONE - q) >> QUEUE_SHIFT)
+        } else {
+            q - (q >> QUEUE_SHIFT)
+        };
+        self.queue.store(q, Ordering::Relaxed);
+        Shown {
+            gradient: if steep {
+                gradient
+            } else {
+                gradient.max(SNAP_BELOW)
+            },
+            sustained: clear && q > QUEUE_SUSTAINED,
+        }
     }
 
     /// Moves the failure average by an answer (`failed` or not); returns whether failures are
@@ -285,20 +356,54 @@ impl Default for AdaptiveConcurrency {
     }
 }
 
-/// The limit (in 256ths) after a sample of gradient `g` with `n` attempts in flight.
-fn by_gradient(limit: u32, n: u32, g: f64) -> u32 {
+/// What a latency sample shows.
+#[derive(Clone, Copy, Debug)]
+struct Shown {
+    /// `1.3 x baseline / short average`, within [0.5, 1]; below [`SNAP_BELOW`] only for a
+    /// queue of a millisecond or more.
+    gradient: f64,
+    /// Clear queues are most of the recent samples: latency may take the limit below one
+    /// attempt.
+    sustained: bool,
+}
+
+impl Shown {
+    /// No queue.
+    const FLAT: Shown = Shown {
+        gradient: 1.0,
+        sustained: false,
+    };
+}
+
+/// The limit (in 256ths) after a sample that showed `shown` with `n` attempts in flight.
+fn by_gradient(limit: u32, n: u32, shown: Shown) -> u32 {
     let l = f64::from(limit) / f64::from(ONE);
     let used = f64::from(n);
+    let g = shown.gradient;
     let l = if g < 1.0 {
-        // Come down to what is used first, then by the gradient over one window of samples.
-        let l = if g < SNAP_BELOW {
+        let clear = g < SNAP_BELOW;
+        if !clear && 2.0 * used < l {
+            // A mild gradient while most of the limit is unused is noise, or a queue of other
+            // clients' making: the limit stays (Gradient2Limit's rule for an app-limited
+            // client).
+            return limit;
+        }
+        // A sustained queue: come down to what is used first; then by the gradient over one
+        // window of samples.
+        let from = if shown.sustained {
             l.min(2.0 * used.max(0.5))
         } else {
             l
         };
-        l * (1.0 - (1.0 - g) / l.max(1.0))
+        let to = from * (1.0 - (1.0 - g) / from.max(1.0));
+        // Not below one attempt (nor lifted to it) until the queue is sustained.
+        if shown.sustained {
+            to
+        } else {
+            to.max(l.min(1.0))
+        }
     } else if 2.0 * used >= l {
-        // About sqrt(L) per window of L samples; below one attempt, a quarter per sample.
+        // About sqrt(L) per window of L samples; below one attempt, double per sample.
         if l >= 1.0 {
             l + 1.0 / l.sqrt()
         } else {
@@ -337,14 +442,14 @@ impl Guard for AdaptiveConcurrency {
             }
             GuardOutcome::Success | GuardOutcome::Failure(ErrorClass::Permanent) => {
                 self.answered(false);
-                let g = self.sample(attempt.elapsed());
-                self.give_back(|limit, n| by_gradient(limit, n, g))
+                let shown = self.sample(attempt.elapsed());
+                self.give_back(|limit, n| by_gradient(limit, n, shown))
             }
             GuardOutcome::Failure(ErrorClass::Timeout) => {
                 let signal = self.answered(true);
-                let g = self.sample(attempt.elapsed());
+                let shown = self.sample(attempt.elapsed());
                 self.give_back(|limit, n| {
-                    let limit = by_gradient(limit, n, g);
+                    let limit = by_gradient(limit, n, shown);
                     if signal { by_failure(limit, n) } else { limit }
                 })
             }
@@ -454,6 +559,30 @@ mod tests {
     }
 
     #[test]
+    fn a_sequential_caller_is_never_refused_by_noise() {
+        // A noisy clock (a microsecond to 3 ms, as under valgrind), and a server whose latency
+        // wanders between 12 and 28 ms: noise, and no queue.
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (low, high) in [(1_000_u64, 3_000_000_u64), (12_000_000, 28_000_000)] {
+            let g = AdaptiveConcurrency::new();
+            for _ in 0..100_000 {
+                assert_eq!(g.admit(&cx(0)), Admit::Go, "{low}..{high}");
+                let ns = low + next() % (high - low);
+                let c =
+                    GuardContext::new(AttemptKind::First, 1).with_elapsed(Duration::from_nanos(ns));
+                g.settle(&c, GuardOutcome::Success);
+            }
+            assert!(g.limit_fixed() >= ONE);
+        }
+    }
+
+    #[test]
     fn a_queue_brings_it_down_and_a_drained_one_lets_it_up() {
         let g = AdaptiveConcurrency::new();
         held(&g, 20, 50, 20);
@@ -506,7 +635,7 @@ mod tests {
     fn below_one_attempt_an_idle_client_is_admitted_by_chance() {
         let g = AdaptiveConcurrency::new();
         held(&g, 1, 100, 20);
-        for _ in 0..100 {
+        for _ in 0..400 {
             if g.admit(&cx(0)) == Admit::Go {
                 g.settle(&cx(2000), GuardOutcome::Success);
             }
@@ -566,7 +695,7 @@ mod tests {
         held(&g, 10_000, 3, 20);
         assert_eq!(g.limit(), MAX);
         assert_eq!(
-            by_gradient(MAX * ONE, MAX, 1.0).min(MAX * ONE + 100),
+            by_gradient(MAX * ONE, MAX, Shown::FLAT).min(MAX * ONE + 100),
             MAX * ONE + 2
         );
         assert_eq!(
@@ -574,7 +703,20 @@ mod tests {
             MIN,
             "failures never lift a limit latency lowered"
         );
-        assert_eq!(by_gradient(MIN, 1, 0.5).clamp(MIN, MAX * ONE), MIN);
+        let steep = Shown {
+            gradient: 0.5,
+            sustained: true,
+        };
+        assert_eq!(by_gradient(MIN, 1, steep).clamp(MIN, MAX * ONE), MIN);
+        let noise = Shown {
+            gradient: 0.5,
+            sustained: false,
+        };
+        assert_eq!(
+            by_gradient(ONE, 1, noise),
+            ONE,
+            "not below one attempt until a queue is sustained"
+        );
     }
 
     #[test]
@@ -620,7 +762,10 @@ mod loom {
         assert_eq!(g.in_flight(), 0);
         g.short.load(Ordering::Relaxed);
         g.base.load(Ordering::Relaxed);
+        g.dev.load(Ordering::Relaxed);
         g.failures.load(Ordering::Relaxed);
+        g.queue.load(Ordering::Relaxed);
+        g.samples.load(Ordering::Relaxed);
         g
     }
 
