@@ -153,7 +153,7 @@ async fn queued(server: Arc<Server>) -> Result<u32, TestError> {
 
 #[tokio::test(start_paused = true)]
 async fn a_queueing_server_is_held_near_its_capacity_through_the_attribute() {
-    let seen = drive(Server::new(SERVED_AT_ONCE), &QUEUED, |s| queued(s)).await;
+    let seen = drive(Server::new(SERVED_AT_ONCE), &QUEUED, queued).await;
     assert_held_near_capacity(&seen);
 }
 
@@ -181,7 +181,7 @@ async fn flat(server: Arc<Server>) -> Result<u32, TestError> {
 
 #[tokio::test(start_paused = true)]
 async fn nothing_is_refused_while_latency_stays_flat() {
-    let seen = drive(Server::new(CALLERS), &FLAT, |s| flat(s)).await;
+    let seen = drive(Server::new(CALLERS), &FLAT, flat).await;
     assert_eq!(seen.refused, 0, "{seen:?}");
     assert_eq!(
         seen.latency_ms,

@@ -49,6 +49,26 @@ pub const BUCKET_TOKENS: &str = "retry.bucket.tokens";
 pub const FILL_RATE: &str = "retry.limiter.fill_rate";
 /// An adaptive concurrency limit.
 pub const GUARD_LIMIT: &str = "retry.guard.limit";
+// The limit reports to this name: the build fails if they differ.
+#[cfg(feature = "metrics")]
+const _: () = assert!(same(crate::protect::adaptive::GAUGE, GUARD_LIMIT));
+
+/// Whether two names are the same, at compile time.
+#[cfg(feature = "metrics")]
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 /// Attempts sent per call.
 pub const CALL_ATTEMPTS: &str = "retry.call.attempts";
 /// Seconds slept between attempts per call.
