@@ -9,13 +9,18 @@
 //! limit, as TCP Vegas makes its once per round trip: a limit of `L` changes by its gradient
 //! over about `L` samples, one window's worth, so a busy client and a quiet one move at the same
 //! pace per round trip. A run of failures (errors and throttling, most of the recent answers)
-//! cuts it as a loss cuts TCP's window (AIMD), down to one attempt in flight.
+//! cuts it as a loss cuts TCP's window (AIMD), down to one attempt in flight. Noise does not
+//! move it below one attempt: a queue counts only beyond RFC 6298's allowance for a round
+//! trip's variation, and takes the limit below one attempt only when sustained.
 
 use crate::classify::ErrorClass;
 use crate::protect::guard::{Admit, Guard, GuardContext, GuardOutcome};
 use crate::protect::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
+/// The gauge the limit is reported to (`meters::GUARD_LIMIT`).
+#[cfg(feature = "metrics")]
+pub(crate) const GAUGE: &str = "retry.guard.limit";
 /// Fixed point of the limit: a 256th of an attempt.
 const ONE: u32 = 256;
 /// The limit a guard starts with, in attempts: room for a busy client's first burst before any
@@ -102,18 +107,25 @@ const CEILING_NS: u64 = 3_600_000_000_000;
 ///   sleep, as the engine admits a retry before it sleeps) and hedges alike; one that finds the
 ///   limit reached is refused at once (a refused first attempt fails its call with
 ///   `E::from(Refused)`, a refused retry ends the call with its last error).
-/// - Each answer is a sample: its latency ([`GuardContext::elapsed`]) moves a short average (an
-///   8th per sample), and a soft minimum of the short average (a 16th of the way down per
-///   sample, drifting slowly up) is the baseline: a latency that rose for good becomes the new
-///   baseline over some thousands of samples. The gradient is `1.3 x baseline / short
-///   average`, kept within [0.5, 1]: 1 while latency stays within 30 % of its baseline, less
-///   as a queue builds at the server.
+/// - Each answer is a sample: its latency ([`GuardContext::elapsed`]) moves a short average (up
+///   by an 8th of the distance per sample, down by half: the end of a queue is seen at once)
+///   and the samples' mean deviation from it (RFC 6298's `RTTVAR`). The baseline is the lowest
+///   short average of the first 16 samples, then a soft minimum of it (a 16th of the way down
+///   per sample, drifting slowly up): a latency that rose for good becomes the new baseline
+///   over some thousands of samples. The gradient is `1.3 x baseline / short average`, kept
+///   within [0.5, 1], and not below 0.9 for a queue under a millisecond.
+/// - Noise never takes the limit below one attempt, so a caller with one attempt in flight at
+///   a time is never refused for latency: a queue is clear only past the baseline by more
+///   than RFC 6298's `max(G, 4 x RTTVAR)` (G, a millisecond), and sustained once clear samples
+///   are most of the recent ones (an average over about 16 samples above a half). Only a
+///   sustained queue takes the limit below one attempt, or first brings it down to twice the
+///   attempts in flight. A gradient of 0.9 or more leaves a limit less than half used alone
+///   (Netflix's `Gradient2Limit` does not change an app-limited client's limit, and keeps a
+///   `minLimit`; Envoy's filter keeps a minimum concurrency).
 /// - Under 1, the limit `L` shrinks by a share `(1 - gradient) / L` per sample, so by its
-///   gradient over a window of `L` samples, after first coming down to twice the attempts in
-///   flight when the gradient is below 0.9 (a limit a client does not reach is no evidence of
-///   room). At 1, it grows by
-///   `1 / sqrt(L)` per sample (about `sqrt(L)` per window; below 1, by a quarter) while at least half of it
-///   is in use; a client that uses less keeps it.
+///   gradient over a window of `L` samples. At 1, it grows by `1 / sqrt(L)` per sample (about
+///   `sqrt(L)` per window; below one attempt, it doubles) while at least half of it is in
+///   use; a client that uses less keeps it.
 /// - A failure (a transient error, a timeout or throttling) when failures are most of the
 ///   recent answers (their average over about 16 answers above a half) cuts the limit by a
 ///   quarter of what is in flight, down to 1: a dependency that fails fast is not sent a
@@ -121,8 +133,8 @@ const CEILING_NS: u64 = 3_600_000_000_000;
 ///   latency sample. A cancelled attempt gives its place back and teaches nothing.
 /// - The limit is within [1/16, 10,000] attempts: below 1 (a client whose every call alone
 ///   overloads the server), an attempt finding none in flight is admitted with the limit as
-///   its chance, so that the client keeps that share of an attempt in flight. Only latency
-///   takes it below 1; failures alone stop at 1. [`limit`](Self::limit) reports it rounded up,
+///   its chance, so that the client keeps that share of an attempt in flight. Only a
+///   sustained queue takes it below 1; failures alone stop at 1. [`limit`](Self::limit) reports it rounded up,
 ///   never 0.
 ///
 /// The count and the limit are one atomic word, changed by compare-and-swap: an admission
@@ -342,7 +354,7 @@ impl AdaptiveConcurrency {
     fn report(&self, attempt: &GuardContext<'_>, limit: u32) {
         self.gauge
             .get_or_init(|| {
-                metrics::gauge!(crate::observe::meters::GUARD_LIMIT,
+                metrics::gauge!(GAUGE,
                     "guard" => self.name(), "function" => attempt.function(),
                     "partition" => attempt.partition().unwrap_or(""))
             })
