@@ -30,6 +30,8 @@ const MODELS: &[&str] = &[
     "protect::concurrency::loom::loom_admissions_and_settles_racing_leave_no_place_behind",
     "protect::bulkhead::loom::loom_two_attempts_racing_for_the_last_place_take_it_once",
     "protect::bulkhead::loom::loom_admissions_and_settles_racing_leave_it_empty",
+    "protect::adaptive::loom::loom_concurrent_settles_keep_the_count_and_the_bounds",
+    "protect::adaptive::loom::loom_two_admissions_racing_for_the_last_place_take_it_once",
 ];
 
 #[test]
