@@ -2234,23 +2234,35 @@ fn run_overload(quick: bool, out: &Path) -> Result<()> {
                 );
                 let meets = overload::meets(&s, unloaded);
                 let clients = overload::fleet(&config, policy, factor, size).clients;
+                // No call succeeded: no p99 of successes (empty CSV fields, "-" in the table).
+                let (p99_csv, over_csv, p99_md, over_md) = if s.p99.is_nan() {
+                    (
+                        String::new(),
+                        String::new(),
+                        "-".to_string(),
+                        "-".to_string(),
+                    )
+                } else {
+                    (
+                        format!("{:.2}", 1000.0 * s.p99),
+                        format!("{:.3}", s.p99 / unloaded),
+                        format!("{:.1}", 1000.0 * s.p99),
+                        format!("{:.2}x", s.p99 / unloaded),
+                    )
+                };
                 csv.push(format!(
-                    "{},{factor},{size},{clients},{:.4},{:.2},{:.2},{:.3},{:.4},{:.4},{meets}",
+                    "{},{factor},{size},{clients},{:.4},{p99_csv},{:.2},{over_csv},{:.4},{:.4},{meets}",
                     policy.name,
                     s.goodput,
-                    1000.0 * s.p99,
                     1000.0 * unloaded,
-                    s.p99 / unloaded,
                     s.failed_fraction,
                     s.load
                 ));
                 println!(
-                    "| {} | {factor}x | {size} | {:.1}% | {:.1} | {:.1} | {:.2}x | {:.1}% | {:.2} | {} |",
+                    "| {} | {factor}x | {size} | {:.1}% | {p99_md} | {:.1} | {over_md} | {:.1}% | {:.2} | {} |",
                     policy.name,
                     100.0 * s.goodput,
-                    1000.0 * s.p99,
                     1000.0 * unloaded,
-                    s.p99 / unloaded,
                     100.0 * s.failed_fraction,
                     s.load,
                     if meets { "met" } else { "✗" }
