@@ -109,8 +109,8 @@ const CEILING_NS: u64 = 3_600_000_000_000;
 ///   `E::from(Refused)`, a refused retry ends the call with its last error).
 /// - Each answer is a sample: its latency ([`GuardContext::elapsed`]) moves a short average (up
 ///   by an 8th of the distance per sample, down by half: the end of a queue is seen at once)
-///   and the samples' mean deviation from it (RFC 6298's `RTTVAR`). The baseline is the lowest
-///   short average of the first 16 samples, then a soft minimum of it (a 16th of the way down
+///   and the samples' mean deviation from it (RFC 6298's `RTTVAR`). The baseline is the mean
+///   of the first 16 samples, then a soft minimum of the short average (a 16th of the way down
 ///   per sample, drifting slowly up): a latency that rose for good becomes the new baseline
 ///   over some thousands of samples. The gradient is `1.3 x baseline / short average`, kept
 ///   within [0.5, 1], and not below 0.9 for a queue under a millisecond.
@@ -269,13 +269,20 @@ impl AdaptiveConcurrency {
         self.short.store(short, Ordering::Relaxed);
         let seen = self.samples.load(Ordering::Relaxed);
         if seen < WARMUP {
-            // The baseline is the lowest short average of the first samples; the gradient is
-            // read once the average is more than its first sample.
+            // The baseline starts as the mean of the first samples (as `Gradient2Limit`
+            // starts its long average): a low one among them, or a low short average, would
+            // make a baseline the usual latency then reads as a queue. The gradient is read
+            // once the average is more than its first sample.
             self.samples.store(seen + 1, Ordering::Relaxed);
             let base = self.base.load(Ordering::Relaxed);
-            if base == 0 || short < base {
-                self.base.store(short, Ordering::Relaxed);
-            }
+            let mean = if seen == 0 {
+                ns
+            } else if ns >= base {
+                base + (ns - base) / u64::from(seen + 1)
+            } else {
+                base - (base - ns) / u64::from(seen + 1)
+            };
+            self.base.store(mean, Ordering::Relaxed);
             return Shown::FLAT;
         }
         let base = match self.base.load(Ordering::Relaxed) {
@@ -592,6 +599,24 @@ mod tests {
             }
             assert!(g.limit_fixed() >= ONE);
         }
+    }
+
+    #[test]
+    fn fast_first_samples_make_no_baseline_the_usual_latency_reads_as_a_queue() {
+        // The first answers come back fast (a warm connection, an empty server: 5 ms), then
+        // latency settles at its usual 18 to 26 ms with two or three attempts in flight, as a
+        // client of 100 calls a second has: nothing is a queue, nothing is refused.
+        let g = AdaptiveConcurrency::new();
+        assert_eq!(serially(&g, 4, 5, GuardOutcome::Success), 0);
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        for round in 0..20_000_u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let width = 2 + (round % 2) as u32;
+            assert_eq!(held(&g, width, 1, 18 + x % 9), 0, "round {round}");
+        }
+        assert!(g.limit() >= 3, "limit {}", g.limit());
     }
 
     #[test]
