@@ -86,6 +86,16 @@ static CONCURRENCY: retry_runtime::ConcurrencyBudget = retry_runtime::Concurrenc
 #[allow(dead_code)] // measured by the instructions benchmark only
 static THROTTLE: retry_runtime::AdaptiveThrottle = retry_runtime::AdaptiveThrottle::new(2.0);
 
+#[allow(dead_code)] // measured by the instructions benchmark only
+static LIMIT: retry_runtime::AdaptiveConcurrency = retry_runtime::AdaptiveConcurrency::new();
+
+/// `#[retry]` under an adaptive concurrency limit.
+#[allow(dead_code)] // measured by the instructions benchmark only
+#[retry(max_attempts = 3, guard = LIMIT)]
+pub async fn ours_limit(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
 /// `#[retry]` with a user's guard that admits everything.
 #[allow(dead_code)] // measured by the instructions benchmark only
 #[retry(max_attempts = 3, guard = OPEN)]

@@ -396,6 +396,7 @@ pub use observe::event::RetryEvent;
 #[cfg(feature = "metrics")]
 pub use observe::meters;
 pub use policy::{Policy, PolicyError, Retry};
+pub use protect::adaptive::AdaptiveConcurrency;
 pub use protect::breaker::{BreakerState, CircuitBreaker};
 pub use protect::bucket::TokenBucket;
 pub use protect::budget::RetryBudget;

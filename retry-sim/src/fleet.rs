@@ -74,6 +74,9 @@ pub struct Run {
     /// with throttling, in the order the calls ended (aws-smithy-runtime's calls are not
     /// recorded).
     pub troubled: Vec<Troubled>,
+    /// Every call of our engine that succeeded: when it was offered and how long it took,
+    /// seconds, in the order the calls ended (the overload section's p99).
+    pub succeeded: Vec<(f64, f64)>,
 }
 
 /// What a call's failed attempts were answered with: the errors the latency of a call is
@@ -137,6 +140,7 @@ impl Fleet {
         fastrand::seed(self.seed);
         let series: SharedSeries = Arc::new(Mutex::new(Series::new(1.0, bins)));
         let troubled: Arc<Mutex<Vec<Troubled>>> = Arc::default();
+        let succeeded: Arc<Mutex<Vec<(f64, f64)>>> = Arc::default();
         let rng: SharedRng = Arc::new(Mutex::new(Rng::new(self.seed)));
         let t0 = Instant::now();
         let world = World::new(t0, server, rng.clone(), series.clone());
@@ -187,6 +191,7 @@ impl Fleet {
         for client in clients {
             let client_seed = lock(&rng).seed();
             let (world, series, troubled) = (world.clone(), series.clone(), troubled.clone());
+            let succeeded = succeeded.clone();
             let fleet = self.clone();
             arrivals.push(tokio::task::spawn_local(async move {
                 let mut own = Rng::new(client_seed);
@@ -205,6 +210,7 @@ impl Fleet {
                         series.clone(),
                         troubled.clone(),
                     );
+                    let succeeded = succeeded.clone();
                     calls.push(tokio::task::spawn_local(async move {
                         if let Some(b) = lock(&series).at(sim::since(t0)) {
                             b.offered += 1;
@@ -236,6 +242,9 @@ impl Fleet {
                                 met: met.get(),
                             });
                         }
+                        if ok && matches!(&*client, Driver::Ours(_)) {
+                            lock(&succeeded).push((offered_at, sim::since(t0) - offered_at));
+                        }
                         let mut series = lock(&series);
                         if let Some(b) = series.at(sim::since(t0)) {
                             if ok {
@@ -265,10 +274,12 @@ impl Fleet {
         let fill_rate = sampler.await.expect("the sampler");
         let series = lock(&series).clone();
         let troubled = std::mem::take(&mut *lock(&troubled));
+        let succeeded = std::mem::take(&mut *lock(&succeeded));
         Run {
             series,
             fill_rate,
             troubled,
+            succeeded,
         }
     }
 }

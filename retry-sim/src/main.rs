@@ -10,7 +10,8 @@
 use retry_sim::fleet::Run;
 use retry_sim::report::{self, Line, Scale, TIMESERIES_HEADER};
 use retry_sim::scenario::{
-    aws2026, brooker, callgraph, guards, hedging, metastable, normal, outage, throttling,
+    aws2026, brooker, callgraph, guards, hedging, metastable, normal, outage, overload, sizes,
+    throttling,
 };
 use retry_sim::sim::{Bin, Strategy};
 use std::path::{Path, PathBuf};
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
-const SCENARIOS: [&str; 10] = [
+const SCENARIOS: [&str; 12] = [
     "brooker",
     "outage",
     "throttling",
@@ -29,6 +30,8 @@ const SCENARIOS: [&str; 10] = [
     "aws2026",
     "guards",
     "callgraph",
+    "overload",
+    "sizes",
 ];
 
 fn main() -> ExitCode {
@@ -74,6 +77,8 @@ fn main() -> ExitCode {
             "aws2026" => run_aws2026(quick, &out),
             "guards" => run_guards(quick, &out),
             "callgraph" => run_callgraph(quick, &out),
+            "overload" => run_overload(quick, &out),
+            "sizes" => run_sizes(quick, &out),
             _ => run_side_by_side(quick, &out),
         };
         if let Err(e) = done {
@@ -2200,4 +2205,189 @@ fn callgraph_down_table(
             );
         }
     }
+}
+
+fn run_overload(quick: bool, out: &Path) -> Result<()> {
+    let config = if quick {
+        overload::Config::quick()
+    } else {
+        overload::Config::full()
+    };
+    let mut csv = Vec::new();
+    println!("## Overload\n");
+    println!(
+        "| policy | offered | client size (calls/s) | goodput / C | p99 of successes (ms) | \
+         unloaded p99 (ms) | p99 over unloaded | calls failed | attempts / C | goal |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let mut series = Vec::new();
+    for &size in &config.sizes {
+        let unloaded = overload::unloaded_p99(&config, size);
+        for policy in sizes::policies() {
+            for &factor in &config.factors {
+                let started = std::time::Instant::now();
+                let s = overload::run_policy(&config, policy, factor, size);
+                eprintln!(
+                    "overload: {} at {factor}x, size {size}, in {:.1} s",
+                    policy.name,
+                    started.elapsed().as_secs_f64()
+                );
+                let meets = overload::meets(&s, unloaded);
+                let clients = overload::fleet(&config, policy, factor, size).clients;
+                // No call succeeded: no p99 of successes (empty CSV fields, "-" in the table).
+                let (p99_csv, over_csv, p99_md, over_md) = if s.p99.is_nan() {
+                    (
+                        String::new(),
+                        String::new(),
+                        "-".to_string(),
+                        "-".to_string(),
+                    )
+                } else {
+                    (
+                        format!("{:.2}", 1000.0 * s.p99),
+                        format!("{:.3}", s.p99 / unloaded),
+                        format!("{:.1}", 1000.0 * s.p99),
+                        format!("{:.2}x", s.p99 / unloaded),
+                    )
+                };
+                csv.push(format!(
+                    "{},{factor},{size},{clients},{:.4},{p99_csv},{:.2},{over_csv},{:.4},{:.4},{meets}",
+                    policy.name,
+                    s.goodput,
+                    1000.0 * unloaded,
+                    s.failed_fraction,
+                    s.load
+                ));
+                println!(
+                    "| {} | {factor}x | {size} | {:.1}% | {p99_md} | {:.1} | {over_md} | {:.1}% | {:.2} | {} |",
+                    policy.name,
+                    100.0 * s.goodput,
+                    1000.0 * unloaded,
+                    100.0 * s.failed_fraction,
+                    s.load,
+                    if meets { "met" } else { "✗" }
+                );
+                if policy.name == sizes::PRESET.name {
+                    series.push((format!("{factor}x C, clients of {size}/s"), s.run));
+                }
+            }
+        }
+    }
+    report::write_csv(
+        &out.join("overload.csv"),
+        "strategy,offered_over_capacity,calls_per_second_per_client,clients,goodput,p99_ms,\
+         unloaded_p99_ms,p99_over_unloaded,failed_fraction,attempts_over_capacity,meets_goal",
+        &csv,
+    )?;
+    let goodput: Vec<Line> = series
+        .iter()
+        .map(|(name, run)| {
+            let points = run
+                .series
+                .bins
+                .iter()
+                .enumerate()
+                .take(config.horizon as usize)
+                .map(|(i, b)| (i as f64, b.succeeded as f64 / overload::CAPACITY))
+                .collect();
+            (name.clone(), points)
+        })
+        .collect();
+    report::line_plot(
+        &out.join("overload_goodput.svg"),
+        "Overload: goodput of standard+adaptive-concurrency (successful calls per second / C)",
+        "seconds",
+        "goodput / C",
+        &goodput,
+    )?;
+    println!();
+    Ok(())
+}
+
+fn run_sizes(quick: bool, out: &Path) -> Result<()> {
+    let base = if quick {
+        guards::Config::quick()
+    } else {
+        guards::Config::full()
+    };
+    let mut csv = Vec::new();
+    println!("## No regret at every client size\n");
+    println!(
+        "| client size (calls/s) | policy | normal: calls failed (points over the bucket) | \
+         outage: amplification | metastable: recovered | throttling: attempts per success, \
+         goodput (over the best) | Brooker (over the best) | goals met | worst share |"
+    );
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    for size in sizes::SIZES {
+        let config = sizes::config(&base, size);
+        let rows: Vec<guards::Row> = sizes::policies()
+            .into_iter()
+            .map(|p| {
+                let started = std::time::Instant::now();
+                let row = guards::run_one(&config, p);
+                eprintln!(
+                    "sizes: {} at {size} calls/s in {:.1} s",
+                    p.name,
+                    started.elapsed().as_secs_f64()
+                );
+                row
+            })
+            .collect();
+        let table = guards::table(&rows);
+        let bucket = table[0].headline.failed;
+        for (r, g) in rows.iter().zip(&table) {
+            let h = g.headline;
+            let rec = h
+                .recovered_after
+                .map_or("never".to_string(), |s| format!("{s:.0} s"));
+            let brooker = g
+                .brooker_ratio
+                .map_or(format!("{:.1} gave up", h.brooker_gave_up), |x| {
+                    format!("x{x:.2}")
+                });
+            let mark = |i: usize| if g.meets[i] { "" } else { " ✗" };
+            csv.push(format!(
+                "{size},{},{:.6},{:.6},{:.4},{},{:.4},{:.4},{:.4},{},{},{:.3}",
+                r.policy.name,
+                h.failed,
+                100.0 * (h.failed - bucket),
+                h.amplification,
+                h.recovered_after
+                    .map_or("never".to_string(), |s| format!("{s:.0}")),
+                h.attempts_per_success,
+                h.goodput,
+                g.throttling_ratio,
+                g.brooker_ratio
+                    .map_or("gave_up".to_string(), |x| format!("{x:.4}")),
+                g.meets.iter().filter(|m| **m).count(),
+                g.worst_share
+            ));
+            println!(
+                "| {size} | {} | {:.4}% ({:+.4}){} | {:.3}x{} | {rec}{} | {:.3}, {:.1}% (x{:.3}){} | {brooker}{} | {}/5 | {:.2} |",
+                r.policy.name,
+                100.0 * h.failed,
+                100.0 * (h.failed - bucket),
+                mark(0),
+                h.amplification,
+                mark(1),
+                mark(2),
+                h.attempts_per_success,
+                100.0 * h.goodput,
+                g.throttling_ratio,
+                mark(3),
+                mark(4),
+                g.meets.iter().filter(|m| **m).count(),
+                g.worst_share
+            );
+        }
+    }
+    report::write_csv(
+        &out.join("no_regret_sizes.csv"),
+        "calls_per_second_per_client,strategy,normal_failed,normal_points_over_bucket,\
+         outage_amplification,metastable_recovered_s,throttling_attempts_per_success,\
+         throttling_goodput,throttling_ratio,brooker_ratio,goals_met,worst_share",
+        &csv,
+    )?;
+    println!();
+    Ok(())
 }

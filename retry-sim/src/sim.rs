@@ -12,7 +12,9 @@ use retry_runtime::{
     RetryBudget, TimedOut, TokenBucket,
 };
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -618,4 +620,42 @@ pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// `a / b`, 0 when `b` is 0.
 pub fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
+
+/// A request's answer in a simulation of tiers, boxed (requests of any tier are one type).
+pub type Answer = Pin<Box<dyn Future<Output = Result<(), SimError>>>>;
+
+/// Calls made side by side: `Ok` once all succeeded, the first error as soon as one fails
+/// (the others are dropped with it, as `try_join_all` drops them). `F`: the calls' future, an
+/// [`Answer`]'s or one borrowing the caller's state.
+pub struct AllOk<F: ?Sized>(pub Vec<Option<Pin<Box<F>>>>);
+
+impl<F: Future<Output = Result<(), SimError>> + ?Sized> Future for AllOk<F> {
+    type Output = Result<(), SimError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let calls = &mut self.get_mut().0;
+        let mut pending = false;
+        let mut failed = None;
+        for slot in calls.iter_mut() {
+            let Some(call) = slot else { continue };
+            match call.as_mut().poll(cx) {
+                Poll::Ready(Ok(())) => *slot = None,
+                Poll::Ready(Err(e)) => {
+                    failed = Some(e);
+                    break;
+                }
+                Poll::Pending => pending = true,
+            }
+        }
+        if let Some(e) = failed {
+            calls.clear();
+            return Poll::Ready(Err(e));
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(Ok(()))
+        }
+    }
 }

@@ -666,3 +666,28 @@ async fn a_call_with_its_own_classifier_can_be_spawned() {
         .unwrap();
     assert_eq!(out, Err("down".to_string()));
 }
+
+/// A service that builds its policy per request, with its caller's time left as the deadline,
+/// resolves 10,000 policies of distinct settings: `config::explain()` lists the first 16 of
+/// the name, and the list does not grow with the requests (nor each resolution's scan of it).
+#[tokio::test(start_paused = true)]
+async fn policies_built_per_request_keep_explain_to_sixteen_entries_a_name() {
+    for i in 0..10_000_u64 {
+        let policy = Policy::new()
+            .name("per_request_deadline")
+            .deadline(Duration::from_millis(1_000 + i));
+        let out = policy.retry(|| async { Ok::<_, std::io::Error>(i) }).await;
+        assert_eq!(out.unwrap(), i);
+    }
+    let listed: Vec<_> = retry_runtime::config::explain()
+        .into_iter()
+        .filter(|e| e.function == "per_request_deadline")
+        .collect();
+    assert_eq!(listed.len(), 16);
+    assert_eq!(
+        listed[0].get("deadline").map(|e| e.value.as_str()),
+        Some("1s"),
+        "the first ones are kept: {}",
+        listed[0]
+    );
+}

@@ -14,4 +14,5 @@ mod util;
 mod cancel;
 mod guards;
 mod hedge;
+mod limit;
 mod props;

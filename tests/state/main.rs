@@ -13,3 +13,4 @@ mod breaker;
 mod bucket;
 mod budget;
 mod guards;
+mod limit;

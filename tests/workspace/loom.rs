@@ -32,6 +32,8 @@ const MODELS: &[&str] = &[
     "protect::bulkhead::loom::loom_admissions_and_settles_racing_leave_it_empty",
     "protect::bulkhead::line_loom::loom_a_waiter_is_woken_by_a_release",
     "protect::bulkhead::line_loom::loom_a_cancelled_waiter_leaves_no_place_behind",
+    "protect::adaptive::loom::loom_concurrent_settles_keep_the_count_and_the_bounds",
+    "protect::adaptive::loom::loom_two_admissions_racing_for_the_last_place_take_it_once",
 ];
 
 #[test]

@@ -13,6 +13,7 @@
 mod commands;
 mod default_features;
 mod examples;
+mod install;
 mod layout;
 mod loom;
 mod metrics;

@@ -99,13 +99,26 @@ impl fmt::Display for Explained {
 
 static RESOLVED: Mutex<Vec<Explained>> = Mutex::new(Vec::new());
 
+/// The resolutions kept per function (or policy) name: a policy built at run time with
+/// settings of its own each time, such as the caller's time left as its deadline on every
+/// request a service serves, is listed with its first ones, and the list stays as small, and
+/// a registration as quick, however many requests come.
+pub(crate) const PER_FUNCTION: usize = 16;
+
 /// Adds a resolution to the list, once: the policies built at run time with the same
-/// settings (one per client, per reload, per request) are one entry, so that the list does
-/// not grow with them.
+/// settings (one per client, per reload, per request) are one entry, and a name keeps at most
+/// [`PER_FUNCTION`] of them, so that the list does not grow with them.
 pub(super) fn register(explained: &Explained) {
     // Pushed whole under the lock: a poisoned list is still consistent.
     let mut resolved = RESOLVED.lock().unwrap_or_else(PoisonError::into_inner);
-    if !resolved.contains(explained) {
+    let mut named = 0;
+    for e in resolved.iter() {
+        if e == explained {
+            return;
+        }
+        named += usize::from(e.function == explained.function);
+    }
+    if named < PER_FUNCTION {
         resolved.push(explained.clone());
     }
 }
@@ -114,7 +127,9 @@ pub(super) fn register(explained: &Explained) {
 /// first ran: each key that applies to the function ([`Explained::entries`]), its value and
 /// where it came from (the attribute, a variable, the config
 /// file's line, or the default), and for a key the attribute writes, the value from outside
-/// that it shadows ([`Entry::shadowed`]).
+/// that it shadows ([`Entry::shadowed`]). Policies built at run time are listed as they first
+/// run, once per distinct set of settings and at most 16 per name (a policy built per request
+/// with the caller's time left as its deadline is listed with its first 16).
 ///
 /// ```
 /// use retry_runtime::{config, retry};

@@ -12,6 +12,7 @@
 //! | `retry.breaker.transitions` | counter | `function`, `partition`, `from`, `to` | circuit breaker transitions, counted for the function whose attempt made them |
 //! | `retry.bucket.tokens` | gauge | `function`, `partition` | the retry token bucket's level, after each retry's cost |
 //! | `retry.limiter.fill_rate` | gauge | `function`, `partition` | adaptive mode's allowed send rate (per second), after each retry |
+//! | `retry.guard.limit` | gauge | `guard`, `function`, `partition` | an `AdaptiveConcurrency`'s limit (attempts in flight), after each attempt it settles; labelled with the function and partition of the first call it settled |
 //! | `retry.call.attempts` | histogram | `function`, `partition`, `outcome` | attempts sent per call (`outcome`: `ok` or `error`; a call dropped before it ended is not counted) |
 //! | `retry.call.retry_delay` | histogram | `function`, `partition`, `outcome` | seconds a call slept between its attempts (backoffs, and waits for a protection's leave) |
 //! | `retry.call.duration` | histogram | `function`, `partition`, `outcome` | seconds from a call's start to its end |
@@ -46,6 +47,28 @@ pub const BREAKER_TRANSITIONS: &str = "retry.breaker.transitions";
 pub const BUCKET_TOKENS: &str = "retry.bucket.tokens";
 /// Adaptive mode's send rate.
 pub const FILL_RATE: &str = "retry.limiter.fill_rate";
+/// An adaptive concurrency limit.
+pub const GUARD_LIMIT: &str = "retry.guard.limit";
+// The limit reports to this name: the build fails if they differ.
+#[cfg(feature = "metrics")]
+const _: () = assert!(same(crate::protect::adaptive::GAUGE, GUARD_LIMIT));
+
+/// Whether two names are the same, at compile time.
+#[cfg(feature = "metrics")]
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 /// Attempts sent per call.
 pub const CALL_ATTEMPTS: &str = "retry.call.attempts";
 /// Seconds slept between attempts per call.

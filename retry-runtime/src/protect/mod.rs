@@ -5,6 +5,7 @@
 //! a `static`, and changed lock-free (but for a refilling bucket's clock). A call meets them
 //! in one list, defined once in [`chain`].
 
+pub(crate) mod adaptive;
 pub(crate) mod breaker;
 pub(crate) mod bucket;
 pub(crate) mod budget;

@@ -22,15 +22,14 @@
 //! the whole run ([`Fault`]).
 
 use crate::scenario::metastable;
-use crate::sim::{self, Client, Keys, Rng, Series, SharedRng, SharedSeries, SimError, Strategy};
+use crate::sim::{
+    self, AllOk, Answer, Client, Keys, Rng, Series, SharedRng, SharedSeries, SimError, Strategy,
+};
 use crate::world::{Server, World};
 use retry_runtime::__private::{CHAIN_STOP, serve};
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::{Instant, sleep, sleep_until};
 
@@ -552,9 +551,6 @@ async fn user_call(ctx: &Rc<Ctx>, user: &Client, seed: u64) {
     }
 }
 
-/// A request future of any tier.
-type Answer = Pin<Box<dyn Future<Output = Result<(), SimError>>>>;
-
 /// One attempt's request to tier `tier` (the leaf if `tier` is the depth), for a user call
 /// offered at `offered`. Its first poll runs inside the caller's attempt, where it reads what
 /// the attempt writes on the wire.
@@ -643,40 +639,6 @@ async fn handle(
         _ if told => Err(SimError::DoNotRetry),
         Ok(Err(_)) => Err(SimError::Unavailable),
         Err(timed_out) => Err(SimError::TimedOut(timed_out)),
-    }
-}
-
-/// Calls made side by side: `Ok` once all succeeded, the first error as soon as one fails
-/// (the others are dropped with it, as `try_join_all` drops them).
-struct AllOk<F>(Vec<Option<Pin<Box<F>>>>);
-
-impl<F: Future<Output = Result<(), SimError>>> Future for AllOk<F> {
-    type Output = Result<(), SimError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let calls = &mut self.get_mut().0;
-        let mut pending = false;
-        let mut failed = None;
-        for slot in calls.iter_mut() {
-            let Some(call) = slot else { continue };
-            match call.as_mut().poll(cx) {
-                Poll::Ready(Ok(())) => *slot = None,
-                Poll::Ready(Err(e)) => {
-                    failed = Some(e);
-                    break;
-                }
-                Poll::Pending => pending = true,
-            }
-        }
-        if let Some(e) = failed {
-            calls.clear();
-            return Poll::Ready(Err(e));
-        }
-        if pending {
-            Poll::Pending
-        } else {
-            Poll::Ready(Ok(()))
-        }
     }
 }
 

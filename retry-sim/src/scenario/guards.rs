@@ -8,7 +8,7 @@
 
 use crate::scenario::{brooker, metastable, normal, outage, throttling};
 use crate::sim::{GuardFactory, Policy, Strategy};
-use retry_runtime::{AdaptiveThrottle, Bulkhead, ConcurrencyBudget, Guard};
+use retry_runtime::{AdaptiveConcurrency, AdaptiveThrottle, Bulkhead, ConcurrencyBudget, Guard};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,6 +44,11 @@ pub fn throttle_all<const K_TENTHS: u32, const WINDOW_S: u64>() -> Arc<dyn Guard
             .with_window(Duration::from_secs(WINDOW_S))
             .with_first_attempts(true),
     )
+}
+
+/// A concurrency limit per client that sizes itself from its attempts' latency and failures.
+pub fn adaptive_concurrency() -> Arc<dyn Guard> {
+    Arc::new(AdaptiveConcurrency::new())
 }
 
 const BULKHEAD_4: &[GuardFactory] = &[bulkhead::<4>];

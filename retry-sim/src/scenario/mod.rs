@@ -8,5 +8,7 @@ pub mod hedging;
 pub mod metastable;
 pub mod normal;
 pub mod outage;
+pub mod overload;
 pub mod side_by_side;
+pub mod sizes;
 pub mod throttling;

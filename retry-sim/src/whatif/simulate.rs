@@ -16,17 +16,15 @@
 use super::model::{Edge, FaultKind, Load, Plan, PolicyPlan};
 use super::policy::keys_of;
 use super::progress::Progress;
-use crate::sim::{self, Client, Rng, SimError};
+use crate::sim::{self, AllOk, Answer, Client, Rng, SimError};
 use retry_runtime::__private::{BreakerRef, BudgetRef, CHAIN_STOP, Site, serve};
 use retry_runtime::TokenBucket;
 use retry_runtime::grpc::{GrpcPolicy, ServiceConfig};
 use retry_runtime::testing::{self, EarlyEnd, Overrides, Record};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::{Instant, sleep, sleep_until};
 
@@ -162,8 +160,8 @@ pub fn run(plan: &Plan, progress: Option<Arc<Progress>>) -> Outcome {
     sim::run(async move { simulate(plan, progress).await })
 }
 
-/// One process: the engine under a policy of keys (its client boxed: a site and its
-/// resolution are over a kilobyte, a gRPC policy a pointer), or a gRPC method's policy.
+/// One process: the engine under a policy of keys, or a gRPC method's policy. A client owns its
+/// site (its protections' state), a kilobyte and more, so it is boxed.
 enum Proc {
     Keys { client: Box<Client>, hedged: bool },
     Grpc(GrpcPolicy),
@@ -442,9 +440,6 @@ async fn simulate(plan: Plan, progress: Option<Arc<Progress>>) -> Outcome {
         simulated,
     }
 }
-
-/// A request's answer, boxed (requests of any tier are one type).
-type Answer = Pin<Box<dyn Future<Output = Result<(), SimError>>>>;
 
 /// One user call: a call of the user's process per request of `users.calls`, side by side.
 async fn user_call(ctx: Rc<Ctx>, user: usize, seed: u64) {
@@ -731,40 +726,6 @@ async fn serve_request(
         _ if told => Err(SimError::DoNotRetry),
         Ok(Err(_)) => Err(SimError::Unavailable),
         Err(timed_out) => Err(SimError::TimedOut(timed_out)),
-    }
-}
-
-/// Calls made side by side: `Ok` once all succeeded, the first error as soon as one fails
-/// (the others are dropped with it, as `try_join_all` drops them).
-struct AllOk(Vec<Option<Answer>>);
-
-impl Future for AllOk {
-    type Output = Result<(), SimError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let calls = &mut self.get_mut().0;
-        let mut pending = false;
-        let mut failed = None;
-        for slot in calls.iter_mut() {
-            let Some(call) = slot else { continue };
-            match call.as_mut().poll(cx) {
-                Poll::Ready(Ok(())) => *slot = None,
-                Poll::Ready(Err(e)) => {
-                    failed = Some(e);
-                    break;
-                }
-                Poll::Pending => pending = true,
-            }
-        }
-        if let Some(e) = failed {
-            calls.clear();
-            return Poll::Ready(Err(e));
-        }
-        if pending {
-            Poll::Pending
-        } else {
-            Poll::Ready(Ok(()))
-        }
     }
 }
 
