@@ -13,7 +13,7 @@ use retry_sim::scenario::{
     aws2026, brooker, callgraph, guards, hedging, metastable, normal, outage, overload, sizes,
     throttling,
 };
-use retry_sim::sim::{Bin, Strategy};
+use retry_sim::sim::{Bin, Policy, Strategy};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -1297,25 +1297,31 @@ fn pct(x: f64, digits: usize) -> String {
     }
 }
 
+/// Each of `policies` in every scenario of the guards section, its time on standard error
+/// after `what`.
+fn guard_rows(config: &guards::Config, policies: Vec<Policy>, what: &str) -> Vec<guards::Row> {
+    policies
+        .into_iter()
+        .map(|p| {
+            let started = std::time::Instant::now();
+            let row = guards::run_one(config, p);
+            eprintln!(
+                "{what}: {} in {:.1} s",
+                p.name,
+                started.elapsed().as_secs_f64()
+            );
+            row
+        })
+        .collect()
+}
+
 fn run_guards(quick: bool, out: &Path) -> Result<()> {
     let config = if quick {
         guards::Config::quick()
     } else {
         guards::Config::full()
     };
-    let rows: Vec<guards::Row> = guards::policies()
-        .into_iter()
-        .map(|p| {
-            let started = std::time::Instant::now();
-            let row = guards::run_one(&config, p);
-            eprintln!(
-                "guards: {} in {:.1} s",
-                p.name,
-                started.elapsed().as_secs_f64()
-            );
-            row
-        })
-        .collect();
+    let rows = guard_rows(&config, guards::policies(), "guards");
     let guarded: Vec<&guards::Row> = rows.iter().filter(|r| r.policy.has_guards()).collect();
     let name = |r: &guards::Row| r.policy.name;
 
@@ -2320,19 +2326,11 @@ fn run_sizes(quick: bool, out: &Path) -> Result<()> {
     println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for size in sizes::SIZES {
         let config = sizes::config(&base, size);
-        let rows: Vec<guards::Row> = sizes::policies()
-            .into_iter()
-            .map(|p| {
-                let started = std::time::Instant::now();
-                let row = guards::run_one(&config, p);
-                eprintln!(
-                    "sizes: {} at {size} calls/s in {:.1} s",
-                    p.name,
-                    started.elapsed().as_secs_f64()
-                );
-                row
-            })
-            .collect();
+        let rows = guard_rows(
+            &config,
+            sizes::policies(),
+            &format!("sizes at {size} calls/s"),
+        );
         let table = guards::table(&rows);
         let bucket = table[0].headline.failed;
         for (r, g) in rows.iter().zip(&table) {

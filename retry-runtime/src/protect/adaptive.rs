@@ -226,8 +226,6 @@ impl AdaptiveConcurrency {
     }
 
     /// Below one attempt: admits with the limit as its chance, if none is in flight still.
-    #[cold]
-    #[inline(never)]
     fn take_by_chance(&self, limit: u32, chance: impl FnOnce() -> f64) -> bool {
         if chance() * f64::from(ONE) >= f64::from(limit) {
             return false;

@@ -219,11 +219,6 @@ pub fn run_one(config: &Config, policy: Policy) -> Row {
     }
 }
 
-/// Runs every policy of `policies` in every scenario.
-pub fn run(config: &Config, policies: &[Policy]) -> Vec<Row> {
-    policies.iter().map(|&p| run_one(config, p)).collect()
-}
-
 /// One policy's headline figure in each scenario: what that scenario's section reports as its
 /// main result.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -81,7 +81,6 @@ pub fn tables(plan: &Plan, outcome: &Outcome, figures: &[Figures], verdicts: &[V
     );
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for f in figures {
-        let r = &f.refused;
         if f.policy == "-" {
             // A tier that calls nothing makes no calls: what it received alone.
             let _ = writeln!(
@@ -91,23 +90,23 @@ pub fn tables(plan: &Plan, outcome: &Outcome, figures: &[Figures], verdicts: &[V
             );
             continue;
         }
+        let c = counts(f);
+        let cells = |from: usize, to: usize| {
+            c[from..to]
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        };
+        // The breaker's two counts share a column.
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} / {} | {} |",
             f.name,
-            f.calls,
-            f.attempts,
-            f.calls_failed,
-            r.bucket_empty,
-            r.budget_exhausted,
-            r.circuit_open,
-            r.circuit_open_calls,
-            r.guard,
-            r.deadline,
-            f.retries,
-            f.throttled,
-            f.shed,
-            f.told_not_to_retry,
+            cells(0, 5),
+            c[5],
+            c[6],
+            cells(7, c.len()),
         );
     }
     out.push('\n');
@@ -202,6 +201,29 @@ pub fn json(
     })
 }
 
+/// A tier's counts in the order of the second table and of the CSV's last columns: calls
+/// made, attempts, calls failed, what each protection refused (the breaker's retries, then its
+/// calls), the retries that arrived, the 429s, the shed requests and the answers that said not
+/// to retry.
+fn counts(f: &Figures) -> [u64; 13] {
+    let r = &f.refused;
+    [
+        f.calls,
+        f.attempts,
+        f.calls_failed,
+        r.bucket_empty,
+        r.budget_exhausted,
+        r.circuit_open,
+        r.circuit_open_calls,
+        r.guard,
+        r.deadline,
+        f.retries,
+        f.throttled,
+        f.shed,
+        f.told_not_to_retry,
+    ]
+}
+
 /// Writes the run's CSV files and SVG plots into `dir`, named after the topology's file
 /// (`NAME.csv`, `NAME_series.csv`, `NAME_requests.svg`, `NAME_goodput.svg`); returns them.
 pub fn write(
@@ -219,34 +241,22 @@ pub fn write(
     let rows: Vec<String> = figures
         .iter()
         .map(|f| {
-            let r = &f.refused;
             format!(
-                "{},{},{},{:.4},{:.4},{},{:.6},{},{:.6},{:.6},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{:.4},{:.4},{},{:.6},{},{:.6},{:.6},{:.6},{},{}",
                 f.name,
                 f.processes,
                 f.requests,
                 f.nominal,
                 f.per_call,
-                f.per_call_fault.map_or(String::new(), |x| format!("{x:.4}")),
+                f.per_call_fault
+                    .map_or(String::new(), |x| format!("{x:.4}")),
                 f.goodput,
                 f.goodput_fault.map_or(String::new(), |x| format!("{x:.6}")),
                 f.latency.p50,
                 f.latency.p99,
                 f.latency.p999,
                 f.recovery.map_or(String::new(), |x| format!("{x:.1}")),
-                f.calls,
-                f.attempts,
-                f.calls_failed,
-                r.bucket_empty,
-                r.budget_exhausted,
-                r.circuit_open,
-                r.circuit_open_calls,
-                r.guard,
-                r.deadline,
-                f.retries,
-                f.throttled,
-                f.shed,
-                f.told_not_to_retry,
+                counts(f).map(|x| x.to_string()).join(","),
             )
         })
         .collect();
