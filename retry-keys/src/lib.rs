@@ -12,7 +12,7 @@
 //!   defaults (`DEFAULT_*`).
 //! - The parsers: [`parse_duration`] (exact to the nanosecond), [`parse_mode`], [`parse_behavior`],
 //!   [`parse_jitter`], [`parse_hedge`], [`parse_count`], [`parse_factor`],
-//!   [`parse_budget_share`], [`parse_failure_ratio`], [`is_name`], [`is_profile_name`]; and
+//!   [`parse_budget_share`], [`parse_hedge_budget`], [`parse_failure_ratio`], [`is_name`], [`is_profile_name`]; and
 //!   [`Key::parse`] / [`Key::from_number`], a setting's value from text or a config file's number.
 //!   A misspelt mode, jitter or percentile is an error that carries the value it most likely
 //!   meant ([`UnknownName`], [`HedgeError::Percentile`], [`ValueError::DidYouMean`]), so that the
@@ -43,7 +43,7 @@ mod value;
 pub use parse::{
     DurationError, HedgeError, UnknownName, ValueError, did_you_mean, is_name, is_profile_name,
     parse_behavior, parse_budget_share, parse_count, parse_duration, parse_factor,
-    parse_failure_ratio, parse_hedge, parse_jitter, parse_mode,
+    parse_failure_ratio, parse_hedge, parse_hedge_budget, parse_jitter, parse_mode,
 };
 pub use rules::{Place, Problem, Values};
 pub use table::{AttributeKey, Form, Key, POLICY_FIELDS, suggest};

@@ -346,6 +346,23 @@ pub fn parse_budget_share(text: &str) -> Option<f64> {
         .map(|v| v / 100.0)
 }
 
+/// Reads a hedge budget, the share of a function's calls that may send a hedge, `"2%"`: above
+/// 0 % and at most 100 %. Returns the ratio (0.02 for `"2%"`).
+///
+/// ```
+/// use retry_keys::parse_hedge_budget;
+///
+/// assert_eq!(parse_hedge_budget("2%"), Some(0.02));
+/// assert_eq!(parse_hedge_budget("0%"), None);
+/// assert_eq!(parse_hedge_budget("2"), None, "a share is written with its %");
+/// ```
+#[must_use]
+pub fn parse_hedge_budget(text: &str) -> Option<f64> {
+    percent(text)
+        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 100.0)
+        .map(|v| v / 100.0)
+}
+
 /// Reads the share of failed attempts that opens a circuit breaker, `"50%"`: above 0 % and at
 /// most 100 %. Returns the ratio (0.5 for `"50%"`).
 #[must_use]
@@ -450,6 +467,7 @@ impl Key {
                 .map(Value::Duration)
                 .ok_or(None),
             Key::HedgeAfter => parse_hedge(text).map(Value::Hedge).map_err(|e| e.meant()),
+            Key::HedgeBudget => parse_hedge_budget(text).map(Value::Share).ok_or(None),
         };
         match value {
             Ok(v) if self.check(&v).is_none() => Ok(v),
@@ -478,7 +496,8 @@ impl Key {
             | Key::HedgeAfter
             | Key::MinHedgeAfter
             | Key::MaxHedgeAfter => return Err(ValueError::NeedsUnit(self, x)),
-            Key::Mode => None,
+            // A share is written with its `%`, as a string: 2 is not 2 %.
+            Key::Mode | Key::HedgeBudget => None,
             // `behavior = 2026`, written as a number.
             Key::Behavior => (integer && x == 2026.0).then_some(Value::Behavior(Behavior::Aws2026)),
         };
@@ -518,6 +537,11 @@ impl Key {
                 "{name} is a duration above zero with a unit, such as \"500ms\" (units: ns, us, \
                  ms, s, m, h)"
             ),
+            Key::HedgeBudget => {
+                format!(
+                    "{name} is a share of the calls above 0 % and at most 100 %, such as \"2%\""
+                )
+            }
         }
     }
 

@@ -43,6 +43,8 @@ pub struct Values {
     pub min_hedge_after: Option<Duration>,
     /// `max_hedge_after`.
     pub max_hedge_after: Option<Duration>,
+    /// `hedge_budget`, a share of the calls.
+    pub hedge_budget: Option<f64>,
 }
 
 impl Values {
@@ -65,6 +67,7 @@ impl Values {
             max_in_flight: None,
             min_hedge_after: None,
             max_hedge_after: None,
+            hedge_budget: None,
         }
     }
 
@@ -87,6 +90,7 @@ impl Values {
             Key::MaxInFlight => self.max_in_flight.map(Value::Count),
             Key::MinHedgeAfter => self.min_hedge_after.map(Value::Duration),
             Key::MaxHedgeAfter => self.max_hedge_after.map(Value::Duration),
+            Key::HedgeBudget => self.hedge_budget.map(Value::Share),
         }
     }
 
@@ -110,6 +114,7 @@ impl Values {
             (Key::MaxInFlight, Value::Count(n)) => self.max_in_flight = Some(n),
             (Key::MinHedgeAfter, Value::Duration(d)) => self.min_hedge_after = Some(d),
             (Key::MaxHedgeAfter, Value::Duration(d)) => self.max_hedge_after = Some(d),
+            (Key::HedgeBudget, Value::Share(x)) => self.hedge_budget = Some(x),
             _ => return false,
         }
         true
@@ -219,7 +224,12 @@ impl Values {
 
     fn hedge_problems(&self, out: &mut Vec<Problem>) {
         let Some(spec) = self.hedge_after else {
-            for key in [Key::MaxInFlight, Key::MinHedgeAfter, Key::MaxHedgeAfter] {
+            for key in [
+                Key::MaxInFlight,
+                Key::MinHedgeAfter,
+                Key::MaxHedgeAfter,
+                Key::HedgeBudget,
+            ] {
                 if self.wrote(key) {
                     out.push(Problem::NeedsHedgeAfter(key));
                 }
@@ -228,6 +238,9 @@ impl Values {
         };
         let spec_problem = Key::HedgeAfter.check(&Value::Hedge(spec));
         out.extend(spec_problem);
+        if let Some(share) = self.hedge_budget {
+            out.extend(Key::HedgeBudget.check(&Value::Share(share)));
+        }
         if let Some(n) = self.max_in_flight {
             if let Some(problem) = Key::MaxInFlight.check(&Value::Count(n)) {
                 out.push(problem);
@@ -293,6 +306,9 @@ impl Key {
             {
                 Some(Problem::UnknownPercentile(p))
             }
+            (Key::HedgeBudget, Value::Share(x)) if !(x > 0.0 && x <= 1.0) => {
+                Some(Problem::HedgeBudgetOutOfRange(x))
+            }
             _ => None,
         }
     }
@@ -331,6 +347,8 @@ pub enum Problem {
     HedgeAfterZero,
     /// `hedge_after` of a percentile other than 50, 90, 95 and 99.
     UnknownPercentile(u8),
+    /// `hedge_budget` not above 0 % and at most 100 % (as a share: 0.02 for 2 %).
+    HedgeBudgetOutOfRange(f64),
     /// `max_backoff` below `initial_backoff`, as in effect.
     BackoffBounds {
         /// `initial_backoff` in effect.
@@ -392,6 +410,7 @@ impl Problem {
             | Problem::BoundWithFixedDelay(key) => key,
             Problem::JitterOutOfRange(_) => Key::Jitter,
             Problem::HedgeAfterZero | Problem::UnknownPercentile(_) => Key::HedgeAfter,
+            Problem::HedgeBudgetOutOfRange(_) => Key::HedgeBudget,
             Problem::BackoffBounds { .. } => Key::MaxBackoff,
             Problem::AttemptTimeoutBounds { .. } => Key::MaxAttemptTimeout,
             Problem::PastDeadline { .. } => Key::AttemptTimeout,
@@ -453,6 +472,11 @@ impl Problem {
             Problem::UnknownPercentile(p) => format!(
                 "`hedge_after` = \"p{p}\": {}",
                 crate::parse::HedgeError::Percentile { meant: None }
+            ),
+            Problem::HedgeBudgetOutOfRange(x) => format!(
+                "`hedge_budget` is a share of the calls above 0 % and at most 100 %, such as \
+                 \"2%\", found {}%",
+                x * 100.0
             ),
             Problem::BackoffBounds { initial, max } => format!(
                 "`max_backoff` ({max:?}) is shorter than `initial_backoff` ({initial:?}): the \
@@ -522,6 +546,10 @@ impl Problem {
             Problem::UnknownPercentile(p) => {
                 format!("hedge_after's percentile (p{p}) is one of p50, p90, p95, p99")
             }
+            Problem::HedgeBudgetOutOfRange(x) => format!(
+                "hedge_budget ({}%) must be above 0 % and at most 100 %",
+                x * 100.0
+            ),
             Problem::BackoffBounds { initial, max } => {
                 format!("max_backoff ({max:?}) is below initial_backoff ({initial:?})")
             }
@@ -564,6 +592,9 @@ impl Problem {
             Problem::HedgeAfterZero => "hedge_after would be zero".to_owned(),
             Problem::UnknownPercentile(_) => {
                 "hedge_after's percentile would be none of p50, p90, p95, p99".to_owned()
+            }
+            Problem::HedgeBudgetOutOfRange(_) => {
+                "hedge_budget would not be above 0 % and at most 100 %".to_owned()
             }
             Problem::BackoffBounds { .. } => {
                 "max_backoff would be below initial_backoff".to_owned()

@@ -18,6 +18,8 @@ pub enum Form {
     Jitter,
     /// A duration, or a percentile of the function's latency ([`parse_hedge`](crate::parse_hedge)).
     Hedge,
+    /// A share of the calls, such as `"2%"` ([`parse_hedge_budget`](crate::parse_hedge_budget)).
+    Share,
     /// `true` or `false`.
     Bool,
     /// A `bool` expression over the function's arguments, evaluated once per call.
@@ -138,6 +140,8 @@ pub enum AttributeKey {
     MinHedgeAfter,
     /// `max_hedge_after`.
     MaxHedgeAfter,
+    /// `hedge_budget`.
+    HedgeBudget,
     /// `on_retry`.
     OnRetry,
     /// `profile`.
@@ -211,6 +215,7 @@ const ROWS: [Row; AttributeKey::COUNT] = {
         row("max_in_flight",              F::Count,     "an integer >= 2", Some(Key::MaxInFlight), true),
         row("min_hedge_after",            F::Duration,  "a duration such as \"5ms\"", Some(Key::MinHedgeAfter), true),
         row("max_hedge_after",            F::Duration,  "a duration such as \"500ms\"", Some(Key::MaxHedgeAfter), true),
+        row("hedge_budget",               F::Share,     "a share of the calls such as \"2%\"", Some(Key::HedgeBudget), true),
         row("on_retry",                   F::Function,  "a path to `fn(&RetryEvent<'_, E>)`", None, false),
         row("profile",                    F::Name,      "a string naming a config profile", None, true),
         row("aws_config",                 F::Bool,      "`true` or `false`", None, true),
@@ -313,6 +318,8 @@ pub enum Key in AttributeKey {
     MinHedgeAfter,
     /// `max_hedge_after`.
     MaxHedgeAfter,
+    /// `hedge_budget`.
+    HedgeBudget,
 }
 }
 
@@ -341,7 +348,11 @@ impl Key {
     pub const fn is_hedging(self) -> bool {
         matches!(
             self,
-            Key::HedgeAfter | Key::MaxInFlight | Key::MinHedgeAfter | Key::MaxHedgeAfter
+            Key::HedgeAfter
+                | Key::MaxInFlight
+                | Key::MinHedgeAfter
+                | Key::MaxHedgeAfter
+                | Key::HedgeBudget
         )
     }
 
@@ -363,10 +374,10 @@ impl Key {
 /// keys the environment may set, `idempotent`, `idempotency_key`, `long_polling`, `partition`,
 /// `bucket` (`"none"`), `budget` (a share), `profile` (for its unknown-field error) and
 /// `aws_config`.
-pub const POLICY_FIELDS: [&str; 23] = policy_fields();
+pub const POLICY_FIELDS: [&str; 24] = policy_fields();
 
-const fn policy_fields() -> [&'static str; 23] {
-    let mut out = [""; 23];
+const fn policy_fields() -> [&'static str; 24] {
+    let mut out = [""; 24];
     let (mut i, mut n) = (0, 0);
     while i < AttributeKey::COUNT {
         let key = AttributeKey::ALL[i];
@@ -458,7 +469,7 @@ mod tests {
              long_polling, partition, \
              bucket, \
              rate_limiter, budget, breaker, guard, hedge_after, max_in_flight, min_hedge_after, \
-             max_hedge_after, on_retry, profile, aws_config, clone, crate"
+             max_hedge_after, hedge_budget, on_retry, profile, aws_config, clone, crate"
         );
         assert_eq!(AttributeKey::from_name("Mode"), None);
         assert_eq!(Key::from_name("retry_on"), None);
@@ -493,6 +504,7 @@ mod tests {
                 "max_in_flight",
                 "min_hedge_after",
                 "max_hedge_after",
+                "hedge_budget",
                 "profile",
                 "aws_config",
             ]
@@ -512,7 +524,8 @@ mod tests {
                 "hedge_after",
                 "max_in_flight",
                 "min_hedge_after",
-                "max_hedge_after"
+                "max_hedge_after",
+                "hedge_budget"
             ]
         );
         let timer: Vec<&str> = Key::ALL

@@ -171,6 +171,8 @@ pub enum Value {
     Jitter(Jitter),
     /// `hedge_after`.
     Hedge(HedgeSpec),
+    /// `hedge_budget`: a share of the calls (0.02 for 2 %).
+    Share(f64),
 }
 
 /// As the attribute would write the value, without quotes: `standard`, `3`, `1.5s`, `2`,
@@ -185,6 +187,7 @@ impl fmt::Display for Value {
             Value::Factor(x) => write!(f, "{x}"),
             Value::Jitter(j) => j.fmt(f),
             Value::Hedge(h) => h.fmt(f),
+            Value::Share(x) => write!(f, "{}%", x * 100.0),
         }
     }
 }

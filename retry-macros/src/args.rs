@@ -10,7 +10,8 @@
 
 use crate::errors::{Errors, skip_to_comma};
 use crate::values::{
-    Arg, Breaker, Bucket, Budget, Clones, Emit, FnPath, GuardList, Name, Profile, Static, Value,
+    Arg, Breaker, Bucket, Budget, Clones, Emit, FnPath, GuardList, HedgeBudget, Name, Profile,
+    Static, Value,
 };
 use proc_macro2::{Span, TokenStream};
 use retry_keys::{AttributeKey, Behavior, HedgeSpec, Jitter, Mode};
@@ -122,6 +123,7 @@ keys! {
     max_in_flight:                  u32,        _,      MaxInFlight;
     min_hedge_after:                Duration,   _,      MinHedgeAfter;
     max_hedge_after:                Duration,   _,      MaxHedgeAfter;
+    hedge_budget:                   HedgeBudget, _,     HedgeBudget;
     on_retry:                       FnPath,     _,      OnRetry;
     profile:                        Profile,    Site,   Profile;
     aws_config:                     bool,       Site,   AwsConfig;

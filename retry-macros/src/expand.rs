@@ -22,13 +22,14 @@ pub(crate) fn expand(args: &Args, name: &str, slot: Slot<'_>) {
     });
 }
 
-/// The hedging keys, as calls of the runtime's `Keys` builder, and for a percentile the
-/// `Site` builder's `.latency(...)`: an estimate of the function's own, in a `static`.
+/// The hedging keys, as calls of the runtime's `Keys` builder, and for a percentile or a
+/// budget the `Site` builder's `.latency(...)`: the function's own estimate and budget, in a
+/// `static`.
 fn hedging(args: &Args, after: HedgeSpec, p: &TokenStream) -> (TokenStream, TokenStream) {
     let latency = format_ident!("__RETRY_LATENCY", span = Span::mixed_site());
-    let site = match after {
-        HedgeSpec::Fixed(_) => quote!(),
-        HedgeSpec::Percentile(_) => quote! {
+    let site = match (after, &args.hedge_budget) {
+        (HedgeSpec::Fixed(_), None) => quote!(),
+        (HedgeSpec::Percentile(_), _) | (_, Some(_)) => quote! {
             .latency({
                 static #latency: #p::Latency = #p::Latency::new();
                 &#latency
@@ -48,6 +49,10 @@ fn hedging(args: &Args, after: HedgeSpec, p: &TokenStream) -> (TokenStream, Toke
     if let Some(d) = &args.max_hedge_after {
         let d = d.value.tokens(p);
         keys.extend(quote!(.max_hedge_after(#d)));
+    }
+    if let Some(share) = &args.hedge_budget {
+        let share = share.value.0;
+        keys.extend(quote!(.hedge_budget(#share)));
     }
     (keys, site)
 }

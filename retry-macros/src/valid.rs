@@ -95,6 +95,7 @@ fn values(args: &Args) -> Values {
         max_in_flight: value(&args.max_in_flight),
         min_hedge_after: value(&args.min_hedge_after),
         max_hedge_after: value(&args.max_hedge_after),
+        hedge_budget: value(&args.hedge_budget).map(|b| b.0),
     }
 }
 

@@ -321,6 +321,29 @@ impl Value for HedgeSpec {
     }
 }
 
+/// `hedge_budget`: a share of the calls, written `"2%"`, as a ratio (0.02).
+#[derive(Clone, Copy)]
+pub(crate) struct HedgeBudget(pub(crate) f64);
+
+impl Value for HedgeBudget {
+    fn from_expr(expr: &Expr, key: AttributeKey, errors: &mut Errors) -> Option<Self> {
+        let name = key.name();
+        let share = str_lit(expr).as_deref().and_then(keys::parse_hedge_budget);
+        if let Some(share) = share {
+            return Some(HedgeBudget(share));
+        }
+        let hint = match number(expr) {
+            Some(v) => format!(": write it with its %, such as `{name} = \"{v}%\"`"),
+            None => format!(", such as `{name} = \"2%\"`"),
+        };
+        errors.on(
+            expr,
+            format!("`{name}` takes a share of the calls above 0 % and at most 100 %{hint}"),
+        );
+        None
+    }
+}
+
 /// A function named by path, which the expansion calls.
 pub(crate) struct FnPath(pub(crate) ExprPath);
 

@@ -239,6 +239,14 @@
 //!   recent successful attempts (12.5 % resolution, halved every 1,024 samples so that it
 //!   follows a shift; lock-free, no allocation), kept within `[min_hedge_after,
 //!   max_hedge_after]` (1 ms to 1 s by default), and `max_hedge_after` until 20 samples exist.
+//! - **How often.** `hedge_budget = "2%"` bounds the hedges to about that share of the calls:
+//!   the delay rises above `hedge_after`'s (never above `max_hedge_after`) as far as it takes,
+//!   steered by whether each call's first attempt outlived it (a stochastic approximation of
+//!   the quantile: each call takes the delay down a little, each hedge up, and it stands still
+//!   where hedges are 95 % of the budget). A percentile alone hedges more than it names: a call
+//!   whose hedge won records the hedge's latency, so the estimate misses the slow first
+//!   attempts. In the fleet simulation a budget of 2 % keeps a 32x cut of the fan-out's p99.9
+//!   for 1.9 % more requests, where the p95 pays 5 %.
 //! - **How many.** Hedges and retries share `max_attempts`; at most `max_in_flight` (default
 //!   2) run at once. A failure while another attempt runs lets the next hedge start at once
 //!   (gRPC's rule); when the last attempt in flight fails, the call retries after its backoff as

@@ -666,52 +666,8 @@ fn run_hedging(quick: bool, out: &Path) -> Result<()> {
         hedging::Config::full()
     };
     let results = hedging::run(&config);
-    let base = &results[0];
+    hedging_csv(&out.join("hedging.csv"), &results)?;
     let ms = |s: f64| 1000.0 * s;
-    let bounded = |s: &Summary| s.variant.bucket != Strategy::NoBucket;
-    let rows: Vec<String> = results
-        .iter()
-        .map(|s| {
-            let mut r = format!("{},{},{}", s.variant.csv_name(), s.user_requests, s.leaves);
-            for q in [&s.fan_out, &s.leaf] {
-                for v in [q.p50, q.p90, q.p95, q.p99, q.p999, q.max] {
-                    r.push_str(&format!(",{:.1}", ms(v)));
-                }
-            }
-            r.push_str(&format!(
-                ",{:.5},{:.6},{},{},{},{:.3},{:.3},{:.4},{},{},{}",
-                hedging::share_above(&s.fan_out_sorted, 0.1),
-                hedging::share_above(&s.leaf_sorted, 0.1),
-                s.hedges,
-                s.hedges_won,
-                s.cancelled,
-                100.0 * s.extra_requests(),
-                100.0 * s.work_added(base),
-                ms(s.mean_queue),
-                if bounded(s) {
-                    format!("{:.4}", s.tokens_lost as f64 / s.leaves as f64)
-                } else {
-                    String::new()
-                },
-                if bounded(s) {
-                    s.bucket_low.to_string()
-                } else {
-                    String::new()
-                },
-                s.faults.none(),
-            ));
-            r
-        })
-        .collect();
-    report::write_csv(
-        &out.join("hedging.csv"),
-        "policy,user_requests,leaves,fan_out_p50_ms,fan_out_p90_ms,fan_out_p95_ms,\
-         fan_out_p99_ms,fan_out_p999_ms,fan_out_max_ms,leaf_p50_ms,leaf_p90_ms,leaf_p95_ms,\
-         leaf_p99_ms,leaf_p999_ms,leaf_max_ms,fan_out_over_100ms,leaf_over_100ms,hedges,\
-         hedges_won,attempts_dropped,extra_requests_pct,server_work_added_pct,mean_queue_ms,\
-         tokens_kept_by_lost_hedges_per_leaf,bucket_lowest,engine_checks_held",
-        &rows,
-    )?;
     // Latency by nines: x = 1 is the 90th percentile, 2 the 99th, 3 the 99.9th; up to where
     // at least 10 samples lie above the percentile, and at most 4 (p99.99).
     let nines = |sorted: &[f64]| -> Vec<(f64, f64)> {
@@ -782,39 +738,7 @@ fn run_hedging(quick: bool, out: &Path) -> Result<()> {
         s.slow_factor,
         config.horizon
     );
-    println!(
-        "| policy | fan-out p50 | p99 | p99.9 | over 100 ms | leaf p50 | p99 | p99.9 | extra \
-         requests (hedges / leaves) | hedges that won | mean queue wait | tokens kept by lost \
-         hedges, per leaf | bucket's lowest level |"
-    );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for r in &results {
-        let (lost, low) = if bounded(r) {
-            (
-                format!("{:.3}", r.tokens_lost as f64 / r.leaves as f64),
-                format!("{} / 500", r.bucket_low),
-            )
-        } else {
-            ("no bucket".to_string(), "no bucket".to_string())
-        };
-        println!(
-            "| {} | {:.0} ms | {:.0} ms | {:.0} ms | {:.2}% | {:.0} ms | {:.0} ms | {:.0} ms | \
-             {:.2}% | {:.2}% | {:.2} ms | {} | {} |",
-            r.variant.name(),
-            ms(r.fan_out.p50),
-            ms(r.fan_out.p99),
-            ms(r.fan_out.p999),
-            100.0 * hedging::share_above(&r.fan_out_sorted, 0.1),
-            ms(r.leaf.p50),
-            ms(r.leaf.p99),
-            ms(r.leaf.p999),
-            100.0 * r.extra_requests(),
-            100.0 * retry_sim::sim::ratio(r.hedges_won, r.leaves),
-            ms(r.mean_queue),
-            lost,
-            low
-        );
-    }
+    hedging_table(&results);
     let faulty: Vec<String> = results
         .iter()
         .filter(|r| !r.faults.none())
@@ -834,17 +758,24 @@ fn run_hedging(quick: bool, out: &Path) -> Result<()> {
 
 /// The servers slow down halfway through: a fixed delay against a percentile.
 fn run_hedging_shift(quick: bool, out: &Path) -> Result<()> {
-    use hedging::Summary;
     let config = if quick {
         hedging::Config::shifted_quick()
     } else {
         hedging::Config::shifted()
     };
+    hedging_shift(&config, out, "hedging_shift")?;
+    run_hedging_budget(quick, out)
+}
+
+/// A run of the servers' slowdown (`config`), its files named from `name`: `NAME.csv`,
+/// `NAME_series.csv` and the per-second plots.
+fn hedging_shift(config: &hedging::Config, out: &Path, name: &str) -> Result<()> {
+    use hedging::Summary;
     let shift = config.shift.ok_or("the shifted scenario has a shift")?;
-    let results = hedging::run(&config);
-    hedging_series(out, "hedging_shift_series.csv", &results, &config)?;
+    let results = hedging::run(config);
+    hedging_series(out, &format!("{name}_series.csv"), &results, config)?;
     let title = format!(", service x{} from {} s", shift.factor, shift.at);
-    hedging_per_second_plots(out, "hedging_shift", &results, &config, &title)?;
+    hedging_per_second_plots(out, name, &results, config, &title)?;
     // Before the shift (after the warm-up), its first 2 s, and the rest.
     let settle = (config.horizon - shift.at).min(2.0);
     let phases = [
@@ -897,7 +828,7 @@ fn run_hedging_shift(quick: bool, out: &Path) -> Result<()> {
         }
     }
     report::write_csv(
-        &out.join("hedging_shift.csv"),
+        &out.join(format!("{name}.csv")),
         "policy,phase,from_s,to_s,user_requests,fan_out_p50_ms,fan_out_p99_ms,\
          fan_out_p999_ms,fan_out_over_100ms_pct,extra_requests_pct,mean_hedge_delay_ms,\
          bucket_lowest",
@@ -925,6 +856,129 @@ fn run_hedging_shift(quick: bool, out: &Path) -> Result<()> {
         return Err(format!("the engine's hedging failed a check: {}", faulty.join("; ")).into());
     }
     Ok(())
+}
+
+/// The hedge budget: the fan-out's world with one hedge at the p95 and a second (the hedging
+/// section's best cut), without and with `hedge_budget = "2%"`; then the servers' slowdown
+/// with the same policies.
+fn run_hedging_budget(quick: bool, out: &Path) -> Result<()> {
+    let config = if quick {
+        hedging::Config::budget_quick()
+    } else {
+        hedging::Config::budget()
+    };
+    let results = hedging::run(&config);
+    hedging_csv(&out.join("hedging_budget.csv"), &results)?;
+    hedging_series(out, "hedging_budget_series.csv", &results, &config)?;
+    hedging_per_second_plots(out, "hedging_budget", &results, &config, "")?;
+    println!("\n### Hedging within a budget (the fan-out's world)\n");
+    hedging_table(&results);
+    let faulty: Vec<String> = results
+        .iter()
+        .filter(|r| !r.faults.none())
+        .map(|r| format!("{}: {:?}", r.variant.name(), r.faults))
+        .collect();
+    if !faulty.is_empty() {
+        return Err(format!("the engine's hedging failed a check: {}", faulty.join("; ")).into());
+    }
+    let shifted = if quick {
+        hedging::Config::budget_shifted_quick()
+    } else {
+        hedging::Config::budget_shifted()
+    };
+    hedging_shift(&shifted, out, "hedging_budget_shift")
+}
+
+/// One row per policy of a hedging run, the columns of `results/hedging.csv`.
+fn hedging_csv(path: &Path, results: &[hedging::Summary]) -> Result<()> {
+    use hedging::Summary;
+    let base = &results[0];
+    let ms = |s: f64| 1000.0 * s;
+    let bounded = |s: &Summary| s.variant.bucket != Strategy::NoBucket;
+    let rows: Vec<String> = results
+        .iter()
+        .map(|s| {
+            let mut r = format!("{},{},{}", s.variant.csv_name(), s.user_requests, s.leaves);
+            for q in [&s.fan_out, &s.leaf] {
+                for v in [q.p50, q.p90, q.p95, q.p99, q.p999, q.max] {
+                    r.push_str(&format!(",{:.1}", ms(v)));
+                }
+            }
+            r.push_str(&format!(
+                ",{:.5},{:.6},{},{},{},{:.3},{:.3},{:.4},{},{},{}",
+                hedging::share_above(&s.fan_out_sorted, 0.1),
+                hedging::share_above(&s.leaf_sorted, 0.1),
+                s.hedges,
+                s.hedges_won,
+                s.cancelled,
+                100.0 * s.extra_requests(),
+                100.0 * s.work_added(base),
+                ms(s.mean_queue),
+                if bounded(s) {
+                    format!("{:.4}", s.tokens_lost as f64 / s.leaves as f64)
+                } else {
+                    String::new()
+                },
+                if bounded(s) {
+                    s.bucket_low.to_string()
+                } else {
+                    String::new()
+                },
+                s.faults.none(),
+            ));
+            r
+        })
+        .collect();
+    report::write_csv(
+        path,
+        "policy,user_requests,leaves,fan_out_p50_ms,fan_out_p90_ms,fan_out_p95_ms,\
+         fan_out_p99_ms,fan_out_p999_ms,fan_out_max_ms,leaf_p50_ms,leaf_p90_ms,leaf_p95_ms,\
+         leaf_p99_ms,leaf_p999_ms,leaf_max_ms,fan_out_over_100ms,leaf_over_100ms,hedges,\
+         hedges_won,attempts_dropped,extra_requests_pct,server_work_added_pct,mean_queue_ms,\
+         tokens_kept_by_lost_hedges_per_leaf,bucket_lowest,engine_checks_held",
+        &rows,
+    )?;
+    Ok(())
+}
+
+/// A hedging run's table, as the hedging section shows it.
+fn hedging_table(results: &[hedging::Summary]) {
+    use hedging::Summary;
+    let ms = |s: f64| 1000.0 * s;
+    let bounded = |s: &Summary| s.variant.bucket != Strategy::NoBucket;
+    println!(
+        "| policy | fan-out p50 | p99 | p99.9 | over 100 ms | leaf p50 | p99 | p99.9 | extra \
+         requests (hedges / leaves) | hedges that won | mean queue wait | tokens kept by lost \
+         hedges, per leaf | bucket's lowest level |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in results {
+        let (lost, low) = if bounded(r) {
+            (
+                format!("{:.3}", r.tokens_lost as f64 / r.leaves as f64),
+                format!("{} / 500", r.bucket_low),
+            )
+        } else {
+            ("no bucket".to_string(), "no bucket".to_string())
+        };
+        println!(
+            "| {} | {:.0} ms | {:.0} ms | {:.0} ms | {:.2}% | {:.0} ms | {:.0} ms | {:.0} ms | \
+             {:.2}% | {:.2}% | {:.2} ms | {} | {} |",
+            r.variant.name(),
+            ms(r.fan_out.p50),
+            ms(r.fan_out.p99),
+            ms(r.fan_out.p999),
+            100.0 * hedging::share_above(&r.fan_out_sorted, 0.1),
+            ms(r.leaf.p50),
+            ms(r.leaf.p99),
+            ms(r.leaf.p999),
+            100.0 * r.extra_requests(),
+            100.0 * retry_sim::sim::ratio(r.hedges_won, r.leaves),
+            ms(r.mean_queue),
+            lost,
+            low
+        );
+    }
 }
 
 /// The per-second counters of a hedging run's policies as CSV.

@@ -326,6 +326,92 @@ async fn a_percentile_delay_hedges_late_until_it_knows_the_latency_then_follows_
     assert_eq!(s.starts_ms()[1], tick);
 }
 
+// --- The hedge budget ----------------------------------------------------------------------------
+
+/// `$calls` calls through `$call` (given a `&Script`) of which one in five takes 100 ms and
+/// the others 10 ms, in a pattern, each hedged when its first attempt outlives the delay (the
+/// hedge answers in 1 ms): the hedges sent.
+macro_rules! hedges_of {
+    ($calls:expr, |$s:ident| $call:expr) => {{
+        let mut hedges = 0;
+        for i in 0..$calls {
+            let first = if i % 5 == 0 { MS(100) } else { MS(10) };
+            let $s = &Script::new([LateOk(first, 1), LateOk(MS(1), 2)]);
+            let (out, record) = recorded($call).await;
+            assert!(out.is_ok());
+            hedges += record.hedges().len();
+        }
+        hedges
+    }};
+}
+
+#[retry(hedge_after = "p50", hedge_budget = "5%", bucket = "none")]
+async fn within_budget(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[retry(hedge_after = "p50", bucket = "none")]
+async fn without_budget(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedge_budget_raises_the_delay_until_about_its_share_of_the_calls_hedge() {
+    // At the p50 a fifth of the calls (the slow ones) hedge; a budget of 5 % raises the delay
+    // past the slow ones' 100 ms for most calls, so that about 5 % of them hedge. 2,000 calls
+    // learn the delay; the next 2,000 are counted.
+    let unbudgeted = hedges_of!(4000, |s| without_budget(s));
+    assert_eq!(
+        unbudgeted,
+        800 - 4,
+        "a fifth, after the 20 calls that teach the p50"
+    );
+    hedges_of!(2000, |s| within_budget(s));
+    let budgeted = hedges_of!(2000, |s| within_budget(s));
+    assert!(
+        (60..=100).contains(&budgeted),
+        "about 5 % of 2,000 calls hedge, at most 100: {budgeted}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_takes_a_hedge_budget_built_or_read_from_configuration() {
+    let built = retry_runtime::Policy::new()
+        .hedge_after("p50")
+        .hedge_budget(0.05)
+        .bucket(TokenBucket::none())
+        .build()
+        .unwrap();
+    hedges_of!(2000, |s| built.retry(|| s.attempt()));
+    let budgeted = hedges_of!(2000, |s| built.retry(|| s.attempt()));
+    assert!((60..=100).contains(&budgeted), "{budgeted}");
+
+    let read: retry_runtime::Policy = toml::from_str(
+        r#"
+        hedge_after = "p50"
+        hedge_budget = "5%"
+        bucket = "none"
+        "#,
+    )
+    .unwrap();
+    hedges_of!(2000, |s| read.retry(|| s.attempt()));
+    let budgeted = hedges_of!(2000, |s| read.retry(|| s.attempt()));
+    assert!((60..=100).contains(&budgeted), "{budgeted}");
+
+    // A share out of range is a problem `build` reports, and a budget needs `hedge_after`.
+    let err = retry_runtime::Policy::new()
+        .hedge_after("p50")
+        .hedge_budget(0.0)
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("hedge_budget"), "{err}");
+    let err = retry_runtime::Policy::new()
+        .hedge_budget(0.02)
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("hedge_after"), "{err}");
+}
+
 // --- Counting: attempts through the hook ------------------------------------------------------
 
 static HOOKED: AtomicU32 = AtomicU32::new(0);

@@ -256,13 +256,14 @@ max_attempts = 2
                  \"10s\"; ignored",
                 "retry.toml:6: unknown key `timeout`: the keys: mode, behavior, max_attempts, \
                  initial_backoff, multiplier, max_backoff, jitter, attempt_timeout, \
-                 attempt_timeout_multiplier, max_attempt_timeout, deadline, hedge_after, max_in_flight, min_hedge_after, max_hedge_after; ignored",
+                 attempt_timeout_multiplier, max_attempt_timeout, deadline, hedge_after, max_in_flight, min_hedge_after, max_hedge_after, hedge_budget; ignored",
                 "retry.toml:7: jitter = true: jitter is \"full\", \"equal\", \"none\", \
                  \"decorrelated\" or a number in [0, 1]; ignored",
                 "retry.toml:8: unknown key `max_attemps`: did you mean `max_attempts`? the keys: \
                  mode, behavior, max_attempts, initial_backoff, multiplier, max_backoff, jitter, \
                  attempt_timeout, attempt_timeout_multiplier, max_attempt_timeout, deadline, \
-                 hedge_after, max_in_flight, min_hedge_after, max_hedge_after; ignored",
+                 hedge_after, max_in_flight, min_hedge_after, max_hedge_after, hedge_budget; \
+                 ignored",
                 "retry.toml:10: `retries` is not a setting of the file, which has a `[default]` \
                  table and `[profile.NAME]` tables; ignored",
             ]

@@ -34,6 +34,7 @@
 //! | `deadline` | `RETRY_DEADLINE` | a duration above zero |
 //! | `max_in_flight` | `RETRY_MAX_IN_FLIGHT` | a whole number >= 2 |
 //! | `min_hedge_after`, `max_hedge_after` | `RETRY_MIN_HEDGE_AFTER`, `RETRY_MAX_HEDGE_AFTER` | a duration |
+//! | `hedge_budget` | `RETRY_HEDGE_BUDGET` | a share of the calls such as `"2%"` |
 //!
 //! Durations are written as in the attribute: `"500us"`, `"150ms"`, `"2s"`, `"1.5s"`, `"1m"`.
 //!
@@ -457,11 +458,12 @@ fn resolution(
 }
 
 /// The keys that shape hedging.
-const HEDGE_KEYS: [Key; 4] = [
+const HEDGE_KEYS: [Key; 5] = [
     Key::HedgeAfter,
     Key::MaxInFlight,
     Key::MinHedgeAfter,
     Key::MaxHedgeAfter,
+    Key::HedgeBudget,
 ];
 
 /// The keys that shape an attempt's timer.
@@ -1098,6 +1100,7 @@ mod tests {
             "max_in_flight",
             "min_hedge_after",
             "max_hedge_after",
+            "hedge_budget",
         ];
         // Neither hedged nor timed: a hedging or timer key from outside is ignored, and not
         // listed.
@@ -1128,7 +1131,15 @@ mod tests {
         let (r, warnings) = resolve_with(&hedged, std::slice::from_ref(&outside), false);
         assert_eq!(keys(&r), [&common[..], &hedge[..]].concat());
         assert_eq!(r.explained.get("max_in_flight").unwrap().value, "3");
+        assert_eq!(r.explained.get("hedge_budget").unwrap().value, "none");
         assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let budget = layer(
+            &[(Key::HedgeBudget, Key::HedgeBudget.parse("2%").unwrap())],
+            &env_source("RETRY_HEDGE_BUDGET"),
+        );
+        let (r, warnings) = resolve_with(&hedged, std::slice::from_ref(&budget), false);
+        assert_eq!(r.explained.get("hedge_budget").unwrap().value, "2%");
+        assert!(warnings.is_empty(), "{warnings:?}");
         let (r, _) = resolve_with(&hedged.attempt_timeout(MS(100)), &[], true);
         assert_eq!(r.explained.entries.len(), Key::ALL.len());
     }

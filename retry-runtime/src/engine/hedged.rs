@@ -29,6 +29,7 @@ use crate::engine::frame::Frame;
 use crate::engine::scope::{self, Around};
 use crate::engine::site::Resolved;
 use crate::hedge::Latency;
+use crate::hedge::budget::Spend;
 use crate::observe;
 use crate::observe::event::RetryEvent;
 use crate::observe::trace::Trace;
@@ -242,7 +243,8 @@ enum Event<O> {
     Hedge,
 }
 
-/// What a hedged call reads: its hedging settings, and for a percentile the estimate.
+/// What a hedged call reads: its hedging settings, and for a percentile or a budget the
+/// function's estimate (which keeps the budget's delay too).
 #[derive(Clone, Copy, Debug)]
 struct Hedge<'a> {
     settings: &'a Hedging,
@@ -263,16 +265,47 @@ impl<'a> Hedge<'a> {
         self.settings.max_in_flight
     }
 
-    /// How long after an attempt starts the next hedge starts.
+    /// How long after an attempt starts the next hedge starts: `hedge_after`'s delay, raised
+    /// by the budget if there is one; `max_hedge_after` while a percentile's estimate does not
+    /// answer yet.
     fn delay(&self) -> Duration {
+        let max = self.settings.max_after;
+        match (self.base(), self.spend()) {
+            (Some(base), Some((spend, _))) => spend.delay(base, max),
+            (Some(base), None) => base,
+            (None, _) => max,
+        }
+    }
+
+    /// `hedge_after`'s own delay: the fixed one, or the percentile's estimate within its
+    /// bounds (`None` until the estimate answers).
+    fn base(&self) -> Option<Duration> {
         let (min, max) = (self.settings.min_after, self.settings.max_after);
         match (self.settings.after, self.latency) {
-            (HedgeSpec::Fixed(d), _) => d,
-            (HedgeSpec::Percentile(p), Some(latency)) => match latency.quantile_cached(p) {
-                Some(d) => d.clamp(min, max.max(min)),
-                None => max,
-            },
-            (HedgeSpec::Percentile(_), None) => max,
+            (HedgeSpec::Fixed(d), _) => Some(d),
+            (HedgeSpec::Percentile(p), Some(latency)) => latency
+                .quantile_cached(p)
+                .map(|d| d.clamp(min, max.max(min))),
+            (HedgeSpec::Percentile(_), None) => None,
+        }
+    }
+
+    /// The function's hedge budget and its share, if it has one.
+    fn spend(&self) -> Option<(&'a Spend, f64)> {
+        Some((self.latency?.spend(), self.settings.budget?))
+    }
+
+    /// A call starts: its budget, if any, counts it (once `hedge_after` has a delay).
+    fn count_call(&self) {
+        if let (Some(base), Some((spend, share))) = (self.base(), self.spend()) {
+            spend.call(share, base, self.settings.max_after);
+        }
+    }
+
+    /// A call's first attempt outlived the delay and a hedge starts: its budget counts it.
+    fn count_hedge(&self) {
+        if let (Some(base), Some((spend, share))) = (self.base(), self.spend()) {
+            spend.hedged(share, base, self.settings.max_after);
         }
     }
 
@@ -323,6 +356,9 @@ where
             due: None,
         };
         let latency = hedging.and_then(|h| h.latency());
+        if let Some(h) = hedging {
+            h.count_call();
+        }
         'call: loop {
             // An attempt with none in flight: the first, or a retry after its backoff.
             if self.gated() {
@@ -685,6 +721,9 @@ where
             class: trigger.map_or(ErrorClass::Timeout, |(class, _)| class),
             hedge: true,
         });
+        if trigger.is_none() {
+            h.count_hedge();
+        }
         observe::hedged(&self.current, a, in_flight, trigger.map(|(c, _)| c), delay);
         flights.start(self.launch(attempt, Some(now), ticket, true));
         self.next_hedge(h, state, flights.count, now)

@@ -297,12 +297,12 @@ impl Site {
                 }
                 (None, None) => None,
             };
-            // A percentile chosen from outside for a function whose attribute wrote a fixed
-            // delay (or a `Policy` from configuration): an estimate of its own, made once and
-            // kept with the resolution, so it goes with the site.
+            // A percentile or a hedge budget chosen from outside for a function whose attribute
+            // wrote a fixed delay (or a `Policy` from configuration): an estimate of its own,
+            // made once and kept with the resolution, so it goes with the site.
             let percentile = settings
                 .hedge
-                .is_some_and(|h| matches!(h.after, HedgeSpec::Percentile(_)));
+                .is_some_and(|h| matches!(h.after, HedgeSpec::Percentile(_)) || h.budget.is_some());
             let own_latency =
                 (self.latency.is_none() && percentile).then(|| Box::new(Latency::new()));
             let adaptive = settings.mode == Mode::Adaptive;

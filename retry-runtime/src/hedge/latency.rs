@@ -11,7 +11,8 @@
 //!
 //! [`Latency`] is 240 counters of a log-linear histogram (HdrHistogram's layout) and one tick
 //! counter, all `AtomicU32`, and the last answer cached in an `AtomicU64` (a hedged call asks
-//! for the quantile on each call; it is computed again every 32 records): 976 bytes, no heap,
+//! for the quantile on each call; it is computed again every 32 records), and the function's
+//! hedge budget (16 bytes, `hedge::budget`): 992 bytes, no heap,
 //! built by `const fn` for a `static`.
 //!
 //! * Buckets. A latency is counted in units of 1024 ns (a shift, no division). Below 16 units
@@ -62,6 +63,7 @@
 //! counters one after another, so one answer can see a halving half done: its weights then
 //! differ by at most a factor of two between the two parts of the range, for that answer.
 
+use super::budget::Spend;
 use std::fmt;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicU32, AtomicU64};
@@ -107,6 +109,8 @@ pub struct Latency {
     /// computed at (high 32 bits), the percentile (bits 8 to 15), and its bucket plus one (low
     /// 8 bits; 0 for no answer yet).
     cache: AtomicU64,
+    /// The function's hedge budget, for `hedge_budget` (its own module: `hedge::budget`).
+    spend: Spend,
 }
 
 /// How many records a cached quantile stands for before it is computed again.
@@ -120,7 +124,20 @@ impl Latency {
             counts: [const { AtomicU32::new(0) }; BUCKETS],
             ticks: AtomicU32::new(0),
             cache: AtomicU64::new(0),
+            spend: Spend::new(),
         }
+    }
+
+    /// The function's hedge budget, beside its estimate.
+    pub(crate) fn spend(&self) -> &Spend {
+        &self.spend
+    }
+
+    /// The delay the function's hedge budget (`hedge_budget`) steers to, before the bounds
+    /// of `hedge_after` and `max_hedge_after` apply: `None` before its first call.
+    #[must_use]
+    pub fn budget_delay(&self) -> Option<Duration> {
+        self.spend.raw()
     }
 
     /// Adds one latency to the estimate: two relaxed `fetch_add`s, and every 1024th record
@@ -638,7 +655,7 @@ mod tests {
         // No drop glue: nothing on the heap (no `Vec`, no `Box`), so recording allocates
         // nothing.
         assert!(!std::mem::needs_drop::<Latency>());
-        assert_eq!(std::mem::size_of::<Latency>(), 976);
+        assert_eq!(std::mem::size_of::<Latency>(), 992);
         static STATIC: Latency = Latency::new();
         STATIC.record(Duration::from_millis(1));
         assert_eq!(STATIC.samples(), 1);

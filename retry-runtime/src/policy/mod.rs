@@ -431,6 +431,24 @@ impl<C: Kind, P, O> Policy<C, P, O> {
         self
     }
 
+    /// Bounds the hedges to about `share` of the calls (0.02: 2 %), as `hedge_budget = "2%"`:
+    /// the hedge delay rises above `hedge_after`'s as far as that takes, learned from how many
+    /// of the policy's calls sent a hedge (see `hedge_after` in the crate's documentation). A
+    /// share not above 0 or above 1 is a problem that [`build`](Self::build) reports.
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    ///
+    /// let tail = Policy::new().hedge_after("p95").max_in_flight(3).hedge_budget(0.02);
+    /// assert!(tail.build().is_ok());
+    /// assert!(Policy::new().hedge_after("p95").hedge_budget(2.0).build().is_err());
+    /// ```
+    #[must_use]
+    pub const fn hedge_budget(mut self, share: f64) -> Self {
+        self.site.keys = self.site.keys.hedge_budget(share);
+        self
+    }
+
     /// Bounds retries by a budget too, as `budget`: a `static` [`RetryBudget`], or a share
     /// of the requests such as `"20%"` (the partition's budget if the policy names one, else
     /// one of the policy's own). Not `const`, as it takes either form; a share that does not

@@ -104,6 +104,9 @@ impl Keys {
         /// A percentile's hedge delay is never longer than this, and is this until the estimate
         /// has enough samples (1 s unless set).
         max_hedge_after: Duration;
+        /// At most about this share of the calls send a hedge (0.02 for 2 %): the hedge delay
+        /// rises above `hedge_after`'s as far as that takes (none unless set).
+        hedge_budget: f64;
     }
 
     /// Whether `key` is written.
@@ -205,12 +208,14 @@ pub(crate) struct Settings {
 }
 
 /// A hedged function's settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Hedging {
     pub(crate) after: HedgeSpec,
     pub(crate) max_in_flight: u32,
     pub(crate) min_after: Duration,
     pub(crate) max_after: Duration,
+    /// `hedge_budget`: the share of the calls that may hedge.
+    pub(crate) budget: Option<f64>,
 }
 
 /// The shorter of `d` and `cap`.
@@ -267,6 +272,7 @@ impl Settings {
                     max_in_flight: or(v.max_in_flight, DEFAULT_MAX_IN_FLIGHT),
                     min_after: or(v.min_hedge_after, DEFAULT_MIN_HEDGE_AFTER),
                     max_after: or(v.max_hedge_after, DEFAULT_MAX_HEDGE_AFTER),
+                    budget: v.hedge_budget,
                 }),
                 None => None,
             },
@@ -299,6 +305,7 @@ impl Settings {
             Key::MaxHedgeAfter => {
                 Value::Duration(hedge.map_or(DEFAULT_MAX_HEDGE_AFTER, |h| h.max_after))
             }
+            Key::HedgeBudget => Value::Share(hedge?.budget?),
         })
     }
 

@@ -68,6 +68,8 @@ pub struct Variant {
     /// The frontends' bucket: `Standard` (500 tokens, the runtime's default) or `NoBucket`
     /// (a bucket that never runs out, so nothing bounds the hedges).
     pub bucket: Strategy,
+    /// `hedge_budget`, in tenths of a percent of the leaves (20: 2 %), if any.
+    pub budget: Option<u32>,
 }
 
 impl Variant {
@@ -76,6 +78,7 @@ impl Variant {
         hedge: Hedge::Never,
         max_in_flight: 1,
         bucket: Strategy::Standard,
+        budget: None,
     };
 
     /// Hedges after `ms` milliseconds, one hedge at most.
@@ -84,6 +87,7 @@ impl Variant {
             hedge: Hedge::Fixed(Duration::from_millis(ms)),
             max_in_flight: 2,
             bucket: Strategy::Standard,
+            budget: None,
         }
     }
 
@@ -93,12 +97,20 @@ impl Variant {
             hedge: Hedge::Percentile(p),
             max_in_flight: 2,
             bucket: Strategy::Standard,
+            budget: None,
         }
     }
 
     /// The same with at most `n` attempts of a leaf at once.
     pub const fn in_flight(mut self, n: u32) -> Variant {
         self.max_in_flight = n;
+        self
+    }
+
+    /// The same with a hedge budget of `tenths` tenths of a percent of the leaves
+    /// (`hedge_budget`).
+    pub const fn budget(mut self, tenths: u32) -> Variant {
+        self.budget = Some(tenths);
         self
     }
 
@@ -121,6 +133,9 @@ impl Variant {
         if self.bucket == Strategy::NoBucket {
             name.push_str(", no bucket");
         }
+        if let Some(tenths) = self.budget {
+            name.push_str(&format!(", hedge_budget = {}%", f64::from(tenths) / 10.0));
+        }
         name
     }
 
@@ -129,12 +144,16 @@ impl Variant {
         format!("\"{}\"", self.name())
     }
 
-    /// `policy` with this variant's hedging keys, and for a percentile the frontend's latency
-    /// estimate; `None` for no hedging.
+    /// `policy` with this variant's hedging keys, and for a percentile or a budget the
+    /// frontend's latency estimate (which keeps the budget's delay); `None` for no hedging.
     fn hedging(&self, policy: Keys) -> Option<(Keys, Option<&'static Latency>)> {
         let (policy, latency) = match self.hedge {
             Hedge::Never => return None,
-            Hedge::Fixed(d) => (policy.hedge_after(HedgeSpec::Fixed(d)), None),
+            Hedge::Fixed(d) => {
+                let latency: Option<&'static Latency> =
+                    self.budget.map(|_| &*Box::leak(Box::new(Latency::new())));
+                (policy.hedge_after(HedgeSpec::Fixed(d)), latency)
+            }
             Hedge::Percentile(p) => {
                 // One estimate per frontend, for the life of the simulation (a `#[retry]`
                 // function's is a `static`).
@@ -145,6 +164,10 @@ impl Variant {
                     .max_hedge_after(MAX_HEDGE_AFTER);
                 (policy, Some(latency))
             }
+        };
+        let policy = match self.budget {
+            Some(tenths) => policy.hedge_budget(f64::from(tenths) / 1000.0),
+            None => policy,
         };
         Some((policy.max_in_flight(self.max_in_flight), latency))
     }
@@ -284,6 +307,44 @@ impl Config {
                 Variant::percentile(95),
             ],
             ..Config::full()
+        }
+    }
+
+    /// The hedge budget: no hedging, then one hedge at the p95 and a second
+    /// (`max_in_flight = 3`, the cut the fan-out's table shows), without and with
+    /// `hedge_budget = "2%"`.
+    pub fn budget() -> Config {
+        Config {
+            variants: vec![
+                Variant::NEVER,
+                Variant::percentile(95).in_flight(3),
+                Variant::percentile(95).in_flight(3).budget(20),
+            ],
+            ..Config::full()
+        }
+    }
+
+    /// The smallest case of [`Config::budget`]: 10 s.
+    pub fn budget_quick() -> Config {
+        Config {
+            horizon: 10.0,
+            ..Config::budget()
+        }
+    }
+
+    /// The servers' slowdown of [`Config::shifted`] with the policies of [`Config::budget`].
+    pub fn budget_shifted() -> Config {
+        Config {
+            variants: Config::budget().variants,
+            ..Config::shifted()
+        }
+    }
+
+    /// The smallest case of [`Config::budget_shifted`]: 16 s, the shift at 8 s.
+    pub fn budget_shifted_quick() -> Config {
+        Config {
+            variants: Config::budget().variants,
+            ..Config::shifted_quick()
         }
     }
 
@@ -917,18 +978,25 @@ async fn simulate(config: Config, variant: Variant) -> Summary {
 }
 
 /// The delay after which a frontend under `variant` hedges now, seconds (0 without hedging):
-/// a percentile's estimate, clamped as the engine clamps it.
+/// a percentile's estimate, clamped as the engine clamps it, raised by the budget's delay as
+/// the engine raises it.
 fn delay_in_effect(variant: Variant, latency: Option<&'static Latency>) -> f64 {
-    match variant.hedge {
-        Hedge::Never => 0.0,
-        Hedge::Fixed(d) => d.as_secs_f64(),
+    let base = match variant.hedge {
+        Hedge::Never => return 0.0,
+        Hedge::Fixed(d) => Some(d),
         Hedge::Percentile(p) => latency
             .and_then(|l| l.quantile(p))
-            .map_or(MAX_HEDGE_AFTER, |d| {
-                d.clamp(MIN_HEDGE_AFTER, MAX_HEDGE_AFTER)
-            })
-            .as_secs_f64(),
+            .map(|d| d.clamp(MIN_HEDGE_AFTER, MAX_HEDGE_AFTER)),
+    };
+    let budget = latency
+        .filter(|_| variant.budget.is_some())
+        .and_then(Latency::budget_delay);
+    match (base, budget) {
+        (Some(base), Some(b)) => b.min(MAX_HEDGE_AFTER).max(base),
+        (Some(base), None) => base,
+        (None, _) => MAX_HEDGE_AFTER,
     }
+    .as_secs_f64()
 }
 
 /// Runs every policy of `config`.

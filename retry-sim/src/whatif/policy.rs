@@ -735,6 +735,9 @@ pub fn keys_of(values: &Values) -> Keys {
                     .max_hedge_after
                     .unwrap_or(retry_keys::DEFAULT_MAX_HEDGE_AFTER),
             );
+        if let Some(share) = values.hedge_budget {
+            keys = keys.hedge_budget(share);
+        }
     }
     keys
 }

@@ -24,4 +24,19 @@ async fn c() -> Result<(), Error> {
     Ok(())
 }
 
+#[retry(hedge_budget = "2%")]
+async fn d() -> Result<(), Error> {
+    Ok(())
+}
+
+#[retry(hedge_after = "p95", hedge_budget = 2)]
+async fn e() -> Result<(), Error> {
+    Ok(())
+}
+
+#[retry(hedge_after = "p95", hedge_budget = "0%")]
+async fn f() -> Result<(), Error> {
+    Ok(())
+}
+
 fn main() {}

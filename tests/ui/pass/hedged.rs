@@ -29,7 +29,7 @@ impl Store {
     }
 
     // An owned argument the body consumes: each attempt clones its own.
-    #[retry(hedge_after = "20ms", max_in_flight = 3, max_attempts = 4, clone(body))]
+    #[retry(hedge_after = "20ms", max_in_flight = 3, max_attempts = 4, hedge_budget = "2%", clone(body))]
     async fn put(&self, body: String) -> Result<usize, Error> {
         let body: String = body;
         Ok(body.len())
