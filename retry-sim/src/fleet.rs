@@ -24,7 +24,7 @@ pub enum Engine {
 }
 
 /// How each client's application spaces its calls.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub enum Arrivals {
     /// Poisson arrivals (exponential gaps), as in every scenario.
     #[default]
@@ -32,6 +32,35 @@ pub enum Arrivals {
     /// One call every `1 / rate` seconds from a random phase: the same load without its
     /// variation from one second to the next (to tell what that variation does).
     Even,
+    /// Poisson arrivals whose rate is multiplied by `factor` from `at` seconds on: a surge
+    /// after normal operation.
+    Surge {
+        /// When the surge starts, seconds.
+        at: f64,
+        /// The rate from then on, as a multiple of the rate before.
+        factor: f64,
+    },
+}
+
+impl Arrivals {
+    /// The gap to the next call at time `t` for a client offering `rate` calls a second.
+    fn gap(self, own: &mut Rng, rate: f64, t: f64) -> f64 {
+        match self {
+            Arrivals::Poisson => own.exponential(rate),
+            Arrivals::Even => 1.0 / rate,
+            Arrivals::Surge { at, factor } if t >= at => own.exponential(rate * factor),
+            Arrivals::Surge { at, factor } => {
+                // A gap that crosses the surge's start is drawn again from there at the new
+                // rate (the exponential's lack of memory).
+                let gap = own.exponential(rate);
+                if t + gap < at {
+                    gap
+                } else {
+                    at - t + own.exponential(rate * factor)
+                }
+            }
+        }
+    }
 }
 
 /// One run of a fleet.
@@ -198,8 +227,8 @@ impl Fleet {
                 let mut calls = Vec::new();
                 let rate = fleet.rate_per_client;
                 let mut t = match fleet.arrivals {
-                    Arrivals::Poisson => own.exponential(rate),
                     Arrivals::Even => own.uniform() / rate,
+                    arrivals => arrivals.gap(&mut own, rate, 0.0),
                 };
                 while t < fleet.horizon {
                     sleep_until(t0 + sim::secs(t)).await;
@@ -258,10 +287,7 @@ impl Fleet {
                             b.offered_succeeded += u64::from(ok);
                         }
                     }));
-                    t += match fleet.arrivals {
-                        Arrivals::Poisson => own.exponential(rate),
-                        Arrivals::Even => 1.0 / rate,
-                    };
+                    t += fleet.arrivals.gap(&mut own, rate, t);
                 }
                 for c in calls {
                     c.await.expect("a call task");

@@ -2268,13 +2268,32 @@ fn callgraph_down_table(
 }
 
 fn run_overload(quick: bool, out: &Path) -> Result<()> {
-    let config = if quick {
-        overload::Config::quick()
+    let (from_start, after_normal) = if quick {
+        (
+            overload::Config::quick(),
+            overload::Config::after_normal_quick(),
+        )
     } else {
-        overload::Config::full()
+        (overload::Config::full(), overload::Config::after_normal())
     };
+    overload_table(&from_start, out, "overload", "Overload")?;
+    overload_table(
+        &after_normal,
+        out,
+        "overload_after_normal",
+        &format!(
+            "Overload after {} s of normal operation",
+            after_normal.normal_before
+        ),
+    )
+}
+
+/// One overload run of every policy at every size and load, its table printed under `title`,
+/// its CSV `NAME.csv` and the limit's goodput `NAME_goodput.svg`.
+fn overload_table(config: &overload::Config, out: &Path, name: &str, title: &str) -> Result<()> {
+    let config = config.clone();
     let mut csv = Vec::new();
-    println!("## Overload\n");
+    println!("## {title}\n");
     println!(
         "| policy | offered | client size (calls/s) | goodput / C | p99 of successes (ms) | \
          unloaded p99 (ms) | p99 over unloaded | calls failed | attempts / C | goal |"
@@ -2334,7 +2353,7 @@ fn run_overload(quick: bool, out: &Path) -> Result<()> {
         }
     }
     report::write_csv(
-        &out.join("overload.csv"),
+        &out.join(format!("{name}.csv")),
         "strategy,offered_over_capacity,calls_per_second_per_client,clients,goodput,p99_ms,\
          unloaded_p99_ms,p99_over_unloaded,failed_fraction,attempts_over_capacity,meets_goal",
         &csv,
@@ -2347,15 +2366,17 @@ fn run_overload(quick: bool, out: &Path) -> Result<()> {
                 .bins
                 .iter()
                 .enumerate()
-                .take(config.horizon as usize)
+                .take((config.normal_before + config.horizon) as usize)
                 .map(|(i, b)| (i as f64, b.succeeded as f64 / overload::CAPACITY))
                 .collect();
             (name.clone(), points)
         })
         .collect();
     report::line_plot(
-        &out.join("overload_goodput.svg"),
-        "Overload: goodput of standard+adaptive-concurrency (successful calls per second / C)",
+        &out.join(format!("{name}_goodput.svg")),
+        &format!(
+            "{title}: goodput of standard+adaptive-concurrency (successful calls per second / C)"
+        ),
         "seconds",
         "goodput / C",
         &goodput,

@@ -44,3 +44,29 @@ fn overload_the_limit_keeps_the_server_doing_useful_work() {
         100.0 * limit.goodput
     );
 }
+
+#[test]
+fn overload_after_normal_operation_the_limit_keeps_the_queue_short() {
+    // The same overload after 30 s at half of C: the limit's baseline is the unloaded latency,
+    // so it holds the queue near it (the quick run's 20 s of overload: 96.5 % of C, the p99
+    // about twice the unloaded one; the full run's figures are in SIMULATION.md).
+    let config = overload::Config::after_normal_quick();
+    let (factor, size) = (config.factors[0], config.sizes[0]);
+    let unloaded = overload::unloaded_p99(&config, size);
+    let limit = overload::run_policy(&config, sizes::PRESET, factor, size);
+    let from_start = overload::run_policy(&overload::Config::quick(), sizes::PRESET, factor, size);
+    assert!(
+        limit.goodput > 0.9,
+        "{:.1}% of capacity",
+        100.0 * limit.goodput
+    );
+    assert!(
+        limit.p99 < 2.5 * unloaded && limit.p99 < from_start.p99,
+        "p99 {:.1} ms against the unloaded {:.1} ms, and {:.1} ms from the start",
+        1000.0 * limit.p99,
+        1000.0 * unloaded,
+        1000.0 * from_start.p99
+    );
+    let bucket = overload::run_policy(&config, Policy::of(Strategy::Standard), factor, size);
+    assert!(bucket.goodput < 0.05, "{:.1}%", 100.0 * bucket.goodput);
+}

@@ -8,7 +8,9 @@
 //! its caller's timeout, and goodput falls to nothing. A limit on the attempts in flight keeps
 //! the queue short, refuses the excess at the client, and keeps the server busy. The goal:
 //! goodput at least 95 % of C, and the p99 of successful calls at most twice the unloaded
-//! p99, from 10 s after the overload's start.
+//! p99, from 10 s after the overload's start. The same overload also comes after 30 s of
+//! normal operation at half of C ([`Config::after_normal`]), from which a limit learns what
+//! the server's latency is when it is not loaded.
 
 use crate::fleet::{Arrivals, Engine, Fleet, Run};
 use crate::sim::{self, Policy, Strategy};
@@ -34,8 +36,11 @@ pub struct Config {
     pub factors: Vec<f64>,
     /// The client sizes, calls per second each.
     pub sizes: Vec<f64>,
-    /// Seconds simulated (the overload lasts throughout).
+    /// Seconds of the overload, which lasts to the end.
     pub horizon: f64,
+    /// Seconds of normal operation (at [`UNLOADED`] x C) before the overload (0: overloaded
+    /// from the start).
+    pub normal_before: f64,
     /// The seed.
     pub seed: u64,
 }
@@ -47,7 +52,24 @@ impl Config {
             factors: vec![2.0, 4.0],
             sizes: vec![5.0, 100.0, 1000.0],
             horizon: 40.0,
+            normal_before: 0.0,
             seed: 1,
+        }
+    }
+
+    /// [`Config::full`] after 30 s of normal operation.
+    pub fn after_normal() -> Config {
+        Config {
+            normal_before: 30.0,
+            ..Config::full()
+        }
+    }
+
+    /// [`Config::quick`] after 30 s of normal operation.
+    pub fn after_normal_quick() -> Config {
+        Config {
+            normal_before: 30.0,
+            ..Config::quick()
         }
     }
 
@@ -57,6 +79,7 @@ impl Config {
             factors: vec![2.0],
             sizes: vec![100.0],
             horizon: 20.0,
+            normal_before: 0.0,
             seed: 1,
         }
     }
@@ -72,15 +95,25 @@ fn server() -> Server {
 }
 
 /// The fleet offering `factor` x C in clients of `size` calls a second (at least one client;
-/// the load is kept, the size rounded).
+/// the load is kept, the size rounded), after `config.normal_before` seconds at [`UNLOADED`]
+/// x C from the same clients.
 pub fn fleet(config: &Config, policy: Policy, factor: f64, size: f64) -> Fleet {
     let load = factor * CAPACITY;
     let clients = (load / size).round().max(1.0) as usize;
+    let (rate, arrivals) = if config.normal_before > 0.0 {
+        let arrivals = Arrivals::Surge {
+            at: config.normal_before,
+            factor: factor / UNLOADED,
+        };
+        (UNLOADED * CAPACITY / clients as f64, arrivals)
+    } else {
+        (load / clients as f64, Arrivals::Poisson)
+    };
     Fleet {
         clients,
-        rate_per_client: load / clients as f64,
-        arrivals: Arrivals::Poisson,
-        horizon: config.horizon,
+        rate_per_client: rate,
+        arrivals,
+        horizon: config.normal_before + config.horizon,
         policy: sim::aws_standard().attempt_timeout(Duration::from_secs(1)),
         deadline: None,
         engine: Engine::Ours,
@@ -125,7 +158,8 @@ pub fn quantile(xs: &mut [f64], q: f64) -> f64 {
 /// Runs `policy` at `factor` x C in clients of `size`.
 pub fn run_policy(config: &Config, policy: Policy, factor: f64, size: f64) -> Summary {
     let run = fleet(config, policy, factor, size).run(&server());
-    let (from, to) = (SETTLED_AFTER, config.horizon);
+    let start = config.normal_before;
+    let (from, to) = (start + SETTLED_AFTER, start + config.horizon);
     let window = run.series.total(from, to);
     let mut latencies: Vec<f64> = run
         .succeeded
@@ -133,7 +167,7 @@ pub fn run_policy(config: &Config, policy: Policy, factor: f64, size: f64) -> Su
         .filter(|(at, _)| (from..to).contains(at))
         .map(|&(_, l)| l)
         .collect();
-    let all = run.series.total(0.0, f64::INFINITY);
+    let all = run.series.total(start, f64::INFINITY);
     Summary {
         policy,
         factor,
@@ -148,7 +182,11 @@ pub fn run_policy(config: &Config, policy: Policy, factor: f64, size: f64) -> Su
 
 /// The unloaded p99 at client size `size`: AWS standard mode at half of C, seconds.
 pub fn unloaded_p99(config: &Config, size: f64) -> f64 {
-    run_policy(config, Policy::of(Strategy::Standard), UNLOADED, size).p99
+    let unloaded = Config {
+        normal_before: 0.0,
+        ..config.clone()
+    };
+    run_policy(&unloaded, Policy::of(Strategy::Standard), UNLOADED, size).p99
 }
 
 /// Whether `s` meets the goal against the unloaded p99 `unloaded`.
