@@ -6,8 +6,8 @@ pub use crate::classify::{Classify, ErrorClass, TimedOut};
 pub use crate::engine::deadline::{CHAIN_STOP, Serving, serve};
 pub use crate::engine::site::{BreakerRef, BudgetRef, Site};
 pub use crate::engine::{
-    ByTrait, Call, Classifier, Fns, FromRefused, FromTimedOut, Hooks, IntoErrorClass, NoConversion,
-    OnFailure, OnRefusal, RetryResult, ReturnsResult, SendToken, Settled, Timed, Timer, TimerKind,
+    ByTrait, Call, Classifier, Fns, FromStopped, FromTimedOut, Hooks, IntoErrorClass, NoConversion,
+    OnFailure, OnStop, RetryResult, ReturnsResult, SendToken, Settled, Timed, Timer, TimerKind,
     Untimed, hint, into_class, never_repeat, no_hint, no_hook, repeat,
 };
 pub use crate::hedge::Latency;
@@ -32,11 +32,11 @@ pub fn timed_out<E: FromTimedOut>(t: TimedOut) -> E {
 }
 
 /// How a call its function's breaker or one of its guards refused becomes the function's
-/// error: its `FromRefused` bound is where a missing `From<Refused>` is reported, with its
+/// error: its `FromStopped` bound is where a missing `From<Refused>` is reported, with its
 /// own message.
 pub fn refused<R: RetryResult>(refused: Refused) -> R
 where
-    R::Err: FromRefused,
+    R::Err: FromStopped,
 {
     R::from_err(<R::Err>::from_refused(refused))
 }

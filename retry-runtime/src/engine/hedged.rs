@@ -23,7 +23,7 @@
 //! `max_in_flight`), more boxed. A call whose first attempt answers before the hedge delay
 //! allocates nothing, and one that answers on its first poll registers no timer.
 
-use super::{Call, OnFailure, OnRefusal, RetryResult, SendToken, Settled, Timer, Timing, decide};
+use super::{Call, OnFailure, OnStop, RetryResult, SendToken, Settled, Timer, Timing, decide};
 use crate::classify::{ErrorClass, TimeoutKind};
 use crate::engine::frame::Frame;
 use crate::engine::scope::{self, Around};
@@ -323,7 +323,7 @@ where
     R: RetryResult,
     K: Timer<R>,
     P: Fn(&R::Ok) -> bool,
-    J: OnFailure<R> + OnRefusal<R>,
+    J: OnFailure<R> + OnStop<R>,
 {
     /// The loop of a hedged function: [`run`](Self::run)'s steps, with a copy of an attempt
     /// that has not answered within the function's hedge delay started beside it. A function

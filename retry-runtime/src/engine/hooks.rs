@@ -86,25 +86,25 @@ pub struct NoConversion;
 
 /// How a call whose first attempt a breaker or a guard refused makes its outcome. No bound on
 /// `R`: a function without either is not asked anything more of its return type.
-pub trait OnRefusal<R> {
+pub trait OnStop<R> {
     /// The outcome, if the call has a conversion (`None`: it runs; a call that has a breaker
     /// or guards is always given one).
     fn refuse(&self, refused: Refused) -> Option<R>;
 }
 
-impl<R> OnRefusal<R> for NoConversion {
+impl<R> OnStop<R> for NoConversion {
     fn refuse(&self, _: Refused) -> Option<R> {
         None
     }
 }
 
-impl<R> OnRefusal<R> for fn(Refused) -> R {
+impl<R> OnStop<R> for fn(Refused) -> R {
     fn refuse(&self, refused: Refused) -> Option<R> {
         Some(self(refused))
     }
 }
 
-impl<R, C, O, X: OnRefusal<R>> OnRefusal<R> for Hooks<C, O, X> {
+impl<R, C, O, X: OnStop<R>> OnStop<R> for Hooks<C, O, X> {
     fn refuse(&self, refused: Refused) -> Option<R> {
         self.refused.refuse(refused)
     }

@@ -36,11 +36,11 @@ pub(crate) mod site;
 mod timer;
 
 pub use hooks::{
-    ByTrait, Classifier, Fns, Hooks, NoConversion, OnFailure, OnRefusal, into_class, never_repeat,
+    ByTrait, Classifier, Fns, Hooks, NoConversion, OnFailure, OnStop, into_class, never_repeat,
     no_hint, no_hook,
 };
 pub use hooks::{hint, repeat};
-pub use outcome::{FromRefused, FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult};
+pub use outcome::{FromStopped, FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult};
 pub use timer::{Timed, Timer, TimerKind, Timing, Untimed};
 
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};
@@ -561,7 +561,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     pub fn send_token(&mut self) -> SendToken<R>
     where
         K: Timer<R>,
-        J: OnRefusal<R>,
+        J: OnStop<R>,
     {
         let a = &scope::around();
         let draw = || a.uniform();
@@ -633,7 +633,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// and the attempt runs.
     fn refused(&mut self, stop: Stop, a: &Around) -> Option<R>
     where
-        J: OnRefusal<R>,
+        J: OnStop<R>,
     {
         self.release();
         self.current.open_trace();

@@ -75,12 +75,12 @@ impl<E: From<TimedOut>> FromTimedOut for E {
             `Refused` is enough; `CircuitOpen` is the same type); `std::io::Error` and \
             `String` have it already"
 )]
-pub trait FromRefused {
+pub trait FromStopped {
     /// The error for a refused call.
     fn from_refused(refused: Refused) -> Self;
 }
 
-impl<E: From<Refused>> FromRefused for E {
+impl<E: From<Refused>> FromStopped for E {
     fn from_refused(refused: Refused) -> Self {
         E::from(refused)
     }

@@ -3,7 +3,7 @@
 
 use super::outcome::RetryResult;
 use super::scope;
-use super::{Call, OnFailure, OnRefusal, Timer, TimerKind};
+use super::{Call, OnFailure, OnStop, Timer, TimerKind};
 use crate::protect::Ticket;
 use crate::protect::chain::{Chain, Joined};
 use crate::runtime::{AsyncRuntime, Instant};
@@ -108,7 +108,7 @@ where
     R: RetryResult,
     K: Timer<R>,
     P: Fn(&R::Ok) -> bool,
-    J: OnFailure<R> + OnRefusal<R>,
+    J: OnFailure<R> + OnStop<R>,
 {
     /// The loop for callers that hold the attempt as a closure: `attempt` makes each
     /// attempt's future. The same loop the expansion of `#[retry]` runs.

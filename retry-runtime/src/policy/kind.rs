@@ -13,7 +13,7 @@ use super::call::{self, ClassifierSlot, HookSlot, Parts, Ready, RepeatSlot};
 use super::sealed::Sealed;
 use crate::classify::{Classify, ErrorClass, TimedOut};
 use crate::engine::{
-    Classifier, FromRefused, FromTimedOut, IntoErrorClass, NoConversion, OnRefusal, Timed, Timer,
+    Classifier, FromStopped, FromTimedOut, IntoErrorClass, NoConversion, OnStop, Timed, Timer,
     TimerKind, Untimed,
 };
 use crate::protect::guard::Refused;
@@ -84,7 +84,7 @@ pub trait Kind: Sealed + Copy {
     type Timer<V, E>: Split<Result<V, E>> + Send + Sync;
     /// What a call refused by a breaker or a guard returns.
     #[doc(hidden)]
-    type Stopped<V, E>: OnRefusal<Result<V, E>> + Send + Sync;
+    type Stopped<V, E>: OnStop<Result<V, E>> + Send + Sync;
 
     /// The loop of a call of a policy of this kind, started at its first poll: built for the
     /// one timer a [`ByClassify`] kind's type tells, or for each timer a classifier
@@ -165,7 +165,7 @@ impl<X, R> Kind for (fn(&X) -> R, fn(&X) -> Option<Duration>) {
 #[doc(hidden)]
 pub trait Guarded: Sealed {
     /// The engine's conversion.
-    type Stopped<V, E>: OnRefusal<Result<V, E>> + Send + Sync;
+    type Stopped<V, E>: OnStop<Result<V, E>> + Send + Sync;
 }
 
 impl<T> Guarded for ByClassify<T, ()> {
@@ -202,7 +202,7 @@ impl<E> Clone for Conversions<E> {
 
 impl<E> Copy for Conversions<E> {}
 
-impl<V, E> OnRefusal<Result<V, E>> for Conversions<E> {
+impl<V, E> OnStop<Result<V, E>> for Conversions<E> {
     fn refuse(&self, refused: Refused) -> Option<Result<V, E>> {
         self.refused.map(|f| Err(f(refused)))
     }
@@ -288,7 +288,7 @@ where
 }
 
 #[diagnostic::do_not_recommend]
-impl<T, E: FromRefused> GuardsFor<E> for ByClassify<T, Refused>
+impl<T, E: FromStopped> GuardsFor<E> for ByClassify<T, Refused>
 where
     Self: Kind,
 {

@@ -20,7 +20,7 @@ pub use kind::{Choice, Conversions, ErrorArg, GivenClassifier, Guarded, Never, S
 
 use crate::classify::TimedOut;
 use crate::engine::site::{BreakerRef, BudgetRef, Site};
-use crate::engine::{FromRefused, FromTimedOut};
+use crate::engine::{FromStopped, FromTimedOut};
 use crate::observe::event::RetryEvent;
 use crate::protect::breaker::CircuitBreaker;
 use crate::protect::bucket::TokenBucket;
@@ -694,7 +694,7 @@ impl<E, R, P, O> Policy<fn(&E) -> R, P, O> {
     #[must_use]
     pub fn breaker(mut self, breaker: impl BreakerValue) -> Self
     where
-        E: FromRefused,
+        E: FromStopped,
     {
         self.convert.refused = Some(E::from_refused);
         self.with_breaker(breaker)
@@ -707,7 +707,7 @@ impl<E, R, P, O> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P, O> {
     #[must_use]
     pub fn breaker(mut self, breaker: impl BreakerValue) -> Self
     where
-        E: FromRefused,
+        E: FromStopped,
     {
         self.convert.refused = Some(E::from_refused);
         self.with_breaker(breaker)
@@ -841,7 +841,7 @@ impl<E, R, P: Copy, O: Copy> Policy<fn(&E) -> R, P, O> {
     #[must_use]
     pub const fn guard<X: Guard>(mut self, guard: &'static X) -> Self
     where
-        E: FromRefused,
+        E: FromStopped,
     {
         self.convert.refused = Some(E::from_refused);
         self.guarded(guard)
@@ -852,7 +852,7 @@ impl<E, R, P: Copy, O: Copy> Policy<fn(&E) -> R, P, O> {
     #[must_use]
     pub fn guard_shared<X: Guard + 'static>(mut self, guard: Arc<X>) -> Self
     where
-        E: FromRefused,
+        E: FromStopped,
     {
         self.convert.refused = Some(E::from_refused);
         self.owning(guard)
@@ -865,7 +865,7 @@ impl<E, R, P: Copy, O: Copy> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P
     #[must_use]
     pub const fn guard<X: Guard>(mut self, guard: &'static X) -> Self
     where
-        E: FromRefused,
+        E: FromStopped,
     {
         self.convert.refused = Some(E::from_refused);
         self.guarded(guard)
@@ -876,7 +876,7 @@ impl<E, R, P: Copy, O: Copy> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P
     #[must_use]
     pub fn guard_shared<X: Guard + 'static>(mut self, guard: Arc<X>) -> Self
     where
-        E: FromRefused,
+        E: FromStopped,
     {
         self.convert.refused = Some(E::from_refused);
         self.owning(guard)
