@@ -227,6 +227,65 @@ fn every_counter_and_gauge() {
     });
 }
 
+/// One limit shared by two functions: each function's gauge is its own.
+static LIMIT: retry_runtime::AdaptiveConcurrency = retry_runtime::AdaptiveConcurrency::new();
+
+#[retry(max_attempts = 1, guard = LIMIT)]
+async fn limited_reads() -> Result<(), Error> {
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    Ok(())
+}
+
+#[retry(max_attempts = 1, guard = LIMIT, partition = "metrics-writes")]
+async fn limited_writes() -> Result<(), Error> {
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    Ok(())
+}
+
+static PACED: retry_runtime::RateLimiter = retry_runtime::RateLimiter::adaptive();
+
+#[retry(mode = "adaptive", max_attempts = 2, initial_backoff = "1ms", rate_limiter = PACED)]
+async fn throttled_once(n: &mut u32) -> Result<(), Error> {
+    *n += 1;
+    if *n == 1 {
+        Err(Error::Fault(ErrorClass::Throttling))
+    } else {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_limit_and_a_send_rate_reach_their_gauges_as_they_change() {
+    snapshotter();
+    paused().block_on(async {
+        limited_reads().await.unwrap();
+        limited_writes().await.unwrap();
+        let limit = LIMIT.limit();
+        let reads = [
+            ("guard", "adaptive_concurrency"),
+            ("function", "limited_reads"),
+            ("partition", ""),
+        ];
+        let writes = [
+            ("guard", "adaptive_concurrency"),
+            ("function", "limited_writes"),
+            ("partition", "metrics-writes"),
+        ];
+        assert_eq!(value(meters::GUARD_LIMIT, &writes), Some(f64::from(limit)));
+        assert!(
+            value(meters::GUARD_LIMIT, &reads).is_some(),
+            "each function its own gauge"
+        );
+
+        // A throttle turns the limiter on and sets its rate; the gauge follows it.
+        let mut n = 0;
+        throttled_once(&mut n).await.unwrap();
+        let labels = [("function", "throttled_once"), ("partition", "")];
+        assert_eq!(value(meters::FILL_RATE, &labels), Some(PACED.fill_rate()));
+        assert!(PACED.fill_rate() > 0.0);
+    });
+}
+
 static ONE: retry_runtime::Bulkhead = retry_runtime::Bulkhead::new(1);
 
 #[retry(max_attempts = 1, guard = ONE)]

@@ -889,7 +889,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 /// path only tests `extras`.
 fn book_extras(r: &Resolved, ticket: Ticket, first: bool, failure: Option<ErrorClass>) {
     let draw = || scope::around().uniform();
-    r.chain().ended(ticket, first, failure, &draw, |change| {
+    r.chain().ended(ticket, first, failure, &draw, &|change| {
         observe::state_changed(r.who(), change);
     });
 }

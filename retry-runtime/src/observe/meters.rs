@@ -11,8 +11,8 @@
 //! | `retry.calls.ended_early` | counter | `function`, `partition`, `reason` | calls that gave up before `max_attempts` (`bucket_empty`, `deadline`, `not_idempotent`, `hint_too_long`, `budget_exhausted`, `circuit_open`; a call an open breaker refused counts here too) |
 //! | `retry.breaker.transitions` | counter | `function`, `partition`, `from`, `to` | circuit breaker transitions, counted for the function whose attempt made them |
 //! | `retry.bucket.tokens` | gauge | `function`, `partition` | the retry token bucket's level, after each retry's cost |
-//! | `retry.limiter.fill_rate` | gauge | `function`, `partition` | adaptive mode's allowed send rate (per second), after each retry |
-//! | `retry.guard.limit` | gauge | `guard`, `function`, `partition` | an `AdaptiveConcurrency`'s limit (attempts in flight), after each attempt it settles; labelled with the function and partition of the first call it settled |
+//! | `retry.limiter.fill_rate` | gauge | `function`, `partition` | adaptive mode's allowed send rate (per second), as it changes |
+//! | `retry.guard.limit` | gauge | `guard`, `function`, `partition` | an `AdaptiveConcurrency`'s limit (attempts in flight), after each attempt it settles, for each function and partition it guards |
 //! | `retry.call.attempts` | histogram | `function`, `partition`, `outcome` | attempts sent per call (`outcome`: `ok` or `error`; a call dropped before it ended is not counted) |
 //! | `retry.call.retry_delay` | histogram | `function`, `partition`, `outcome` | seconds a call slept between its attempts (backoffs, and waits for a protection's leave) |
 //! | `retry.call.duration` | histogram | `function`, `partition`, `outcome` | seconds from a call's start to its end |
@@ -27,7 +27,9 @@
 
 use crate::classify::ErrorClass;
 use crate::observe::report::EarlyEnd;
-use crate::protect::breaker::{BreakerState, Change};
+use crate::protect::Change;
+use crate::protect::Transition;
+use crate::protect::breaker::BreakerState;
 use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
 use std::time::Duration;
 
@@ -49,26 +51,6 @@ pub const BUCKET_TOKENS: &str = "retry.bucket.tokens";
 pub const FILL_RATE: &str = "retry.limiter.fill_rate";
 /// An adaptive concurrency limit.
 pub const GUARD_LIMIT: &str = "retry.guard.limit";
-// The limit reports to this name: the build fails if they differ.
-#[cfg(feature = "metrics")]
-const _: () = assert!(same(crate::protect::adaptive::GAUGE, GUARD_LIMIT));
-
-/// Whether two names are the same, at compile time.
-#[cfg(feature = "metrics")]
-const fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
 /// Attempts sent per call.
 pub const CALL_ATTEMPTS: &str = "retry.call.attempts";
 /// Seconds slept between attempts per call.
@@ -112,6 +94,10 @@ pub(crate) struct Meters {
     transitions: [Counter; 4],
     tokens: Gauge,
     fill_rate: Gauge,
+    /// Each guard's limit gauge, taken from the recorder when the guard first reports one.
+    limits: Vec<(&'static str, std::sync::OnceLock<Gauge>)>,
+    function: &'static str,
+    partition: &'static str,
     /// The per-call histograms of calls that succeeded, then of those that failed.
     calls: [Calls; 2],
 }
@@ -136,7 +122,14 @@ impl Meters {
         guards: impl Iterator<Item = &'static str>,
     ) -> Meters {
         let partition = partition.unwrap_or("");
+        let guards: Vec<&'static str> = guards.collect();
         Meters {
+            limits: guards
+                .iter()
+                .map(|&g| (g, std::sync::OnceLock::new()))
+                .collect(),
+            function,
+            partition,
             attempts: counter!(ATTEMPTS, "function" => function, "partition" => partition),
             retries: CLASSES.map(|c| {
                 counter!(RETRIES, "function" => function, "partition" => partition,
@@ -149,6 +142,7 @@ impl Meters {
                     "reason" => r.label())
             }),
             refused: guards
+                .into_iter()
                 .map(|guard| {
                     let c = counter!(ENDED_EARLY, "function" => function,
                         "partition" => partition, "reason" => "refused", "guard" => guard);
@@ -185,15 +179,30 @@ impl Meters {
         self.attempts.increment(1);
     }
 
-    /// A retry of `class`, after which the bucket holds `tokens` (and in adaptive mode the
-    /// limiter allows `fill_rate`).
-    pub(crate) fn retry(&self, class: ErrorClass, tokens: u32, fill_rate: Option<f64>) {
+    /// A retry of `class`, after which the bucket holds `tokens`.
+    pub(crate) fn retry(&self, class: ErrorClass, tokens: u32) {
         if let Some(i) = CLASSES.iter().position(|c| *c == class) {
             self.retries[i].increment(1);
         }
         self.tokens.set(f64::from(tokens));
-        if let Some(rate) = fill_rate {
-            self.fill_rate.set(rate);
+    }
+
+    /// A protection's change of state: a breaker's transition counted, a rate or a limit set.
+    pub(crate) fn changed(&self, change: Change) {
+        match change {
+            Change::Breaker(transition) => self.transition(transition),
+            Change::Rate(rate) => self.fill_rate.set(rate),
+            Change::Limit { guard, limit } => {
+                if let Some((_, gauge)) = self.limits.iter().find(|(g, _)| *g == guard) {
+                    let (function, partition) = (self.function, self.partition);
+                    gauge
+                        .get_or_init(|| {
+                            gauge!(GUARD_LIMIT, "guard" => guard, "function" => function,
+                                "partition" => partition)
+                        })
+                        .set(limit);
+                }
+            }
         }
     }
 
@@ -215,7 +224,7 @@ impl Meters {
         }
     }
 
-    pub(crate) fn transition(&self, change: Change) {
+    fn transition(&self, change: Transition) {
         if let Some(i) = TRANSITIONS
             .iter()
             .position(|t| *t == (change.from, change.to))

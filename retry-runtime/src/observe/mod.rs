@@ -22,7 +22,8 @@ pub(crate) mod trace;
 use crate::attempt::InvocationId;
 use crate::classify::ErrorClass;
 use crate::observe::report::{EarlyEnd, EndedEarly, Hedged, Retried};
-use crate::protect::breaker::{BreakerState, Change};
+use crate::protect::Change;
+use crate::protect::breaker::BreakerState;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -124,7 +125,7 @@ fn report_retry(
     #[cfg(feature = "metrics")]
     {
         let levels = call.levels();
-        r.meters.retry(class, levels.tokens, levels.fill_rate);
+        r.meters.retry(class, levels.tokens);
     }
     if env.is_scoped() {
         env.retried(&Retried {
@@ -284,17 +285,20 @@ pub(crate) fn refused(call: &dyn Source, env: &impl Listener, reason: EarlyEnd) 
     }
 }
 
-/// A protection changed state (a circuit breaker opened, half-opened or closed); the attempt
-/// that changed it reports it, once.
+/// A protection changed state: the one hook every protection's changes reach (a circuit
+/// breaker opened, half-opened or closed; adaptive mode's rate limiter changed its rate; a
+/// self-sizing guard changed its limit), from the call whose attempt made the change. A
+/// breaker's transitions are events and a counter; rates and limits, which move with most
+/// attempts, are gauges only.
 pub(crate) fn state_changed(r: Who<'_>, change: Change) {
     #[cfg(feature = "metrics")]
-    r.meters.transition(change);
+    r.meters.changed(change);
     #[cfg(feature = "tracing")]
-    {
+    if let Change::Breaker(t) = change {
         let function = r.function;
         let partition = r.partition.unwrap_or("");
-        let (from, to) = (change.from.as_str(), change.to.as_str());
-        match change.to {
+        let (from, to) = (t.from.as_str(), t.to.as_str());
+        match t.to {
             BreakerState::Open => tracing::warn!(
                 target: "retry",
                 function, partition, from, to,
@@ -312,8 +316,10 @@ pub(crate) fn state_changed(r: Who<'_>, change: Change) {
             ),
         }
     }
+    #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+    let _ = (r, change);
     #[cfg(not(feature = "tracing"))]
-    let _ = (r, change, BreakerState::Open);
+    let _ = BreakerState::Open;
 }
 
 /// A call retries a failure that a `#[retry]` call nested in its attempt already retried:

@@ -14,13 +14,11 @@
 //! trip's variation, and takes the limit below one attempt only when sustained.
 
 use crate::classify::ErrorClass;
+use crate::protect::Change;
 use crate::protect::guard::{Admit, Guard, GuardContext, GuardOutcome};
 use crate::protect::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
-/// The gauge the limit is reported to (`meters::GUARD_LIMIT`).
-#[cfg(feature = "metrics")]
-pub(crate) const GAUGE: &str = "retry.guard.limit";
 /// Fixed point of the limit: a 256th of an attempt.
 const ONE: u32 = 256;
 /// The limit a guard starts with, in attempts: room for a busy client's first burst before any
@@ -157,9 +155,6 @@ pub struct AdaptiveConcurrency {
     queue: AtomicU32,
     /// The latency samples taken, up to [`WARMUP`].
     samples: AtomicU32,
-    /// The gauge the limit is reported to, taken from the recorder at the first settle.
-    #[cfg(feature = "metrics")]
-    gauge: std::sync::OnceLock<metrics::Gauge>,
 }
 
 impl AdaptiveConcurrency {
@@ -174,8 +169,6 @@ impl AdaptiveConcurrency {
             failures: AtomicU32::new(0),
             queue: AtomicU32::new(0),
             samples: AtomicU32::new(0),
-            #[cfg(feature = "metrics")]
-            gauge: std::sync::OnceLock::new(),
         }
     }
 
@@ -353,18 +346,6 @@ impl AdaptiveConcurrency {
             }
         }
     }
-
-    /// Reports the limit to the metrics recorder, as `retry.guard.limit`.
-    #[cfg(feature = "metrics")]
-    fn report(&self, attempt: &GuardContext<'_>, limit: u32) {
-        self.gauge
-            .get_or_init(|| {
-                metrics::gauge!(GAUGE,
-                    "guard" => self.name(), "function" => attempt.function(),
-                    "partition" => attempt.partition().unwrap_or(""))
-            })
-            .set(f64::from(limit) / f64::from(ONE));
-    }
 }
 
 impl Default for AdaptiveConcurrency {
@@ -478,10 +459,10 @@ impl Guard for AdaptiveConcurrency {
                 }
             }
         };
-        #[cfg(feature = "metrics")]
-        self.report(attempt, limit);
-        #[cfg(not(feature = "metrics"))]
-        let _ = limit;
+        attempt.report(Change::Limit {
+            guard: self.name(),
+            limit: f64::from(limit) / f64::from(ONE),
+        });
     }
 
     fn name(&self) -> &'static str {

@@ -122,9 +122,9 @@ pub(crate) enum Admit {
     Refused(Duration),
 }
 
-/// A transition, reported by the caller that made it.
+/// A transition of the breaker, reported by the caller that made it (as a [`Change`](super::Change)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Change {
+pub(crate) struct Transition {
     pub(crate) from: BreakerState,
     pub(crate) to: BreakerState,
 }
@@ -295,7 +295,7 @@ impl CircuitBreaker {
     }
 
     /// An attempt wants to start at `now`. A closed breaker is one load.
-    pub(crate) fn admit(&self, now: Instant) -> (Admit, Option<Change>) {
+    pub(crate) fn admit(&self, now: Instant) -> (Admit, Option<Transition>) {
         let bits = self.state.load(Ordering::Acquire);
         if bits >> KIND == 0 {
             return (Admit::Go(Pass::Closed), None);
@@ -303,7 +303,7 @@ impl CircuitBreaker {
         self.admit_slow(bits, now)
     }
 
-    fn admit_slow(&self, mut bits: u64, now: Instant) -> (Admit, Option<Change>) {
+    fn admit_slow(&self, mut bits: u64, now: Instant) -> (Admit, Option<Transition>) {
         let ms = self.millis(now);
         loop {
             let word = Word::load(bits);
@@ -319,7 +319,7 @@ impl CircuitBreaker {
                         passed: 0,
                         taken: 1,
                     },
-                    Some(Change {
+                    Some(Transition {
                         from: BreakerState::Open,
                         to: BreakerState::HalfOpen,
                     }),
@@ -367,7 +367,7 @@ impl CircuitBreaker {
 
     /// An attempt that went through as `pass` ended at `now`, failed or not (only a
     /// `Transient`, `Timeout` or `Throttling` failure counts: see [`counts_as_failure`]).
-    pub(crate) fn record(&self, now: Instant, pass: Pass, failed: bool) -> Option<Change> {
+    pub(crate) fn record(&self, now: Instant, pass: Pass, failed: bool) -> Option<Transition> {
         match pass {
             Pass::None => None,
             Pass::Closed => self.record_closed(now, failed),
@@ -375,7 +375,7 @@ impl CircuitBreaker {
         }
     }
 
-    fn record_closed(&self, now: Instant, failed: bool) -> Option<Change> {
+    fn record_closed(&self, now: Instant, failed: bool) -> Option<Transition> {
         let Word::Closed { since } = self.word() else {
             // It opened while this attempt ran: the window it counted in is gone.
             return None;
@@ -402,13 +402,13 @@ impl CircuitBreaker {
                 Ordering::Acquire,
             )
             .ok()
-            .map(|_| Change {
+            .map(|_| Transition {
                 from: BreakerState::Closed,
                 to: BreakerState::Open,
             })
     }
 
-    fn record_probe(&self, now: Instant, failed: bool) -> Option<Change> {
+    fn record_probe(&self, now: Instant, failed: bool) -> Option<Transition> {
         let ms = self.millis(now);
         let mut bits = self.state.load(Ordering::Acquire);
         loop {
@@ -452,7 +452,7 @@ impl CircuitBreaker {
                 Ordering::Acquire,
             ) {
                 Ok(_) => {
-                    return (to != BreakerState::HalfOpen).then_some(Change {
+                    return (to != BreakerState::HalfOpen).then_some(Transition {
                         from: BreakerState::HalfOpen,
                         to,
                     });
@@ -561,7 +561,7 @@ mod tests {
     const MS: fn(u64) -> Duration = Duration::from_millis;
     const S: fn(u64) -> Duration = Duration::from_secs;
 
-    fn fail(b: &CircuitBreaker) -> Option<Change> {
+    fn fail(b: &CircuitBreaker) -> Option<Transition> {
         let (admit, _) = b.admit(Instant::now());
         let Admit::Go(pass) = admit else {
             panic!("refused: {admit:?}")
@@ -569,7 +569,7 @@ mod tests {
         b.record(Instant::now(), pass, true)
     }
 
-    fn succeed(b: &CircuitBreaker) -> Option<Change> {
+    fn succeed(b: &CircuitBreaker) -> Option<Transition> {
         let (admit, _) = b.admit(Instant::now());
         let Admit::Go(pass) = admit else {
             panic!("refused: {admit:?}")
@@ -577,8 +577,8 @@ mod tests {
         b.record(Instant::now(), pass, false)
     }
 
-    const fn change(from: BreakerState, to: BreakerState) -> Option<Change> {
-        Some(Change { from, to })
+    const fn change(from: BreakerState, to: BreakerState) -> Option<Transition> {
+        Some(Transition { from, to })
     }
 
     use BreakerState::{Closed, HalfOpen, Open};
@@ -818,7 +818,7 @@ mod loom {
         b
     }
 
-    fn to(changes: &[Option<Change>], state: BreakerState) -> usize {
+    fn to(changes: &[Option<Transition>], state: BreakerState) -> usize {
         changes.iter().flatten().filter(|c| c.to == state).count()
     }
 
@@ -830,7 +830,7 @@ mod loom {
         let runs = model(|| {
             let now = Instant::now();
             let b = breaker(CircuitBreaker::new().with_min_calls(3), now);
-            let fail = || -> Box<dyn FnOnce() -> Option<Change> + Send> {
+            let fail = || -> Box<dyn FnOnce() -> Option<Transition> + Send> {
                 let b = b.clone();
                 Box::new(move || b.record(now, Pass::Closed, true))
             };
@@ -849,7 +849,7 @@ mod loom {
             let now = Instant::now();
             let b = opened(CircuitBreaker::new().with_break(S(5)).with_probes(1), now);
             let later = now + S(5);
-            let admit = || -> Box<dyn FnOnce() -> (Admit, Option<Change>) + Send> {
+            let admit = || -> Box<dyn FnOnce() -> (Admit, Option<Transition>) + Send> {
                 let b = b.clone();
                 Box::new(move || b.admit(later))
             };
@@ -877,7 +877,7 @@ mod loom {
             let later = now + S(5);
             assert_eq!(b.admit(later).0, Admit::Go(Pass::Probe));
             assert_eq!(b.admit(later).0, Admit::Go(Pass::Probe));
-            let probe = |failed: bool| -> Box<dyn FnOnce() -> Option<Change> + Send> {
+            let probe = |failed: bool| -> Box<dyn FnOnce() -> Option<Transition> + Send> {
                 let b = b.clone();
                 Box::new(move || b.record(later, Pass::Probe, failed))
             };

@@ -29,7 +29,8 @@
 //! A new built-in protection is its file and its entry here; a user's protection is a
 //! [`crate::Guard`], an entry at the guards' places.
 
-use super::breaker::{self, Admit as Leave, Change, CircuitBreaker, Pass};
+use super::Change;
+use super::breaker::{self, Admit as Leave, CircuitBreaker, Pass};
 use super::bucket::{Costs, TokenBucket};
 use super::budget::RetryBudget;
 use super::guard::{Admit, AttemptKind, Guard, GuardContext, GuardOutcome, Guards, MAX_GUARDS};
@@ -545,7 +546,7 @@ impl Chain {
                 (Entry::Breaker(b), Point::Gate(_)) if ticket.pass == Pass::None => {
                     let (leave, change) = b.admit(Instant::now());
                     if let Some(change) = change {
-                        changed(change);
+                        changed(Change::Breaker(change));
                     }
                     match leave {
                         Leave::Go(pass) => ticket.pass = pass,
@@ -697,15 +698,16 @@ impl Chain {
 
     /// The attempt holding `ticket` ended, a success (`failure` is `None`) or a failure of a
     /// class (`first`: the call's first attempt to end): along the list, the breaker, the
-    /// budget and the limiter count it, and the guards that admitted it are settled. Changes
-    /// of the breaker's state go to `changed`.
+    /// budget and the limiter count it, and the guards that admitted it are settled. Every
+    /// change of state this makes (the breaker's, the limiter's rate, a guard's own) goes to
+    /// `changed`.
     pub(crate) fn ended(
         &self,
         mut ticket: Ticket,
         first: bool,
         failure: Option<ErrorClass>,
         draw: &dyn Fn() -> f64,
-        mut changed: impl FnMut(Change),
+        changed: &dyn Fn(Change),
     ) {
         let mut now = None;
         let mut clock = || *now.get_or_insert_with(Instant::now);
@@ -725,7 +727,7 @@ impl Chain {
                 Entry::Breaker(b) => {
                     let failed = breaker::counts_as_failure(failure);
                     if let Some(change) = b.record(clock(), ticket.pass, failed) {
-                        changed(change);
+                        changed(Change::Breaker(change));
                     }
                 }
                 Entry::Budget(b) => {
@@ -736,7 +738,10 @@ impl Chain {
                     b.on_outcome(failure);
                 }
                 Entry::Guard(g) if place - GUARDS < usize::from(admitted) => {
-                    let cx = cx.get_or_insert_with(|| self.context(&ticket, ticket.started, draw));
+                    let cx = cx.get_or_insert_with(|| {
+                        self.context(&ticket, ticket.started, draw)
+                            .reporting(changed)
+                    });
                     g.settle(cx, outcome);
                 }
                 Entry::Limiter {
@@ -744,7 +749,10 @@ impl Chain {
                     paces: true,
                 } => {
                     let limiter = shared.unwrap_or(&self.own_limiter);
-                    limiter.record(clock(), failure == Some(ErrorClass::Throttling));
+                    let throttled = failure == Some(ErrorClass::Throttling);
+                    if let Some(rate) = limiter.record(clock(), throttled) {
+                        changed(Change::Rate(rate));
+                    }
                 }
                 _ => {}
             }

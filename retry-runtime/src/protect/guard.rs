@@ -17,6 +17,7 @@
 //! ticket and a breaker's refusal reports its changes of state; listed as guards,
 //! they are asked in the list's order, with what the attempt's [`GuardContext`] tells them.
 
+use super::Change;
 use super::line::WaitLine;
 use super::{Held, Stamp};
 use crate::classify::{Classify, ErrorClass};
@@ -194,6 +195,9 @@ pub struct GuardContext<'a> {
     waited: Duration,
     elapsed: Elapsed,
     random: &'a dyn Fn() -> f64,
+    /// Where a guard's own changes of state go (`None`: nowhere, as in a guard's own tests and
+    /// in `admit`).
+    report: Option<&'a dyn Fn(Change)>,
 }
 
 /// How long an attempt ran, as a context tells it: a fixed duration (a guard's own tests,
@@ -223,6 +227,7 @@ impl GuardContext<'static> {
             waited: Duration::ZERO,
             elapsed: Elapsed::Fixed(Duration::ZERO),
             random: &half,
+            report: None,
         }
     }
 }
@@ -249,6 +254,21 @@ impl<'a> GuardContext<'a> {
             waited,
             elapsed: Elapsed::Since(sent),
             random,
+            report: None,
+        }
+    }
+
+    /// The same context, whose guard reports its changes of state to `report`.
+    pub(crate) fn reporting(mut self, report: &'a dyn Fn(Change)) -> Self {
+        self.report = Some(report);
+        self
+    }
+
+    /// A guard's change of state, to the call's one hook for them (nothing in a guard's own
+    /// tests).
+    pub(crate) fn report(&self, change: Change) {
+        if let Some(report) = self.report {
+            report(change);
         }
     }
 
@@ -357,6 +377,7 @@ impl<'a> GuardContext<'a> {
             waited: self.waited,
             elapsed: self.elapsed,
             random,
+            report: None,
         }
     }
 }

@@ -303,11 +303,13 @@ impl RateLimiter {
     }
 
     /// Records the response of an attempt at `now`: `throttled` for a throttling error,
-    /// otherwise a success or another error.
-    pub(crate) fn record(&self, now: Instant, throttled: bool) {
+    /// otherwise a success or another error. The fill rate, if this changed it.
+    pub(crate) fn record(&self, now: Instant, throttled: bool) -> Option<f64> {
         let mut s = self.lock();
         let t = s.secs(now);
+        let before = s.fill_rate;
         self.update(&mut s, t, throttled);
+        (s.fill_rate != before).then_some(s.fill_rate)
     }
 
     /// [`State::try_acquire`] at time `t` (seconds since the first use).

@@ -23,6 +23,7 @@ pub(crate) mod window;
 use crate::classify::ErrorClass;
 use crate::runtime::Instant;
 use breaker::Pass;
+pub(crate) use breaker::Transition;
 use core::fmt;
 use core::ops::Deref;
 use guard::AttemptKind;
@@ -62,6 +63,25 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Held<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         (**self).fmt(f)
     }
+}
+
+/// A change of a protection's state that operators see. Every protection reports its changes
+/// as one of these, through one hook: the chain passes the breaker's and the rate limiter's to
+/// it, a guard's settle passes its own ([`GuardContext`](guard::GuardContext)'s report), and
+/// the call hands each to `observe::state_changed`, which turns it into events and metrics.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Change {
+    /// A circuit breaker moved from one state to another.
+    Breaker(Transition),
+    /// Adaptive mode's rate limiter allows this many send tokens a second.
+    Rate(f64),
+    /// A self-sizing guard's limit, in attempts in flight.
+    Limit {
+        /// The guard's name.
+        guard: &'static str,
+        /// The limit.
+        limit: f64,
+    },
 }
 
 /// What an attempt holds from the protections that let it start: the retry cost it took from
