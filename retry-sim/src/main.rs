@@ -739,14 +739,7 @@ fn run_hedging(quick: bool, out: &Path) -> Result<()> {
         config.horizon
     );
     hedging_table(&results);
-    let faulty: Vec<String> = results
-        .iter()
-        .filter(|r| !r.faults.none())
-        .map(|r| format!("{}: {:?}", r.variant.name(), r.faults))
-        .collect();
-    if !faulty.is_empty() {
-        return Err(format!("the engine's hedging failed a check: {}", faulty.join("; ")).into());
-    }
+    hedging_checks(&results)?;
     println!(
         "\nEvery check of the engine held in every run: no attempt alive once its call returned, \
          one winner per leaf, no hedge before its delay or beyond max_in_flight, the hedges the \
@@ -770,7 +763,6 @@ fn run_hedging_shift(quick: bool, out: &Path) -> Result<()> {
 /// A run of the servers' slowdown (`config`), its files named from `name`: `NAME.csv`,
 /// `NAME_series.csv` and the per-second plots.
 fn hedging_shift(config: &hedging::Config, out: &Path, name: &str) -> Result<()> {
-    use hedging::Summary;
     let shift = config.shift.ok_or("the shifted scenario has a shift")?;
     let results = hedging::run(config);
     hedging_series(out, &format!("{name}_series.csv"), &results, config)?;
@@ -847,14 +839,7 @@ fn hedging_shift(config: &hedging::Config, out: &Path, name: &str) -> Result<()>
     for line in table {
         println!("{line}");
     }
-    let faulty: Vec<String> = results
-        .iter()
-        .filter(|r: &&Summary| !r.faults.none())
-        .map(|r| format!("{}: {:?}", r.variant.name(), r.faults))
-        .collect();
-    if !faulty.is_empty() {
-        return Err(format!("the engine's hedging failed a check: {}", faulty.join("; ")).into());
-    }
+    hedging_checks(&results)?;
     Ok(())
 }
 
@@ -873,20 +858,27 @@ fn run_hedging_budget(quick: bool, out: &Path) -> Result<()> {
     hedging_per_second_plots(out, "hedging_budget", &results, &config, "")?;
     println!("\n### Hedging within a budget (the fan-out's world)\n");
     hedging_table(&results);
-    let faulty: Vec<String> = results
-        .iter()
-        .filter(|r| !r.faults.none())
-        .map(|r| format!("{}: {:?}", r.variant.name(), r.faults))
-        .collect();
-    if !faulty.is_empty() {
-        return Err(format!("the engine's hedging failed a check: {}", faulty.join("; ")).into());
-    }
+    hedging_checks(&results)?;
     let shifted = if quick {
         hedging::Config::budget_shifted_quick()
     } else {
         hedging::Config::budget_shifted()
     };
     hedging_shift(&shifted, out, "hedging_budget_shift")
+}
+
+/// Every check of the engine's hedging held in every run of `results`, or which did not.
+fn hedging_checks(results: &[hedging::Summary]) -> Result<()> {
+    let faulty: Vec<String> = results
+        .iter()
+        .filter(|r| !r.faults.none())
+        .map(|r| format!("{}: {:?}", r.variant.name(), r.faults))
+        .collect();
+    if faulty.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("the engine's hedging failed a check: {}", faulty.join("; ")).into())
+    }
 }
 
 /// One row per policy of a hedging run, the columns of `results/hedging.csv`.
