@@ -27,9 +27,11 @@ const ONE: u32 = 256;
 const INITIAL: u32 = 100;
 /// The largest limit, in attempts.
 pub(crate) const MAX: u32 = 10_000;
-/// The smallest limit latency can bring it to: a 16th of an attempt, that is an idle client's
-/// attempt admitted one time in 16 (a client whose every call alone overloads the server).
-const MIN: u32 = ONE / 16;
+/// The smallest limit latency can bring it to: a quarter of an attempt, that is an idle
+/// client's attempt admitted one time in 4 (a client whose every call alone overloads the
+/// server). A small client at its floor still sends a sample every few of its calls, so that it
+/// sees the server well again within seconds.
+const MIN: u32 = ONE / 4;
 /// The smallest limit failures bring it to: one attempt in flight (a client whose attempts all
 /// fail fast keeps one, so that the first success is seen).
 const MIN_ON_FAILURES: u32 = ONE;
@@ -106,8 +108,10 @@ const CEILING_NS: u64 = 3_600_000_000_000;
 ///   limit reached is refused at once (a refused first attempt fails its call with
 ///   `E::from(Refused)`, a refused retry ends the call with its last error).
 /// - Each answer is a sample: its latency ([`GuardContext::elapsed`]) moves a short average (up
-///   by an 8th of the distance per sample, down by half: the end of a queue is seen at once)
-///   and the samples' mean deviation from it (RFC 6298's `RTTVAR`). The baseline is the mean
+///   by an 8th of the distance per sample, down by half: the end of a queue is seen at once;
+///   and a sample within 1.3 times the baseline, which passed no queue, ends one the average
+///   still remembers: it falls to that sample, not below the baseline, and the queue's
+///   average by half) and the samples' mean deviation from it (RFC 6298's `RTTVAR`). The baseline is the mean
 ///   of the first 16 samples, then a soft minimum of the short average (a 16th of the way down
 ///   per sample, drifting slowly up): a latency that rose for good becomes the new baseline
 ///   over some thousands of samples. The gradient is `1.3 x baseline / short average`, kept
@@ -122,14 +126,15 @@ const CEILING_NS: u64 = 3_600_000_000_000;
 ///   `minLimit`; Envoy's filter keeps a minimum concurrency).
 /// - Under 1, the limit `L` shrinks by a share `(1 - gradient) / L` per sample, so by its
 ///   gradient over a window of `L` samples. At 1, it grows by `1 / sqrt(L)` per sample (about
-///   `sqrt(L)` per window; below one attempt, it doubles) while at least half of it is in
-///   use; a client that uses less keeps it.
+///   `sqrt(L)` per window; below one attempt, it doubles, and a sample that passed no queue
+///   makes it one attempt at once) while at least half of it is in use; a client that uses
+///   less keeps it.
 /// - A failure (a transient error, a timeout or throttling) when failures are most of the
 ///   recent answers (their average over about 16 answers above a half) cuts the limit by a
 ///   quarter of what is in flight, down to 1: a dependency that fails fast is not sent a
 ///   storm, and 5 % of failures in normal operation change nothing. A timeout is also a
 ///   latency sample. A cancelled attempt gives its place back and teaches nothing.
-/// - The limit is within [1/16, 10,000] attempts: below 1 (a client whose every call alone
+/// - The limit is within [1/4, 10,000] attempts: below 1 (a client whose every call alone
 ///   overloads the server), an attempt finding none in flight is admitted with the limit as
 ///   its chance, so that the client keeps that share of an attempt in flight. Only a
 ///   sustained queue takes it below 1; failures alone stop at 1. [`limit`](Self::limit) reports it rounded up,
@@ -292,6 +297,21 @@ impl AdaptiveConcurrency {
             }
         };
         self.base.store(base, Ordering::Relaxed);
+        // A sample within the tolerance of the baseline passed no queue. If the short average
+        // still remembers one, the queue is gone: the average falls at once to the sample (not
+        // below the baseline, which it would drag down) and the queue's average by half. A
+        // client that cut itself to a fraction of an attempt sees a sample every few seconds
+        // and would otherwise need several of them to see the server well again, its limit
+        // cut further by each.
+        let unqueued = ns as f64 <= TOLERANCE * base as f64;
+        let forgets = unqueued && short as f64 > TOLERANCE * base as f64;
+        let short = if forgets {
+            let short = ns.max(base);
+            self.short.store(short, Ordering::Relaxed);
+            short
+        } else {
+            short
+        };
         let gradient = (TOLERANCE * base as f64 / short as f64).clamp(0.5, 1.0);
         // A queue of less than the clock's granularity is none; one within the samples'
         // variation is not clear enough to count towards a sustained one.
@@ -301,6 +321,8 @@ impl AdaptiveConcurrency {
         let q = self.queue.load(Ordering::Relaxed);
         let q = if clear {
             q + ((QUEUE_ONE - q) >> QUEUE_SHIFT)
+        } else if forgets {
+            q >> 1
         } else {
             q - (q >> QUEUE_SHIFT)
         };
@@ -312,6 +334,7 @@ impl AdaptiveConcurrency {
                 gradient.max(SNAP_BELOW)
             },
             sustained: clear && q > QUEUE_SUSTAINED,
+            unqueued,
         }
     }
 
@@ -363,6 +386,8 @@ struct Shown {
     /// Clear queues are most of the recent samples: latency may take the limit below one
     /// attempt.
     sustained: bool,
+    /// The sample passed no queue (within the tolerance of the baseline).
+    unqueued: bool,
 }
 
 impl Shown {
@@ -370,6 +395,7 @@ impl Shown {
     const FLAT: Shown = Shown {
         gradient: 1.0,
         sustained: false,
+        unqueued: false,
     };
 }
 
@@ -401,9 +427,13 @@ fn by_gradient(limit: u32, n: u32, shown: Shown) -> u32 {
             to.max(l.min(1.0))
         }
     } else if 2.0 * used >= l {
-        // About sqrt(L) per window of L samples; below one attempt, double per sample.
+        // About sqrt(L) per window of L samples; below one attempt, double per sample, and
+        // back to one at once on a sample that passed no queue (the queue that took it there
+        // is gone).
         if l >= 1.0 {
             l + 1.0 / l.sqrt()
+        } else if shown.unqueued {
+            1.0
         } else {
             l * 2.0
         }
@@ -656,11 +686,11 @@ mod tests {
                 g.settle(&cx(2000), GuardOutcome::Success);
             }
         }
-        assert_eq!(g.limit_fixed(), MIN, "latency takes it to a 16th");
+        assert_eq!(g.limit_fixed(), MIN, "latency takes it to a quarter");
         assert_eq!(g.limit(), 1, "reported rounded up");
         let draw = |x: f64| move || x;
         let low = GuardContext::new(AttemptKind::First, 1);
-        assert!(g.take(draw(0.01)), "a draw below a 16th");
+        assert!(g.take(draw(0.01)), "a draw below a quarter");
         assert!(!g.take(draw(0.01)), "one in flight already");
         g.settle(&low, GuardOutcome::Cancelled);
         assert!(!g.take(draw(0.5)), "a draw above");
@@ -722,17 +752,52 @@ mod tests {
         let steep = Shown {
             gradient: 0.5,
             sustained: true,
+            unqueued: false,
         };
         assert_eq!(by_gradient(MIN, 1, steep).clamp(MIN, MAX * ONE), MIN);
         let noise = Shown {
             gradient: 0.5,
             sustained: false,
+            unqueued: false,
         };
         assert_eq!(
             by_gradient(ONE, 1, noise),
             ONE,
             "not below one attempt until a queue is sustained"
         );
+        // Below one attempt, a sample that passed no queue restores one attempt at once; one
+        // that only shows no growing queue doubles the limit.
+        let gone = Shown {
+            unqueued: true,
+            ..Shown::FLAT
+        };
+        assert_eq!(by_gradient(MIN, 1, gone), ONE);
+        assert_eq!(by_gradient(MIN, 1, Shown::FLAT), 2 * MIN);
+    }
+
+    #[test]
+    fn a_sample_that_passed_no_queue_ends_a_remembered_one_at_once() {
+        // Settled in normal operation at 20 ms, then a queue of 1 s for as long as it takes
+        // to cut the limit below one attempt, then a single sample at 20 ms: the limit is one
+        // attempt again, where it would have taken several such samples.
+        let g = AdaptiveConcurrency::new();
+        held(&g, 32, 1, 20);
+        let mut samples = 0;
+        while g.limit_fixed() >= ONE {
+            held(&g, 1, 1, 1000);
+            samples += 1;
+            assert!(
+                samples < 1000,
+                "a sustained queue takes the limit below one attempt"
+            );
+        }
+        assert!(g.limit_fixed() < ONE);
+        // Admitted by chance (a draw of 0), then answered in 20 ms.
+        let zero = || 0.0;
+        let lucky = GuardContext::new(AttemptKind::First, 1).with_random(&zero);
+        assert_eq!(g.admit(&lucky), Admit::Go);
+        g.settle(&cx(20), GuardOutcome::Success);
+        assert_eq!(g.limit_fixed(), ONE, "one sample without a queue");
     }
 
     #[test]
