@@ -132,7 +132,9 @@ const CEILING_NS: u64 = 3_600_000_000_000;
 /// - A failure (a transient error, a timeout or throttling) when failures are most of the
 ///   recent answers (their average over about 16 answers above a half) cuts the limit by a
 ///   quarter of what is in flight, down to 1: a dependency that fails fast is not sent a
-///   storm, and 5 % of failures in normal operation change nothing. A timeout is also a
+///   storm, and 5 % of failures in normal operation change nothing. A throttle, the server
+///   saying it is over its rate, cuts an eighth of what is in flight even when rare (down to
+///   1): throttled answers come fast, so latency alone never sheds them. A timeout is also a
 ///   latency sample. A cancelled attempt gives its place back and teaches nothing.
 /// - The limit is within [1/4, 10,000] attempts: below 1 (a client whose every call alone
 ///   overloads the server), an attempt finding none in flight is admitted with the limit as
@@ -454,6 +456,14 @@ fn by_failure(limit: u32, n: u32) -> u32 {
     cut.max(MIN_ON_FAILURES.min(limit))
 }
 
+/// The limit (in 256ths) after a throttle that is not yet a signal, with `n` attempts in
+/// flight: an eighth off what is in flight, not below one attempt (or the limit, if lower).
+fn by_throttle(limit: u32, n: u32) -> u32 {
+    let used = n.saturating_mul(ONE).min(limit);
+    let cut = used - used / 8;
+    cut.max(MIN_ON_FAILURES.min(limit))
+}
+
 impl Guard for AdaptiveConcurrency {
     fn admit(&self, attempt: &GuardContext<'_>) -> Admit {
         if self.take(|| attempt.random()) {
@@ -481,7 +491,19 @@ impl Guard for AdaptiveConcurrency {
                     if signal { by_failure(limit, n) } else { limit }
                 })
             }
-            GuardOutcome::Failure(ErrorClass::Transient | ErrorClass::Throttling) => {
+            GuardOutcome::Failure(ErrorClass::Throttling) => {
+                // The server said it is over its rate: each throttle cuts a little (an eighth
+                // of what is in flight, not below one attempt), most of the answers a quarter.
+                let signal = self.answered(true);
+                self.give_back(|limit, n| {
+                    if signal {
+                        by_failure(limit, n)
+                    } else {
+                        by_throttle(limit, n)
+                    }
+                })
+            }
+            GuardOutcome::Failure(ErrorClass::Transient) => {
                 if self.answered(true) {
                     self.give_back(by_failure)
                 } else {
@@ -675,6 +697,30 @@ mod tests {
         assert_eq!(g.limit(), 1, "{limits:?}");
         assert_eq!(g.in_flight(), 0);
         assert_eq!(g.limit_fixed(), ONE, "failures alone stop at one attempt");
+    }
+
+    #[test]
+    fn each_throttle_cuts_an_eighth_of_what_is_in_flight_down_to_one_attempt() {
+        let g = AdaptiveConcurrency::new();
+        // 16 attempts in flight, one throttled: 14 left of them (16 less an eighth).
+        for _ in 0..16 {
+            assert_eq!(g.admit(&cx(0)), Admit::Go);
+        }
+        g.settle(&cx(20), GuardOutcome::Failure(ErrorClass::Throttling));
+        assert_eq!(g.limit(), 14);
+        // A transient failure, as rare, changes nothing.
+        g.settle(&cx(20), GuardOutcome::Failure(ErrorClass::Transient));
+        assert_eq!(g.limit(), 14);
+        for _ in 0..14 {
+            g.settle(&cx(20), GuardOutcome::Cancelled);
+        }
+        assert_eq!(g.in_flight(), 0);
+        // Throttles one at a time: down to one attempt, not below.
+        for _ in 0..100 {
+            assert_eq!(g.admit(&cx(0)), Admit::Go);
+            g.settle(&cx(20), GuardOutcome::Failure(ErrorClass::Throttling));
+        }
+        assert_eq!(g.limit_fixed(), ONE);
     }
 
     #[test]
