@@ -1,10 +1,11 @@
 //! The self-sizing limit in the simulator, at the tests' sizes (SIMULATION.md, "Self-sizing
 //! limits"): `AdaptiveConcurrency` fails no more calls than the bucket in normal operation at
 //! every client size (the seed whose clients of 100 calls a second it once held at one
-//! attempt included), and keeps an overloaded queueing server doing useful work where the
-//! bucket alone lets every answer come too late.
+//! attempt included), keeps an overloaded queueing server doing useful work where the bucket
+//! alone lets every answer come too late, gives small clients their attempts back once the
+//! metastable trigger ends, and sheds throttled attempts.
 
-use retry_sim::scenario::{guards, normal, overload, sizes};
+use retry_sim::scenario::{guards, metastable, normal, overload, sizes, throttling};
 use retry_sim::sim::{Policy, Strategy};
 
 #[test]
@@ -69,4 +70,34 @@ fn overload_after_normal_operation_the_limit_keeps_the_queue_short() {
     );
     let bucket = overload::run_policy(&config, Policy::of(Strategy::Standard), factor, size);
     assert!(bucket.goodput < 0.05, "{:.1}%", 100.0 * bucket.goodput);
+}
+
+#[test]
+fn small_clients_recover_from_the_metastable_trigger_and_shed_throttles() {
+    // Clients of 5 calls a second: the trigger cuts their limits below one attempt, and the
+    // first sample that passed no queue gives each its attempt back.
+    let config = sizes::config(&guards::Config::quick(), 5.0);
+    let limit = metastable::run_policy(&config.metastable, sizes::PRESET);
+    let bucket = metastable::run_policy(&config.metastable, Policy::of(Strategy::Standard));
+    let recovered = limit.recovered_after.expect("recovered");
+    assert!(
+        recovered <= 5.0,
+        "recovered {recovered} s after the trigger"
+    );
+    assert!(
+        bucket.recovered_after.is_none_or(|b| b > recovered),
+        "the bucket alone: {:?}",
+        bucket.recovered_after
+    );
+    // Under throttling, each throttle cuts the limit: fewer attempts per success than the
+    // bucket alone sends.
+    let config = sizes::config(&guards::Config::quick(), 1000.0);
+    let limit = throttling::run_policy(&config.throttling, sizes::PRESET);
+    let bucket = throttling::run_policy(&config.throttling, Policy::of(Strategy::Standard));
+    assert!(
+        limit.load / limit.goodput < 0.6 * (bucket.load / bucket.goodput),
+        "{} against the bucket's {}",
+        limit.load / limit.goodput,
+        bucket.load / bucket.goodput
+    );
 }
