@@ -25,7 +25,7 @@ fn the_metrics_feature_passes_its_tests_and_its_example_prints_every_metric() {
     let out = with_metrics(&["test", "--test", "metrics"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));
-    assert!(stdout.contains("test result: ok. 6 passed"), "{stdout}");
+    assert!(stdout.contains("test result: ok. 7 passed"), "{stdout}");
 
     let out = with_metrics(&["run", "--example", "metrics"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
