@@ -909,3 +909,52 @@ async fn settle_is_told_how_long_the_attempt_ran_and_admit_nothing() {
         ]
     );
 }
+
+/// The same guard, saying it does not read the time.
+struct Untimed(Timing);
+
+impl Guard for Untimed {
+    fn admit(&self, cx: &GuardContext<'_>) -> Admit {
+        self.0.admit(cx)
+    }
+
+    fn settle(&self, cx: &GuardContext<'_>, outcome: GuardOutcome) {
+        self.0.settle(cx, outcome);
+    }
+
+    fn timed(&self) -> bool {
+        false
+    }
+}
+
+static UNTIMED: Untimed = Untimed(Timing {
+    lines: Mutex::new(Vec::new()),
+});
+static TIMED_BESIDE: Timing = Timing {
+    lines: Mutex::new(Vec::new()),
+};
+
+#[retry(max_attempts = 1, guard = UNTIMED)]
+async fn untimed_attempt(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[retry(max_attempts = 1, guard = [UNTIMED, TIMED_BESIDE])]
+async fn beside_a_timed_guard(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_of_untimed_guards_reads_no_time_and_one_timed_guard_times_it_for_all() {
+    let script = Script::new([LateOk(MS(45), 7)]);
+    assert_eq!(untimed_attempt(&script).await, Ok(7));
+    assert_eq!(
+        std::mem::take(&mut *UNTIMED.0.lines.lock().unwrap()),
+        ["admit 1 elapsed 0ns", "settle 1 Success elapsed 0ns"]
+    );
+    let script = Script::new([LateOk(MS(45), 7)]);
+    assert_eq!(beside_a_timed_guard(&script).await, Ok(7));
+    let settled = "settle 1 Success elapsed 45ms";
+    assert_eq!(UNTIMED.0.lines.lock().unwrap()[1], settled);
+    assert_eq!(TIMED_BESIDE.lines.lock().unwrap()[1], settled);
+}

@@ -526,6 +526,11 @@ pub(crate) fn counts_as_failure(class: Option<ErrorClass>) -> bool {
 /// assert_eq!(BREAKER.admit(&first), Admit::Refuse, "open");
 /// ```
 impl Guard for CircuitBreaker {
+    /// It reads no attempt's time.
+    fn timed(&self) -> bool {
+        false
+    }
+
     fn admit(&self, _: &GuardContext<'_>) -> guard::Admit {
         match CircuitBreaker::admit(self, Instant::now()).0 {
             Admit::Go(_) => guard::Admit::Go,

@@ -388,6 +388,11 @@ impl Default for TokenBucket {
 /// assert_eq!(BUCKET.available(), 10, "its success gives the cost back");
 /// ```
 impl Guard for TokenBucket {
+    /// It reads no attempt's time.
+    fn timed(&self) -> bool {
+        false
+    }
+
     fn admit(&self, attempt: &GuardContext<'_>) -> Admit {
         let Some(cost) = guard_cost(self, attempt) else {
             return Admit::Go;

@@ -275,6 +275,11 @@ fn update(word: &AtomicU64, f: impl Fn(u64) -> u64) {
 /// assert_eq!(BUDGET.admit(&GuardContext::new(AttemptKind::Retry, 2)), Admit::Refuse);
 /// ```
 impl Guard for RetryBudget {
+    /// It reads no attempt's time.
+    fn timed(&self) -> bool {
+        false
+    }
+
     fn admit(&self, attempt: &GuardContext<'_>) -> Admit {
         if attempt.kind() == AttemptKind::First {
             return Admit::Go;

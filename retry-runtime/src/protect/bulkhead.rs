@@ -132,6 +132,11 @@ impl Bulkhead {
 }
 
 impl Guard for Bulkhead {
+    /// It reads no attempt's time.
+    fn timed(&self) -> bool {
+        false
+    }
+
     fn admit(&self, attempt: &GuardContext<'_>) -> Admit {
         if self.take() {
             return Admit::Go;

@@ -256,6 +256,12 @@ pub(crate) struct Chain {
     /// The first place the gate asks (the breaker's, or the guards'): the budget and the
     /// bucket have nothing to say there.
     gate_first: u8,
+    /// Some guard reads its attempts' time ([`Guard::timed`]): the gate stamps an attempt's
+    /// send.
+    timed: bool,
+    /// No breaker, no budget and a limiter that does not pace: an attempt's end is booked by
+    /// the guards that admitted it alone.
+    guards_alone: bool,
     /// The function's own limiter, which a [`Entry::Limiter`] without `shared` names.
     own_limiter: RateLimiter,
     /// What a retry costs in the bucket: its own costs, or the 2026 behavior's in a bucket the
@@ -290,6 +296,8 @@ impl Chain {
             first: BUCKET as u8,
             bucket_alone: true,
             gate_first: GUARDS as u8,
+            timed: false,
+            guards_alone: true,
             own_limiter: RateLimiter::adaptive(),
             costs,
             behavior,
@@ -312,6 +320,7 @@ impl Chain {
         } else {
             BREAKER as u8
         };
+        self.guards_alone = self.books_guards_alone();
         self
     }
 
@@ -326,6 +335,8 @@ impl Chain {
         self.list[place] = limiter;
         self.len = place as u8 + 1;
         self.bucket_alone = self.alone();
+        self.timed = guards.held().any(|g| g.timed());
+        self.guards_alone = self.books_guards_alone();
         self
     }
 
@@ -342,7 +353,19 @@ impl Chain {
         paces: bool,
     ) -> Chain {
         self.list[self.len as usize - 1] = Entry::Limiter { shared, paces };
+        self.guards_alone = self.books_guards_alone();
         self
+    }
+
+    /// Whether an attempt's end is booked by the guards alone: no breaker, no budget, and a
+    /// limiter that does not pace.
+    fn books_guards_alone(&self) -> bool {
+        matches!(self.list[BREAKER], Entry::Empty)
+            && matches!(self.list[BUDGET], Entry::Empty)
+            && !matches!(
+                self.list[usize::from(self.len) - 1],
+                Entry::Limiter { paces: true, .. }
+            )
     }
 
     /// The entries in use, at their places.
@@ -477,12 +500,19 @@ impl Chain {
         look: &Look<'_>,
         mut changed: impl FnMut(Change),
     ) -> Gate {
-        let from = match from {
-            Stage::Start => usize::from(self.gate_first),
-            Stage::Guards => GUARDS,
-            Stage::Limiter => usize::from(self.len) - 1,
+        let asked = match from {
+            // The guards alone (no breaker, a limiter that does not pace): asked in turn.
+            Stage::Start if self.guards_alone => self.ask_guards(ticket, look),
+            from => {
+                let from = match from {
+                    Stage::Start => usize::from(self.gate_first),
+                    Stage::Guards => GUARDS,
+                    Stage::Limiter => usize::from(self.len) - 1,
+                };
+                self.ask(Point::Gate(look), from, ticket, look.draw, &mut changed)
+            }
         };
-        let gate = match self.ask(Point::Gate(look), from, ticket, look.draw, &mut changed) {
+        let gate = match asked {
             Asked::Go => Gate::Go,
             Asked::Pace(wait) => Gate::Wait(wait),
             Asked::Late => Gate::Late,
@@ -511,9 +541,48 @@ impl Chain {
             Asked::Refill(_) => Gate::Go,
         };
         if let Gate::Go = gate {
-            ticket.sent();
+            if self.timed {
+                ticket.sent();
+            }
         }
         gate
+    }
+
+    /// The gate of a list whose gate is its guards alone: each guard that has not admitted the
+    /// attempt is asked in turn, as [`ask`](Self::ask) asks them, then the limiter's place
+    /// (which does not pace) lets it go.
+    #[inline(always)]
+    fn ask_guards(&self, ticket: &mut Ticket, look: &Look<'_>) -> Asked {
+        let mut cx = None;
+        while let Some(guard) = self.guard(ticket.guards) {
+            let cx = cx.get_or_insert_with(|| {
+                let kind = if look.number <= 1 {
+                    AttemptKind::First
+                } else {
+                    AttemptKind::Retry
+                };
+                begin(ticket, kind, look.number);
+                self.context(ticket, Stamp::NONE, look.draw)
+            });
+            match guard.admit(cx) {
+                Admit::Go => ticket.guards += 1,
+                Admit::Wait(delay) => {
+                    return Asked::Wait {
+                        delay: delay.max(Duration::from_millis(1)),
+                        line: guard.line().is_some(),
+                    };
+                }
+                Admit::Refuse => {
+                    let admitted = std::mem::take(&mut ticket.guards);
+                    self.settle_guards(admitted, cx, GuardOutcome::Cancelled);
+                    return Asked::Refused(Stop::Guard(guard.name()));
+                }
+            }
+        }
+        if look.keeps_place {
+            ticket.lost = false;
+        }
+        Asked::Go
     }
 
     /// The list asked `point` about the attempt `ticket` is for, from the place `from` on, each
@@ -709,9 +778,22 @@ impl Chain {
         draw: &dyn Fn() -> f64,
         changed: &dyn Fn(Change),
     ) {
+        let admitted = std::mem::take(&mut ticket.guards);
+        if self.guards_alone {
+            if admitted > 0 {
+                let outcome = match failure {
+                    Some(class) => GuardOutcome::Failure(class),
+                    None => GuardOutcome::Success,
+                };
+                let cx = self
+                    .context(&ticket, ticket.started, draw)
+                    .reporting(changed);
+                self.settle_guards(admitted, &cx, outcome);
+            }
+            return;
+        }
         let mut now = None;
         let mut clock = || *now.get_or_insert_with(Instant::now);
-        let admitted = std::mem::take(&mut ticket.guards);
         let outcome = match failure {
             Some(class) => GuardOutcome::Failure(class),
             None => GuardOutcome::Success,

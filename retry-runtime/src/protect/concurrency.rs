@@ -142,6 +142,11 @@ impl ConcurrencyBudget {
 }
 
 impl Guard for ConcurrencyBudget {
+    /// It reads no attempt's time.
+    fn timed(&self) -> bool {
+        false
+    }
+
     fn admit(&self, attempt: &GuardContext<'_>) -> Admit {
         if self.take(attempt.kind()) {
             Admit::Go

@@ -125,6 +125,13 @@ pub trait Guard: Send + Sync {
         None
     }
 
+    /// Whether `settle` reads [`GuardContext::elapsed`]. By default `true`. A guard that never
+    /// reads it may say `false`: when no guard of a call is timed, its attempts read no clock
+    /// for the guards (two reads an attempt) and `elapsed()` is zero.
+    fn timed(&self) -> bool {
+        true
+    }
+
     /// The guard's name, as a refusal reports it ([`Refused::by`], the early end's reason, the
     /// WARN event). By default, the name of its type without its path.
     fn name(&self) -> &'static str {
@@ -311,8 +318,9 @@ impl<'a> GuardContext<'a> {
     }
 
     /// In [`settle`](Guard::settle), how long the attempt ran: the time since it was sent
-    /// (zero for an attempt never sent). Zero in [`admit`](Guard::admit). A limit that
-    /// follows the attempts' latency reads it.
+    /// (zero for an attempt never sent). Zero in [`admit`](Guard::admit), and for a call none
+    /// of whose guards is [`timed`](Guard::timed). A limit that follows the attempts' latency
+    /// reads it.
     #[must_use]
     pub fn elapsed(&self) -> Duration {
         match self.elapsed {

@@ -396,6 +396,11 @@ impl RateLimiter {
 /// assert_eq!(LIMITER.admit(&GuardContext::new(AttemptKind::First, 1)), Admit::Go);
 /// ```
 impl Guard for RateLimiter {
+    /// It reads no attempt's time.
+    fn timed(&self) -> bool {
+        false
+    }
+
     fn admit(&self, attempt: &GuardContext<'_>) -> Admit {
         match self.try_send(1, Instant::now(), None, false, || attempt.random()) {
             Ok(None) | Err(()) => Admit::Go,

@@ -200,6 +200,11 @@ fn probability(k: f64, requests: u64, accepts: u64) -> f64 {
 }
 
 impl Guard for AdaptiveThrottle {
+    /// It reads no attempt's time.
+    fn timed(&self) -> bool {
+        false
+    }
+
     fn admit(&self, attempt: &GuardContext<'_>) -> Admit {
         self.admit_at(attempt, Instant::now())
     }
