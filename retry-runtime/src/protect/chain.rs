@@ -556,33 +556,44 @@ impl Chain {
         let mut cx = None;
         while let Some(guard) = self.guard(ticket.guards) {
             let cx = cx.get_or_insert_with(|| {
-                let kind = if look.number <= 1 {
-                    AttemptKind::First
-                } else {
-                    AttemptKind::Retry
-                };
-                begin(ticket, kind, look.number);
+                begin_at_gate(ticket, look);
                 self.context(ticket, Stamp::NONE, look.draw)
             });
-            match guard.admit(cx) {
-                Admit::Go => ticket.guards += 1,
-                Admit::Wait(delay) => {
-                    return Asked::Wait {
-                        delay: delay.max(Duration::from_millis(1)),
-                        line: guard.line().is_some(),
-                    };
-                }
-                Admit::Refuse => {
-                    let admitted = std::mem::take(&mut ticket.guards);
-                    self.settle_guards(admitted, cx, GuardOutcome::Cancelled);
-                    return Asked::Refused(Stop::Guard(guard.name()));
-                }
+            if let Some(asked) = self.ask_guard(guard, ticket, cx) {
+                return asked;
             }
         }
         if look.keeps_place {
             ticket.lost = false;
         }
         Asked::Go
+    }
+
+    /// One guard asked about the attempt `ticket` is for: `None` if it admits it (the ticket
+    /// then holds it), else what the list answers (a wait, or a refusal, which cancels the
+    /// guards that admitted it before).
+    #[inline(always)]
+    fn ask_guard(
+        &self,
+        guard: &dyn Guard,
+        ticket: &mut Ticket,
+        cx: &GuardContext<'_>,
+    ) -> Option<Asked> {
+        match guard.admit(cx) {
+            Admit::Go => {
+                ticket.guards += 1;
+                None
+            }
+            Admit::Wait(delay) => Some(Asked::Wait {
+                delay: delay.max(Duration::from_millis(1)),
+                line: guard.line().is_some(),
+            }),
+            Admit::Refuse => {
+                let admitted = std::mem::take(&mut ticket.guards);
+                self.settle_guards(admitted, cx, GuardOutcome::Cancelled);
+                Some(Asked::Refused(Stop::Guard(guard.name())))
+            }
+        }
     }
 
     /// The list asked `point` about the attempt `ticket` is for, from the place `from` on, each
@@ -652,28 +663,12 @@ impl Chain {
                     if i >= ticket.guards {
                         let cx = cx.get_or_insert_with(|| {
                             if let Point::Gate(look) = point {
-                                let kind = if look.number <= 1 {
-                                    AttemptKind::First
-                                } else {
-                                    AttemptKind::Retry
-                                };
-                                begin(ticket, kind, look.number);
+                                begin_at_gate(ticket, look);
                             }
                             self.context(ticket, Stamp::NONE, draw)
                         });
-                        match guard.admit(cx) {
-                            Admit::Go => ticket.guards += 1,
-                            Admit::Wait(delay) => {
-                                return Asked::Wait {
-                                    delay: delay.max(Duration::from_millis(1)),
-                                    line: guard.line().is_some(),
-                                };
-                            }
-                            Admit::Refuse => {
-                                let admitted = std::mem::take(&mut ticket.guards);
-                                self.settle_guards(admitted, cx, GuardOutcome::Cancelled);
-                                return Asked::Refused(Stop::Guard(guard.name()));
-                            }
+                        if let Some(asked) = self.ask_guard(&**guard, ticket, cx) {
+                            return asked;
                         }
                     }
                 }
@@ -948,6 +943,16 @@ impl Chain {
             random,
         )
     }
+}
+
+/// Sets `ticket` up at the gate for the attempt `look` is about: the first, or a retry.
+fn begin_at_gate(ticket: &mut Ticket, look: &Look<'_>) {
+    let kind = if look.number <= 1 {
+        AttemptKind::First
+    } else {
+        AttemptKind::Retry
+    };
+    begin(ticket, kind, look.number);
 }
 
 /// Sets `ticket` up for attempt `number` of `kind` at the gate, unless the guards were asked
