@@ -2283,7 +2283,6 @@ fn run_overload(quick: bool, out: &Path) -> Result<()> {
 /// One overload run of every policy at every size and load, its table printed under `title`,
 /// its CSV `NAME.csv` and the limit's goodput `NAME_goodput.svg`.
 fn overload_table(config: &overload::Config, out: &Path, name: &str, title: &str) -> Result<()> {
-    let config = config.clone();
     let mut csv = Vec::new();
     println!("## {title}\n");
     println!(
@@ -2293,18 +2292,18 @@ fn overload_table(config: &overload::Config, out: &Path, name: &str, title: &str
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     let mut series = Vec::new();
     for &size in &config.sizes {
-        let unloaded = overload::unloaded_p99(&config, size);
+        let unloaded = overload::unloaded_p99(config, size);
         for policy in sizes::policies() {
             for &factor in &config.factors {
                 let started = std::time::Instant::now();
-                let s = overload::run_policy(&config, policy, factor, size);
+                let s = overload::run_policy(config, policy, factor, size);
                 eprintln!(
                     "overload: {} at {factor}x, size {size}, in {:.1} s",
                     policy.name,
                     started.elapsed().as_secs_f64()
                 );
                 let meets = overload::meets(&s, unloaded);
-                let clients = overload::fleet(&config, policy, factor, size).clients;
+                let clients = overload::fleet(config, policy, factor, size).clients;
                 // No call succeeded: no p99 of successes (empty CSV fields, "-" in the table).
                 let (p99_csv, over_csv, p99_md, over_md) = if s.p99.is_nan() {
                     (

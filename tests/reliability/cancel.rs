@@ -453,6 +453,17 @@ impl Ledger {
             wrong: std::sync::Mutex::new(Vec::new()),
         }
     }
+
+    /// Asserts that every attempt it admitted was told its end, once, in the run `run` names;
+    /// and starts afresh for the next run.
+    fn assert_settled(&self, run: &str) {
+        let held = std::mem::take(&mut *self.held.lock().unwrap());
+        let wrong = std::mem::take(&mut *self.wrong.lock().unwrap());
+        assert!(
+            held.is_empty() && wrong.is_empty(),
+            "{run}: never settled {held:?}, {wrong:?}"
+        );
+    }
 }
 
 impl Guard for Ledger {
@@ -528,12 +539,7 @@ where
             left: polls,
         }
         .await;
-        let held = std::mem::take(&mut *ledger.held.lock().unwrap());
-        let wrong = std::mem::take(&mut *ledger.wrong.lock().unwrap());
-        assert!(
-            held.is_empty() && wrong.is_empty(),
-            "{steps:?} cut after {polls} polls ({out:?}): never settled {held:?}, {wrong:?}"
-        );
+        ledger.assert_settled(&format!("{steps:?} cut after {polls} polls ({out:?})"));
         if out.is_some() {
             return polls + 1;
         }
@@ -601,12 +607,7 @@ async fn every_cut_in_line(steps: &'static [Step]) -> usize {
             left: polls,
         }
         .await;
-        let held = std::mem::take(&mut *LEDGER_LINE.held.lock().unwrap());
-        let wrong = std::mem::take(&mut *LEDGER_LINE.wrong.lock().unwrap());
-        assert!(
-            held.is_empty() && wrong.is_empty(),
-            "{steps:?} cut after {polls} polls ({out:?}): never settled {held:?}, {wrong:?}"
-        );
+        LEDGER_LINE.assert_settled(&format!("{steps:?} cut after {polls} polls ({out:?})"));
         release.await.unwrap();
         other.await.unwrap();
         assert_eq!(

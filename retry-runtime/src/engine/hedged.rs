@@ -295,17 +295,16 @@ impl<'a> Hedge<'a> {
         Some((self.latency?.spend(), self.settings.budget?))
     }
 
-    /// A call starts: its budget, if any, counts it (once `hedge_after` has a delay).
-    fn count_call(&self) {
+    /// The budget, if any, counts a call that starts, or (`hedge`) a hedge started because an
+    /// attempt outlived the delay; once `hedge_after` has a delay.
+    fn count(&self, hedge: bool) {
         if let (Some(base), Some((spend, share))) = (self.base(), self.spend()) {
-            spend.call(share, base, self.settings.max_after);
-        }
-    }
-
-    /// A call's first attempt outlived the delay and a hedge starts: its budget counts it.
-    fn count_hedge(&self) {
-        if let (Some(base), Some((spend, share))) = (self.base(), self.spend()) {
-            spend.hedged(share, base, self.settings.max_after);
+            let max = self.settings.max_after;
+            if hedge {
+                spend.hedged(share, base, max);
+            } else {
+                spend.call(share, base, max);
+            }
         }
     }
 
@@ -357,7 +356,7 @@ where
         };
         let latency = hedging.and_then(|h| h.latency());
         if let Some(h) = hedging {
-            h.count_call();
+            h.count(false);
         }
         'call: loop {
             // An attempt with none in flight: the first, or a retry after its backoff.
@@ -722,7 +721,7 @@ where
             hedge: true,
         });
         if trigger.is_none() {
-            h.count_hedge();
+            h.count(true);
         }
         observe::hedged(&self.current, a, in_flight, trigger.map(|(c, _)| c), delay);
         flights.start(self.launch(attempt, Some(now), ticket, true));

@@ -293,35 +293,47 @@ impl Chain {
             own_bucket: TokenBucket::standard(),
             list,
             len: GUARDS as u8 + 1,
-            first: BUCKET as u8,
-            bucket_alone: true,
-            gate_first: GUARDS as u8,
+            // Computed from the list by `derived`.
+            first: 0,
+            bucket_alone: false,
+            gate_first: 0,
             timed: false,
-            guards_alone: true,
+            guards_alone: false,
             own_limiter: RateLimiter::adaptive(),
             costs,
             behavior,
             function,
             partition,
         }
+        .derived()
+    }
+
+    /// The list with what the hot paths read of it computed again from its entries: the first
+    /// place admission asks, the gate's first, and whether the bucket alone, or the guards
+    /// alone, answer; whether a guard is timed.
+    fn derived(mut self) -> Chain {
+        let entries = &self.list[..usize::from(self.len)];
+        let empty = |place: usize| matches!(self.list[place], Entry::Empty);
+        self.first = entries
+            .iter()
+            .position(|e| !matches!(e, Entry::Empty))
+            .unwrap_or(BUCKET) as u8;
+        self.bucket_alone =
+            usize::from(self.first) == BUCKET && usize::from(self.len) == GUARDS + 1;
+        self.gate_first = if empty(BREAKER) { GUARDS } else { BREAKER } as u8;
+        self.guards_alone = empty(BREAKER)
+            && empty(BUDGET)
+            && !matches!(entries.last(), Some(Entry::Limiter { paces: true, .. }));
+        self.timed = entries
+            .iter()
+            .any(|e| matches!(e, Entry::Guard(g) if g.timed()));
+        self
     }
 
     /// The entry at `place` (one of [`BREAKER`], [`BUDGET`], [`BUCKET`]).
     pub(crate) fn with(mut self, place: usize, entry: Entry) -> Chain {
         self.list[place] = entry;
-        self.first = self
-            .list
-            .iter()
-            .position(|e| !matches!(e, Entry::Empty))
-            .unwrap_or(BUCKET) as u8;
-        self.bucket_alone = self.alone();
-        self.gate_first = if matches!(self.list[BREAKER], Entry::Empty) {
-            GUARDS as u8
-        } else {
-            BREAKER as u8
-        };
-        self.guards_alone = self.books_guards_alone();
-        self
+        self.derived()
     }
 
     /// The user's guards at their places, in order; the limiter's place follows them.
@@ -334,15 +346,7 @@ impl Chain {
         }
         self.list[place] = limiter;
         self.len = place as u8 + 1;
-        self.bucket_alone = self.alone();
-        self.timed = guards.held().any(|g| g.timed());
-        self.guards_alone = self.books_guards_alone();
-        self
-    }
-
-    /// Whether admission asks the bucket alone.
-    fn alone(&self) -> bool {
-        usize::from(self.first) == BUCKET && usize::from(self.len) == GUARDS + 1
+        self.derived()
     }
 
     /// The rate limiter at its place: a shared one (`None`: the function's own), pacing sends
@@ -353,19 +357,7 @@ impl Chain {
         paces: bool,
     ) -> Chain {
         self.list[self.len as usize - 1] = Entry::Limiter { shared, paces };
-        self.guards_alone = self.books_guards_alone();
-        self
-    }
-
-    /// Whether an attempt's end is booked by the guards alone: no breaker, no budget, and a
-    /// limiter that does not pace.
-    fn books_guards_alone(&self) -> bool {
-        matches!(self.list[BREAKER], Entry::Empty)
-            && matches!(self.list[BUDGET], Entry::Empty)
-            && !matches!(
-                self.list[usize::from(self.len) - 1],
-                Entry::Limiter { paces: true, .. }
-            )
+        self.derived()
     }
 
     /// The entries in use, at their places.
@@ -774,12 +766,12 @@ impl Chain {
         changed: &dyn Fn(Change),
     ) {
         let admitted = std::mem::take(&mut ticket.guards);
+        let outcome = match failure {
+            Some(class) => GuardOutcome::Failure(class),
+            None => GuardOutcome::Success,
+        };
         if self.guards_alone {
             if admitted > 0 {
-                let outcome = match failure {
-                    Some(class) => GuardOutcome::Failure(class),
-                    None => GuardOutcome::Success,
-                };
                 let cx = self
                     .context(&ticket, ticket.started, draw)
                     .reporting(changed);
@@ -789,10 +781,6 @@ impl Chain {
         }
         let mut now = None;
         let mut clock = || *now.get_or_insert_with(Instant::now);
-        let outcome = match failure {
-            Some(class) => GuardOutcome::Failure(class),
-            None => GuardOutcome::Success,
-        };
         let mut cx = None;
         // The first place that books an end: the breaker's or the budget's, else the guards'.
         let from = match usize::from(self.first) {
