@@ -366,7 +366,6 @@ impl Chain {
     }
 
     /// The bucket the function draws from.
-    #[inline]
     pub(crate) fn bucket(&self) -> &TokenBucket {
         match self.list[BUCKET] {
             Entry::Bucket(b) => b,
