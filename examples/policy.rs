@@ -12,7 +12,6 @@
 mod support;
 
 use http::StatusCode;
-use retry_runtime::policy::ByClassify;
 use retry_runtime::reqwest::{Error, error_for_status};
 use retry_runtime::{Policy, RetryEvent, TimedOut, attempt};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -52,7 +51,7 @@ async fn main() {
     let client = support::client();
     let url = format!("http://{addr}/stock/42");
 
-    let policy: Policy<ByClassify<TimedOut>> = toml::from_str(CONFIG).expect("a valid policy");
+    let policy: Policy<TimedOut> = toml::from_str(CONFIG).expect("a valid policy");
     let policy = policy.name("stock").on_retry(log);
     let body = policy
         .retry(|| async {

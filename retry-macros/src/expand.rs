@@ -141,12 +141,13 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     };
 
     // Whether attempts run under a timer is known here, so an untimed body is awaited in
-    // place, with no timer code at all.
+    // place, with no timer code at all. A timed-out attempt becomes the error through
+    // `From<TimedOut>`, asked at the key's span: an error type without it is told so there,
+    // in the standard library's words, with nothing of the engine's between.
     let timer_key = args.attempt_timeout.as_ref().or(args.deadline.as_ref());
     let timer = match timer_key.map(|arg| arg.key.span()) {
         Some(span) => {
-            let at_key = respan(p.clone(), span);
-            quote_spanned!(span=> #p::Timed(#at_key::timed_out))
+            quote_spanned!(span=> #p::Timed(::core::convert::From::from))
         }
         None => quote!(#p::Untimed),
     };
@@ -245,8 +246,9 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     };
     let new_call = match refusing {
         Some(span) => {
-            let at_key = respan(p.clone(), span);
-            quote_spanned!(span=> #new_call.with_refused(#at_key::refused))
+            quote_spanned!(span=> #new_call.with_refused(|refused| {
+                #p::RetryResult::from_err(::core::convert::From::from(refused))
+            }))
         }
         None => new_call,
     };

@@ -6,9 +6,9 @@ pub use crate::classify::{Classify, ErrorClass, TimedOut};
 pub use crate::engine::deadline::{CHAIN_STOP, Serving, serve};
 pub use crate::engine::site::{BreakerRef, BudgetRef, Site};
 pub use crate::engine::{
-    ByTrait, Call, Classifier, Fns, FromStopped, FromTimedOut, Hooks, IntoErrorClass, NoConversion,
-    OnFailure, OnStop, RetryResult, ReturnsResult, SendToken, Settled, Timed, Timer, TimerKind,
-    Untimed, hint, into_class, never_repeat, no_hint, no_hook, repeat,
+    ByTrait, Call, Classifier, Fns, Hooks, IntoErrorClass, NoConversion, OnFailure, OnStop,
+    RetryResult, ReturnsResult, SendToken, Settled, Timed, Timer, TimerKind, Untimed, hint,
+    into_class, never_repeat, no_hint, no_hook, repeat,
 };
 pub use crate::hedge::Latency;
 pub use crate::observe::event::RetryEvent;
@@ -24,22 +24,6 @@ pub use core::ops::ControlFlow;
 pub use std::time::Duration;
 
 use core::future::Future;
-
-/// How a timed-out attempt becomes the error of a function with a timer: its `FromTimedOut`
-/// bound is where a missing `From<TimedOut>` is reported, with its own message.
-pub fn timed_out<E: FromTimedOut>(t: TimedOut) -> E {
-    E::from_timed_out(t)
-}
-
-/// How a call its function's breaker or one of its guards refused becomes the function's
-/// error: its `FromStopped` bound is where a missing `From<Refused>` is reported, with its
-/// own message.
-pub fn refused<R: RetryResult>(refused: Refused) -> R
-where
-    R::Err: FromStopped,
-{
-    R::from_err(<R::Err>::from_refused(refused))
-}
 
 /// The attempts of a hedged function, made by a closure that several attempts of one call
 /// share. A body that consumes an argument makes the closure `FnOnce`; the compiler then names

@@ -3,7 +3,6 @@
 //! `timelines.rs`); here, what is particular to a policy value.
 
 use crate::util::{self, TestError};
-use retry_runtime::policy::ByClassify;
 use retry_runtime::testing::{self, EarlyEnd, Overrides};
 use retry_runtime::{
     CircuitOpen, ErrorClass, Jitter, Partition, Policy, RetryEvent, TimedOut, TokenBucket, attempt,
@@ -231,7 +230,7 @@ async fn a_policys_future_can_be_spawned() {
 
 #[test]
 fn a_policy_comes_from_a_configuration_file() {
-    let policy: Policy<ByClassify<TimedOut>> = toml::from_str(
+    let policy: Policy<TimedOut> = toml::from_str(
         r#"
         mode = "adaptive"
         max_attempts = 5
@@ -267,7 +266,7 @@ fn a_policy_comes_from_a_configuration_file() {
         unknown.to_string().contains("unknown field `max_retries`"),
         "{unknown}"
     );
-    let unit = toml::from_str::<Policy<ByClassify<TimedOut>>>("deadline = 10").unwrap_err();
+    let unit = toml::from_str::<Policy<TimedOut>>("deadline = 10").unwrap_err();
     assert!(unit.to_string().contains("deadline needs a unit"), "{unit}");
     // A misspelt value says which one it most likely meant, as the attribute and the
     // environment do.
@@ -297,10 +296,9 @@ fn a_policy_comes_from_a_configuration_file() {
         !unknown_mode.to_string().contains("did you mean"),
         "{unknown_mode}"
     );
-    let incoherent = toml::from_str::<Policy<ByClassify<TimedOut>>>(
-        "attempt_timeout = \"5s\"\ndeadline = \"1s\"",
-    )
-    .unwrap_err();
+    let incoherent =
+        toml::from_str::<Policy<TimedOut>>("attempt_timeout = \"5s\"\ndeadline = \"1s\"")
+            .unwrap_err();
     assert!(
         incoherent
             .to_string()
@@ -514,7 +512,7 @@ fn the_builders_take_the_attributes_value_forms() {
 /// timeouts refuses a timeout, and one without a breaker refuses a breaker.
 #[test]
 fn the_serde_form_takes_every_value_key() {
-    let policy: Policy<ByClassify<TimedOut>> = toml::from_str(
+    let policy: Policy<TimedOut> = toml::from_str(
         r#"
         max_attempts = 4
         deadline = "10s"
@@ -530,20 +528,15 @@ fn the_serde_form_takes_every_value_key() {
     assert!(text.contains("max_attempts: Some(4)"), "{text}");
     let untimed = toml::from_str::<Policy>("deadline = \"10s\"").unwrap_err();
     assert!(
-        untimed
-            .to_string()
-            .contains("read a `Policy<ByClassify<TimedOut>>`"),
+        untimed.to_string().contains("read a `Policy<TimedOut>`"),
         "{untimed}"
     );
     let breaker = toml::from_str::<Policy>("breaker = \"50%\"").unwrap_err();
     assert!(
-        breaker
-            .to_string()
-            .contains("read a `Policy<ByClassify<_, CircuitOpen>>`"),
+        breaker.to_string().contains("read a `Policy<Refused>`"),
         "{breaker}"
     );
-    let ratio =
-        toml::from_str::<Policy<ByClassify<(), CircuitOpen>>>("breaker = \"150%\"").unwrap_err();
+    let ratio = toml::from_str::<Policy<CircuitOpen>>("breaker = \"150%\"").unwrap_err();
     assert!(
         ratio.to_string().contains("is not a failure ratio"),
         "{ratio}"
@@ -563,7 +556,7 @@ fn the_serde_form_takes_every_value_key() {
 /// its 20 calls of a window all fail, the next ones are refused without running the closure.
 #[tokio::test(start_paused = true)]
 async fn a_breaker_from_configuration_opens_and_refuses() {
-    let policy: Policy<ByClassify<(), CircuitOpen>> =
+    let policy: Policy<CircuitOpen> =
         toml::from_str("max_attempts = 1\nbreaker = \"50%\"").unwrap();
     let runs = AtomicU32::new(0);
     let mut refused = 0;
@@ -581,7 +574,7 @@ async fn a_breaker_from_configuration_opens_and_refuses() {
     assert_eq!(runs.load(Ordering::SeqCst), 20);
     assert_eq!(refused, 10);
     // Without the key, the same type has no breaker: every call runs.
-    let open: Policy<ByClassify<(), CircuitOpen>> = toml::from_str("max_attempts = 1").unwrap();
+    let open: Policy<CircuitOpen> = toml::from_str("max_attempts = 1").unwrap();
     runs.store(0, Ordering::SeqCst);
     for _ in 0..30 {
         let _ = open

@@ -17,7 +17,7 @@ use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use retry_runtime::policy::{ByClassify, NoRepeat};
+use retry_runtime::policy::NoRepeat;
 use retry_runtime::reqwest::{Error, error_for_status};
 use retry_runtime::tower::{Failure, RetryLayer};
 use retry_runtime::wire::{IDEMPOTENCY_KEY, WithAttempt};
@@ -260,7 +260,7 @@ type Seen = Arc<Mutex<Vec<String>>>;
 /// What the tower policy's hook sees of a failed attempt.
 type Event<'a> = RetryEvent<'a, Failure<http::Response<hyper::body::Incoming>>>;
 
-fn keyed_policy(seen: &Seen) -> Policy<ByClassify, NoRepeat, impl Fn(&Event<'_>) + use<>> {
+fn keyed_policy(seen: &Seen) -> Policy<(), NoRepeat, impl Fn(&Event<'_>) + use<>> {
     let seen = seen.clone();
     Policy::new()
         .max_attempts(4)

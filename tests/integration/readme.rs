@@ -169,8 +169,6 @@ mod call_graph {
 mod first_screen {
     use super::{Overrides, record};
     use crate::http_server::{Fault, Server, client};
-
-    use retry_runtime::policy::ByClassify;
     use retry_runtime::reqwest::{Error, error_for_status};
     use retry_runtime::{Policy, TimedOut, retry};
     use std::time::Duration;
@@ -183,7 +181,7 @@ mod first_screen {
     }
 
     // The same call through a closure: the same keys on a `Policy` value, the same loop.
-    static PAGES: Policy<ByClassify<TimedOut>> = Policy::new()
+    static PAGES: Policy<TimedOut> = Policy::new()
         .max_attempts(4)
         .attempt_timeout(Duration::from_secs(2))
         .deadline(Duration::from_secs(10));

@@ -15,7 +15,7 @@
 use crate::util::{TestError, paused_runtime};
 use proptest::prelude::*;
 use retry_runtime::__private::{
-    Call, Fns, HedgeSpec, Jitter, Keys, Site, Timed, never_repeat, no_hook, refused,
+    Call, Fns, HedgeSpec, Jitter, Keys, Site, Timed, never_repeat, no_hook,
 };
 use retry_runtime::{
     Admit, AttemptKind, Classify, ErrorClass, Guard, GuardContext, GuardOutcome, TimedOut,
@@ -268,7 +268,7 @@ fn check(case: &Case, tally: &mut Tally) -> Result<(), TestCaseError> {
             never_repeat::<u32>,
             no_hook::<TestError>,
         )
-        .with_refused(refused::<Result<u32, TestError>>);
+        .with_refused(|r| Err(TestError::from(r)));
         // A call whose attempts hang and which has no deadline would wait forever: its caller
         // gives up after a minute.
         let ms = case.drop_after_ms.unwrap_or(60_000);

@@ -19,7 +19,7 @@
 
 use proptest::prelude::*;
 use retry_runtime::__private::{
-    Call, Fns, Jitter, Keys, RetryEvent, Site, Timed, Timer, Untimed, never_repeat, timed_out,
+    Call, Fns, Jitter, Keys, RetryEvent, Site, Timed, Timer, Untimed, never_repeat,
 };
 use retry_runtime::{Classify, ErrorClass, TokenBucket};
 use std::cell::RefCell;
@@ -583,7 +583,7 @@ fn timed_calls_keep_their_invariants() {
                 for steps in &calls {
                     let log = Log::default();
                     let t0 = Instant::now();
-                    let out = call(site, idempotent, Timed(timed_out), &log, steps).await;
+                    let out = call(site, idempotent, Timed(TestError::from), &log, steps).await;
                     let elapsed = t0.elapsed();
                     let attempts = log.attempts.borrow().clone();
                     let retries = log.retries.borrow().clone();

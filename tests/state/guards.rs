@@ -413,12 +413,11 @@ static POLICY: Log = Log::new("policy");
 #[tokio::test(start_paused = true)]
 async fn a_policy_asks_its_guards_in_order_and_converts_a_refusal() {
     static TOO: Log = Log::new("too");
-    static GUARDED: Policy<retry_runtime::policy::ByClassify<(), retry_runtime::Refused>> =
-        Policy::new()
-            .initial_backoff(Duration::from_millis(100))
-            .jitter(retry_runtime::Jitter::None)
-            .guard(&POLICY)
-            .guard(&TOO);
+    static GUARDED: Policy<retry_runtime::Refused> = Policy::new()
+        .initial_backoff(Duration::from_millis(100))
+        .jitter(retry_runtime::Jitter::None)
+        .guard(&POLICY)
+        .guard(&TOO);
     let script = Script::new([Fail(ErrorClass::Transient), Succeed(3)]);
     assert_eq!(GUARDED.retry(|| script.attempt()).await, Ok(3));
     assert_eq!(
@@ -752,13 +751,12 @@ static THROTTLING: RetryBudget = RetryBudget::grpc_throttling(3, 0.5);
 
 #[tokio::test(start_paused = true)]
 async fn a_retry_budget_as_a_guard_counts_each_end_and_refuses_a_retry_without_room() {
-    static BUDGETED: Policy<retry_runtime::policy::ByClassify<(), retry_runtime::Refused>> =
-        Policy::new()
-            .max_attempts(5)
-            .initial_backoff(Duration::from_millis(10))
-            .jitter(retry_runtime::Jitter::None)
-            .bucket(TokenBucket::none())
-            .guard(&THROTTLING);
+    static BUDGETED: Policy<retry_runtime::Refused> = Policy::new()
+        .max_attempts(5)
+        .initial_backoff(Duration::from_millis(10))
+        .jitter(retry_runtime::Jitter::None)
+        .bucket(TokenBucket::none())
+        .guard(&THROTTLING);
     // 3 -> 2 after the first failure: a retry; 2 -> 1 after the second: no more.
     let script = Script::new([
         Fail(ErrorClass::Transient),

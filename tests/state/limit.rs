@@ -158,8 +158,7 @@ async fn a_queueing_server_is_held_near_its_capacity_through_the_attribute() {
 }
 
 static BY_POLICY: AdaptiveConcurrency = AdaptiveConcurrency::new();
-static POLICY: Policy<retry_runtime::policy::ByClassify<(), retry_runtime::Refused>> =
-    Policy::new().max_attempts(1).guard(&BY_POLICY);
+static POLICY: Policy<retry_runtime::Refused> = Policy::new().max_attempts(1).guard(&BY_POLICY);
 
 #[tokio::test(start_paused = true)]
 async fn a_queueing_server_is_held_near_its_capacity_through_a_policy() {

@@ -40,7 +40,7 @@ pub use hooks::{
     no_hint, no_hook,
 };
 pub use hooks::{hint, repeat};
-pub use outcome::{FromStopped, FromTimedOut, IntoErrorClass, RetryResult, ReturnsResult};
+pub use outcome::{IntoErrorClass, RetryResult, ReturnsResult};
 pub use timer::{Timed, Timer, TimerKind, Timing, Untimed};
 
 use crate::classify::{ErrorClass, TimedOut, TimeoutKind};

@@ -1,8 +1,7 @@
 //! The function's return type and error type as the engine sees them. These traits are where
 //! a function that does not fit `#[retry]` is told so, each with its own message.
 
-use crate::classify::{ErrorClass, TimedOut};
-use crate::protect::guard::Refused;
+use crate::classify::ErrorClass;
 
 /// The return type of a `#[retry]` function, seen as `Result<Ok, Err>` whatever alias wrote it.
 #[diagnostic::on_unimplemented(
@@ -47,43 +46,6 @@ pub trait ReturnsResult: RetryResult {
 
 impl<T, E> ReturnsResult for Result<T, E> {
     type Result = Result<T, E>;
-}
-
-/// An error type a timed-out attempt can become.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot represent a timeout, which `attempt_timeout` and `deadline` need",
-    label = "`{Self}` does not implement `From<retry_runtime::TimedOut>`",
-    note = "add `impl From<retry_runtime::TimedOut> for {Self}` (a variant that keeps the \
-            `TimedOut` is enough); `std::io::Error` has it already"
-)]
-pub trait FromTimedOut {
-    /// The error for a timed-out attempt.
-    fn from_timed_out(t: TimedOut) -> Self;
-}
-
-impl<E: From<TimedOut>> FromTimedOut for E {
-    fn from_timed_out(t: TimedOut) -> Self {
-        E::from(t)
-    }
-}
-
-/// An error type a call refused by its breaker or one of its guards can become.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot represent a refused call, which `breaker` and `guard` need",
-    label = "`{Self}` does not implement `From<retry_runtime::Refused>`",
-    note = "add `impl From<retry_runtime::Refused> for {Self}` (a variant that keeps the \
-            `Refused` is enough; `CircuitOpen` is the same type); `std::io::Error` and \
-            `String` have it already"
-)]
-pub trait FromStopped {
-    /// The error for a refused call.
-    fn from_refused(refused: Refused) -> Self;
-}
-
-impl<E: From<Refused>> FromStopped for E {
-    fn from_refused(refused: Refused) -> Self {
-        E::from(refused)
-    }
 }
 
 /// What a `retry_on` predicate returns: `bool` or [`ErrorClass`].

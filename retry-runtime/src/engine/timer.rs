@@ -144,8 +144,8 @@ impl<R> Timer<R> for Untimed {
 }
 
 /// A function with `attempt_timeout` or `deadline`, and how a timed-out attempt becomes its
-/// error. The expansion builds it from `__private::timed_out`, whose `FromTimedOut` bound is
-/// where a missing `From<TimedOut>` is reported, once, with its own message.
+/// error. The expansion builds it from the error type's `From<TimedOut>`, asked at the key's
+/// span, where a missing one is reported, once; a `Policy`'s builders likewise.
 pub struct Timed<E>(pub fn(TimedOut) -> E);
 
 impl<R: RetryResult> Timer<R> for Timed<R::Err> {

@@ -9,9 +9,10 @@ use std::time::Duration;
 /// An error whose concrete type is hidden behind `dyn Error` (a `Box<dyn Error + Send + Sync>`,
 /// say) is classified by its chain of sources, itself first: the first error of a type the
 /// runtime knows decides, and an error with none of them is `Permanent`. The types it knows are
-/// [`TimedOut`], [`Refused`](crate::Refused) and `std::io::Error`, and with their features `reqwest::Error`,
-/// `retry_runtime::reqwest::Error`, `hyper::Error`, `hyper_util::client::legacy::Error`,
-/// `h2::Error`, `tonic::Status`, `tonic::ConnectError` and `tonic::TimeoutExpired`.
+/// [`TimedOut`](crate::TimedOut), [`Refused`](crate::Refused) and `std::io::Error`, and with
+/// their features `reqwest::Error`, `retry_runtime::reqwest::Error`, `hyper::Error`,
+/// `hyper_util::client::legacy::Error`, `h2::Error`, `tonic::Status`, `tonic::ConnectError` and
+/// `tonic::TimeoutExpired`.
 ///
 /// ```
 /// use retry_runtime::{Classify, ErrorClass};

@@ -4,7 +4,7 @@
 //! asked of them: [`Policy::retry`] takes the attempt closure (which fixes `T` and `E`); the
 //! chained [`Retry::classify`], [`Retry::retry_if_ok`] and [`Retry::on_retry`] take closures
 //! whose argument types are then inferred; and awaiting it asks what the policy needs of `E`
-//! (a classifier, and the conversions a `Policy<ByClassify<..>>`'s type names) and that a chained
+//! (a classifier, and the conversions a `Policy<TimedOut>`'s type names, say) and that a chained
 //! classifier returns `bool` or `ErrorClass`.
 //!
 //! Everything that can fail is asked by the bounds of `Retry`'s `Future` impl, each directly
@@ -312,7 +312,7 @@ where
 /// (`Returns: ClassOutput`); the slot that does not use one names a type that always meets it.
 /// What the loop then consults asks nothing more (its functions were taken where the bounds
 /// held), so that nothing before the first poll asks anything of the error type.
-pub trait ClassifierSlot<'p, C, E> {
+pub trait ClassifierSlot<'p, C: Kind, E> {
     /// What must classify `E`: the policy's classifier, or (for this call's) a function type.
     type Asks;
     /// What this call's classifier returns ([`ErrorClass`] for the policy's).
@@ -322,7 +322,7 @@ pub trait ClassifierSlot<'p, C, E> {
     /// The classifier the loop consults.
     type Use: Classifier<E>;
     /// It, from the policy's classifier.
-    fn prepare(own: &'p C) -> Self::Prepared
+    fn prepare(own: &'p C::Own) -> Self::Prepared
     where
         Self::Asks: ClassifiesWith<E>,
         Self::Returns: ClassOutput;
@@ -330,21 +330,21 @@ pub trait ClassifierSlot<'p, C, E> {
     fn using(self, prepared: Self::Prepared) -> Self::Use;
 }
 
-impl<'p, C: 'p, E> ClassifierSlot<'p, C, E> for Own {
+impl<'p, C: Kind<Own: 'p>, E> ClassifierSlot<'p, C, E> for Own {
     type Asks = C;
     type Returns = ErrorClass;
-    type Prepared = Erased<'p, C, E>;
-    type Use = Erased<'p, C, E>;
+    type Prepared = Erased<'p, C::Own, E>;
+    type Use = Erased<'p, C::Own, E>;
 
     #[inline]
-    fn prepare(own: &'p C) -> Self::Prepared
+    fn prepare(own: &'p C::Own) -> Self::Prepared
     where
         Self::Asks: ClassifiesWith<E>,
     {
         Erased {
             own,
-            class: <C as Classifier<E>>::class,
-            hint: <C as Classifier<E>>::hint,
+            class: <C::Own as Classifier<E>>::class,
+            hint: <C::Own as Classifier<E>>::hint,
         }
     }
 
@@ -374,7 +374,7 @@ impl<C, E> Classifier<E> for Erased<'_, C, E> {
     }
 }
 
-impl<'p, C, E, G, R> ClassifierSlot<'p, C, E> for ClassifyBy<G, R>
+impl<'p, C: Kind, E, G, R> ClassifierSlot<'p, C, E> for ClassifyBy<G, R>
 where
     G: Fn(&E) -> R,
 {
@@ -385,7 +385,7 @@ where
     type Use = Converted<G, R>;
 
     #[inline]
-    fn prepare(_: &'p C) -> Self::Prepared
+    fn prepare(_: &'p C::Own) -> Self::Prepared
     where
         Self::Returns: ClassOutput,
     {
@@ -522,7 +522,7 @@ macro_rules! run_loop {
     }};
 }
 
-/// The loop of one call whose timer its policy's type tells (a `Policy<ByClassify<..>>`),
+/// The loop of one call whose timer its policy's type tells (a `ByClassify` kind's),
 /// started at its first poll.
 ///
 /// An `async` block over the parts taken apart, rather than an `async fn`, which would first

@@ -1,82 +1,96 @@
 //! What a [`Policy`](super::Policy)'s first type parameter says: how its closures' errors are
 //! classified, and, through that, what they must convert.
 //!
-//! A policy classified by the errors' [`Classify`] impls is a `Policy<ByClassify<..>>`: the
-//! error type is not known until a call, so the type says what the call will ask of it
-//! (`From<TimedOut>` with a timeout written in code, `From<Refused>` with a breaker or a
-//! guard), and awaiting the call asks it. A policy given a classifier
-//! function is a `Policy<fn(&E) -> R>`: its error type is known, so each builder asks what it
-//! needs of `E` where it is called, and keeps the conversion in the policy.
+//! A policy classified by the errors' [`Classify`] impls names in its type what its closures'
+//! error type must convert (`()`, [`TimedOut`], [`Refused`] or both): the error type is not
+//! known until a call, so the type says what the call will ask of it, and awaiting the call
+//! asks it. A policy given a classifier function is a `Policy<fn(&E) -> R>`: its error type is
+//! known, so each builder asks what it needs of `E` where it is called, and keeps the
+//! conversion in the policy.
 
 use super::Policy;
 use super::call::{self, ClassifierSlot, HookSlot, Parts, Ready, RepeatSlot};
 use super::sealed::Sealed;
 use crate::classify::{Classify, ErrorClass, TimedOut};
 use crate::engine::{
-    Classifier, FromStopped, FromTimedOut, IntoErrorClass, NoConversion, OnStop, Timed, Timer,
-    TimerKind, Untimed,
+    ByTrait, Classifier, IntoErrorClass, NoConversion, OnStop, Timed, Timer, TimerKind, Untimed,
 };
 use crate::protect::guard::Refused;
 use crate::runtime::Instant;
-use core::fmt;
 use core::future::Future;
-use core::marker::PhantomData;
 use std::time::Duration;
 
-/// A policy's errors classified by their [`Classify`] impl: the first type parameter of every
-/// [`Policy`](super::Policy) without a classifier function (`Policy` is `Policy<ByClassify>`).
-///
-/// Its parameters say what the closures' error type must convert, each `()` or the type:
-/// `T` is [`TimedOut`] once the policy writes `attempt_timeout` or `deadline`, `G` is
-/// [`Refused`] once it has a breaker or a guard (whose refusals are one type). The builders set
-/// them; a `static` writes the result:
+/// The kinds of a policy whose errors are classified by their [`Classify`] impl, each named by
+/// what its closures' error type must convert: `()` (`Policy`, nothing), [`TimedOut`] once the
+/// policy writes `attempt_timeout` or `deadline`, [`Refused`] once it has a breaker or a guard,
+/// `(TimedOut, Refused)` with both. The builders set it; a `static` writes the result:
 ///
 /// ```
-/// use retry_runtime::policy::ByClassify;
 /// use retry_runtime::{Bulkhead, Policy, Refused, TimedOut};
 /// use std::time::Duration;
 ///
 /// static POOL: Bulkhead = Bulkhead::new(8);
 /// static PLAIN: Policy = Policy::new().max_attempts(4);
-/// static TIMED: Policy<ByClassify<TimedOut>> = Policy::new().deadline(Duration::from_secs(5));
-/// static GUARDED: Policy<ByClassify<TimedOut, Refused>> = Policy::new()
+/// static TIMED: Policy<TimedOut> = Policy::new().deadline(Duration::from_secs(5));
+/// static GUARDED: Policy<(TimedOut, Refused)> = Policy::new()
 ///     .deadline(Duration::from_secs(5))
 ///     .guard(&POOL);
-/// let broken: Policy<ByClassify<TimedOut, Refused>> = Policy::new()
-///     .deadline(Duration::from_secs(5))
-///     .breaker("50%");
+/// let broken: Policy<Refused> = Policy::new().breaker("50%");
 /// # let _ = (&PLAIN, &TIMED, &GUARDED, broken);
 /// ```
-pub struct ByClassify<T = (), G = ()>(PhantomData<fn(T, G)>);
-
-impl<T, G> ByClassify<T, G> {
-    pub(crate) const fn new() -> Self {
-        ByClassify(PhantomData)
-    }
+#[doc(hidden)]
+pub trait ByClassify: Kind<Convert = (), Own = ByTrait> {
+    /// The kind once a timeout is written in code.
+    type Timed: ByClassify;
+    /// The kind once a breaker or a guard is given.
+    type Guarded: ByClassify;
+    /// Whether its calls can time out.
+    const TIMED: bool;
+    /// Whether its calls can be refused.
+    const GUARDED: bool;
 }
 
-impl<T, G> Clone for ByClassify<T, G> {
-    fn clone(&self) -> Self {
-        *self
-    }
+impl ByClassify for () {
+    type Timed = TimedOut;
+    type Guarded = Refused;
+    const TIMED: bool = false;
+    const GUARDED: bool = false;
 }
 
-impl<T, G> Copy for ByClassify<T, G> {}
-
-impl<T, G> fmt::Debug for ByClassify<T, G> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ByClassify")
-    }
+impl ByClassify for TimedOut {
+    type Timed = TimedOut;
+    type Guarded = (TimedOut, Refused);
+    const TIMED: bool = true;
+    const GUARDED: bool = false;
 }
 
-/// What a [`Policy`](super::Policy)'s first type parameter can be: [`ByClassify`] (the errors'
-/// `Classify` impls), or the function given to
+impl ByClassify for Refused {
+    type Timed = (TimedOut, Refused);
+    type Guarded = Refused;
+    const TIMED: bool = false;
+    const GUARDED: bool = true;
+}
+
+impl ByClassify for (TimedOut, Refused) {
+    type Timed = (TimedOut, Refused);
+    type Guarded = (TimedOut, Refused);
+    const TIMED: bool = true;
+    const GUARDED: bool = true;
+}
+
+/// What a [`Policy`](super::Policy)'s first type parameter can be: what its closures' error
+/// type must convert, for a policy classified by the errors' `Classify` impls (`()`,
+/// [`TimedOut`], [`Refused`], `(TimedOut, Refused)`), or the function given to
 /// [`Policy::classify`](super::Policy::classify), `fn(&E) -> R` (`R`: `bool` or
 /// [`ErrorClass`]), with the one given to [`Policy::retry_after`](super::Policy::retry_after)
 /// beside it, `(fn(&E) -> R, fn(&E) -> Option<Duration>)`.
 pub trait Kind: Sealed + Copy {
-    /// What the builders keep of the error type's conversions (nothing for [`ByClassify`],
-    /// whose type says them).
+    /// What the policy keeps to classify errors: the function, or nothing (the `Classify`
+    /// impls).
+    #[doc(hidden)]
+    type Own: Copy;
+    /// What the builders keep of the error type's conversions (nothing for a kind whose type
+    /// says them).
     #[doc(hidden)]
     type Convert: Copy;
     /// The timer of a call whose closure returns `Result<V, E>`.
@@ -87,7 +101,7 @@ pub trait Kind: Sealed + Copy {
     type Stopped<V, E>: OnStop<Result<V, E>> + Send + Sync;
 
     /// The loop of a call of a policy of this kind, started at its first poll: built for the
-    /// one timer a [`ByClassify`] kind's type tells, or for each timer a classifier
+    /// one timer a `ByClassify` kind's type tells, or for each timer a classifier
     /// function's policy may have.
     #[doc(hidden)]
     #[allow(clippy::type_complexity)]
@@ -122,29 +136,44 @@ macro_rules! launch {
     };
 }
 
-impl<G> Kind for ByClassify<(), G>
-where
-    ByClassify<(), G>: Guarded,
-{
+impl Kind for () {
+    type Own = ByTrait;
     type Convert = ();
     type Timer<V, E> = Untimed;
-    type Stopped<V, E> = <Self as Guarded>::Stopped<V, E>;
+    type Stopped<V, E> = NoConversion;
 
     launch!(start);
 }
 
-impl<G> Kind for ByClassify<TimedOut, G>
-where
-    ByClassify<TimedOut, G>: Guarded,
-{
+impl Kind for TimedOut {
+    type Own = ByTrait;
     type Convert = ();
     type Timer<V, E> = Timed<E>;
-    type Stopped<V, E> = <Self as Guarded>::Stopped<V, E>;
+    type Stopped<V, E> = NoConversion;
+
+    launch!(start);
+}
+
+impl Kind for Refused {
+    type Own = ByTrait;
+    type Convert = ();
+    type Timer<V, E> = Untimed;
+    type Stopped<V, E> = fn(Refused) -> Result<V, E>;
+
+    launch!(start);
+}
+
+impl Kind for (TimedOut, Refused) {
+    type Own = ByTrait;
+    type Convert = ();
+    type Timer<V, E> = Timed<E>;
+    type Stopped<V, E> = fn(Refused) -> Result<V, E>;
 
     launch!(start);
 }
 
 impl<X, R> Kind for fn(&X) -> R {
+    type Own = Self;
     type Convert = Conversions<X>;
     type Timer<V, E> = Option<Timed<E>>;
     type Stopped<V, E> = Conversions<E>;
@@ -153,27 +182,12 @@ impl<X, R> Kind for fn(&X) -> R {
 }
 
 impl<X, R> Kind for (fn(&X) -> R, fn(&X) -> Option<Duration>) {
+    type Own = Self;
     type Convert = Conversions<X>;
     type Timer<V, E> = Option<Timed<E>>;
     type Stopped<V, E> = Conversions<E>;
 
     launch!(start_either);
-}
-
-/// What a call of a [`ByClassify`] policy refused by its breaker or a guard returns, by its
-/// second parameter.
-#[doc(hidden)]
-pub trait Guarded: Sealed {
-    /// The engine's conversion.
-    type Stopped<V, E>: OnStop<Result<V, E>> + Send + Sync;
-}
-
-impl<T> Guarded for ByClassify<T, ()> {
-    type Stopped<V, E> = NoConversion;
-}
-
-impl<T> Guarded for ByClassify<T, Refused> {
-    type Stopped<V, E> = fn(Refused) -> Result<V, E>;
 }
 
 /// The conversions of a policy with a classifier function, kept by the builders that asked
@@ -185,7 +199,7 @@ pub struct Conversions<E> {
 }
 
 impl<E> Conversions<E> {
-    /// The conversions a [`ByClassify`] policy of kind `K` asks of `E`.
+    /// The conversions a `ByClassify` policy of kind `K` asks of `E`.
     pub(super) const fn of<K: TimeoutsFor<E> + GuardsFor<E>>() -> Self {
         Conversions {
             timed_out: K::TIMED_OUT,
@@ -215,7 +229,7 @@ impl<V, E> OnStop<Result<V, E>> for Conversions<E> {
     note = "add `impl From<retry_runtime::TimedOut> for {E}` (a variant that keeps the `TimedOut` is enough), or leave the timeouts out of the policy"
 )]
 pub trait TimeoutsFor<E>: Kind {
-    /// The conversion a [`ByClassify`] policy's type asks for.
+    /// The conversion a `ByClassify` policy's type asks for.
     #[doc(hidden)]
     const TIMED_OUT: Option<fn(TimedOut) -> E>;
     /// The timer of a call.
@@ -223,31 +237,38 @@ pub trait TimeoutsFor<E>: Kind {
     fn timer<V>(convert: &Self::Convert) -> Self::Timer<V, E>;
 }
 
-// Not listed as other implementors when one is refused: the note says what leaving the
-// timeouts out means.
-#[diagnostic::do_not_recommend]
-impl<G, E> TimeoutsFor<E> for ByClassify<(), G>
-where
-    Self: Guarded,
-{
-    const TIMED_OUT: Option<fn(TimedOut) -> E> = None;
+/// [`TimeoutsFor`] of the `ByClassify` kinds `$kind` whose calls cannot time out.
+macro_rules! untimed {
+    ($($kind:ty),*) => {$(
+        // Not listed as other implementors when one is refused: the note says what leaving
+        // the timeouts out means.
+        #[diagnostic::do_not_recommend]
+        impl<E> TimeoutsFor<E> for $kind {
+            const TIMED_OUT: Option<fn(TimedOut) -> E> = None;
 
-    fn timer<V>((): &()) -> Untimed {
-        Untimed
-    }
+            fn timer<V>((): &()) -> Untimed {
+                Untimed
+            }
+        }
+    )*};
 }
 
-#[diagnostic::do_not_recommend]
-impl<G, E: FromTimedOut> TimeoutsFor<E> for ByClassify<TimedOut, G>
-where
-    Self: Guarded,
-{
-    const TIMED_OUT: Option<fn(TimedOut) -> E> = Some(E::from_timed_out);
+/// [`TimeoutsFor`] of the `ByClassify` kinds `$kind` whose calls can time out.
+macro_rules! timed {
+    ($($kind:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<E: From<TimedOut>> TimeoutsFor<E> for $kind {
+            const TIMED_OUT: Option<fn(TimedOut) -> E> = Some(<E as From<TimedOut>>::from);
 
-    fn timer<V>((): &()) -> Timed<E> {
-        Timed(E::from_timed_out)
-    }
+            fn timer<V>((): &()) -> Timed<E> {
+                Timed(<E as From<TimedOut>>::from)
+            }
+        }
+    )*};
 }
+
+untimed!((), Refused);
+timed!(TimedOut, (TimedOut, Refused));
 
 #[diagnostic::do_not_recommend]
 impl<E, R> TimeoutsFor<E> for fn(&E) -> R {
@@ -274,26 +295,49 @@ impl<E, R> TimeoutsFor<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
     note = "add `impl From<retry_runtime::Refused> for {E}` (a variant that keeps the `Refused` is enough; `CircuitOpen` is the same type), or leave the breaker and the guards out of the policy"
 )]
 pub trait GuardsFor<E>: Kind {
-    /// The conversion a [`ByClassify`] policy's type asks for.
+    /// The conversion a `ByClassify` policy's type asks for.
     #[doc(hidden)]
     const REFUSED: Option<fn(Refused) -> E>;
 }
 
-#[diagnostic::do_not_recommend]
-impl<T, E> GuardsFor<E> for ByClassify<T, ()>
-where
-    Self: Kind,
-{
-    const REFUSED: Option<fn(Refused) -> E> = None;
+/// [`GuardsFor`] and [`Stops`] of the `ByClassify` kinds `$kind` whose calls nothing refuses.
+macro_rules! unguarded {
+    ($($kind:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<E> GuardsFor<E> for $kind {
+            const REFUSED: Option<fn(Refused) -> E> = None;
+        }
+
+        impl<V, E> Stops<V, E> for $kind {
+            fn stopped((): &()) -> NoConversion {
+                NoConversion
+            }
+        }
+    )*};
 }
 
-#[diagnostic::do_not_recommend]
-impl<T, E: FromStopped> GuardsFor<E> for ByClassify<T, Refused>
-where
-    Self: Kind,
-{
-    const REFUSED: Option<fn(Refused) -> E> = Some(E::from_refused);
+/// [`GuardsFor`] and [`Stops`] of the `ByClassify` kinds `$kind` whose calls a breaker or a
+/// guard may refuse.
+macro_rules! guarded {
+    ($($kind:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<E: From<Refused>> GuardsFor<E> for $kind {
+            const REFUSED: Option<fn(Refused) -> E> = Some(<E as From<Refused>>::from);
+        }
+
+        impl<V, E> Stops<V, E> for $kind {
+            fn stopped((): &()) -> fn(Refused) -> Result<V, E>
+            where
+                Self: GuardsFor<E>,
+            {
+                |refused| Err(converted(<Self as GuardsFor<E>>::REFUSED, refused))
+            }
+        }
+    )*};
 }
+
+unguarded!((), TimedOut);
+guarded!(Refused, (TimedOut, Refused));
 
 #[diagnostic::do_not_recommend]
 impl<E, R> GuardsFor<E> for fn(&E) -> R {
@@ -306,7 +350,7 @@ impl<E, R> GuardsFor<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
 }
 
 /// Whether a policy takes calls whose closures return `Result<V, E>`: a policy classified by
-/// `Classify` ([`ByClassify`]) takes any error type (its other needs are its own bounds), a
+/// `Classify` (`ByClassify`) takes any error type (its other needs are its own bounds), a
 /// policy given a classifier function takes the error type the function takes, and no other,
 /// even with a call's own classifier (the conversions its builders kept are that type's).
 ///
@@ -319,32 +363,43 @@ impl<E, R> GuardsFor<E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {
 )]
 pub trait ErrorTypeFor<V, E>: ErrorArg<E> + TimeoutsFor<E> + GuardsFor<E> + Stops<V, E> {}
 
-impl<T, G, V, E> ErrorTypeFor<V, E> for ByClassify<T, G> where
-    Self: TimeoutsFor<E> + GuardsFor<E> + Stops<V, E>
-{
+/// The needs every `ByClassify` kind `$kind` shares: any error type, classified by its
+/// `Classify` impl.
+macro_rules! by_classify {
+    ($($kind:ty),*) => {$(
+        impl<V, E> ErrorTypeFor<V, E> for $kind where
+            Self: TimeoutsFor<E> + GuardsFor<E> + Stops<V, E>
+        {
+        }
+
+        impl<E> ErrorArg<E> for $kind {
+            type Arg = E;
+
+            #[inline]
+            fn arg(err: &E) -> &E {
+                err
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<E: Classify> ClassifiesWith<E> for $kind {}
+    )*};
 }
+
+by_classify!((), TimedOut, Refused, (TimedOut, Refused));
 
 impl<V, E, R> ErrorTypeFor<V, E> for fn(&E) -> R {}
 
 impl<V, E, R> ErrorTypeFor<V, E> for (fn(&E) -> R, fn(&E) -> Option<Duration>) {}
 
 /// The argument a policy's classifier function takes, for a call whose error type is `E`: `E`
-/// itself, the only type it is implemented for (a [`ByClassify`] policy takes any).
+/// itself, the only type it is implemented for (a `ByClassify` policy takes any).
 #[doc(hidden)]
 pub trait ErrorArg<E>: Sealed {
     /// `E`.
     type Arg;
     /// The error, as the classifier's argument.
     fn arg(err: &E) -> &Self::Arg;
-}
-
-impl<T, G, E> ErrorArg<E> for ByClassify<T, G> {
-    type Arg = E;
-
-    #[inline]
-    fn arg(err: &E) -> &E {
-        err
-    }
 }
 
 impl<E, R> ErrorArg<E> for fn(&E) -> R {
@@ -375,27 +430,6 @@ pub trait Stops<V, E>: Kind {
         Self: GuardsFor<E>;
 }
 
-impl<T, V, E> Stops<V, E> for ByClassify<T, ()>
-where
-    Self: Kind<Stopped<V, E> = NoConversion>,
-{
-    fn stopped(_: &Self::Convert) -> NoConversion {
-        NoConversion
-    }
-}
-
-impl<T, V, E> Stops<V, E> for ByClassify<T, Refused>
-where
-    Self: Kind<Stopped<V, E> = fn(Refused) -> Result<V, E>>,
-{
-    fn stopped(_: &Self::Convert) -> fn(Refused) -> Result<V, E>
-    where
-        Self: GuardsFor<E>,
-    {
-        |refused| Err(converted(<Self as GuardsFor<E>>::REFUSED, refused))
-    }
-}
-
 impl<V, E, R> Stops<V, E> for fn(&E) -> R {
     fn stopped(convert: &Self::Convert) -> Self::Stopped<V, E> {
         *convert
@@ -416,8 +450,8 @@ fn converted<X, E>(conversion: Option<fn(X) -> E>, x: X) -> E {
     }
 }
 
-/// What classifies a call's error type `E`: a [`ByClassify`] policy's `Classify` impl, or a
-/// classifier function.
+/// What classifies a call's error type `E`: its `Classify` impl for a `ByClassify` kind, or
+/// a classifier function.
 ///
 /// The functions implement it through one blanket impl (over [`GivenClassifier`]): with two
 /// candidate impls, a missing `Classify` is reported with this trait's message alone, and the
@@ -427,27 +461,14 @@ fn converted<X, E>(conversion: Option<fn(X) -> E>, x: X) -> E {
     label = "`{E}` does not implement `retry_runtime::Classify`",
     note = "derive it (`#[derive(retry_runtime::Classify)]`, with `#[classify(transient)]`... on its variants), implement it, or give the call a classifier: `.retry(|| ..).classify(|e| ..)`"
 )]
-pub trait ClassifiesWith<E>: Classifier<E> {}
+pub trait ClassifiesWith<E>: Kind<Own: Classifier<E>> {}
 
-#[diagnostic::do_not_recommend]
-impl<T, G, E: Classify> ClassifiesWith<E> for ByClassify<T, G> {}
-
-impl<E, G: GivenClassifier + Classifier<E>> ClassifiesWith<E> for G {}
-
-impl<T, G, E: Classify> Classifier<E> for ByClassify<T, G> {
-    fn class(&self, err: &E) -> ErrorClass {
-        err.classify()
-    }
-
-    fn hint(&self, err: &E) -> Option<Duration> {
-        err.retry_after()
-    }
-}
+impl<E, G: GivenClassifier + Kind<Own = G> + Classifier<E>> ClassifiesWith<E> for G {}
 
 /// A classifier given as a function, to [`Policy::classify`](super::Policy::classify) (with
-/// or without [`Policy::retry_after`](super::Policy::retry_after)). Not generic, so that no
-/// other crate can implement it for [`ByClassify`]: the blanket impl of [`ClassifiesWith`] is
-/// then disjoint from `ByClassify`'s.
+/// or without [`Policy::retry_after`](super::Policy::retry_after)). Sealed, so that no
+/// other crate can implement it for a `ByClassify` kind: the blanket impl of
+/// [`ClassifiesWith`] is then disjoint from theirs.
 #[doc(hidden)]
 pub trait GivenClassifier: Sealed {}
 
@@ -505,7 +526,7 @@ where
 }
 
 /// A call's timer split by whether it arms timers, so that the loop is built for each: a
-/// [`ByClassify`] policy's is known from its type (the other side is [`Never`]), a policy with a
+/// `ByClassify` policy's is known from its type (the other side is [`Never`]), a policy with a
 /// classifier function's from what its builders kept.
 #[doc(hidden)]
 pub trait Split<R> {

@@ -3,24 +3,23 @@
 //! `#[retry]` function.
 //!
 //! A policy's type names at most how it classifies errors ([`Kind`]): `Policy` (classified by
-//! the errors' `Classify` impls, needing nothing else of them), `Policy<ByClassify<..>>` (the
-//! same, with what a timeout, a breaker or a guard asks of them), or `Policy<fn(&E) -> R>`
-//! (classified by a function, its builders asking what they need of `E` where they are
-//! called). This module holds those kinds and the traits that state the needs.
+//! the errors' `Classify` impls, needing nothing else of them), `Policy<TimedOut>`,
+//! `Policy<Refused>` or `Policy<(TimedOut, Refused)>` (the same, with what a timeout, a breaker
+//! or a guard asks of them), or `Policy<fn(&E) -> R>` (classified by a function, its builders
+//! asking what they need of `E` where they are called). This module holds those kinds and the
+//! traits that state the needs.
 
 mod call;
 mod kind;
 
 pub use call::{Drive, Own, Parts, Retry};
-pub use kind::{
-    ByClassify, ClassOutput, ClassifiesWith, ErrorTypeFor, GuardsFor, Kind, TimeoutsFor,
-};
 #[doc(hidden)]
-pub use kind::{Choice, Conversions, ErrorArg, GivenClassifier, Guarded, Never, Split, Stops};
+pub use kind::{ByClassify, Choice, Conversions, ErrorArg, GivenClassifier, Never, Split, Stops};
+pub use kind::{ClassOutput, ClassifiesWith, ErrorTypeFor, GuardsFor, Kind, TimeoutsFor};
 
 use crate::classify::TimedOut;
+use crate::engine::ByTrait;
 use crate::engine::site::{BreakerRef, BudgetRef, Site};
-use crate::engine::{FromStopped, FromTimedOut};
 use crate::observe::event::RetryEvent;
 use crate::protect::breaker::CircuitBreaker;
 use crate::protect::bucket::TokenBucket;
@@ -39,14 +38,13 @@ use std::time::Duration;
 /// defaults, and [`retry`](Self::retry) to run a closure under it.
 ///
 /// ```
-/// use retry_runtime::policy::ByClassify;
 /// use retry_runtime::{ErrorClass, Policy, TimedOut};
 /// use std::time::Duration;
 ///
 /// // Built once (a `static`, or from configuration), shared by every call: its retry bucket
 /// // is shared too, as a `#[retry]` function's is. A deadline makes its closures' error type
 /// // convert `TimedOut`, which its type says.
-/// static FETCH: Policy<ByClassify<TimedOut>> = Policy::new()
+/// static FETCH: Policy<TimedOut> = Policy::new()
 ///     .max_attempts(4)
 ///     .initial_backoff(Duration::from_millis(100))
 ///     .deadline(Duration::from_secs(5));
@@ -87,12 +85,12 @@ use std::time::Duration;
 ///
 /// The first type parameter says which ([`Kind`]), and so what the policy asks of `E`:
 ///
-/// - `Policy` (`Policy<ByClassify>`): classified by `Classify`, nothing else asked. A timeout
-///   from the environment or a config file is one warning and ignored, as for a `#[retry]`
-///   function without timeouts.
-/// - `Policy<ByClassify<TimedOut>>` once `attempt_timeout` or `deadline` is written in code, and
-///   likewise `ByClassify<_, Refused>` with a [`breaker`](Self::breaker) or a
-///   [`guard`](Self::guard) ([`ByClassify`]): awaiting a call asks `E: From<TimedOut>` (which
+/// - `Policy` (`Policy<()>`): classified by `Classify`, nothing else asked. A timeout from the
+///   environment or a config file is one warning and ignored, as for a `#[retry]` function
+///   without timeouts.
+/// - `Policy<TimedOut>` once `attempt_timeout` or `deadline` is written in code,
+///   `Policy<Refused>` with a [`breaker`](Self::breaker) or a [`guard`](Self::guard), and
+///   `Policy<(TimedOut, Refused)>` with both: awaiting a call asks `E: From<TimedOut>` (which
 ///   `std::io::Error`, `anyhow::Error`, `Box<dyn Error + Send + Sync>`, `String`, `ErrorClass`
 ///   and `tonic::Status` have), and `From<Refused>` (`CircuitOpen` is the same type).
 /// - `Policy<fn(&E) -> R>` after [`classify`](Self::classify): `E` is known, so
@@ -109,10 +107,11 @@ use std::time::Duration;
 /// limiter, shared by the calls made through that value: build it once and keep it (a
 /// `static`, a field, an `Arc`) for the bucket to bound a fleet's retries; a policy built for
 /// each call starts each call with a full bucket.
-pub struct Policy<C: Kind = ByClassify, P = NoRepeat, O = NoHook> {
+pub struct Policy<C: Kind = (), P = NoRepeat, O = NoHook> {
     site: Site,
     idempotent: Idempotency,
-    classify: C,
+    /// The classifier function, for a policy given one.
+    classify: C::Own,
     /// The conversions the builders asked of the error type, for a policy whose classifier
     /// function names it (its type does not say them).
     convert: C::Convert,
@@ -134,7 +133,7 @@ impl Policy {
                 retried: true,
                 hedged: true,
             },
-            classify: ByClassify::new(),
+            classify: ByTrait,
             convert: (),
             repeat: NoRepeat,
             on_retry: NoHook,
@@ -195,24 +194,21 @@ macro_rules! key_builders {
 }
 
 /// The builders of the keys that write a timeout in code (`attempt_timeout`, `deadline`): on a
-/// `Policy<ByClassify<..>>` they make it a `Policy<ByClassify<TimedOut, ..>>`, whose closures' error
-/// type needs `From<TimedOut>`; on a policy with a classifier function they ask that of its
-/// error type at once, and keep the conversion.
+/// policy classified by `Classify` they make it a `Policy<TimedOut>` (or
+/// `Policy<(TimedOut, Refused)>`), whose closures' error type needs `From<TimedOut>`; on a
+/// policy with a classifier function they ask that of its error type at once, and keep the
+/// conversion.
 macro_rules! timeout_builders {
     ($($key:ident,)*) => {
-        impl<T, G, P: Copy, O: Copy> Policy<ByClassify<T, G>, P, O>
-        where
-            ByClassify<T, G>: Kind<Convert = ()>,
-            ByClassify<TimedOut, G>: Kind<Convert = ()>,
-        {
+        impl<C: ByClassify, P: Copy, O: Copy> Policy<C, P, O> {
             $(
                 #[doc = concat!("`", stringify!($key), "`, as the attribute's key (see [`Keys`]):")]
-                /// the policy becomes a `Policy<ByClassify<TimedOut, ..>>`, whose closures' error
-                /// type needs `From<TimedOut>`. (Written before `retry_if_ok` or `on_retry`
-                /// with a closure that owns data.)
+                /// the policy becomes a `Policy<TimedOut>` (`Policy<(TimedOut, Refused)>` with
+                /// a breaker or a guard), whose closures' error type needs `From<TimedOut>`.
+                /// (Written before `retry_if_ok` or `on_retry` with a closure that owns data.)
                 #[must_use]
-                pub const fn $key(self, value: Duration) -> Policy<ByClassify<TimedOut, G>, P, O> {
-                    let mut timed = self.into_kind(ByClassify::new(), ());
+                pub const fn $key(self, value: Duration) -> Policy<C::Timed, P, O> {
+                    let mut timed = self.into_kind(ByTrait, ());
                     timed.site.keys = timed.site.keys.$key(value);
                     timed
                 }
@@ -226,9 +222,9 @@ macro_rules! timeout_builders {
                 #[must_use]
                 pub const fn $key(mut self, value: Duration) -> Self
                 where
-                    E: FromTimedOut,
+                    E: From<TimedOut>,
                 {
-                    self.convert.timed_out = Some(E::from_timed_out);
+                    self.convert.timed_out = Some(<E as From<TimedOut>>::from);
                     self.site.keys = self.site.keys.$key(value);
                     self
                 }
@@ -242,9 +238,9 @@ macro_rules! timeout_builders {
                 #[must_use]
                 pub const fn $key(mut self, value: Duration) -> Self
                 where
-                    E: FromTimedOut,
+                    E: From<TimedOut>,
                 {
-                    self.convert.timed_out = Some(E::from_timed_out);
+                    self.convert.timed_out = Some(<E as From<TimedOut>>::from);
                     self.site.keys = self.site.keys.$key(value);
                     self
                 }
@@ -581,7 +577,7 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     /// The returned [`Retry`] takes this call's own classifier, polling predicate or hook
     /// before it is awaited (`.retry(|| ..).classify(|e| ..)`), their arguments' types
     /// inferred. Awaiting it asks of the closure's error type `E` what the policy needs: a
-    /// classifier (`E: Classify`, or one given), and, for a `Policy<ByClassify<..>>`, the
+    /// classifier (`E: Classify`, or one given), and, for a `Policy<TimedOut>` and the like, the
     /// conversions its type names (`From<TimedOut>` with a timeout written in code,
     /// `From<Refused>` with a breaker or a guard).
     #[allow(clippy::type_complexity)]
@@ -632,7 +628,11 @@ impl<C: Kind, P: Copy, O: Copy> Policy<C, P, O> {
     /// The same policy, of another kind (`const`: the fields that own memory are moved out
     /// without running a destructor, which a `const fn` cannot).
     #[allow(clippy::mem_replace_with_default)] // `mem::take` is not a `const fn`
-    const fn into_kind<D: Kind>(mut self, classify: D, convert: D::Convert) -> Policy<D, P, O> {
+    const fn into_kind<D: Kind>(
+        mut self,
+        classify: D::Own,
+        convert: D::Convert,
+    ) -> Policy<D, P, O> {
         let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
         let problems = core::mem::replace(&mut self.problems, Vec::new());
         let (idempotent, repeat, on_retry) = (self.idempotent, self.repeat, self.on_retry);
@@ -649,25 +649,21 @@ impl<C: Kind, P: Copy, O: Copy> Policy<C, P, O> {
     }
 }
 
-impl<T, G, P, O> Policy<ByClassify<T, G>, P, O>
-where
-    ByClassify<T, G>: Kind<Convert = ()>,
-    ByClassify<T, Refused>: Kind<Convert = ()>,
-{
+impl<C: ByClassify, P, O> Policy<C, P, O> {
     /// Puts the calls' attempts behind a circuit breaker, as `breaker`: a `static`
     /// [`CircuitBreaker`], or a failure ratio such as `"50%"` (the partition's breaker if the
     /// policy names one, else one of the policy's own). An open breaker refuses a call at once
     /// with `E::from(Refused)` (by `"CircuitBreaker"`; `CircuitOpen` is the same type), so the
-    /// policy becomes a `Policy<ByClassify<_, Refused>>`, whose closures' error type needs
-    /// `From<Refused>` (which `std::io::Error`, `String` and `tonic::Status` have), as a
-    /// guard's does. Not `const`, as it takes either form.
+    /// policy becomes a `Policy<Refused>` (`Policy<(TimedOut, Refused)>` with a timeout),
+    /// whose closures' error type needs `From<Refused>` (which `std::io::Error`, `String` and
+    /// `tonic::Status` have), as a guard's does. Not `const`, as it takes either form.
     #[must_use]
-    pub fn breaker(self, breaker: impl BreakerValue) -> Policy<ByClassify<T, Refused>, P, O> {
+    pub fn breaker(self, breaker: impl BreakerValue) -> Policy<C::Guarded, P, O> {
         self.with_breaker(breaker).refusing()
     }
 
     /// The same policy, of the kind whose calls a breaker or a guard may refuse.
-    fn refusing(self) -> Policy<ByClassify<T, Refused>, P, O> {
+    fn refusing(self) -> Policy<C::Guarded, P, O> {
         let Policy {
             site,
             idempotent,
@@ -679,7 +675,7 @@ where
         Policy {
             site,
             idempotent,
-            classify: ByClassify::new(),
+            classify: ByTrait,
             convert: (),
             repeat,
             on_retry,
@@ -694,9 +690,9 @@ impl<E, R, P, O> Policy<fn(&E) -> R, P, O> {
     #[must_use]
     pub fn breaker(mut self, breaker: impl BreakerValue) -> Self
     where
-        E: FromStopped,
+        E: From<Refused>,
     {
-        self.convert.refused = Some(E::from_refused);
+        self.convert.refused = Some(<E as From<Refused>>::from);
         self.with_breaker(breaker)
     }
 }
@@ -707,23 +703,19 @@ impl<E, R, P, O> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P, O> {
     #[must_use]
     pub fn breaker(mut self, breaker: impl BreakerValue) -> Self
     where
-        E: FromStopped,
+        E: From<Refused>,
     {
-        self.convert.refused = Some(E::from_refused);
+        self.convert.refused = Some(<E as From<Refused>>::from);
         self.with_breaker(breaker)
     }
 }
 
-impl<T, G, P: Copy, O: Copy> Policy<ByClassify<T, G>, P, O>
-where
-    ByClassify<T, G>: Kind<Convert = ()>,
-    ByClassify<T, Refused>: Kind<Convert = ()>,
-{
+impl<C: ByClassify, P: Copy, O: Copy> Policy<C, P, O> {
     /// Asks `guard` before each attempt of every call, after the built-in protections and
     /// the guards given before it (callable more than once; at most 8 guards, which
     /// [`build`](Self::build) checks). A refused first attempt ends the call at once with
-    /// `E::from(Refused)`, so the policy becomes a `Policy<ByClassify<_, _, Refused>>`, whose
-    /// closures' error type needs `From<Refused>` (which `std::io::Error`, `String`,
+    /// `E::from(Refused)`, so the policy becomes a `Policy<Refused>` (`Policy<(TimedOut,
+    /// Refused)>` with a timeout), whose closures' error type needs `From<Refused>` (which `std::io::Error`, `String`,
     /// `ErrorClass` and `tonic::Status` have); a refused retry ends the call with its last
     /// error.
     ///
@@ -759,8 +751,8 @@ where
     /// `const`, so that a `static` policy takes guards: call it before `on_retry` or
     /// `retry_if_ok` with a closure that captures (a value that is not `Copy`).
     #[must_use]
-    pub const fn guard<X: Guard>(self, guard: &'static X) -> Policy<ByClassify<T, Refused>, P, O> {
-        self.into_kind(ByClassify::new(), ()).guarded(guard)
+    pub const fn guard<X: Guard>(self, guard: &'static X) -> Policy<C::Guarded, P, O> {
+        self.into_kind(ByTrait, ()).guarded(guard)
     }
 
     /// Asks `guard`, a guard built at run time, before each attempt of every call, as
@@ -784,11 +776,8 @@ where
     /// # }
     /// ```
     #[must_use]
-    pub fn guard_shared<X: Guard + 'static>(
-        self,
-        guard: Arc<X>,
-    ) -> Policy<ByClassify<T, Refused>, P, O> {
-        self.into_kind(ByClassify::new(), ()).owning(guard)
+    pub fn guard_shared<X: Guard + 'static>(self, guard: Arc<X>) -> Policy<C::Guarded, P, O> {
+        self.into_kind(ByTrait, ()).owning(guard)
     }
 
     /// Classifies errors with `f` (returning [`ErrorClass`](crate::ErrorClass) or `bool`, as
@@ -829,9 +818,9 @@ where
     #[must_use]
     pub const fn classify<E, R>(self, f: fn(&E) -> R) -> Policy<fn(&E) -> R, P, O>
     where
-        ByClassify<T, G>: TimeoutsFor<E> + GuardsFor<E>,
+        C: TimeoutsFor<E> + GuardsFor<E>,
     {
-        self.into_kind(f, Conversions::of::<ByClassify<T, G>>())
+        self.into_kind(f, Conversions::of::<C>())
     }
 }
 
@@ -841,9 +830,9 @@ impl<E, R, P: Copy, O: Copy> Policy<fn(&E) -> R, P, O> {
     #[must_use]
     pub const fn guard<X: Guard>(mut self, guard: &'static X) -> Self
     where
-        E: FromStopped,
+        E: From<Refused>,
     {
-        self.convert.refused = Some(E::from_refused);
+        self.convert.refused = Some(<E as From<Refused>>::from);
         self.guarded(guard)
     }
 
@@ -852,9 +841,9 @@ impl<E, R, P: Copy, O: Copy> Policy<fn(&E) -> R, P, O> {
     #[must_use]
     pub fn guard_shared<X: Guard + 'static>(mut self, guard: Arc<X>) -> Self
     where
-        E: FromStopped,
+        E: From<Refused>,
     {
-        self.convert.refused = Some(E::from_refused);
+        self.convert.refused = Some(<E as From<Refused>>::from);
         self.owning(guard)
     }
 }
@@ -865,9 +854,9 @@ impl<E, R, P: Copy, O: Copy> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P
     #[must_use]
     pub const fn guard<X: Guard>(mut self, guard: &'static X) -> Self
     where
-        E: FromStopped,
+        E: From<Refused>,
     {
-        self.convert.refused = Some(E::from_refused);
+        self.convert.refused = Some(<E as From<Refused>>::from);
         self.guarded(guard)
     }
 
@@ -876,9 +865,9 @@ impl<E, R, P: Copy, O: Copy> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P
     #[must_use]
     pub fn guard_shared<X: Guard + 'static>(mut self, guard: Arc<X>) -> Self
     where
-        E: FromStopped,
+        E: From<Refused>,
     {
-        self.convert.refused = Some(E::from_refused);
+        self.convert.refused = Some(<E as From<Refused>>::from);
         self.owning(guard)
     }
 }
@@ -927,15 +916,11 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     }
 }
 
-impl<T, G, P, O> Policy<ByClassify<T, G>, P, O>
-where
-    ByClassify<T, G>: Kind<Convert = ()>,
-    ByClassify<TimedOut, G>: Kind<Convert = ()>,
-{
+impl<C: ByClassify, P, O> Policy<C, P, O> {
     /// The same policy as one whose calls can time out (a tower layer's, whose error type
     /// always can).
     #[cfg(any(feature = "tower", feature = "serde"))]
-    pub(crate) fn with_timeouts(self) -> Policy<ByClassify<TimedOut, G>, P, O> {
+    pub(crate) fn with_timeouts(self) -> Policy<C::Timed, P, O> {
         let Policy {
             site,
             idempotent,
@@ -947,7 +932,7 @@ where
         Policy {
             site,
             idempotent,
-            classify: ByClassify::new(),
+            classify: ByTrait,
             convert: (),
             repeat,
             on_retry,
@@ -1038,7 +1023,10 @@ impl BreakerValue for &str {
 
 mod sealed {
     pub trait Sealed {}
-    impl<T, G> Sealed for super::ByClassify<T, G> {}
+    impl Sealed for () {}
+    impl Sealed for super::TimedOut {}
+    impl Sealed for super::Refused {}
+    impl Sealed for (super::TimedOut, super::Refused) {}
     impl Sealed for std::time::Duration {}
     impl Sealed for &str {}
     impl Sealed for &'static super::RetryBudget {}
@@ -1129,19 +1117,18 @@ impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
 ///
 /// The policy's type says what its closures' error type must convert, as in code. A [`Policy`]
 /// takes no `attempt_timeout` or `deadline`, since its error type need not represent a
-/// timeout; a `Policy<ByClassify<TimedOut>>` takes them (and its error type needs
-/// `From<TimedOut>`). Likewise only a `Policy<ByClassify<_, CircuitOpen>>` (`CircuitOpen` is
-/// `Refused`) takes a `breaker` (its error type needs `From<Refused>`; without the key it has no
-/// breaker). The keys whose
-/// values are code (`retry_on`, `retry_after`, `retry_if_ok`, `on_retry`, `idempotent_if`,
-/// `rate_limiter`, `guard`, a `static` bucket, budget or breaker) are builders only.
+/// timeout; a `Policy<TimedOut>` takes them (and its error type needs `From<TimedOut>`).
+/// Likewise only a `Policy<Refused>` or `Policy<(TimedOut, Refused)>` takes a `breaker` (its
+/// error type needs `From<Refused>`, which is `From<CircuitOpen>`; without the key it has no
+/// breaker). The keys whose values are code (`retry_on`, `retry_after`, `retry_if_ok`,
+/// `on_retry`, `idempotent_if`, `rate_limiter`, `guard`, a `static` bucket, budget or breaker)
+/// are builders only.
 ///
 /// ```
 /// # #[cfg(feature = "config-file")] {
-/// use retry_runtime::policy::ByClassify;
-/// use retry_runtime::{CircuitOpen, Policy, TimedOut};
+/// use retry_runtime::{Policy, Refused, TimedOut};
 ///
-/// let policy: Policy<ByClassify<TimedOut>> = toml::from_str(
+/// let policy: Policy<TimedOut> = toml::from_str(
 ///     r#"
 ///     max_attempts = 5
 ///     initial_backoff = "200ms"
@@ -1153,67 +1140,23 @@ impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
 /// .unwrap();
 /// # let _ = policy;
 /// let untimed: Result<Policy, _> = toml::from_str(r#"deadline = "10s""#);
-/// assert!(untimed.unwrap_err().to_string().contains("Policy<ByClassify<TimedOut>>"));
+/// assert!(untimed.unwrap_err().to_string().contains("Policy<TimedOut>"));
 ///
-/// let guarded: Policy<ByClassify<TimedOut, CircuitOpen>> =
-///     toml::from_str(r#"breaker = "50%""#).unwrap();
+/// let guarded: Policy<(TimedOut, Refused)> = toml::from_str(r#"breaker = "50%""#).unwrap();
 /// # let _ = guarded;
 /// let unguarded: Result<Policy, _> = toml::from_str(r#"breaker = "50%""#);
-/// assert!(unguarded.unwrap_err().to_string().contains("ByClassify<_, CircuitOpen>"));
+/// assert!(unguarded.unwrap_err().to_string().contains("Policy<Refused>"));
 /// # }
 /// ```
 #[cfg(feature = "serde")]
-impl<'de, T: TimeoutConfig, B: BreakerConfig> serde::Deserialize<'de> for Policy<ByClassify<T, B>>
-where
-    ByClassify<T, B>: Kind<Convert = ()>,
-    ByClassify<T>: Kind<Convert = ()>,
-    ByClassify<(), B>: Kind<Convert = ()>,
-{
+impl<'de, C: ByClassify> serde::Deserialize<'de> for Policy<C> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_map(PolicyVisitor(core::marker::PhantomData))
     }
 }
 
-/// What a [`ByClassify`] policy read from configuration says of timeouts: `()` (it takes none)
-/// or [`TimedOut`] (it takes `attempt_timeout` and `deadline`).
 #[cfg(feature = "serde")]
-#[doc(hidden)]
-pub trait TimeoutConfig: Sized {
-    /// Whether its calls can time out.
-    const TIMED: bool;
-}
-
-#[cfg(feature = "serde")]
-impl TimeoutConfig for () {
-    const TIMED: bool = false;
-}
-
-#[cfg(feature = "serde")]
-impl TimeoutConfig for TimedOut {
-    const TIMED: bool = true;
-}
-
-/// What a [`ByClassify`] policy read from configuration says of a breaker: `()` (it takes none)
-/// or [`Refused`] (it takes a `breaker` ratio).
-#[cfg(feature = "serde")]
-#[doc(hidden)]
-pub trait BreakerConfig: Sized {
-    /// Whether its calls can be refused by a breaker.
-    const BREAKER: bool;
-}
-
-#[cfg(feature = "serde")]
-impl BreakerConfig for () {
-    const BREAKER: bool = false;
-}
-
-#[cfg(feature = "serde")]
-impl BreakerConfig for Refused {
-    const BREAKER: bool = true;
-}
-
-#[cfg(feature = "serde")]
-struct PolicyVisitor<T, B>(core::marker::PhantomData<(T, B)>);
+struct PolicyVisitor<C>(core::marker::PhantomData<C>);
 
 #[cfg(feature = "serde")]
 const FIELDS: &[&str] = &retry_keys::POLICY_FIELDS;
@@ -1234,11 +1177,8 @@ fn profile_named(name: &str) -> &'static str {
 }
 
 #[cfg(feature = "serde")]
-impl<'de, T: TimeoutConfig, B: BreakerConfig> serde::de::Visitor<'de> for PolicyVisitor<T, B>
-where
-    ByClassify<T, B>: Kind<Convert = ()>,
-{
-    type Value = Policy<ByClassify<T, B>>;
+impl<'de, C: ByClassify> serde::de::Visitor<'de> for PolicyVisitor<C> {
+    type Value = Policy<C>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a retry policy: a map of the attribute's keys")
@@ -1248,14 +1188,14 @@ where
         use crate::spec::Key;
         use serde::de::Error;
         // Read as a policy of the kind asked for: its builders keep the kind.
-        let mut policy = Policy::new().into_kind(ByClassify::<T, B>::new(), ());
+        let mut policy = Policy::new().into_kind::<C>(ByTrait, ());
         while let Some(name) = map.next_key::<String>()? {
             if let Some(key) = Key::from_name(&name) {
-                if !T::TIMED && matches!(key, Key::AttemptTimeout | Key::Deadline) {
+                if !C::TIMED && matches!(key, Key::AttemptTimeout | Key::Deadline) {
                     return Err(A::Error::custom(format_args!(
                         "{name}: a `Policy` without timeouts cannot take one (its closures' \
                          error type need not represent a timeout); read a \
-                         `Policy<ByClassify<TimedOut>>`, whose error type converts `TimedOut`"
+                         `Policy<TimedOut>`, whose error type converts `TimedOut`"
                     )));
                 }
                 let value = match map.next_value::<Raw>()? {
@@ -1303,12 +1243,12 @@ where
                     policy = policy.bucket(TokenBucket::none());
                 }
                 "breaker" => {
-                    if !B::BREAKER {
+                    if !C::GUARDED {
                         return Err(A::Error::custom(
                             "breaker: a `Policy` without a breaker cannot take one (a refused \
                              call asks its closures' error type for `From<CircuitOpen>`); read \
-                             a `Policy<ByClassify<_, CircuitOpen>>`, whose error type converts \
-                             `CircuitOpen`",
+                             a `Policy<Refused>` (or `Policy<(TimedOut, Refused)>`), whose \
+                             error type converts `Refused` (`CircuitOpen`)",
                         ));
                     }
                     let ratio: String = map.next_value()?;

@@ -1,10 +1,9 @@
 //! `ErrorClass` as the closure's error type: it classifies itself and represents a timeout, so
 //! a policy with a deadline takes it as it is.
-use retry_runtime::policy::ByClassify;
 use retry_runtime::{ErrorClass, Policy, TimedOut};
 use std::time::Duration;
 
-static DEADLINED: Policy<ByClassify<TimedOut>> = Policy::new()
+static DEADLINED: Policy<TimedOut> = Policy::new()
     .max_attempts(3)
     .deadline(Duration::from_secs(5));
 

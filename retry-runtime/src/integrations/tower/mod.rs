@@ -188,7 +188,8 @@ pub use server::{CallerAttempt, Server, ServerFuture, ServerLayer};
 use crate::classify::{Classify, ErrorClass, TimedOut};
 use crate::engine::Timed;
 use crate::policy::{
-    ByClassify, GuardsFor, Hook, Kind, NoHook, NoRepeat, Policy, Repeat, Stops, TimeoutsFor,
+    ByClassify, ClassifiesWith, GuardsFor, Hook, Kind, NoHook, NoRepeat, Policy, Repeat, Stops,
+    TimeoutsFor,
 };
 use core::future::{Future, poll_fn};
 use core::pin::Pin;
@@ -204,35 +205,28 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Wraps a service in [`Retry`]: its requests are retried under a [`Policy`].
 ///
-/// The policy classifies with the [`Classify`] impls (a `Policy<ByClassify<..>>`, as every
-/// [`Policy::new`] starts; a policy given its own classifier with [`Policy::classify`] is not
+/// The policy classifies with the [`Classify`] impls (as every [`Policy::new`] starts; a policy given its own classifier with [`Policy::classify`] is not
 /// accepted, as what it would classify is the layer's [`Failure`]). Its `retry_if_ok`
 /// predicate sees responses, its `on_retry` hook sees [`Failure`]s; it may have a circuit
 /// breaker ([`Policy::breaker`]) and guards ([`Policy::guard`]). The layer's error type
 /// represents every refusal, and a timeout, so it keeps the policy as one with timeouts (`K`
-/// is its [`ByClassify`] kind).
-pub struct RetryLayer<M = Http, P = NoRepeat, O = NoHook, K: Kind = ByClassify<TimedOut>> {
+/// is its kind: `TimedOut`, or `(TimedOut, Refused)` with a breaker or a guard).
+pub struct RetryLayer<M = Http, P = NoRepeat, O = NoHook, K: Kind = TimedOut> {
     policy: Arc<Policy<K, P, O>>,
     exchange: M,
     idempotent: Option<bool>,
 }
 
-impl<P, O, G> RetryLayer<Http, P, O, ByClassify<TimedOut, G>>
-where
-    ByClassify<TimedOut, G>: Kind<Convert = ()>,
-{
+impl<P, O, K: ByClassify<Timed = K>> RetryLayer<Http, P, O, K> {
     /// A layer for `http::Request`s ([`Http`]) under `policy`, which it keeps in an `Arc`.
     #[must_use]
-    pub fn new<T>(policy: Policy<ByClassify<T, G>, P, O>) -> Self
-    where
-        ByClassify<T, G>: Kind<Convert = ()>,
-    {
+    pub fn new<C: ByClassify<Timed = K>>(policy: Policy<C, P, O>) -> Self {
         Self::shared(Arc::new(policy.with_timeouts()))
     }
 
     /// A layer under a policy already shared (with its bucket) by other users.
     #[must_use]
-    pub fn shared(policy: Arc<Policy<ByClassify<TimedOut, G>, P, O>>) -> Self {
+    pub fn shared(policy: Arc<Policy<K, P, O>>) -> Self {
         RetryLayer {
             policy,
             exchange: Http::new(),
@@ -303,7 +297,7 @@ impl<S, P, O, K: Kind, M: Clone> Layer<S> for RetryLayer<M, P, O, K> {
 }
 
 /// A service whose requests are retried under a [`Policy`] (made by [`RetryLayer`]).
-pub struct Retry<S, M = Http, P = NoRepeat, O = NoHook, K: Kind = ByClassify<TimedOut>> {
+pub struct Retry<S, M = Http, P = NoRepeat, O = NoHook, K: Kind = TimedOut> {
     inner: S,
     policy: Arc<Policy<K, P, O>>,
     exchange: M,
@@ -349,7 +343,7 @@ impl<S: fmt::Debug, P, O, K: Kind, M: fmt::Debug> fmt::Debug for Retry<S, M, P, 
     }
 }
 
-impl<S, P, O, G, M, Req> Service<Req> for Retry<S, M, P, O, ByClassify<TimedOut, G>>
+impl<S, P, O, K, M, Req> Service<Req> for Retry<S, M, P, O, K>
 where
     S: Service<Req> + Clone + Send + 'static,
     S::Future: Send + 'static,
@@ -359,11 +353,13 @@ where
     M: Exchange<Req, S::Response> + Clone + Send + Sync + 'static,
     P: Repeat<S::Response> + Send + Sync + 'static,
     O: Hook<Failure<S::Response>> + Send + Sync + 'static,
-    ByClassify<TimedOut, G>: Kind<Convert = (), Timer<S::Response, Failure<S::Response>> = Timed<Failure<S::Response>>>
+    K: ByClassify<Timed = K>
+        + Kind<Timer<S::Response, Failure<S::Response>> = Timed<Failure<S::Response>>>
         + TimeoutsFor<Failure<S::Response>>
         + GuardsFor<Failure<S::Response>>
-        + Stops<S::Response, Failure<S::Response>>,
-    G: 'static,
+        + Stops<S::Response, Failure<S::Response>>
+        + ClassifiesWith<Failure<S::Response>>
+        + 'static,
 {
     type Response = S::Response;
     type Error = BoxError;
@@ -563,8 +559,8 @@ fn failure<R>(
 /// `NotIdempotent` otherwise). One that cannot be copied makes one attempt (the call is told
 /// so as an input, `once`): its failure ends the call with its own class, which the bucket,
 /// the rate limiter, a budget and a breaker count as they count any other.
-async fn run<S, Req, P, O, G, M>(
-    policy: &Policy<ByClassify<TimedOut, G>, P, O>,
+async fn run<S, Req, P, O, K, M>(
+    policy: &Policy<K, P, O>,
     exchange: &M,
     service: S,
     request: Req,
@@ -577,10 +573,12 @@ where
     M: Exchange<Req, S::Response>,
     P: Repeat<S::Response>,
     O: Hook<Failure<S::Response>>,
-    ByClassify<TimedOut, G>: Kind<Convert = (), Timer<S::Response, Failure<S::Response>> = Timed<Failure<S::Response>>>
+    K: ByClassify
+        + Kind<Timer<S::Response, Failure<S::Response>> = Timed<Failure<S::Response>>>
         + TimeoutsFor<Failure<S::Response>>
         + GuardsFor<Failure<S::Response>>
-        + Stops<S::Response, Failure<S::Response>>,
+        + Stops<S::Response, Failure<S::Response>>
+        + ClassifiesWith<Failure<S::Response>>,
 {
     let session = &Session {
         service: Mutex::new(service),
