@@ -84,6 +84,11 @@ impl ByClassify for (TimedOut, Refused) {
 /// [`Policy::classify`](super::Policy::classify), `fn(&E) -> R` (`R`: `bool` or
 /// [`ErrorClass`]), with the one given to [`Policy::retry_after`](super::Policy::retry_after)
 /// beside it, `(fn(&E) -> R, fn(&E) -> Option<Duration>)`.
+#[diagnostic::on_unimplemented(
+    message = "`Policy<{Self}>` is not the type of a policy",
+    label = "not a kind of policy",
+    note = "a policy classified by the errors' `Classify` impls is a `Policy` (nothing asked of its error type), a `Policy<TimedOut>` (a timeout written in code), a `Policy<Refused>` (a breaker or a guard) or a `Policy<(TimedOut, Refused)>` (both, in that order); one given a classifier function is a `Policy<fn(&E) -> R>`"
+)]
 pub trait Kind: Sealed + Copy {
     /// What the policy keeps to classify errors: the function, or nothing (the `Classify`
     /// impls).
