@@ -4,8 +4,8 @@
 //! asked of them: [`Policy::retry`] takes the attempt closure (which fixes `T` and `E`); the
 //! chained [`Retry::classify`], [`Retry::retry_if_ok`] and [`Retry::on_retry`] take closures
 //! whose argument types are then inferred; and awaiting it asks what the policy needs of `E`
-//! (a classifier, and the conversions a `Policy<TimedOut>`'s type names, say) and that a chained
-//! classifier returns `bool` or `ErrorClass`.
+//! (a classifier, and the conversions the policy's type names: `From<TimedOut>` for a
+//! `Policy<TimedOut>`) and that a chained classifier returns `bool` or `ErrorClass`.
 //!
 //! Everything that can fail is asked by the bounds of `Retry`'s `Future` impl, each directly
 //! (not through a trait of the call's parts), and by nothing else: each unmet need is then one

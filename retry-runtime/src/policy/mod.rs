@@ -110,7 +110,8 @@ use std::time::Duration;
 pub struct Policy<C: Kind = (), P = NoRepeat, O = NoHook> {
     site: Site,
     idempotent: Idempotency,
-    /// The classifier function, for a policy given one.
+    /// What classifies the errors: the function a policy was given, or the engine's `ByTrait`
+    /// (their `Classify` impls).
     classify: C::Own,
     /// The conversions the builders asked of the error type, for a policy whose classifier
     /// function names it (its type does not say them).
