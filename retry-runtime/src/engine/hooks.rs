@@ -98,7 +98,7 @@ impl<R> OnStop<R> for NoConversion {
     }
 }
 
-impl<R> OnStop<R> for fn(Refused) -> R {
+impl<R, F: Fn(Refused) -> R> OnStop<R> for F {
     fn refuse(&self, refused: Refused) -> Option<R> {
         Some(self(refused))
     }

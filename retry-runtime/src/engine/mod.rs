@@ -51,7 +51,7 @@ use crate::observe::report::EarlyEnd;
 use crate::observe::trace::Trace;
 use crate::protect::Ticket;
 use crate::protect::chain::{Gate, Look, Resume, Stage, Step, Stop};
-use crate::protect::guard::{AttemptKind, Refused};
+use crate::protect::guard::AttemptKind;
 use crate::runtime::{AsyncRuntime, Instant};
 use crate::spec::backoff;
 use crate::spec::{Jitter, Mode};
@@ -263,7 +263,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
 impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
     /// [`of`](Call::of) with what a refused call returns (`refused`) and, when `once`, one
     /// attempt whatever the settings: the call is built where it will stay, not moved again
-    /// by [`with_refusal`](Call::with_refusal) and [`once`](Call::once).
+    /// by [`with_refused`](Call::with_refused) and [`once`](Call::once).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn of_all(
         site: &'a Site,
@@ -335,20 +335,11 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
 }
 
 impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
-    /// Gives the call the conversion of [`Refused`] into its error type, which a call that
-    /// its function's breaker (`breaker = ...`) or one of its guards (`guard = ...`) refused
-    /// returns. Without it, a refused first attempt runs anyway; a refused retry still ends the
-    /// call.
-    #[allow(clippy::type_complexity)]
-    pub fn with_refused(
-        self,
-        refused: fn(Refused) -> R,
-    ) -> Call<'a, R, K, P, Hooks<C, O, fn(Refused) -> R>> {
-        self.with_refusal(refused)
-    }
-
-    /// Gives the call `refused`, what a refused call returns ([`NoConversion`]: it runs).
-    pub(crate) fn with_refusal<X>(self, refused: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
+    /// Gives the call the conversion of [`Refused`](crate::Refused) into its outcome (a function or a closure
+    /// of it), which a call that its function's breaker (`breaker = ...`) or one of its guards
+    /// (`guard = ...`) refused returns. Without it ([`NoConversion`]), a refused first attempt
+    /// runs anyway; a refused retry still ends the call.
+    pub fn with_refused<X: OnStop<R>>(self, refused: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
         let Call {
             current,
             timer,
@@ -974,7 +965,7 @@ where
                 };
                 self.wait_admission(short, delay, a)
             }
-            Step::Refused(stop) => self.retry_refused(short.out, short.class, short.hint, stop, a),
+            Step::Refused(stop) => self.retry_stopped(short.out, short.class, short.hint, stop, a),
         }
     }
 
@@ -1051,7 +1042,7 @@ where
                 };
                 self.wait_admission(short, delay, a)
             }
-            Step::Refused(stop) => self.retry_refused(out, class, hint, stop, a),
+            Step::Refused(stop) => self.retry_stopped(out, class, hint, stop, a),
         }
     }
 
@@ -1085,7 +1076,7 @@ where
     /// tests for it.
     #[cold]
     #[inline(never)]
-    fn retry_refused(
+    fn retry_stopped(
         &mut self,
         out: R,
         class: ErrorClass,

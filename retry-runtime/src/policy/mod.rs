@@ -660,11 +660,11 @@ impl<C: ByClassify, P, O> Policy<C, P, O> {
     /// `tonic::Status` have), as a guard's does. Not `const`, as it takes either form.
     #[must_use]
     pub fn breaker(self, breaker: impl BreakerValue) -> Policy<C::Guarded, P, O> {
-        self.with_breaker(breaker).refusing()
+        self.with_breaker(breaker).into_guarded()
     }
 
     /// The same policy, of the kind whose calls a breaker or a guard may refuse.
-    fn refusing(self) -> Policy<C::Guarded, P, O> {
+    fn into_guarded(self) -> Policy<C::Guarded, P, O> {
         let Policy {
             site,
             idempotent,
