@@ -667,12 +667,13 @@ where
         };
         // 1. The gate, as for any attempt (the guards that asked to wait asked again first). A
         // hedge waits for nothing: it starts later, holding its ticket.
+        let skips_waits = || a.skips_waits();
         let look = Look {
             number: n,
             after_throttle: self.retrying.as_ref().is_some_and(|r| r.after_throttle),
             deadline: self.current.frame.deadline,
             keeps_place: false,
-            skips_waits: a.skips_waits(),
+            skips_waits: &skips_waits,
             draw: &draw,
         };
         let r = self.r();

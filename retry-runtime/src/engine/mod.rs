@@ -554,8 +554,10 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         K: Timer<R>,
         J: OnStop<R>,
     {
-        let a = &scope::around();
-        let draw = || a.uniform();
+        // The ambient (a `testing` scope, or none) is looked up only where it is needed: a
+        // guard's draw, a wait, the call's end.
+        let draw = || scope::around().uniform();
+        let skips_waits = || scope::around().skips_waits();
         let look = Look {
             number: self.current.frame.number + 1,
             after_throttle: self.retrying.as_ref().is_some_and(|r| r.after_throttle),
@@ -567,7 +569,7 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
                 None
             },
             keeps_place: true,
-            skips_waits: a.skips_waits(),
+            skips_waits: &skips_waits,
             draw: &draw,
         };
         let r = self.r();
@@ -585,9 +587,9 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
                     return SendToken::Wait(delay);
                 }
                 Gate::Line(delay) => return SendToken::Line(delay),
-                Gate::Late => return self.late(a),
+                Gate::Late => return self.late(&scope::around()),
                 Gate::Refused(stop, next) => {
-                    if let Some(out) = self.refused(stop, a) {
+                    if let Some(out) = self.refused(stop, &scope::around()) {
                         return SendToken::Return(out);
                     }
                     // Nothing to return: the attempt runs, and the gate goes on.

@@ -159,8 +159,9 @@ pub(crate) struct Look<'d> {
     /// The attempt keeps its place at the limiter: one that lost its send tokens to another
     /// caller looks again with priority (a hedge looks afresh each time).
     pub(crate) keeps_place: bool,
-    /// Waits are skipped (an instant `testing` scope): send tokens are taken without waiting.
-    pub(crate) skips_waits: bool,
+    /// Whether waits are skipped (an instant `testing` scope): send tokens are then taken
+    /// without waiting. Asked only where a wait comes up.
+    pub(crate) skips_waits: &'d dyn Fn() -> bool,
     /// A draw from `U[0, 1)`, from the call's ambient.
     pub(crate) draw: &'d dyn Fn() -> f64,
 }
@@ -715,7 +716,7 @@ impl Chain {
     fn send_token(&self, limiter: &RateLimiter, ticket: &mut Ticket, look: &Look<'_>) -> Asked {
         let now = Instant::now();
         let cost = send_cost(look.number, look.after_throttle, self.behavior);
-        let answer = if look.skips_waits {
+        let answer = if (look.skips_waits)() {
             limiter.take_without_waiting(cost, now);
             Ok(None)
         } else {
@@ -1017,7 +1018,7 @@ mod tests {
             after_throttle: false,
             deadline,
             keeps_place: true,
-            skips_waits: false,
+            skips_waits: &|| false,
             draw: &half,
         }
     }
