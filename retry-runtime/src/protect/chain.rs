@@ -485,25 +485,50 @@ impl Chain {
     /// The gate, for the attempt `ticket` is for, from `from`: the breaker's leave (once per
     /// attempt), the guards not asked yet, and in adaptive mode the rate limiter's send token.
     /// A change of the breaker's state goes to `changed`.
+    #[inline(always)]
     pub(crate) fn gate(
+        &self,
+        ticket: &mut Ticket,
+        from: Stage,
+        look: &Look<'_>,
+        changed: impl FnMut(Change),
+    ) -> Gate {
+        // The guards alone (no breaker, a limiter that does not pace), all admitting: asked in
+        // turn, here; any other answer is the general gate's to act on.
+        if let Stage::Start = from {
+            if self.guards_alone {
+                let asked = self.ask_guards(ticket, look);
+                if let Asked::Go = asked {
+                    if self.timed {
+                        ticket.sent();
+                    }
+                    return Gate::Go;
+                }
+                return self.answer(asked, ticket, look);
+            }
+        }
+        self.gate_along(ticket, from, look, changed)
+    }
+
+    /// [`gate`](Self::gate) along the list from `from`.
+    fn gate_along(
         &self,
         ticket: &mut Ticket,
         from: Stage,
         look: &Look<'_>,
         mut changed: impl FnMut(Change),
     ) -> Gate {
-        let asked = match from {
-            // The guards alone (no breaker, a limiter that does not pace): asked in turn.
-            Stage::Start if self.guards_alone => self.ask_guards(ticket, look),
-            from => {
-                let from = match from {
-                    Stage::Start => usize::from(self.gate_first),
-                    Stage::Guards => GUARDS,
-                    Stage::Limiter => usize::from(self.len) - 1,
-                };
-                self.ask(Point::Gate(look), from, ticket, look.draw, &mut changed)
-            }
+        let from = match from {
+            Stage::Start => usize::from(self.gate_first),
+            Stage::Guards => GUARDS,
+            Stage::Limiter => usize::from(self.len) - 1,
         };
+        let asked = self.ask(Point::Gate(look), from, ticket, look.draw, &mut changed);
+        self.answer(asked, ticket, look)
+    }
+
+    /// What the gate answers for what the list `asked` about the attempt `ticket` is for.
+    fn answer(&self, asked: Asked, ticket: &mut Ticket, look: &Look<'_>) -> Gate {
         let gate = match asked {
             Asked::Go => Gate::Go,
             Asked::Pace(wait) => Gate::Wait(wait),
@@ -757,6 +782,7 @@ impl Chain {
     /// budget and the limiter count it, and the guards that admitted it are settled. Every
     /// change of state this makes (the breaker's, the limiter's rate, a guard's own) goes to
     /// `changed`.
+    #[inline(always)]
     pub(crate) fn ended(
         &self,
         mut ticket: Ticket,
@@ -779,6 +805,21 @@ impl Chain {
             }
             return;
         }
+        self.ended_along(ticket, admitted, outcome, first, failure, draw, changed);
+    }
+
+    /// [`ended`](Self::ended) along a list with more than guards: each place in turn.
+    #[allow(clippy::too_many_arguments)]
+    fn ended_along(
+        &self,
+        ticket: Ticket,
+        admitted: u8,
+        outcome: GuardOutcome,
+        first: bool,
+        failure: Option<ErrorClass>,
+        draw: &dyn Fn() -> f64,
+        changed: &dyn Fn(Change),
+    ) {
         let mut now = None;
         let mut clock = || *now.get_or_insert_with(Instant::now);
         let mut cx = None;
