@@ -298,13 +298,18 @@ impl<'a> Hedge<'a> {
     /// The budget, if any, counts a call that starts, or (`hedge`) a hedge started because an
     /// attempt outlived the delay; once `hedge_after` has a delay.
     fn count(&self, hedge: bool) {
-        if let (Some(base), Some((spend, share))) = (self.base(), self.spend()) {
-            let max = self.settings.max_after;
-            if hedge {
-                spend.hedged(share, base, max);
-            } else {
-                spend.call(share, base, max);
-            }
+        // The budget first: without one, the estimate is not read.
+        let Some((spend, share)) = self.spend() else {
+            return;
+        };
+        let Some(base) = self.base() else {
+            return;
+        };
+        let max = self.settings.max_after;
+        if hedge {
+            spend.hedged(share, base, max);
+        } else {
+            spend.call(share, base, max);
         }
     }
 

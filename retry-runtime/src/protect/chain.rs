@@ -497,14 +497,10 @@ impl Chain {
         // turn, here; any other answer is the general gate's to act on.
         if let Stage::Start = from {
             if self.guards_alone {
-                let asked = self.ask_guards(ticket, look);
-                if let Asked::Go = asked {
-                    if self.timed {
-                        ticket.sent();
-                    }
-                    return Gate::Go;
-                }
-                return self.answer(asked, ticket, look);
+                return match self.ask_guards(ticket, look) {
+                    Asked::Go => self.go(ticket),
+                    asked => self.answer(asked, ticket, look),
+                };
             }
         }
         self.gate_along(ticket, from, look, changed)
@@ -529,8 +525,9 @@ impl Chain {
 
     /// What the gate answers for what the list `asked` about the attempt `ticket` is for.
     fn answer(&self, asked: Asked, ticket: &mut Ticket, look: &Look<'_>) -> Gate {
-        let gate = match asked {
-            Asked::Go => Gate::Go,
+        match asked {
+            // The gate does not ask the bucket.
+            Asked::Go | Asked::Refill(_) => self.go(ticket),
             Asked::Pace(wait) => Gate::Wait(wait),
             Asked::Late => Gate::Late,
             // A wait in line lasts as long as the deadline allows, and is counted when it
@@ -554,15 +551,16 @@ impl Chain {
             }
             Asked::Refused(stop @ Stop::CircuitOpen(_)) => Gate::Refused(stop, Stage::Guards),
             Asked::Refused(stop) => Gate::Refused(stop, Stage::Limiter),
-            // The gate does not ask the bucket.
-            Asked::Refill(_) => Gate::Go,
-        };
-        if let Gate::Go = gate {
-            if self.timed {
-                ticket.sent();
-            }
         }
-        gate
+    }
+
+    /// The attempt goes: its send is stamped if a guard reads its time.
+    #[inline(always)]
+    fn go(&self, ticket: &mut Ticket) -> Gate {
+        if self.timed {
+            ticket.sent();
+        }
+        Gate::Go
     }
 
     /// The gate of a list whose gate is its guards alone: each guard that has not admitted the
