@@ -11,8 +11,8 @@
 //! - The values, as plain data: [`Mode`], [`Behavior`], [`Jitter`], [`HedgeSpec`], [`Value`], and the
 //!   defaults (`DEFAULT_*`).
 //! - The parsers: [`parse_duration`] (exact to the nanosecond), [`parse_mode`], [`parse_behavior`],
-//!   [`parse_jitter`], [`parse_hedge`], [`parse_count`], [`parse_factor`],
-//!   [`parse_budget_share`], [`parse_hedge_budget`], [`parse_failure_ratio`], [`is_name`], [`is_profile_name`]; and
+//!   [`parse_jitter`], [`parse_hedge`], [`parse_count`], [`parse_factor`], [`parse_budget_share`],
+//!   [`parse_hedge_budget`], [`parse_failure_ratio`], [`is_name`], [`is_profile_name`]; and
 //!   [`Key::parse`] / [`Key::from_number`], a setting's value from text or a config file's number.
 //!   A misspelt mode, jitter or percentile is an error that carries the value it most likely
 //!   meant ([`UnknownName`], [`HedgeError::Percentile`], [`ValueError::DidYouMean`]), so that the

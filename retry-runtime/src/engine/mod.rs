@@ -335,10 +335,10 @@ impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
 }
 
 impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
-    /// Gives the call the conversion of [`Refused`](crate::Refused) into its outcome (a
-    /// function or a closure of it), which a call that its function's breaker (`breaker = ...`)
-    /// or one of its guards (`guard = ...`) refused returns. Without it ([`NoConversion`]), a refused first attempt
-    /// runs anyway; a refused retry still ends the call.
+    /// Gives the call the conversion of [`Refused`](crate::Refused) into its outcome (a function or
+    /// a closure of it), which a call that its function's breaker (`breaker = ...`) or one of its
+    /// guards (`guard = ...`) refused returns. Without it ([`NoConversion`]), a refused first
+    /// attempt runs anyway; a refused retry still ends the call.
     pub fn with_refused<X: OnStop<R>>(self, refused: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
         let Call {
             current,

@@ -712,13 +712,13 @@ impl<E, R, P, O> Policy<(fn(&E) -> R, fn(&E) -> Option<Duration>), P, O> {
 }
 
 impl<C: ByClassify, P: Copy, O: Copy> Policy<C, P, O> {
-    /// Asks `guard` before each attempt of every call, after the built-in protections and
-    /// the guards given before it (callable more than once; at most 8 guards, which
+    /// Asks `guard` before each attempt of every call, after the built-in protections and the
+    /// guards given before it (callable more than once; at most 8 guards, which
     /// [`build`](Self::build) checks). A refused first attempt ends the call at once with
-    /// `E::from(Refused)`, so the policy becomes a `Policy<Refused>` (`Policy<(TimedOut,
-    /// Refused)>` with a timeout), whose closures' error type needs `From<Refused>` (which `std::io::Error`, `String`,
-    /// `ErrorClass` and `tonic::Status` have); a refused retry ends the call with its last
-    /// error.
+    /// `E::from(Refused)`, so the policy becomes a `Policy<Refused>` (`Policy<(TimedOut, Refused)>`
+    /// with a timeout), whose closures' error type needs `From<Refused>` (which `std::io::Error`,
+    /// `String`, `ErrorClass` and `tonic::Status` have); a refused retry ends the call with its
+    /// last error.
     ///
     /// ```
     /// use retry_runtime::{Admit, Guard, GuardContext, GuardOutcome, Policy};

@@ -107,15 +107,15 @@ const CEILING_NS: u64 = 3_600_000_000_000;
 ///   sleep, as the engine admits a retry before it sleeps) and hedges alike; one that finds the
 ///   limit reached is refused at once (a refused first attempt fails its call with
 ///   `E::from(Refused)`, a refused retry ends the call with its last error).
-/// - Each answer is a sample: its latency ([`GuardContext::elapsed`]) moves a short average (up
-///   by an 8th of the distance per sample, down by half: the end of a queue is seen at once;
-///   and a sample within 1.3 times the baseline, which passed no queue, ends one the average
-///   still remembers: it falls to that sample, not below the baseline, and the queue's
-///   average by half) and the samples' mean deviation from it (RFC 6298's `RTTVAR`). The baseline is the mean
-///   of the first 16 samples, then a soft minimum of the short average (a 16th of the way down
-///   per sample, drifting slowly up): a latency that rose for good becomes the new baseline
-///   over some thousands of samples. The gradient is `1.3 x baseline / short average`, kept
-///   within [0.5, 1], and not below 0.9 for a queue under a millisecond.
+/// - Each answer is a sample: its latency ([`GuardContext::elapsed`]) moves a short average (up by
+///   an 8th of the distance per sample, down by half: the end of a queue is seen at once; and a
+///   sample within 1.3 times the baseline, which passed no queue, ends one the average still
+///   remembers: it falls to that sample, not below the baseline, and the queue's average by half)
+///   and the samples' mean deviation from it (RFC 6298's `RTTVAR`). The baseline is the mean of the
+///   first 16 samples, then a soft minimum of the short average (a 16th of the way down per sample,
+///   drifting slowly up): a latency that rose for good becomes the new baseline over some thousands
+///   of samples. The gradient is `1.3 x baseline / short average`, kept within [0.5, 1], and not
+///   below 0.9 for a queue under a millisecond.
 /// - Noise never takes the limit below one attempt, so a caller with one attempt in flight at
 ///   a time is never refused for latency: a queue is clear only past the baseline by more
 ///   than RFC 6298's `max(G, 4 x RTTVAR)` (G, a millisecond), and sustained once clear samples
@@ -448,19 +448,22 @@ fn by_gradient(limit: u32, n: u32, shown: Shown) -> u32 {
 }
 
 /// The limit (in 256ths) after a failure that is a signal, with `n` attempts in flight: a
-/// quarter off what is in flight, not below one attempt (or the limit, if latency took it
-/// lower).
+/// quarter off what is in flight.
 fn by_failure(limit: u32, n: u32) -> u32 {
-    let used = n.saturating_mul(ONE).min(limit);
-    let cut = used - used / 4;
-    cut.max(MIN_ON_FAILURES.min(limit))
+    cut_in_flight(limit, n, 4)
 }
 
 /// The limit (in 256ths) after a throttle that is not yet a signal, with `n` attempts in
-/// flight: an eighth off what is in flight, not below one attempt (or the limit, if lower).
+/// flight: an eighth off what is in flight.
 fn by_throttle(limit: u32, n: u32) -> u32 {
+    cut_in_flight(limit, n, 8)
+}
+
+/// The limit (in 256ths) with `1 / part` of what is in flight (`n` attempts) cut off, not
+/// below one attempt (or the limit, if latency took it lower).
+fn cut_in_flight(limit: u32, n: u32, part: u32) -> u32 {
     let used = n.saturating_mul(ONE).min(limit);
-    let cut = used - used / 8;
+    let cut = used - used / part;
     cut.max(MIN_ON_FAILURES.min(limit))
 }
 

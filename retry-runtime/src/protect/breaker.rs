@@ -122,7 +122,8 @@ pub(crate) enum Admit {
     Refused(Duration),
 }
 
-/// A transition of the breaker, reported by the caller that made it (as a [`Change`](super::Change)).
+/// A transition of the breaker, reported by the caller that made it (as a
+/// [`Change`](super::Change)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Transition {
     pub(crate) from: BreakerState,

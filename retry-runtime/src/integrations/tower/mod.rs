@@ -205,12 +205,13 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Wraps a service in [`Retry`]: its requests are retried under a [`Policy`].
 ///
-/// The policy classifies with the [`Classify`] impls (as every [`Policy::new`] starts; a policy given its own classifier with [`Policy::classify`] is not
-/// accepted, as what it would classify is the layer's [`Failure`]). Its `retry_if_ok`
-/// predicate sees responses, its `on_retry` hook sees [`Failure`]s; it may have a circuit
-/// breaker ([`Policy::breaker`]) and guards ([`Policy::guard`]). The layer's error type
-/// represents every refusal, and a timeout, so it keeps the policy as one with timeouts (`K`
-/// is its kind: `TimedOut`, or `(TimedOut, Refused)` with a breaker or a guard).
+/// The policy classifies with the [`Classify`] impls (as every [`Policy::new`] starts; a policy
+/// given its own classifier with [`Policy::classify`] is not accepted, as what it would classify is
+/// the layer's [`Failure`]). Its `retry_if_ok` predicate sees responses, its `on_retry` hook sees
+/// [`Failure`]s; it may have a circuit breaker ([`Policy::breaker`]) and guards
+/// ([`Policy::guard`]). The layer's error type represents every refusal, and a timeout, so it keeps
+/// the policy as one with timeouts (`K` is its kind: `TimedOut`, or `(TimedOut, Refused)` with a
+/// breaker or a guard).
 pub struct RetryLayer<M = Http, P = NoRepeat, O = NoHook, K: Kind = TimedOut> {
     policy: Arc<Policy<K, P, O>>,
     exchange: M,
