@@ -72,10 +72,10 @@ pin_project_lite::pin_project! {
     /// # }
     /// ```
     ///
-    /// Its parameter is what starts the call's loop at its first poll ([`Drive`]), whose
-    /// parts are the policy, the closure and the call's own plugs ([`Parts`]). It is `Send`
-    /// when the closure, its futures and their outputs are, so it can be spawned; it allocates
-    /// nothing (but for a hedged policy's loop).
+    /// Its parameter, which no other crate names, is what starts the call's loop at its first
+    /// poll, from the policy, the closure and the call's own plugs. It is `Send` when the
+    /// closure, its futures and their outputs are, so it can be spawned; it allocates nothing
+    /// (but for a hedged policy's loop).
     #[must_use = "a retry does nothing until it is awaited"]
     pub struct Retry<D>
     where

@@ -9,25 +9,35 @@
 //! asking what they need of `E` where they are called). This module holds those kinds and the
 //! traits that state the needs.
 
+mod args;
 mod call;
 mod kind;
 
-pub use call::{Drive, Own, Parts, Retry};
-#[doc(hidden)]
-pub use kind::{ByClassify, Choice, Conversions, ErrorArg, GivenClassifier, Never, Split, Stops};
-pub use kind::{ClassOutput, ClassifiesWith, ErrorTypeFor, GuardsFor, Kind, TimeoutsFor};
+pub use args::{NoHook, NoRepeat};
+pub use call::Retry;
+pub use kind::Kind;
+
+pub(crate) use args::{BreakerValue, BudgetValue, HedgeValue, Hook, Repeat};
+use call::{Drive, Own, Parts};
+// The loop's two sides, which only a build with an async runtime starts.
+#[cfg(any(
+    feature = "tokio",
+    feature = "smol",
+    all(target_arch = "wasm32", target_os = "unknown")
+))]
+use kind::{Choice, Split};
+pub(crate) use kind::{
+    ByClassify, ClassOutput, ClassifiesWith, Conversions, ErrorTypeFor, GuardsFor, Stops,
+    TimeoutsFor,
+};
 
 use crate::classify::TimedOut;
 use crate::engine::ByTrait;
-use crate::engine::site::{BreakerRef, BudgetRef, Site};
-use crate::observe::event::RetryEvent;
-use crate::protect::breaker::CircuitBreaker;
+use crate::engine::site::Site;
 use crate::protect::bucket::TokenBucket;
-use crate::protect::budget::RetryBudget;
 use crate::protect::guard::{Guard, Refused};
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
-use crate::spec::HedgeSpec;
 use crate::spec::{Behavior, Jitter, Keys, Mode, core_keys};
 use core::future::Future;
 use std::fmt;
@@ -96,8 +106,7 @@ use std::time::Duration;
 /// - `Policy<fn(&E) -> R>` after [`classify`](Self::classify): `E` is known, so
 ///   `attempt_timeout`, `deadline`, `breaker` and `guard` ask for its conversion where they
 ///   are called, whatever their order, and the type stays the same. Its calls' closures return
-///   `E`, also under a call's own classifier ([`ErrorTypeFor`]): the conversions kept are
-///   `E`'s.
+///   `E`, also under a call's own classifier: the conversions kept are `E`'s.
 ///
 /// The other two parameters are the policy's own polling predicate and hook
 /// ([`retry_if_ok`](Self::retry_if_ok), [`on_retry`](Self::on_retry)), closures whose types
@@ -446,7 +455,7 @@ impl<C: Kind, P, O> Policy<C, P, O> {
         self
     }
 
-    /// Bounds retries by a budget too, as `budget`: a `static` [`RetryBudget`], or a share
+    /// Bounds retries by a budget too, as `budget`: a `static` [`RetryBudget`](crate::RetryBudget), or a share
     /// of the requests such as `"20%"` (the partition's budget if the policy names one, else
     /// one of the policy's own). Not `const`, as it takes either form; a share that does not
     /// parse is a problem that [`build`](Self::build) reports.
@@ -652,7 +661,7 @@ impl<C: Kind, P: Copy, O: Copy> Policy<C, P, O> {
 
 impl<C: ByClassify, P, O> Policy<C, P, O> {
     /// Puts the calls' attempts behind a circuit breaker, as `breaker`: a `static`
-    /// [`CircuitBreaker`], or a failure ratio such as `"50%"` (the partition's breaker if the
+    /// [`CircuitBreaker`](crate::CircuitBreaker), or a failure ratio such as `"50%"` (the partition's breaker if the
     /// policy names one, else one of the policy's own). An open breaker refuses a call at once
     /// with `E::from(Refused)` (by `"CircuitBreaker"`; `CircuitOpen` is the same type), so the
     /// policy becomes a `Policy<Refused>` (`Policy<(TimedOut, Refused)>` with a timeout),
@@ -954,84 +963,12 @@ impl<C: Kind, P, O> fmt::Debug for Policy<C, P, O> {
     }
 }
 
-/// A value `hedge_after` takes: a [`Duration`], or a percentile (or a duration) written as the
-/// attribute writes it (`"p95"`, `"50ms"`).
-pub trait HedgeValue: sealed::Sealed {
-    /// The delay, or what is wrong with it.
-    #[doc(hidden)]
-    fn hedge(self) -> Result<HedgeSpec, String>;
-}
-
-impl HedgeValue for Duration {
-    fn hedge(self) -> Result<HedgeSpec, String> {
-        Ok(HedgeSpec::Fixed(self))
-    }
-}
-
-impl HedgeValue for &str {
-    fn hedge(self) -> Result<HedgeSpec, String> {
-        retry_keys::parse_hedge(self).map_err(|e| format!("hedge_after: {e}"))
-    }
-}
-
-/// A value `budget` takes: a `static` [`RetryBudget`], or a share of the requests such as
-/// `"20%"`.
-pub trait BudgetValue: sealed::Sealed {
-    /// The budget, or what is wrong with it.
-    #[doc(hidden)]
-    fn budget(self) -> Result<BudgetRef, String>;
-}
-
-impl BudgetValue for &'static RetryBudget {
-    fn budget(self) -> Result<BudgetRef, String> {
-        Ok(BudgetRef::Static(self))
-    }
-}
-
-impl BudgetValue for &str {
-    fn budget(self) -> Result<BudgetRef, String> {
-        retry_keys::parse_budget_share(self)
-            .map(BudgetRef::Share)
-            .ok_or_else(|| {
-                format!("budget: {self:?} is not a share of the requests such as \"20%\"")
-            })
-    }
-}
-
-/// A value `breaker` takes: a `static` [`CircuitBreaker`], or a failure ratio such as
-/// `"50%"`.
-pub trait BreakerValue: sealed::Sealed {
-    /// The breaker, or what is wrong with it.
-    #[doc(hidden)]
-    fn breaker(self) -> Result<BreakerRef, String>;
-}
-
-impl BreakerValue for &'static CircuitBreaker {
-    fn breaker(self) -> Result<BreakerRef, String> {
-        Ok(BreakerRef::Static(self))
-    }
-}
-
-impl BreakerValue for &str {
-    fn breaker(self) -> Result<BreakerRef, String> {
-        retry_keys::parse_failure_ratio(self)
-            .map(BreakerRef::Ratio)
-            .ok_or_else(|| {
-                format!("breaker: {self:?} is not a failure ratio such as \"50%\" (above 0%, at most 100%)")
-            })
-    }
-}
-
 mod sealed {
     pub trait Sealed {}
     impl Sealed for () {}
     impl Sealed for super::TimedOut {}
     impl Sealed for super::Refused {}
     impl Sealed for (super::TimedOut, super::Refused) {}
-    impl Sealed for std::time::Duration {}
-    impl Sealed for &str {}
-    impl Sealed for &'static super::RetryBudget {}
-    impl Sealed for &'static super::CircuitBreaker {}
     impl<E, R> Sealed for fn(&E) -> R {}
     impl<E, R> Sealed for (fn(&E) -> R, fn(&E) -> Option<std::time::Duration>) {}
 }
@@ -1057,56 +994,6 @@ impl fmt::Display for PolicyError {
 }
 
 impl std::error::Error for PolicyError {}
-
-/// No polling: a success ends the call.
-#[derive(Clone, Copy, Debug)]
-pub struct NoRepeat;
-
-/// Whether a success is polled again (`Policy::retry_if_ok`).
-pub trait Repeat<T> {
-    /// Whether a success may be repeated (a hedged policy that polls runs its attempts one
-    /// at a time).
-    const POLLS: bool = true;
-    /// `true`: make another attempt.
-    fn repeat(&self, value: &T) -> bool;
-}
-
-impl<T> Repeat<T> for NoRepeat {
-    const POLLS: bool = false;
-    #[inline]
-    fn repeat(&self, _: &T) -> bool {
-        false
-    }
-}
-
-impl<T, F: Fn(&T) -> bool> Repeat<T> for F {
-    #[inline]
-    fn repeat(&self, value: &T) -> bool {
-        self(value)
-    }
-}
-
-/// No hook.
-#[derive(Clone, Copy, Debug)]
-pub struct NoHook;
-
-/// The hook called before each sleep (`Policy::on_retry`).
-pub trait Hook<E> {
-    /// A retry is about to sleep.
-    fn on_retry(&self, event: &RetryEvent<'_, E>);
-}
-
-impl<E> Hook<E> for NoHook {
-    #[inline]
-    fn on_retry(&self, _: &RetryEvent<'_, E>) {}
-}
-
-impl<E, F: Fn(&RetryEvent<'_, E>)> Hook<E> for F {
-    #[inline]
-    fn on_retry(&self, event: &RetryEvent<'_, E>) {
-        self(event);
-    }
-}
 
 /// A policy from configuration (feature `serde`): a map of the attribute's keys, with values
 /// written as the attribute, the environment and the config file write them (durations as
