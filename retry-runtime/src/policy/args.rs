@@ -6,8 +6,6 @@
 
 use crate::engine::site::{BreakerRef, BudgetRef};
 use crate::observe::event::RetryEvent;
-use crate::protect::breaker::CircuitBreaker;
-use crate::protect::budget::RetryBudget;
 use crate::spec::HedgeSpec;
 use std::time::Duration;
 
@@ -31,18 +29,12 @@ impl HedgeValue for &str {
     }
 }
 
-/// A value `budget` takes: a `static` [`RetryBudget`], or a share of the requests such as
-/// `"20%"`.
+/// A value `budget` takes: a `static` budget (its impl is beside `Policy`'s), or a share of the
+/// requests such as `"20%"`.
 pub trait BudgetValue {
     /// The budget, or what is wrong with it.
     #[doc(hidden)]
     fn budget(self) -> Result<BudgetRef, String>;
-}
-
-impl BudgetValue for &'static RetryBudget {
-    fn budget(self) -> Result<BudgetRef, String> {
-        Ok(BudgetRef::Static(self))
-    }
 }
 
 impl BudgetValue for &str {
@@ -55,18 +47,12 @@ impl BudgetValue for &str {
     }
 }
 
-/// A value `breaker` takes: a `static` [`CircuitBreaker`], or a failure ratio such as
-/// `"50%"`.
+/// A value `breaker` takes: a `static` breaker (its impl is beside `Policy`'s), or a failure
+/// ratio such as `"50%"`.
 pub trait BreakerValue {
     /// The breaker, or what is wrong with it.
     #[doc(hidden)]
     fn breaker(self) -> Result<BreakerRef, String>;
-}
-
-impl BreakerValue for &'static CircuitBreaker {
-    fn breaker(self) -> Result<BreakerRef, String> {
-        Ok(BreakerRef::Static(self))
-    }
 }
 
 impl BreakerValue for &str {

@@ -20,21 +20,23 @@ pub use kind::Kind;
 pub(crate) use args::{BreakerValue, BudgetValue, HedgeValue, Hook, Repeat};
 use call::{Drive, Own, Parts};
 // The loop's two sides, which only a build with an async runtime starts.
+pub(crate) use kind::{
+    ByClassify, ClassOutput, ClassifiesWith, Conversions, ErrorTypeFor, GuardsFor, Stops,
+    TimeoutsFor,
+};
 #[cfg(any(
     feature = "tokio",
     feature = "smol",
     all(target_arch = "wasm32", target_os = "unknown")
 ))]
 use kind::{Choice, Split};
-pub(crate) use kind::{
-    ByClassify, ClassOutput, ClassifiesWith, Conversions, ErrorTypeFor, GuardsFor, Stops,
-    TimeoutsFor,
-};
 
 use crate::classify::TimedOut;
 use crate::engine::ByTrait;
-use crate::engine::site::Site;
+use crate::engine::site::{BreakerRef, BudgetRef, Site};
+use crate::protect::breaker::CircuitBreaker;
 use crate::protect::bucket::TokenBucket;
+use crate::protect::budget::RetryBudget;
 use crate::protect::guard::{Guard, Refused};
 use crate::protect::limiter::RateLimiter;
 use crate::protect::partition::Partition;
@@ -455,7 +457,7 @@ impl<C: Kind, P, O> Policy<C, P, O> {
         self
     }
 
-    /// Bounds retries by a budget too, as `budget`: a `static` [`RetryBudget`](crate::RetryBudget), or a share
+    /// Bounds retries by a budget too, as `budget`: a `static` [`RetryBudget`], or a share
     /// of the requests such as `"20%"` (the partition's budget if the policy names one, else
     /// one of the policy's own). Not `const`, as it takes either form; a share that does not
     /// parse is a problem that [`build`](Self::build) reports.
@@ -661,7 +663,7 @@ impl<C: Kind, P: Copy, O: Copy> Policy<C, P, O> {
 
 impl<C: ByClassify, P, O> Policy<C, P, O> {
     /// Puts the calls' attempts behind a circuit breaker, as `breaker`: a `static`
-    /// [`CircuitBreaker`](crate::CircuitBreaker), or a failure ratio such as `"50%"` (the partition's breaker if the
+    /// [`CircuitBreaker`], or a failure ratio such as `"50%"` (the partition's breaker if the
     /// policy names one, else one of the policy's own). An open breaker refuses a call at once
     /// with `E::from(Refused)` (by `"CircuitBreaker"`; `CircuitOpen` is the same type), so the
     /// policy becomes a `Policy<Refused>` (`Policy<(TimedOut, Refused)>` with a timeout),
@@ -960,6 +962,18 @@ impl<C: Kind, P, O> fmt::Debug for Policy<C, P, O> {
             .field("idempotent", &self.idempotent.retried)
             .field("idempotency_key", &self.site.idempotency_key)
             .finish_non_exhaustive()
+    }
+}
+
+impl BudgetValue for &'static RetryBudget {
+    fn budget(self) -> Result<BudgetRef, String> {
+        Ok(BudgetRef::Static(self))
+    }
+}
+
+impl BreakerValue for &'static CircuitBreaker {
+    fn breaker(self) -> Result<BreakerRef, String> {
+        Ok(BreakerRef::Static(self))
     }
 }
 
