@@ -6,8 +6,9 @@
 //! the errors' `Classify` impls, needing nothing else of them), `Policy<TimedOut>`,
 //! `Policy<Refused>` or `Policy<(TimedOut, Refused)>` (the same, with what a timeout, a breaker
 //! or a guard asks of them), or `Policy<fn(&E) -> R>` (classified by a function, its builders
-//! asking what they need of `E` where they are called). This module holds those kinds and the
-//! traits that state the needs.
+//! asking what they need of `E` where they are called). A call whose error type misses one of
+//! those needs is told which at its `.await`, in words (the traits that state the needs are
+//! the crate's own, sealed: no other crate names or implements them).
 
 mod args;
 mod call;
