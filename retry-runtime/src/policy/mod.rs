@@ -20,11 +20,11 @@ pub use kind::Kind;
 
 pub(crate) use args::{BreakerValue, BudgetValue, HedgeValue, Hook, Repeat};
 use call::{Drive, Own, Parts};
-// The loop's two sides, which only a build with an async runtime starts.
 pub(crate) use kind::{
     ByClassify, ClassOutput, ClassifiesWith, Conversions, ErrorTypeFor, GuardsFor, Stops,
     TimeoutsFor,
 };
+// The loop's two sides, which only a build with an async runtime starts.
 #[cfg(any(
     feature = "tokio",
     feature = "smol",
