@@ -3,11 +3,11 @@
 use crate::args::Args;
 use crate::shape::{Ret, Slot, Wrapper};
 use crate::values::Emit;
+use crate::walk::Walk;
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use retry_keys::HedgeSpec;
 use syn::spanned::Spanned;
-use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Stmt};
 
 /// Replaces the user's body in `slot` with the retry loop that runs it once per attempt.
@@ -115,7 +115,7 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
             let mut expr = cond.value.clone();
             // `#[async_trait]` renamed `self` in the body; the condition sits beside it.
             if wrapper == Wrapper::AsyncTrait {
-                RenameSelf.visit_expr_mut(&mut expr);
+                RenameSelf.expr(&mut expr);
             }
             quote!({ let #cond_name: bool = #expr; #cond_name })
         }
@@ -319,25 +319,15 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
 /// likely another function's).
 struct RenameSelf;
 
-impl VisitMut for RenameSelf {
-    fn visit_ident_mut(&mut self, i: &mut Ident) {
-        if i == "self" {
-            *i = Ident::new("__self", i.span());
+impl Walk for RenameSelf {
+    fn path(&mut self, path: &mut syn::Path) {
+        if path.segments.len() == 1 && path.segments[0].ident == "self" {
+            let ident = &mut path.segments[0].ident;
+            *ident = Ident::new("__self", ident.span());
         }
     }
 
-    fn visit_path_mut(&mut self, path: &mut syn::Path) {
-        if path.segments.len() == 1 {
-            self.visit_ident_mut(&mut path.segments[0].ident);
-        }
-        for segment in &mut path.segments {
-            self.visit_path_arguments_mut(&mut segment.arguments);
-        }
-    }
-
-    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
-
-    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+    fn mac(&mut self, mac: &mut syn::Macro) {
         if !has_ident(mac.tokens.clone(), "fn") {
             mac.tokens = rename_self_tokens(std::mem::take(&mut mac.tokens));
         }
@@ -392,14 +382,29 @@ mod tests {
     use syn::parse_quote;
 
     fn renamed(mut expr: Expr) -> String {
-        RenameSelf.visit_expr_mut(&mut expr);
+        RenameSelf.expr(&mut expr);
         expr.to_token_stream().to_string()
     }
 
     /// The renaming of async-trait 0.1.92's `ReplaceSelf`.
     #[test]
     fn self_is_renamed_as_async_trait_renames_it() {
-        let cases: [(Expr, TokenStream); 6] = [
+        let cases: [(Expr, TokenStream); 8] = [
+            // In a closure and in a match arm's guard, as anywhere in the condition.
+            (
+                parse_quote!(keys.iter().any(|k| self.has(k))),
+                quote!(keys.iter().any(|k| __self.has(k))),
+            ),
+            (
+                parse_quote!(match key {
+                    Some(k) if self.has(k) => true,
+                    _ => self.safe,
+                }),
+                quote!(match key {
+                    Some(k) if __self.has(k) => true,
+                    _ => __self.safe,
+                }),
+            ),
             (parse_quote!(self.safe), quote!(__self.safe)),
             (
                 parse_quote!(self.replayable(&key) && Self::SAFE),

@@ -25,6 +25,7 @@ mod shape;
 mod text;
 mod valid;
 mod values;
+mod walk;
 
 #[cfg(test)]
 mod fuzz;

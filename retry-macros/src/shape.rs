@@ -25,9 +25,9 @@
 
 use crate::errors::Errors;
 use crate::text;
+use crate::walk::{self, Walk};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-use syn::visit_mut::{self, VisitMut};
 use syn::{
     Block, Expr, GenericArgument, ItemFn, Pat, PathArguments, ReturnType, Signature, Stmt, Type,
     TypeParamBound,
@@ -73,7 +73,7 @@ impl Slot<'_> {
         let Slot { func, ret, wrapper } = self;
         let rewrite = |block: &mut Block| rewrite(block, &ret, wrapper);
         let mut search = Search::new(func.sig.asyncness.is_some(), Some(rewrite));
-        search.visit_block_mut(&mut func.block);
+        search.block(&mut func.block);
         // Nothing wraps the body: it is the function's block.
         if let Some(rewrite) = search.rewrite.take() {
             rewrite(&mut func.block);
@@ -106,7 +106,7 @@ pub(crate) fn locate<'a>(func: &'a mut ItemFn, errors: &mut Errors) -> Option<Sl
     };
 
     let mut search = Search::new(is_async, None::<fn(&mut Block)>);
-    search.visit_block_mut(&mut func.block);
+    search.block(&mut func.block);
     let (ret, ret_span, wrapper) = if let Some(found) = search.found {
         let (ret, ret_span) = match found.ret {
             Some(ret) => {
@@ -232,7 +232,7 @@ impl<F: FnOnce(&mut Block)> Search<F> {
         self.found = Some(Found { ret, wrapper });
         self.count += 1;
         let count = self.count;
-        self.visit_block_mut(block);
+        self.block(block);
         if self.count == count {
             if let Some(rewrite) = self.rewrite.take() {
                 rewrite(block);
@@ -242,8 +242,8 @@ impl<F: FnOnce(&mut Block)> Search<F> {
     }
 }
 
-impl<F: FnOnce(&mut Block)> VisitMut for Search<F> {
-    fn visit_block_mut(&mut self, block: &mut Block) {
+impl<F: FnOnce(&mut Block)> Walk for Search<F> {
+    fn block(&mut self, block: &mut Block) {
         if self.done {
             return;
         }
@@ -266,10 +266,10 @@ impl<F: FnOnce(&mut Block)> VisitMut for Search<F> {
             self.tokio_ok = false;
             return self.enter(&mut body.block, None, Wrapper::Tokio);
         }
-        visit_mut::visit_block_mut(self, block);
+        walk::walk_block(self, block);
     }
 
-    fn visit_local_mut(&mut self, local: &mut syn::Local) {
+    fn local(&mut self, local: &mut syn::Local) {
         if self.done {
             return;
         }
@@ -284,17 +284,13 @@ impl<F: FnOnce(&mut Block)> VisitMut for Search<F> {
             self.tokio_ok = false;
             return self.enter(&mut user.block, Some(ret), Wrapper::AsyncTrait);
         }
-        visit_mut::visit_local_mut(self, local);
+        walk::walk_local(self, local);
     }
 
-    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+    fn expr(&mut self, expr: &mut Expr) {
         if !self.done {
-            visit_mut::visit_expr_mut(self, expr);
+            walk::walk_expr(self, expr);
         }
-    }
-
-    fn visit_item_mut(&mut self, _: &mut syn::Item) {
-        // A nested item is not the function's body.
     }
 }
 
@@ -492,28 +488,9 @@ fn last_generic<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
 
 /// `impl Trait` cannot be written in a `let` type: the type checker fills in `_` instead, as
 /// tracing-attributes' `ImplTraitEraser` does. Also returns whether the type has `_` in it.
-pub(crate) fn infer_impl_trait(mut ty: Type) -> (Type, bool) {
-    struct Infer(bool);
-    impl VisitMut for Infer {
-        fn visit_type_mut(&mut self, ty: &mut Type) {
-            match ty {
-                Type::ImplTrait(t) => {
-                    let span = t.span();
-                    *ty = syn::parse_quote_spanned!(span=> _);
-                    self.0 = true;
-                }
-                Type::Infer(_) => self.0 = true,
-                _ => visit_mut::visit_type_mut(self, ty),
-            }
-        }
-
-        fn visit_expr_mut(&mut self, _: &mut Expr) {
-            // An array's length: what is in it is not the return type.
-        }
-    }
-    let mut infer = Infer(false);
-    infer.visit_type_mut(&mut ty);
-    (ty, infer.0)
+fn infer_impl_trait(mut ty: Type) -> (Type, bool) {
+    let infers = walk::infer_types(&mut ty);
+    (ty, infers)
 }
 
 #[cfg(test)]
@@ -607,7 +584,17 @@ mod tests {
 
     #[test]
     fn impl_trait_becomes_inferred() {
-        let cases: [(Type, &str, bool); 4] = [
+        let cases: [(Type, &str, bool); 6] = [
+            (
+                syn::parse_quote!(Result<Box<dyn Iterator<Item = impl Sized>>, E>),
+                "Result < Box < dyn Iterator < Item = _ > > , E >",
+                true,
+            ),
+            (
+                syn::parse_quote!(Result<(fn(u8) -> impl Sized, <impl Sized as T>::X), E>),
+                "Result < (fn (u8) -> _ , < _ as T > :: X) , E >",
+                true,
+            ),
             (
                 syn::parse_quote!(Result<impl Iterator<Item = u8> + 'a, E>),
                 "Result < _ , E >",
