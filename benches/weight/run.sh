@@ -42,7 +42,7 @@ unset CARGO_TARGET_DIR CARGO_INCREMENTAL CARGO_BUILD_JOBS RUSTFLAGS CARGO_BUILD_
     CARGO_ENCODED_RUSTFLAGS RUSTC_WRAPPER CARGO_BUILD_RUSTC_WRAPPER CARGO_PROFILE_DEV_DEBUG
 
 # The features of retry-runtime, each measured alone on top of `default-features = false`.
-FEATURES=(tracing config-file http reqwest hyper tonic anyhow metrics serde tower)
+FEATURES=(tracing config-file aws-config http reqwest hyper tonic anyhow metrics serde tower)
 ALL=(backon default no-default tokio-retry2 "${FEATURES[@]/#/+}")
 read -r -a CONFIGS <<<"${ONLY:-${ALL[*]}}"
 

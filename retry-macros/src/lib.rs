@@ -80,7 +80,7 @@ use proc_macro::TokenStream;
 /// | `hedge_budget` | `"2%"`: about that share of the calls send a hedge; the delay rises above `hedge_after`'s as far as that takes, learned from the calls that hedged | none |
 /// | `on_retry` | path to `fn(&RetryEvent<'_, E>)`, called before each sleep and as each hedge starts | none |
 /// | `profile` | string: the environment and config file may set what the attribute leaves out under it | none |
-/// | `aws_config` | `true` / `false`: also read `AWS_RETRY_MODE`, `AWS_MAX_ATTEMPTS`, `AWS_NEW_RETRIES_2026` and the AWS shared config file, below the `RETRY_*` settings | `false` |
+/// | `aws_config` | `true` / `false`: also read `AWS_RETRY_MODE`, `AWS_MAX_ATTEMPTS`, `AWS_NEW_RETRIES_2026` and the AWS shared config file, below the `RETRY_*` settings (feature `aws-config`) | `false` |
 /// | `clone` | owned arguments cloned for each attempt: `clone(body, headers)` | none |
 /// | `crate` | path to the runtime crate if renamed | `::retry_runtime` |
 ///

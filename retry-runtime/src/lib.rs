@@ -289,9 +289,9 @@
 //! `#[retry(behavior = "2026", initial_backoff = "25ms", max_attempts = 4)]`. For long-polling
 //! operations (SQS `ReceiveMessage`, activity polls) add `long_polling = true`: when the bucket
 //! refuses a retry, the call sleeps the backoff before it returns the error, as the SDKs do,
-//! instead of letting the caller poll again at once. `aws_config = true` also reads the SDKs'
-//! own settings (`AWS_RETRY_MODE`, `AWS_MAX_ATTEMPTS`, `AWS_NEW_RETRIES_2026`, the shared config
-//! file; see [`config`]).
+//! instead of letting the caller poll again at once. `aws_config = true` (feature `aws-config`)
+//! also reads the SDKs' own settings (`AWS_RETRY_MODE`, `AWS_MAX_ATTEMPTS`,
+//! `AWS_NEW_RETRIES_2026`, the shared config file; see [`config`]).
 //!
 //! # Observability
 //!
@@ -345,6 +345,8 @@
 //! - `tracing`: the events and spans above.
 //! - `config-file`: the TOML file named by `RETRY_CONFIG_FILE` (see Configuration above),
 //!   parsed by the `toml` crate; without it a file named there is one warning.
+//! - `aws-config`: the AWS SDKs' own settings for a function with `aws_config = true` (see
+//!   [`config`]); without it, `aws_config = true` is a compile error that names the feature.
 //! - `metrics`: counters and gauges per function through the `metrics` facade (`meters`).
 //! - `serde`: `serde::Deserialize` for [`Policy`].
 //! - `http`: `Classify` for `http::StatusCode` and `http::Response`,

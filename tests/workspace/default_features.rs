@@ -1,7 +1,9 @@
-//! The workspace's tests build the runtime with the features they need, `config-file` among
-//! them; the runtime's default build reads no config file, and a `RETRY_CONFIG_FILE` there is
-//! one warning. This test runs the runtime's configuration unit tests in a build with its
-//! default features alone, so `cargo test` covers that warning too:
+//! The workspace's tests build the runtime with the features they need, `config-file` and
+//! `aws-config` among them; the runtime's default build reads no config file, and a
+//! `RETRY_CONFIG_FILE` there is one warning. This test runs the runtime's configuration unit
+//! tests in a build with its default features alone, so `cargo test` covers that warning too;
+//! and a user's crate on the default features that asks for the AWS SDKs' settings, which they
+//! do not build, is a compile error that names the feature:
 //!
 //! ```text
 //! cargo test -p retry-runtime --lib config::
@@ -16,6 +18,88 @@ fn the_default_build_reads_no_config_file_and_warns_once() {
     assert!(out.status.success(), "{}", text(&out));
     let test = "config::tests::without_the_config_file_feature_a_named_file_is_one_warning";
     assert!(stdout.contains(&format!("test {test} ... ok")), "{stdout}");
-    // The file's own parser is not in this build: none of its tests ran.
+    // The file's own parser is not in this build, nor the AWS SDKs' settings: none of their
+    // tests ran.
     assert!(!stdout.contains("config::file::"), "{stdout}");
+    assert!(!stdout.contains("config::aws::"), "{stdout}");
+}
+
+/// A user's crate on the runtime's default features: `aws_config = true` in the attribute, and
+/// with its `policy` feature `Policy::aws_config(true)` too.
+const AWS_PROBE: &str = r#"
+use retry_runtime::{ErrorClass, retry};
+
+#[retry(aws_config = true)]
+async fn get() -> Result<u32, ErrorClass> {
+    Ok(1)
+}
+
+#[cfg(feature = "policy")]
+fn policy() -> retry_runtime::Policy {
+    retry_runtime::Policy::new().aws_config(true)
+}
+
+fn main() {
+    let _ = get();
+    #[cfg(feature = "policy")]
+    let _ = policy();
+}
+"#;
+
+/// The probe crate in `target/probes/aws-config-off`, with the workspace's lock file, built in
+/// the test build's target directory.
+fn aws_probe() -> std::path::PathBuf {
+    let dir = crate::target().join("probes").join("aws-config-off");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let runtime = crate::root().join("retry-runtime");
+    let manifest = format!(
+        r#"[package]
+name = "aws-config-off"
+version = "0.0.0"
+edition = "2024"
+publish = false
+
+[workspace]
+
+[dependencies]
+retry-runtime = {{ path = {runtime:?} }}
+
+[features]
+policy = []
+"#
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::write(dir.join("src").join("main.rs"), AWS_PROBE).unwrap();
+    std::fs::copy(crate::root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    dir
+}
+
+/// Without the `aws-config` feature the AWS SDKs' settings are not built in, and asking for them
+/// is a compile error that names the feature, in the attribute and in a `Policy`: never a
+/// function that silently reads nothing.
+#[test]
+fn without_the_aws_config_feature_asking_for_the_aws_settings_names_the_feature() {
+    let dir = aws_probe();
+    let out = crate::cargo_in(&dir, &["check", "--quiet"], &[]);
+    let all = text(&out);
+    assert!(!out.status.success(), "{all}");
+    assert!(
+        all.contains(
+            "`aws_config = true` reads the AWS SDKs' settings, which needs the `aws-config` \
+             feature of `retry-runtime`: `retry-runtime = { version = \"0.1\", features = \
+             [\"aws-config\"] }`"
+        ),
+        "{all}"
+    );
+
+    let out = crate::cargo_in(&dir, &["check", "--quiet", "--features", "policy"], &[]);
+    let all = text(&out);
+    assert!(!out.status.success(), "{all}");
+    assert!(
+        all.contains(
+            "error[E0277]: `aws_config` reads the AWS SDKs' settings, which needs the \
+             `aws-config` feature of `retry-runtime`"
+        ),
+        "{all}"
+    );
 }

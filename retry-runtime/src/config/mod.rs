@@ -6,8 +6,10 @@
 //! 2. the environment: `RETRY_<PROFILE>_<KEY>` for a function with `profile = "..."` (the
 //!    profile upper-cased, `-` written `_`: `RETRY_BILLING_EU_MAX_ATTEMPTS`), then
 //!    `RETRY_<KEY>`;
-//! 3. for a function with `aws_config = true`, the AWS SDKs' variables: `AWS_RETRY_MODE`,
-//!    `AWS_MAX_ATTEMPTS`, and `AWS_NEW_RETRIES_2026=true` for `behavior = "2026"`;
+//! 3. for a function with `aws_config = true` (feature `aws-config`, off by default: without it
+//!    `aws_config = true` is a compile error that names the feature), the AWS SDKs' variables:
+//!    `AWS_RETRY_MODE`, `AWS_MAX_ATTEMPTS`, and `AWS_NEW_RETRIES_2026=true` for
+//!    `behavior = "2026"`;
 //! 4. the TOML file named by `RETRY_CONFIG_FILE` (feature `config-file`, off by default: without
 //!    it a file named there is one warning): its `[profile.NAME]` table, then its `[default]`
 //!    table;
@@ -92,7 +94,14 @@ use std::ffi::OsString;
 use std::fmt;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
+#[cfg(feature = "aws-config")]
 mod aws;
+
+/// Why `aws_config = true` is refused without the `aws-config` feature, where it is written:
+/// the attribute's site (a compile error) and a policy read with serde.
+pub(crate) const AWS_CONFIG_OFF: &str = "`aws_config = true` reads the AWS SDKs' settings, which \
+    needs the `aws-config` feature of `retry-runtime`: \
+    `retry-runtime = { version = \"0.1\", features = [\"aws-config\"] }`";
 mod explain;
 #[cfg(feature = "config-file")]
 mod file;
@@ -262,13 +271,15 @@ pub(crate) fn resolve(
     let env = &|name: &str| std::env::var_os(name);
     let sources = SOURCES.get_or_init(|| Sources::load(env, &mut |w| warn(&w)));
     let layers = sources.layers(profile, env, &mut |w| warn(&w));
-    let (layers, note) = if !outside {
+    let (layers, note) = match (outside, aws_config) {
         // The keys come from the code alone (a gRPC service config's policy).
-        (Vec::new(), None)
-    } else if aws_config {
-        sources.with_aws(layers, env, &mut |w| warn(&w))
-    } else {
-        (layers.to_vec(), None)
+        (false, _) => (Vec::new(), None),
+        #[cfg(feature = "aws-config")]
+        (true, true) => sources.with_aws(layers, env, &mut |w| warn(&w)),
+        // Without the `aws-config` feature no function asks for the AWS settings: the
+        // attribute's `aws_config = true`, `Policy::aws_config` and a serde policy's
+        // `aws_config` are refused where they are written.
+        (true, _) => (layers.to_vec(), None),
     };
     let resolution = resolution(
         Written {
@@ -488,6 +499,7 @@ fn build(chosen: &[Option<(Value, Source)>; KEYS]) -> Keys {
 
 /// The AWS SDKs' settings: the variables' layer, the shared config file's, and why none of
 /// the file's values apply, if `AWS_PROFILE` names a profile that is nowhere.
+#[cfg(feature = "aws-config")]
 struct Aws {
     env: Layer,
     file: Layer,
@@ -502,6 +514,7 @@ struct Sources {
     profile_env: Mutex<Vec<(Box<str>, Layer)>>,
     /// The AWS variables and shared config file, read when a function with `aws_config = true`
     /// first resolves.
+    #[cfg(feature = "aws-config")]
     aws: OnceLock<Aws>,
 }
 
@@ -518,12 +531,14 @@ impl Sources {
             env: layer,
             file,
             profile_env: Mutex::new(Vec::new()),
+            #[cfg(feature = "aws-config")]
             aws: OnceLock::new(),
         }
     }
 
     /// `layers` with the AWS SDKs' settings in their places: the `AWS_*` variables below the
     /// `RETRY_*` ones, the shared config file below `RETRY_CONFIG_FILE`.
+    #[cfg(feature = "aws-config")]
     fn with_aws(
         &self,
         layers: [Layer; 4],

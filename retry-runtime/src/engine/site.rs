@@ -116,9 +116,16 @@ impl Site {
     }
 
     /// Also reads the AWS SDKs' settings (`aws_config`): `AWS_RETRY_MODE`, `AWS_MAX_ATTEMPTS`,
-    /// `AWS_NEW_RETRIES_2026` and the shared config file, below the `RETRY_*` ones.
+    /// `AWS_NEW_RETRIES_2026` and the shared config file, below the `RETRY_*` ones. Without the
+    /// `aws-config` feature, `true` fails the evaluation of the function's `static` site, where
+    /// the attribute writes this call: a compile error that names the feature.
     #[must_use]
     pub const fn aws_config(mut self, aws_config: bool) -> Site {
+        assert!(
+            !aws_config || cfg!(feature = "aws-config"),
+            "{}",
+            crate::config::AWS_CONFIG_OFF
+        );
         self.aws_config = aws_config;
         self
     }

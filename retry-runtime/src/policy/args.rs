@@ -9,6 +9,19 @@ use crate::observe::event::RetryEvent;
 use crate::spec::HedgeSpec;
 use std::time::Duration;
 
+/// What [`Policy::aws_config`](super::Policy::aws_config) needs: the `aws-config` feature,
+/// which brings the reader of the AWS SDKs' settings. Every type meets it when the feature is
+/// on, and none otherwise, so that a call without it is a compile error that names the feature.
+#[diagnostic::on_unimplemented(
+    message = "`aws_config` reads the AWS SDKs' settings, which needs the `aws-config` feature of `retry-runtime`",
+    label = "`aws_config`, in a build without the `aws-config` feature",
+    note = "`retry-runtime = {{ version = \"0.1\", features = [\"aws-config\"] }}`"
+)]
+pub trait AwsConfig {}
+
+#[cfg(feature = "aws-config")]
+impl<T: ?Sized> AwsConfig for T {}
+
 /// A value `hedge_after` takes: a [`Duration`], or a percentile (or a duration) written as the
 /// attribute writes it (`"p95"`, `"50ms"`).
 pub trait HedgeValue {

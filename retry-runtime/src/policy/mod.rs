@@ -18,7 +18,7 @@ pub use args::{NoHook, NoRepeat};
 pub use call::Retry;
 pub use kind::Kind;
 
-pub(crate) use args::{BreakerValue, BudgetValue, HedgeValue, Hook, Repeat};
+pub(crate) use args::{AwsConfig, BreakerValue, BudgetValue, HedgeValue, Hook, Repeat};
 use call::{Drive, Own, Parts};
 pub(crate) use kind::{
     ByClassify, ClassOutput, ClassifiesWith, Conversions, ErrorTypeFor, GuardsFor, Stops,
@@ -335,8 +335,13 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     /// Also reads the AWS SDKs' settings, as `aws_config`: `AWS_RETRY_MODE`, `AWS_MAX_ATTEMPTS`,
     /// `AWS_NEW_RETRIES_2026` and the shared config file (`AWS_CONFIG_FILE`, else
     /// `~/.aws/config`, profile `AWS_PROFILE`, else `default`), below the `RETRY_*` variables.
+    /// Needs the `aws-config` feature (off by default): without it, a call is a compile error
+    /// that names the feature.
     #[must_use]
-    pub const fn aws_config(mut self, aws_config: bool) -> Self {
+    pub const fn aws_config(mut self, aws_config: bool) -> Self
+    where
+        C: AwsConfig,
+    {
         self.site.aws_config = aws_config;
         self
     }
@@ -1116,7 +1121,13 @@ impl<'de, C: ByClassify> serde::de::Visitor<'de> for PolicyVisitor<C> {
                 "idempotent" => policy = policy.idempotent(map.next_value()?),
                 "idempotency_key" => policy = policy.idempotency_key(map.next_value()?),
                 "long_polling" => policy.site.long_polling = map.next_value()?,
-                "aws_config" => policy.site.aws_config = map.next_value()?,
+                "aws_config" => {
+                    let aws_config: bool = map.next_value()?;
+                    if aws_config && !cfg!(feature = "aws-config") {
+                        return Err(A::Error::custom(crate::config::AWS_CONFIG_OFF));
+                    }
+                    policy.site.aws_config = aws_config;
+                }
                 "partition" => {
                     let partition: String = map.next_value()?;
                     policy = policy.partition_named(&partition);
