@@ -99,6 +99,14 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     for g in args.guard.iter().flat_map(|g| &g.value.0) {
         site_options.extend(quote_spanned!(g.span()=> .guard(&#g)));
     }
+    // The AWS SDKs' settings are the runtime's `aws-config` feature: without it, this bound is
+    // the compile error that names the feature, on the key.
+    let aws_config = match &args.aws_config {
+        Some(aws) if aws.value => {
+            quote_spanned!(aws.key.span()=> const _: () = #p::needs_aws_config::<()>();)
+        }
+        _ => TokenStream::new(),
+    };
     let keys = quote!(#p::Keys::new() #keys);
 
     // An idempotency key makes an attempt that wrote it safe to repeat: the engine retries such
@@ -227,6 +235,7 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     let new_call = quote_spanned! {ret_span=>
         #at_ret::Call::new(
             {
+                #aws_config
                 static #site: #p::Site = #p::Site::new(#name, #keys) #site_options;
                 &#site
             },

@@ -17,6 +17,11 @@ pub use crate::protect::bucket::TokenBucket;
 pub use crate::protect::budget::RetryBudget;
 pub use crate::protect::guard::{Guard, Guards, Refused};
 pub use crate::runtime::AsyncRuntime;
+
+/// What the attribute's `aws_config = true` asks, in a `const` spelled at the key: the
+/// `aws-config` feature, which only then meets the bound, so that without it the key is a
+/// compile error that names the feature.
+pub const fn needs_aws_config<T: crate::policy::AwsConfig + ?Sized>() {}
 pub use crate::runtime::sleep;
 pub use crate::runtime::thread_sleep;
 pub use crate::spec::{Behavior, HedgeSpec, Jitter, Keys, Mode};

@@ -80,26 +80,27 @@ policy = []
 #[test]
 fn without_the_aws_config_feature_asking_for_the_aws_settings_names_the_feature() {
     let dir = aws_probe();
+    let error = "error[E0277]: `aws_config` reads the AWS SDKs' settings, which needs the \
+                 `aws-config` feature of `retry-runtime`";
+    // The attribute's key (line 4, column 9).
     let out = crate::cargo_in(&dir, &["check", "--quiet"], &[]);
     let all = text(&out);
     assert!(!out.status.success(), "{all}");
+    assert_eq!(all.matches(error).count(), 1, "{all}");
+    assert!(
+        all.contains(&format!("{error}\n  --> src/main.rs:4:9")),
+        "{all}"
+    );
     assert!(
         all.contains(
-            "`aws_config = true` reads the AWS SDKs' settings, which needs the `aws-config` \
-             feature of `retry-runtime`: `retry-runtime = { version = \"0.1\", features = \
-             [\"aws-config\"] }`"
+            "= note: `retry-runtime = { version = \"0.1\", features = [\"aws-config\"] }`"
         ),
         "{all}"
     );
-
+    // And `Policy::aws_config` (line 11).
     let out = crate::cargo_in(&dir, &["check", "--quiet", "--features", "policy"], &[]);
     let all = text(&out);
     assert!(!out.status.success(), "{all}");
-    assert!(
-        all.contains(
-            "error[E0277]: `aws_config` reads the AWS SDKs' settings, which needs the \
-             `aws-config` feature of `retry-runtime`"
-        ),
-        "{all}"
-    );
+    assert_eq!(all.matches(error).count(), 2, "{all}");
+    assert!(all.contains("--> src/main.rs:11:34"), "{all}");
 }

@@ -96,12 +96,6 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 #[cfg(feature = "aws-config")]
 mod aws;
-
-/// Why `aws_config = true` is refused without the `aws-config` feature, where it is written:
-/// the attribute's site (a compile error) and a policy read with serde.
-pub(crate) const AWS_CONFIG_OFF: &str = "`aws_config = true` reads the AWS SDKs' settings, which \
-    needs the `aws-config` feature of `retry-runtime`: \
-    `retry-runtime = { version = \"0.1\", features = [\"aws-config\"] }`";
 mod explain;
 #[cfg(feature = "config-file")]
 mod file;

@@ -116,16 +116,11 @@ impl Site {
     }
 
     /// Also reads the AWS SDKs' settings (`aws_config`): `AWS_RETRY_MODE`, `AWS_MAX_ATTEMPTS`,
-    /// `AWS_NEW_RETRIES_2026` and the shared config file, below the `RETRY_*` ones. Without the
-    /// `aws-config` feature, `true` fails the evaluation of the function's `static` site, where
-    /// the attribute writes this call: a compile error that names the feature.
+    /// `AWS_NEW_RETRIES_2026` and the shared config file, below the `RETRY_*` ones. (Without the
+    /// `aws-config` feature the attribute's `aws_config = true` is refused by
+    /// [`needs_aws_config`](crate::__private::needs_aws_config), before it comes here.)
     #[must_use]
     pub const fn aws_config(mut self, aws_config: bool) -> Site {
-        assert!(
-            !aws_config || cfg!(feature = "aws-config"),
-            "{}",
-            crate::config::AWS_CONFIG_OFF
-        );
         self.aws_config = aws_config;
         self
     }

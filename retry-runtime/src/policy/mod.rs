@@ -1124,7 +1124,10 @@ impl<'de, C: ByClassify> serde::de::Visitor<'de> for PolicyVisitor<C> {
                 "aws_config" => {
                     let aws_config: bool = map.next_value()?;
                     if aws_config && !cfg!(feature = "aws-config") {
-                        return Err(A::Error::custom(crate::config::AWS_CONFIG_OFF));
+                        return Err(A::Error::custom(
+                            "aws_config: reading the AWS SDKs' settings needs the `aws-config` \
+                             feature of `retry-runtime`",
+                        ));
                     }
                     policy.site.aws_config = aws_config;
                 }
