@@ -24,11 +24,14 @@ fn the_default_build_reads_no_config_file_and_warns_once() {
     assert!(!stdout.contains("config::aws::"), "{stdout}");
 }
 
-/// A user's crate on the runtime's default features: `aws_config = true` in the attribute, and
-/// with its `policy` feature `Policy::aws_config(true)` too.
+/// A user's crate on the runtime's default features: `aws_config = true` in the attribute (its
+/// `attribute` feature), in `Policy::aws_config(true)` (`policy`), and in a policy read with
+/// serde (`serde`, which turns on the runtime's).
 const AWS_PROBE: &str = r#"
+#[cfg(feature = "attribute")]
 use retry_runtime::{ErrorClass, retry};
 
+#[cfg(feature = "attribute")]
 #[retry(aws_config = true)]
 async fn get() -> Result<u32, ErrorClass> {
     Ok(1)
@@ -39,12 +42,36 @@ fn policy() -> retry_runtime::Policy {
     retry_runtime::Policy::new().aws_config(true)
 }
 
+/// A policy read with serde, from a map that sets `aws_config`.
+#[cfg(feature = "serde")]
+fn read(aws_config: bool) -> Result<retry_runtime::Policy, serde::de::value::Error> {
+    use serde::Deserialize;
+    let map = serde::de::value::MapDeserializer::new([("aws_config", aws_config)].into_iter());
+    retry_runtime::Policy::deserialize(map)
+}
+
+#[cfg(not(feature = "attribute"))]
+fn get() {}
+
 fn main() {
     let _ = get();
     #[cfg(feature = "policy")]
     let _ = policy();
+    #[cfg(feature = "serde")]
+    {
+        assert!(read(false).is_ok());
+        println!("{}", read(true).unwrap_err());
+    }
 }
 "#;
+
+/// The line of the probe's `main.rs` (1-based) that has `text`.
+fn line_of(text: &str) -> usize {
+    1 + AWS_PROBE
+        .lines()
+        .position(|l| l.contains(text))
+        .expect("in the probe")
+}
 
 /// The probe crate in `target/probes/aws-config-off`, with the workspace's lock file, built in
 /// the test build's target directory.
@@ -63,9 +90,12 @@ publish = false
 
 [dependencies]
 retry-runtime = {{ path = {runtime:?} }}
+serde = {{ version = "1", optional = true }}
 
 [features]
+attribute = []
 policy = []
+serde = ["dep:serde", "retry-runtime/serde"]
 "#
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
@@ -82,25 +112,38 @@ fn without_the_aws_config_feature_asking_for_the_aws_settings_names_the_feature(
     let dir = aws_probe();
     let error = "error[E0277]: `aws_config` reads the AWS SDKs' settings, which needs the \
                  `aws-config` feature of `retry-runtime`";
-    // The attribute's key (line 4, column 9).
-    let out = crate::cargo_in(&dir, &["check", "--quiet"], &[]);
+    // On the attribute's key.
+    let out = crate::cargo_in(&dir, &["check", "--quiet", "--features", "attribute"], &[]);
     let all = text(&out);
     assert!(!out.status.success(), "{all}");
     assert_eq!(all.matches(error).count(), 1, "{all}");
-    assert!(
-        all.contains(&format!("{error}\n  --> src/main.rs:4:9")),
-        "{all}"
+    let at = format!(
+        "--> src/main.rs:{}:9",
+        line_of("#[retry(aws_config = true)]")
     );
+    assert!(all.contains(&at), "{all}");
     assert!(
         all.contains(
             "= note: `retry-runtime = { version = \"0.1\", features = [\"aws-config\"] }`"
         ),
         "{all}"
     );
-    // And `Policy::aws_config` (line 11).
+    // On `Policy::aws_config`.
     let out = crate::cargo_in(&dir, &["check", "--quiet", "--features", "policy"], &[]);
     let all = text(&out);
     assert!(!out.status.success(), "{all}");
-    assert_eq!(all.matches(error).count(), 2, "{all}");
-    assert!(all.contains("--> src/main.rs:11:34"), "{all}");
+    assert_eq!(all.matches(error).count(), 1, "{all}");
+    let at = format!("--> src/main.rs:{}:34", line_of(".aws_config(true)"));
+    assert!(all.contains(&at), "{all}");
+    // And a policy read with serde: an error, where `aws_config = false` reads.
+    let out = crate::cargo_in(&dir, &["run", "--quiet", "--features", "serde"], &[]);
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(
+            "aws_config: reading the AWS SDKs' settings needs the `aws-config` feature of \
+             `retry-runtime`"
+        ),
+        "{all}"
+    );
 }
