@@ -73,35 +73,18 @@ fn line_of(text: &str) -> usize {
         .expect("in the probe")
 }
 
-/// The probe crate in `target/probes/aws-config-off`, with the workspace's lock file, built in
-/// the test build's target directory.
+/// The probe crate on the runtime's default features.
 fn aws_probe() -> std::path::PathBuf {
-    let dir = crate::target().join("probes").join("aws-config-off");
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    let runtime = crate::root().join("retry-runtime");
-    let manifest = format!(
-        r#"[package]
-name = "aws-config-off"
-version = "0.0.0"
-edition = "2024"
-publish = false
-
-[workspace]
-
-[dependencies]
-retry-runtime = {{ path = {runtime:?} }}
-serde = {{ version = "1", optional = true }}
+    let tail = r#"[dependencies]
+retry-runtime = { path = {runtime} }
+serde = { version = "1", optional = true }
 
 [features]
 attribute = []
 policy = []
 serde = ["dep:serde", "retry-runtime/serde"]
-"#
-    );
-    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
-    std::fs::write(dir.join("src").join("main.rs"), AWS_PROBE).unwrap();
-    std::fs::copy(crate::root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-    dir
+"#;
+    crate::probe_crate("aws-config-off", tail, AWS_PROBE)
 }
 
 /// Without the `aws-config` feature the AWS SDKs' settings are not built in, and asking for them

@@ -48,6 +48,25 @@ fn cargo(args: &[&str]) -> Output {
     cargo_in(root(), args, &[])
 }
 
+/// A user's crate, `NAME` with `main.rs`, in `target/probes/NAME`, whose manifest ends with
+/// `tail` (its dependencies and features; `{runtime}` is the path of `retry-runtime`), with the
+/// workspace's lock file (the same versions, nothing to resolve); built in the test build's
+/// target directory.
+fn probe_crate(name: &str, tail: &str, main_rs: &str) -> PathBuf {
+    let dir = target().join("probes").join(name);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let runtime = format!("{:?}", root().join("retry-runtime"));
+    let manifest = format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\
+         publish = false\n\n[workspace]\n\n{}",
+        tail.replace("{runtime}", &runtime)
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::write(dir.join("src").join("main.rs"), main_rs).unwrap();
+    std::fs::copy(root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    dir
+}
+
 /// What a command printed, both streams, for a failed assertion's message.
 fn text(out: &Output) -> String {
     format!(

@@ -11,7 +11,7 @@
 //! cargo test -p retry-runtime --no-default-features --features smol --test smol
 //! ```
 
-use crate::{cargo, cargo_in, root, target, text};
+use crate::{cargo, cargo_in, probe_crate, text};
 use std::path::PathBuf;
 
 const SMOL: [&str; 4] = [
@@ -123,35 +123,17 @@ fn main() {
 }
 "#;
 
-/// The probe crate with `retry-runtime`'s default features off, in `target/probes/NAME`, with
-/// the workspace's lock file (the same versions, nothing to resolve); built in the test build's
-/// target directory.
+/// The probe crate with `retry-runtime`'s default features off.
 fn probe(name: &str) -> PathBuf {
-    let dir = target().join("probes").join(name);
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    let runtime = root().join("retry-runtime");
-    let manifest = format!(
-        r#"[package]
-name = "{name}"
-version = "0.0.0"
-edition = "2024"
-publish = false
-
-[workspace]
-
-[dependencies]
-retry-runtime = {{ path = {runtime:?}, default-features = false }}
-tokio = {{ version = "1.40", optional = true, features = ["rt", "time", "test-util"] }}
+    let tail = r#"[dependencies]
+retry-runtime = { path = {runtime}, default-features = false }
+tokio = { version = "1.40", optional = true, features = ["rt", "time", "test-util"] }
 
 [features]
 async = []
 tokio = ["dep:tokio", "async", "retry-runtime/tokio", "retry-runtime/smol"]
-"#
-    );
-    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
-    std::fs::write(dir.join("src").join("main.rs"), PROBE).unwrap();
-    std::fs::copy(root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-    dir
+"#;
+    probe_crate(name, tail, PROBE)
 }
 
 #[test]
