@@ -3,7 +3,9 @@
 # runtime and calls one retried async function), the number of crates cargo compiles and the
 # time of a clean `cargo build` (debug profile), for retry-runtime with its default features,
 # without them, with each feature alone on top of none, and for backon and tokio-retry2 doing
-# the same with their default features.
+# the same with their default features. The program's retried function is async, so the
+# configurations without the default features keep the `tokio` feature (the default's only
+# one) beside theirs: without a runtime feature the call is a compile error that names them.
 #
 #   bash benches/weight/run.sh                       # every configuration, 3 timed runs of each
 #   RUNS=5 ONLY="default no-default backon tokio-retry2" bash benches/weight/run.sh
@@ -61,8 +63,8 @@ RUNTIME="retry-runtime = { path = \"$ROOT/retry-runtime\""
 dependency() { # dependency CONFIG -> the line of Cargo.toml that differs
     case "$1" in
     default) echo "$RUNTIME }" ;;
-    no-default) echo "$RUNTIME, default-features = false }" ;;
-    +*) echo "$RUNTIME, default-features = false, features = [\"${1#+}\"] }" ;;
+    no-default) echo "$RUNTIME, default-features = false, features = [\"tokio\"] }" ;;
+    +*) echo "$RUNTIME, default-features = false, features = [\"tokio\", \"${1#+}\"] }" ;;
     backon) echo 'backon = "1.6"' ;;
     tokio-retry2) echo 'tokio-retry2 = "0.9"' ;;
     *)
