@@ -255,7 +255,7 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     };
     let new_call = match refusing {
         Some(span) => {
-            quote_spanned!(span=> #new_call.with_refused(|refused| {
+            quote_spanned!(span=> #new_call.on_stop(|refused| {
                 #p::RetryResult::from_err(::core::convert::From::from(refused))
             }))
         }

@@ -436,8 +436,8 @@ impl Client {
                     |_: &retry_runtime::RetryEvent<'_, SimError>| {},
                 );
                 match (self.breaker || self.guards, hedged) {
-                    (true, false) => call.with_refused(refused).run(attempt).await,
-                    (true, true) => call.with_refused(refused).run_hedged(attempt).await,
+                    (true, false) => call.on_stop(refused).run(attempt).await,
+                    (true, true) => call.on_stop(refused).run_hedged(attempt).await,
                     (false, false) => call.run(attempt).await,
                     (false, true) => call.run_hedged(attempt).await,
                 }

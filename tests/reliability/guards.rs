@@ -268,7 +268,7 @@ fn check(case: &Case, tally: &mut Tally) -> Result<(), TestCaseError> {
             never_repeat::<u32>,
             no_hook::<TestError>,
         )
-        .with_refused(|r| Err(TestError::from(r)));
+        .on_stop(|r| Err(TestError::from(r)));
         // A call whose attempts hang and which has no deadline would wait forever: its caller
         // gives up after a minute.
         let ms = case.drop_after_ms.unwrap_or(60_000);

@@ -263,7 +263,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
 impl<'a, R, K: TimerKind, C, P, O, X> Call<'a, R, K, P, Hooks<C, O, X>> {
     /// [`of`](Call::of) with what a refused call returns (`refused`) and, when `once`, one
     /// attempt whatever the settings: the call is built where it will stay, not moved again
-    /// by [`with_refused`](Call::with_refused) and [`once`](Call::once).
+    /// by [`on_stop`](Call::on_stop) and [`once`](Call::once).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn of_all(
         site: &'a Site,
@@ -339,7 +339,7 @@ impl<'a, R, K: TimerKind, C, P, O> Call<'a, R, K, P, Hooks<C, O>> {
     /// a closure of it), which a call that its function's breaker (`breaker = ...`) or one of its
     /// guards (`guard = ...`) refused returns. Without it ([`NoConversion`]), a refused first
     /// attempt runs anyway; a refused retry still ends the call.
-    pub fn with_refused<X: OnStop<R>>(self, refused: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
+    pub fn on_stop<X: OnStop<R>>(self, refused: X) -> Call<'a, R, K, P, Hooks<C, O, X>> {
         let Call {
             current,
             timer,
