@@ -25,7 +25,7 @@
 
 use crate::errors::Errors;
 use crate::text;
-use crate::walk::{self, Walk};
+use crate::walk::{self, Walk, infer_impl_trait};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{
@@ -484,13 +484,6 @@ fn last_generic<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
         GenericArgument::Type(t) => Some(t),
         _ => None,
     })
-}
-
-/// `impl Trait` cannot be written in a `let` type: the type checker fills in `_` instead, as
-/// tracing-attributes' `ImplTraitEraser` does. Also returns whether the type has `_` in it.
-fn infer_impl_trait(mut ty: Type) -> (Type, bool) {
-    let infers = walk::infer_types(&mut ty);
-    (ty, infers)
 }
 
 #[cfg(test)]

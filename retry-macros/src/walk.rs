@@ -5,9 +5,10 @@
 //! `self` in `expand`, the `impl Trait` of a return type in `shape`), and each looks at a few
 //! kinds of node only. A walk of its own, written here, spares every program that uses
 //! `#[retry]` the compile of syn's `visit-mut` (a generated visitor of every node of the syntax
-//! tree), where tokio's macros, which share syn with it, do not need one. Nested items, types
-//! and patterns (but for a match arm's guard) are not walked: no walk looks for anything in
-//! them.
+//! tree), where tokio's macros, which share syn with it, do not need one. The walk of a body
+//! ([`Walk`]) does not enter nested items, types or patterns (but for a match arm's guard), and
+//! the walk of a return type ([`infer_impl_trait`]) enters types only: no walk looks for
+//! anything elsewhere.
 
 use syn::{
     Block, Expr, GenericArgument, Local, Macro, Pat, Path, PathArguments, ReturnType, Stmt, Type,
@@ -158,14 +159,16 @@ fn walk_guards<W: Walk + ?Sized>(walk: &mut W, pat: &mut Pat) {
     }
 }
 
-/// Each `impl Trait` in `ty` replaced by `_`, wherever a type is written in it (the elements
-/// of references, slices, arrays, tuples and pointers, generic arguments, associated types,
-/// `Fn(..) -> ..` and `fn(..) -> ..`); returns whether `ty` has `_` in it, one of them or one
-/// written. An array's length is not the type's, and is left as written.
-pub(crate) fn infer_types(ty: &mut Type) -> bool {
+/// `ty` with each `impl Trait` replaced by `_`, which a `let` type cannot write and the type
+/// checker fills in instead, as tracing-attributes' `ImplTraitEraser` does: wherever a type is
+/// written in it (the elements of references, slices, arrays, tuples and pointers, generic
+/// arguments, associated types, `Fn(..) -> ..` and `fn(..) -> ..`). Also returns whether the
+/// type has `_` in it, one of them or one written. An array's length is not the type's, and is
+/// left as written.
+pub(crate) fn infer_impl_trait(mut ty: Type) -> (Type, bool) {
     let mut infers = false;
-    infer_type(ty, &mut infers);
-    infers
+    infer_type(&mut ty, &mut infers);
+    (ty, infers)
 }
 
 fn infer_type(ty: &mut Type, infers: &mut bool) {
