@@ -17,11 +17,6 @@ pub use crate::protect::bucket::TokenBucket;
 pub use crate::protect::budget::RetryBudget;
 pub use crate::protect::guard::{Guard, Guards, Refused};
 pub use crate::runtime::AsyncRuntime;
-
-/// What the attribute's `aws_config = true` asks, in a `const` spelled at the key: the
-/// `aws-config` feature, which only then meets the bound, so that without it the key is a
-/// compile error that names the feature.
-pub const fn needs_aws_config<T: crate::policy::AwsConfig + ?Sized>() {}
 pub use crate::runtime::sleep;
 pub use crate::runtime::thread_sleep;
 pub use crate::spec::{Behavior, HedgeSpec, Jitter, Keys, Mode};
@@ -29,6 +24,11 @@ pub use core::ops::ControlFlow;
 pub use std::time::Duration;
 
 use core::future::Future;
+
+/// What the attribute's `aws_config = true` asks, in a `const` spelled at the key: the
+/// `aws-config` feature, which only then meets the bound, so that without it the key is a
+/// compile error that names the feature.
+pub const fn needs_aws_config<T: crate::policy::AwsConfig + ?Sized>() {}
 
 /// The attempts of a hedged function, made by a closure that several attempts of one call
 /// share. A body that consumes an argument makes the closure `FnOnce`; the compiler then names

@@ -2,7 +2,8 @@
 //! each accepts and sealed (no other crate implements them, nor can name them): a
 //! `hedge_after`, a `budget` or a `breaker` written as a value or as the attribute writes it;
 //! the polling predicate and the hook a policy keeps, or their absence ([`NoRepeat`],
-//! [`NoHook`], which a policy's type names).
+//! [`NoHook`], which a policy's type names); and what `aws_config` needs, the `aws-config`
+//! feature ([`AwsConfig`]).
 
 use crate::engine::site::{BreakerRef, BudgetRef};
 use crate::observe::event::RetryEvent;

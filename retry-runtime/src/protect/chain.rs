@@ -495,13 +495,11 @@ impl Chain {
     ) -> Gate {
         // The guards alone (no breaker, a limiter that does not pace), all admitting: asked in
         // turn, here; any other answer is the general gate's to act on.
-        if let Stage::Start = from {
-            if self.guards_alone {
-                return match self.ask_guards(ticket, look) {
-                    Asked::Go => self.go(ticket),
-                    asked => self.answer(asked, ticket, look),
-                };
-            }
+        if matches!(from, Stage::Start) && self.guards_alone {
+            return match self.ask_guards(ticket, look) {
+                Asked::Go => self.go(ticket),
+                asked => self.answer(asked, ticket, look),
+            };
         }
         self.gate_along(ticket, from, look, changed)
     }
