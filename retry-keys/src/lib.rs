@@ -20,6 +20,8 @@
 //!   ([`did_you_mean`]).
 //! - The rules: [`Key::check`] (a value on its own) and [`Values::problems`] (the values
 //!   written together), each [`Problem`] with the key it is about and its texts.
+//! - The draws: [`Jitter::apply`] and [`Jitter::decorrelated`], the delay each jitter draws
+//!   from a computed backoff, generic over rand's generators; [`nanos`].
 //!
 //! ```
 //! use retry_keys::{Key, Values};
@@ -35,11 +37,13 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod draw;
 mod parse;
 mod rules;
 mod table;
 mod value;
 
+pub use draw::nanos;
 pub use parse::{
     DurationError, HedgeError, UnknownName, ValueError, did_you_mean, is_name, is_profile_name,
     parse_behavior, parse_budget_share, parse_count, parse_duration, parse_factor,

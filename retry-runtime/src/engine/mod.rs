@@ -53,7 +53,6 @@ use crate::protect::Ticket;
 use crate::protect::chain::{Gate, Look, Resume, Stage, Step, Stop};
 use crate::protect::guard::AttemptKind;
 use crate::runtime::{AsyncRuntime, Instant};
-use crate::spec::backoff;
 use crate::spec::{Jitter, Mode};
 use core::future::Future;
 use core::ops::ControlFlow;
@@ -1255,13 +1254,11 @@ where
             Jitter::Decorrelated => {
                 let bounds = (settings.backoff_after(1, throttled), settings.max_backoff);
                 let r = self.retrying();
-                let d = a.draw(|rng| backoff::decorrelated(bounds, r.previous_delay, rng));
+                let d = a.draw(|rng| Jitter::decorrelated(bounds, r.previous_delay, rng));
                 r.previous_delay = d;
                 d
             }
-            jitter => {
-                a.draw(|rng| backoff::apply(jitter, settings.backoff_after(n, throttled), rng))
-            }
+            jitter => a.draw(|rng| jitter.apply(settings.backoff_after(n, throttled), rng)),
         }
     }
 

@@ -1,41 +1,8 @@
 //! The delay before retry `n + 1`: exponential growth, then jitter, in whole nanoseconds.
 //! The same growth gives the attempt timeouts (`attempt_timeout_multiplier`).
 
-use rand::{Rng, RngExt};
-use retry_keys::Jitter;
+use retry_keys::nanos;
 use std::time::Duration;
-
-/// Applies a non-decorrelated jitter to the computed backoff `d`.
-pub(crate) fn apply<R: Rng + ?Sized>(jitter: Jitter, d: Duration, rng: &mut R) -> Duration {
-    let d_ns = nanos(d);
-    let ns = match jitter {
-        Jitter::None | Jitter::Decorrelated => d_ns,
-        Jitter::Full => rng.random_range(0..=d_ns),
-        Jitter::Equal => {
-            let half = d_ns / 2;
-            // d/2 + U[0, d - d/2] keeps the upper bound at d exactly for odd d.
-            half + rng.random_range(0..=d_ns - half)
-        }
-        Jitter::Fraction(j) => {
-            let u: f64 = rng.random();
-            let cut = (d_ns as f64 * j.clamp(0.0, 1.0) * u).floor();
-            d_ns - (cut as u64).min(d_ns)
-        }
-    };
-    Duration::from_nanos(ns)
-}
-
-/// `min(max_backoff, U[initial_backoff, 3 * previous])`.
-pub(crate) fn decorrelated<R: Rng + ?Sized>(
-    (initial, max): (Duration, Duration),
-    previous: Duration,
-    rng: &mut R,
-) -> Duration {
-    let lo = nanos(initial);
-    let hi = nanos(previous).saturating_mul(3).max(lo);
-    let ns = rng.random_range(lo..=hi);
-    Duration::from_nanos(ns.min(nanos(max)))
-}
 
 /// `min(base * factor^(n-1), cap)` in whole nanoseconds. Powers of an integral factor are
 /// computed exactly in integers; other factors in `f64`, rounded to the nearest nanosecond, so
@@ -82,24 +49,21 @@ fn grow_slow(base: Duration, factor: f64, n: u32, cap: Duration) -> Duration {
     Duration::from_nanos(ns.min(cap_ns))
 }
 
-/// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years).
-pub(crate) fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::spec::{Keys, Settings};
+    use rand::Rng;
+    use retry_keys::Jitter;
 
     /// The jittered delay after attempt `n`, as the engine draws it.
     fn delay<R: Rng + ?Sized>(keys: &Keys, n: u32, previous: Duration, rng: &mut R) -> Duration {
         let policy = Settings::of(keys);
         match policy.jitter {
             Jitter::Decorrelated => {
-                decorrelated((policy.initial_backoff, policy.max_backoff), previous, rng)
+                Jitter::decorrelated((policy.initial_backoff, policy.max_backoff), previous, rng)
             }
-            jitter => apply(jitter, policy.backoff_for(n), rng),
+            jitter => jitter.apply(policy.backoff_for(n), rng),
         }
     }
     use rand::SeedableRng;
