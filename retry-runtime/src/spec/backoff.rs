@@ -1,5 +1,6 @@
-//! The delay before retry `n + 1`: exponential growth, then jitter, in whole nanoseconds.
-//! The same growth gives the attempt timeouts (`attempt_timeout_multiplier`).
+//! The delay before retry `n + 1`: exponential growth in whole nanoseconds, which the engine
+//! then jitters with `retry_keys`' draws (`Jitter::apply`, `Jitter::decorrelated`). The same
+//! growth gives the attempt timeouts (`attempt_timeout_multiplier`).
 
 use retry_keys::nanos;
 use std::time::Duration;
