@@ -48,7 +48,6 @@ impl Jitter {
 /// assert_eq!(retry_keys::nanos(Duration::from_millis(3)), 3_000_000);
 /// assert_eq!(retry_keys::nanos(Duration::MAX), u64::MAX);
 /// ```
-#[inline]
 pub fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
