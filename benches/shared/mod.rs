@@ -65,8 +65,8 @@ pub async fn instrumented(x: u64) -> Result<u64, Error> {
     Ok(black_box(x).wrapping_add(1))
 }
 
-/// A guard of the user's own that admits everything and keeps nothing: what the seam itself
-/// costs.
+/// A guard of the user's own that admits everything, keeps nothing and reads no attempt's time
+/// (`timed` is `false`): what the seam itself costs.
 #[allow(dead_code)] // measured by the instructions benchmark only
 pub struct Open;
 
@@ -75,10 +75,28 @@ impl retry_runtime::Guard for Open {
         retry_runtime::Admit::Go
     }
     fn settle(&self, _: &retry_runtime::GuardContext<'_>, _: retry_runtime::GuardOutcome) {}
+    fn timed(&self) -> bool {
+        false
+    }
 }
 
 #[allow(dead_code)] // measured by the instructions benchmark only
 static OPEN: Open = Open;
+
+/// [`Open`] as a guard that keeps `timed`'s default: every attempt's send is stamped, so that
+/// `settle` could read how long it ran (it does not). What the stamp costs.
+#[allow(dead_code)] // measured by the instructions benchmark only
+pub struct OpenTimed;
+
+impl retry_runtime::Guard for OpenTimed {
+    fn admit(&self, _: &retry_runtime::GuardContext<'_>) -> retry_runtime::Admit {
+        retry_runtime::Admit::Go
+    }
+    fn settle(&self, _: &retry_runtime::GuardContext<'_>, _: retry_runtime::GuardOutcome) {}
+}
+
+#[allow(dead_code)] // measured by the instructions benchmark only
+static OPEN_TIMED: OpenTimed = OpenTimed;
 #[allow(dead_code)] // measured by the instructions benchmark only
 static BULKHEAD: retry_runtime::Bulkhead = retry_runtime::Bulkhead::new(64);
 #[allow(dead_code)] // measured by the instructions benchmark only
@@ -100,6 +118,13 @@ pub async fn ours_limit(x: u64) -> Result<u64, Error> {
 #[allow(dead_code)] // measured by the instructions benchmark only
 #[retry(max_attempts = 3, guard = OPEN)]
 pub async fn ours_guard_open(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
+/// `#[retry]` with a user's guard that admits everything and keeps `timed`'s default.
+#[allow(dead_code)] // measured by the instructions benchmark only
+#[retry(max_attempts = 3, guard = OPEN_TIMED)]
+pub async fn ours_guard_timed(x: u64) -> Result<u64, Error> {
     Ok(black_box(x).wrapping_add(1))
 }
 

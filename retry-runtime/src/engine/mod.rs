@@ -556,9 +556,23 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
         // The ambient (a `testing` scope, or none) is looked up only where it is needed: a
         // guard's draw, a wait, the call's end.
         let draw = || scope::around().uniform();
+        let r = self.r();
+        let number = self.current.frame.number + 1;
+        // A gate of guards alone asks them without the look below: an attempt they all admit
+        // goes at once.
+        let mut asked = None;
+        if r.chain().guards_alone() {
+            match r
+                .chain()
+                .gate_guards(&mut self.current.ticket, number, &draw)
+            {
+                Ok(()) => return SendToken::Go,
+                Err(a) => asked = Some(a),
+            }
+        }
         let skips_waits = || scope::around().skips_waits();
         let look = Look {
-            number: self.current.frame.number + 1,
+            number,
             after_throttle: self.retrying.as_ref().is_some_and(|r| r.after_throttle),
             // Only a function with timers can end with the deadline's error; an untimed call
             // inside an outer attempt is cut off by that attempt's timer.
@@ -571,14 +585,15 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             skips_waits: &skips_waits,
             draw: &draw,
         };
-        let r = self.r();
         let mut from = Stage::Start;
         loop {
-            let gate = r
-                .chain()
-                .gate(&mut self.current.ticket, from, &look, |change| {
+            let ticket = &mut self.current.ticket;
+            let gate = match asked.take() {
+                Some(asked) => r.chain().answer(asked, ticket, &look),
+                None => r.chain().gate(ticket, from, &look, |change| {
                     observe::state_changed(r.who(), change);
-                });
+                }),
+            };
             match gate {
                 Gate::Go => return SendToken::Go,
                 Gate::Wait(delay) => {

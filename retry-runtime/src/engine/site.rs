@@ -451,12 +451,12 @@ impl Resolved {
 
     /// The function's name.
     pub(crate) fn function(&self) -> &'static str {
-        self.chain.function
+        self.chain.names.function
     }
 
     /// The function's partition, if it names one.
     pub(crate) fn partition(&self) -> Option<&'static str> {
-        self.chain.partition
+        self.chain.names.partition
     }
 
     /// The protections its calls meet, in the one order a call meets them.

@@ -33,7 +33,9 @@ use super::Change;
 use super::breaker::{self, Admit as Leave, CircuitBreaker, Pass};
 use super::bucket::{Costs, TokenBucket};
 use super::budget::RetryBudget;
-use super::guard::{Admit, AttemptKind, Guard, GuardContext, GuardOutcome, Guards, MAX_GUARDS};
+use super::guard::{
+    Admit, AttemptKind, Guard, GuardContext, GuardOutcome, Guards, MAX_GUARDS, Names,
+};
 use super::limiter::{RateLimiter, send_cost};
 use super::{Held, Of, Stamp, Ticket};
 use crate::classify::ErrorClass;
@@ -220,7 +222,7 @@ enum Point<'l, 'd> {
 }
 
 /// What the list answered ([`Chain::ask`]).
-enum Asked {
+pub(crate) enum Asked {
     /// Every entry asked let the attempt go.
     Go,
     /// The bucket covers the cost after this refill.
@@ -270,8 +272,8 @@ pub(crate) struct Chain {
     costs: Costs,
     /// Which send costs the limiter charges.
     behavior: Behavior,
-    pub(crate) function: &'static str,
-    pub(crate) partition: Option<&'static str>,
+    /// The function's names, as its guards' contexts tell them.
+    pub(crate) names: Names,
 }
 
 impl Chain {
@@ -303,8 +305,10 @@ impl Chain {
             own_limiter: RateLimiter::adaptive(),
             costs,
             behavior,
-            function,
-            partition,
+            names: Names {
+                function,
+                partition,
+            },
         }
         .derived()
     }
@@ -485,7 +489,6 @@ impl Chain {
     /// The gate, for the attempt `ticket` is for, from `from`: the breaker's leave (once per
     /// attempt), the guards not asked yet, and in adaptive mode the rate limiter's send token.
     /// A change of the breaker's state goes to `changed`.
-    #[inline(always)]
     pub(crate) fn gate(
         &self,
         ticket: &mut Ticket,
@@ -493,15 +496,48 @@ impl Chain {
         look: &Look<'_>,
         changed: impl FnMut(Change),
     ) -> Gate {
-        // The guards alone (no breaker, a limiter that does not pace), all admitting: asked in
-        // turn, here; any other answer is the general gate's to act on.
         if matches!(from, Stage::Start) && self.guards_alone {
-            return match self.ask_guards(ticket, look) {
-                Asked::Go => self.go(ticket),
-                asked => self.answer(asked, ticket, look),
+            return match self.gate_guards(ticket, look.number, look.draw) {
+                Ok(()) => Gate::Go,
+                Err(asked) => self.answer(asked, ticket, look),
             };
         }
         self.gate_along(ticket, from, look, changed)
+    }
+
+    /// Whether the gate is the user's guards alone (no breaker, a limiter that does not
+    /// pace): then [`gate_guards`](Self::gate_guards) is the whole gate of an attempt.
+    pub(crate) fn guards_alone(&self) -> bool {
+        self.guards_alone
+    }
+
+    /// The gate of a list whose gate is its guards alone, for attempt `number`: each guard
+    /// that has not admitted the attempt is asked in turn, as [`ask`](Self::ask) asks them.
+    /// `Ok`: all admitted it (the ticket holds them, and its send is stamped if a guard reads
+    /// its time); else what the list answered, which [`answer`](Self::answer) acts on. It
+    /// reads nothing else of the attempt, so the caller makes no [`Look`] for an attempt that
+    /// goes.
+    #[inline(always)]
+    pub(crate) fn gate_guards(
+        &self,
+        ticket: &mut Ticket,
+        number: u32,
+        draw: &dyn Fn() -> f64,
+    ) -> Result<(), Asked> {
+        let mut cx = None;
+        while let Some(guard) = self.guard(ticket.guards) {
+            let cx = cx.get_or_insert_with(|| {
+                begin(ticket, AttemptKind::at_gate(number), number);
+                self.context(ticket, Stamp::NONE, draw)
+            });
+            if let Some(asked) = self.ask_guard(guard, ticket, cx) {
+                return Err(asked);
+            }
+        }
+        if self.timed {
+            ticket.sent();
+        }
+        Ok(())
     }
 
     /// [`gate`](Self::gate) along the list from `from`.
@@ -522,7 +558,7 @@ impl Chain {
     }
 
     /// What the gate answers for what the list `asked` about the attempt `ticket` is for.
-    fn answer(&self, asked: Asked, ticket: &mut Ticket, look: &Look<'_>) -> Gate {
+    pub(crate) fn answer(&self, asked: Asked, ticket: &mut Ticket, look: &Look<'_>) -> Gate {
         match asked {
             // The gate does not ask the bucket.
             Asked::Go | Asked::Refill(_) => self.go(ticket),
@@ -553,33 +589,11 @@ impl Chain {
     }
 
     /// The attempt goes: its send is stamped if a guard reads its time.
-    #[inline(always)]
     fn go(&self, ticket: &mut Ticket) -> Gate {
         if self.timed {
             ticket.sent();
         }
         Gate::Go
-    }
-
-    /// The gate of a list whose gate is its guards alone: each guard that has not admitted the
-    /// attempt is asked in turn, as [`ask`](Self::ask) asks them, then the limiter's place
-    /// (which does not pace) lets it go.
-    #[inline(always)]
-    fn ask_guards(&self, ticket: &mut Ticket, look: &Look<'_>) -> Asked {
-        let mut cx = None;
-        while let Some(guard) = self.guard(ticket.guards) {
-            let cx = cx.get_or_insert_with(|| {
-                begin_at_gate(ticket, look);
-                self.context(ticket, Stamp::NONE, look.draw)
-            });
-            if let Some(asked) = self.ask_guard(guard, ticket, cx) {
-                return asked;
-            }
-        }
-        if look.keeps_place {
-            ticket.lost = false;
-        }
-        Asked::Go
     }
 
     /// One guard asked about the attempt `ticket` is for: `None` if it admits it (the ticket
@@ -676,7 +690,8 @@ impl Chain {
                     if i >= ticket.guards {
                         let cx = cx.get_or_insert_with(|| {
                             if let Point::Gate(look) = point {
-                                begin_at_gate(ticket, look);
+                                let n = look.number;
+                                begin(ticket, AttemptKind::at_gate(n), n);
                             }
                             self.context(ticket, Stamp::NONE, draw)
                         });
@@ -952,32 +967,17 @@ impl Chain {
     /// What the guards are told of the attempt `ticket` is for, sent at `sent` (none in
     /// `admit`).
     fn context<'d>(
-        &self,
+        &'d self,
         ticket: &Ticket,
         sent: Stamp,
         random: &'d dyn Fn() -> f64,
     ) -> GuardContext<'d> {
-        GuardContext::of(
-            ticket.of.kind(),
-            ticket.number,
-            self.function,
-            self.partition,
-            ticket.of.last_class(),
-            Duration::from_millis(u64::from(ticket.waited_ms)),
-            sent,
-            random,
-        )
+        let ticket = Ticket {
+            started: sent,
+            ..*ticket
+        };
+        GuardContext::of(ticket, &self.names, random)
     }
-}
-
-/// Sets `ticket` up at the gate for the attempt `look` is about: the first, or a retry.
-fn begin_at_gate(ticket: &mut Ticket, look: &Look<'_>) {
-    let kind = if look.number <= 1 {
-        AttemptKind::First
-    } else {
-        AttemptKind::Retry
-    };
-    begin(ticket, kind, look.number);
 }
 
 /// Sets `ticket` up for attempt `number` of `kind` at the gate, unless the guards were asked

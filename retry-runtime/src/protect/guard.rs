@@ -19,7 +19,7 @@
 
 use super::Change;
 use super::line::WaitLine;
-use super::{Held, Stamp};
+use super::{Held, Ticket};
 use crate::classify::{Classify, ErrorClass};
 use std::fmt;
 use std::sync::Arc;
@@ -162,6 +162,16 @@ impl AttemptKind {
             AttemptKind::Hedge => "hedge",
         }
     }
+
+    /// The kind of attempt `number` when the gate asks about it first: the call's first
+    /// attempt, or a retry (a hedge is asked at its admission, before its gate).
+    pub(crate) fn at_gate(number: u32) -> AttemptKind {
+        if number <= 1 {
+            AttemptKind::First
+        } else {
+            AttemptKind::Retry
+        }
+    }
 }
 
 /// What a guard answers for an attempt.
@@ -194,25 +204,45 @@ pub enum GuardOutcome {
 /// What a guard knows of the attempt it is asked about (or told the end of).
 #[derive(Clone, Copy)]
 pub struct GuardContext<'a> {
-    kind: AttemptKind,
-    number: u32,
-    function: &'static str,
-    partition: Option<&'static str>,
-    last_class: Option<ErrorClass>,
-    waited: Duration,
-    elapsed: Elapsed,
+    about: About<'a>,
     random: &'a dyn Fn() -> f64,
     /// Where a guard's own changes of state go (`None`: nowhere, as in a guard's own tests and
     /// in `admit`).
     report: Option<&'a dyn Fn(Change)>,
 }
 
-/// How long an attempt ran, as a context tells it: a fixed duration (a guard's own tests,
-/// `admit`), or the time since it was sent, read when the guard asks.
+/// The attempt a context tells of: the engine's ticket, read as the guard asks (a copy of its
+/// 24 bytes and the list's address are all a call writes for each question), or each field
+/// given, for a guard's own tests.
+#[derive(Clone, Copy)]
+enum About<'a> {
+    /// An attempt of a call: its ticket (its kind, number, last class, what it waited and when
+    /// it was sent), and its function's names.
+    Ticket(Ticket, &'a Names),
+    /// Each field given ([`GuardContext::new`] and the `with_` methods).
+    Given(Given),
+}
+
+/// A function's names, as its guards' contexts tell them: the list of its protections keeps
+/// them, and a context points at them.
 #[derive(Clone, Copy, Debug)]
-enum Elapsed {
-    Fixed(Duration),
-    Since(Stamp),
+pub(crate) struct Names {
+    /// The `#[retry]` function's name (or the `Policy`'s `name`).
+    pub(crate) function: &'static str,
+    /// Its partition, if it names one.
+    pub(crate) partition: Option<&'static str>,
+}
+
+/// A context's fields, given.
+#[derive(Clone, Copy)]
+struct Given {
+    kind: AttemptKind,
+    number: u32,
+    function: &'static str,
+    partition: Option<&'static str>,
+    last_class: Option<ErrorClass>,
+    waited: Duration,
+    elapsed: Duration,
 }
 
 fn half() -> f64 {
@@ -226,13 +256,15 @@ impl GuardContext<'static> {
     #[must_use]
     pub fn new(kind: AttemptKind, number: u32) -> GuardContext<'static> {
         GuardContext {
-            kind,
-            number,
-            function: "guard_test",
-            partition: None,
-            last_class: None,
-            waited: Duration::ZERO,
-            elapsed: Elapsed::Fixed(Duration::ZERO),
+            about: About::Given(Given {
+                kind,
+                number,
+                function: "guard_test",
+                partition: None,
+                last_class: None,
+                waited: Duration::ZERO,
+                elapsed: Duration::ZERO,
+            }),
             random: &half,
             report: None,
         }
@@ -240,26 +272,11 @@ impl GuardContext<'static> {
 }
 
 impl<'a> GuardContext<'a> {
-    /// The context the engine gives, with the call's generator as `random`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn of(
-        kind: AttemptKind,
-        number: u32,
-        function: &'static str,
-        partition: Option<&'static str>,
-        last_class: Option<ErrorClass>,
-        waited: Duration,
-        sent: Stamp,
-        random: &'a dyn Fn() -> f64,
-    ) -> GuardContext<'a> {
+    /// The context the engine gives for the attempt `ticket` is for, of the function `names`
+    /// names, with the call's generator as `random`.
+    pub(crate) fn of(ticket: Ticket, names: &'a Names, random: &'a dyn Fn() -> f64) -> Self {
         GuardContext {
-            kind,
-            number,
-            function,
-            partition,
-            last_class,
-            waited,
-            elapsed: Elapsed::Since(sent),
+            about: About::Ticket(ticket, names),
             random,
             report: None,
         }
@@ -279,34 +296,75 @@ impl<'a> GuardContext<'a> {
         }
     }
 
+    /// The context's fields, read from the ticket, or as given.
+    fn given(&self) -> Given {
+        match self.about {
+            About::Ticket(ticket, names) => Given {
+                kind: ticket.of.kind(),
+                number: ticket.number,
+                function: names.function,
+                partition: names.partition,
+                last_class: ticket.of.last_class(),
+                waited: ticket.waited_for(),
+                elapsed: ticket.started.elapsed(),
+            },
+            About::Given(given) => given,
+        }
+    }
+
+    /// The same context with a field given.
+    fn with(self, set: impl FnOnce(&mut Given)) -> Self {
+        let mut given = self.given();
+        set(&mut given);
+        GuardContext {
+            about: About::Given(given),
+            ..self
+        }
+    }
+
     /// Whether this is the call's first attempt, a retry or a hedge.
     #[must_use]
     pub fn kind(&self) -> AttemptKind {
-        self.kind
+        match self.about {
+            About::Ticket(ticket, _) => ticket.of.kind(),
+            About::Given(given) => given.kind,
+        }
     }
 
     /// The attempt's number, 1-based, hedges counted with the other attempts.
     #[must_use]
     pub fn number(&self) -> u32 {
-        self.number
+        match self.about {
+            About::Ticket(ticket, _) => ticket.number,
+            About::Given(given) => given.number,
+        }
     }
 
     /// The `#[retry]` function's name (or the `Policy`'s `name`).
     #[must_use]
     pub fn function(&self) -> &'static str {
-        self.function
+        match self.about {
+            About::Ticket(_, names) => names.function,
+            About::Given(given) => given.function,
+        }
     }
 
     /// The function's partition, if it names one.
     #[must_use]
     pub fn partition(&self) -> Option<&'static str> {
-        self.partition
+        match self.about {
+            About::Ticket(_, names) => names.partition,
+            About::Given(given) => given.partition,
+        }
     }
 
     /// The class of the failure a retry follows; `None` for a first attempt or a hedge.
     #[must_use]
     pub fn last_class(&self) -> Option<ErrorClass> {
-        self.last_class
+        match self.about {
+            About::Ticket(ticket, _) => ticket.of.last_class(),
+            About::Given(given) => given.last_class,
+        }
     }
 
     /// How long this attempt has waited at the guards so far: the sum of the
@@ -314,7 +372,10 @@ impl<'a> GuardContext<'a> {
     /// a wait (a bulkhead's `max_wait`) reads it.
     #[must_use]
     pub fn waited(&self) -> Duration {
-        self.waited
+        match self.about {
+            About::Ticket(ticket, _) => ticket.waited_for(),
+            About::Given(given) => given.waited,
+        }
     }
 
     /// In [`settle`](Guard::settle), how long the attempt ran: the time since it was sent
@@ -323,9 +384,9 @@ impl<'a> GuardContext<'a> {
     /// reads it.
     #[must_use]
     pub fn elapsed(&self) -> Duration {
-        match self.elapsed {
-            Elapsed::Fixed(elapsed) => elapsed,
-            Elapsed::Since(sent) => sent.elapsed(),
+        match self.about {
+            About::Ticket(ticket, _) => ticket.started.elapsed(),
+            About::Given(given) => given.elapsed,
         }
     }
 
@@ -339,51 +400,40 @@ impl<'a> GuardContext<'a> {
 
     /// The same context, of a function called `name`.
     #[must_use]
-    pub fn with_function(mut self, name: &'static str) -> Self {
-        self.function = name;
-        self
+    pub fn with_function(self, name: &'static str) -> Self {
+        self.with(|g| g.function = name)
     }
 
     /// The same context, in partition `name`.
     #[must_use]
-    pub fn with_partition(mut self, name: &'static str) -> Self {
-        self.partition = Some(name);
-        self
+    pub fn with_partition(self, name: &'static str) -> Self {
+        self.with(|g| g.partition = Some(name))
     }
 
     /// The same context, following a failure of `class`.
     #[must_use]
-    pub fn with_last_class(mut self, class: ErrorClass) -> Self {
-        self.last_class = Some(class);
-        self
+    pub fn with_last_class(self, class: ErrorClass) -> Self {
+        self.with(|g| g.last_class = Some(class))
     }
 
     /// The same context, having waited `waited` at the guards.
     #[must_use]
-    pub fn with_waited(mut self, waited: Duration) -> Self {
-        self.waited = waited;
-        self
+    pub fn with_waited(self, waited: Duration) -> Self {
+        self.with(|g| g.waited = waited)
     }
 
     /// The same context, of an attempt that ran for `elapsed` (what [`settle`](Guard::settle)
     /// is told).
     #[must_use]
-    pub fn with_elapsed(mut self, elapsed: Duration) -> Self {
-        self.elapsed = Elapsed::Fixed(elapsed);
-        self
+    pub fn with_elapsed(self, elapsed: Duration) -> Self {
+        self.with(|g| g.elapsed = elapsed)
     }
 
     /// The same context, drawing from `random`.
     #[must_use]
     pub fn with_random<'b>(self, random: &'b dyn Fn() -> f64) -> GuardContext<'b> {
         GuardContext {
-            kind: self.kind,
-            number: self.number,
-            function: self.function,
-            partition: self.partition,
-            last_class: self.last_class,
-            waited: self.waited,
-            elapsed: self.elapsed,
+            about: About::Given(self.given()),
             random,
             report: None,
         }
@@ -392,14 +442,15 @@ impl<'a> GuardContext<'a> {
 
 impl fmt::Debug for GuardContext<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let given = self.given();
         f.debug_struct("GuardContext")
-            .field("kind", &self.kind)
-            .field("number", &self.number)
-            .field("function", &self.function)
-            .field("partition", &self.partition)
-            .field("last_class", &self.last_class)
-            .field("waited", &self.waited)
-            .field("elapsed", &self.elapsed())
+            .field("kind", &given.kind)
+            .field("number", &given.number)
+            .field("function", &given.function)
+            .field("partition", &given.partition)
+            .field("last_class", &given.last_class)
+            .field("waited", &given.waited)
+            .field("elapsed", &given.elapsed)
             .finish_non_exhaustive()
     }
 }
@@ -645,6 +696,42 @@ mod tests {
             fn settle(&self, _: &GuardContext<'_>, _: GuardOutcome) {}
         }
         assert_eq!(Plain.name(), "Plain");
+    }
+
+    #[test]
+    fn an_engine_context_reads_its_ticket_and_names_and_a_with_keeps_the_rest() {
+        use crate::protect::{Of, Stamp};
+        let names = Names {
+            function: "get_object",
+            partition: Some("s3"),
+        };
+        let ticket = Ticket {
+            number: 3,
+            waited_ms: 1_500,
+            of: Of::AfterThrottling,
+            ..Ticket::NONE
+        };
+        let draw = || 0.25;
+        let cx = GuardContext::of(ticket, &names, &draw);
+        assert_eq!(cx.kind(), AttemptKind::Retry);
+        assert_eq!(cx.number(), 3);
+        assert_eq!(cx.function(), "get_object");
+        assert_eq!(cx.partition(), Some("s3"));
+        assert_eq!(cx.last_class(), Some(ErrorClass::Throttling));
+        assert_eq!(cx.waited(), Duration::from_millis(1_500));
+        assert_eq!(ticket.started, Stamp::NONE);
+        assert_eq!(cx.elapsed(), Duration::ZERO);
+        assert_eq!(cx.random(), 0.25);
+
+        // A `with_` method gives one field and keeps every other, the draw included.
+        let given = cx.with_partition("other");
+        assert_eq!(given.partition(), Some("other"));
+        assert_eq!(given.function(), "get_object");
+        assert_eq!(given.kind(), AttemptKind::Retry);
+        assert_eq!(given.last_class(), Some(ErrorClass::Throttling));
+        assert_eq!(given.waited(), Duration::from_millis(1_500));
+        assert_eq!(given.random(), 0.25);
+        assert_eq!(format!("{cx:?}"), format!("{:?}", cx.with_partition("s3")));
     }
 
     #[test]

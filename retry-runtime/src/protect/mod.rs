@@ -252,6 +252,11 @@ impl Ticket {
         self.cost > 0 || self.guards > 0
     }
 
+    /// What it waited at the guards so far, to the millisecond.
+    pub(crate) fn waited_for(&self) -> Duration {
+        Duration::from_millis(u64::from(self.waited_ms))
+    }
+
     /// Adds `delay`, slept waiting at the guards, to what it waited.
     pub(crate) fn waited(&mut self, delay: Duration) {
         let ms = u32::try_from(delay.as_millis()).unwrap_or(u32::MAX);
