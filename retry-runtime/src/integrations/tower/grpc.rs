@@ -248,7 +248,7 @@ where
         };
         let ready = take_ready(&mut self.inner);
         ResponseFuture {
-            inner: Box::pin(async move { run(&policy, &exchange, ready, request, spare).await }),
+            inner: Box::pin(run(policy, exchange, ready, request, spare)),
         }
     }
 }
@@ -267,8 +267,8 @@ fn method_of(path: &str) -> (&str, &str) {
 /// One call under `policy`: its attempts in the engine's loop, and the last response as the
 /// caller's `Ok`. A request without a copy (`spare`) makes one attempt.
 async fn run<S, B, RB>(
-    policy: &GrpcPolicy,
-    exchange: &Http,
+    policy: GrpcPolicy,
+    exchange: Http,
     service: S,
     request: Request<B>,
     spare: Option<Request<B>>,
@@ -279,6 +279,7 @@ where
     B: ReplayBody,
 {
     let once = spare.is_none();
+    let exchange = &exchange;
     let session = &Session {
         service: Mutex::new(service),
         exchange,

@@ -389,9 +389,7 @@ where
         let policy = self.policy.clone();
         let exchange = self.exchange.clone();
         ResponseFuture {
-            inner: Box::pin(
-                async move { run(&policy, &exchange, ready, request, spare, gate).await },
-            ),
+            inner: Box::pin(run(policy, exchange, ready, request, spare, gate)),
         }
     }
 }
@@ -561,8 +559,8 @@ fn failure<R>(
 /// so as an input, `once`): its failure ends the call with its own class, which the bucket,
 /// the rate limiter, a budget and a breaker count as they count any other.
 async fn run<S, Req, P, O, K, M>(
-    policy: &Policy<K, P, O>,
-    exchange: &M,
+    policy: Arc<Policy<K, P, O>>,
+    exchange: M,
     service: S,
     request: Req,
     spare: Option<Req>,
@@ -581,6 +579,7 @@ where
         + Stops<S::Response, Failure<S::Response>>
         + ClassifiesWith<Failure<S::Response>>,
 {
+    let exchange = &exchange;
     let session = &Session {
         service: Mutex::new(service),
         exchange,
