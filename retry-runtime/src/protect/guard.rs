@@ -212,8 +212,9 @@ pub struct GuardContext<'a> {
 }
 
 /// The attempt a context tells of: the engine's ticket, read as the guard asks (a copy of its
-/// 24 bytes and the list's address are all a call writes for each question), or each field
-/// given, for a guard's own tests.
+/// 24 bytes and the address of the function's names are all a call writes for each question),
+/// or each field given, for a guard's own tests (a `with_` method on the engine's reads them
+/// all then).
 #[derive(Clone, Copy)]
 enum About<'a> {
     /// An attempt of a call: its ticket (its kind, number, last class, what it waited and when
