@@ -8,8 +8,8 @@ use crate::protect::Ticket;
 use crate::protect::chain::{Chain, Joined};
 use crate::runtime::{AsyncRuntime, Instant};
 use core::future::Future;
-use core::pin::pin;
-use core::task::{Poll, Waker};
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 /// The retry loop, defined once. `$call` names a [`Call`]; `$attempt` is an expression that
@@ -133,34 +133,27 @@ where
     }
 }
 
-impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
+impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// Waits in the line of the guard that asked the attempt to wait, for at most `delay`:
     /// until the guard hands it a place (which admits it), or the delay ends; either way the
     /// loop then asks the gate or the admission again, from where it stopped. The time spent
     /// is what the attempt waited. Dropped in line, it leaves the line, and a place handed to
     /// it meanwhile is held by its ticket, which gives it back.
-    pub async fn in_line(&mut self, delay: Duration) {
-        let started = Instant::now();
-        {
-            let mut place = Place::new(self.r().chain(), &mut self.current.ticket);
-            let mut sleep = pin!(crate::runtime::sleep(delay));
-            core::future::poll_fn(|task| {
-                let ended = sleep.as_mut().poll(task).is_ready();
-                place.step(task.waker(), ended)
-            })
-            .await;
+    pub fn in_line(&mut self, delay: Duration) -> InLine<'_, 'a, R, K, P, J> {
+        InLine {
+            call: self,
+            sleep: crate::runtime::sleep(delay),
+            started: Instant::now(),
+            place: Place::JOINING,
         }
-        self.waited_in_line(started);
     }
 
     /// [`in_line`](Self::in_line) for a blocking function: the thread parks until the guard
     /// hands the attempt a place or the delay ends.
     pub fn in_line_blocking(&mut self, delay: Duration) {
         let started = Instant::now();
-        {
-            let mut place = Place::new(self.r().chain(), &mut self.current.ticket);
-            block_in_line(&mut place, delay);
-        }
+        let chain = self.r().chain();
+        block_in_line(chain, &mut self.current.ticket, delay);
         self.waited_in_line(started);
     }
 
@@ -172,10 +165,55 @@ impl<R, K: TimerKind, P, J> Call<'_, R, K, P, J> {
     }
 }
 
+pin_project_lite::pin_project! {
+    /// The wait of [`Call::in_line`]: the call, the delay's timer, when the wait began and the
+    /// attempt's place. A hand-written future rather than an `async fn`, so that it holds no
+    /// more than these (144 bytes with tokio's timer): it is one of the states of every
+    /// `#[retry]` function's future, and the largest but for it is a sleep's.
+    #[doc(hidden)]
+    pub struct InLine<'c, 'a, R, K: TimerKind, P, J> {
+        call: &'c mut Call<'a, R, K, P, J>,
+        #[pin]
+        sleep: crate::runtime::Sleep,
+        started: Instant,
+        place: Place,
+    }
+
+    impl<'c, 'a, R, K: TimerKind, P, J> PinnedDrop for InLine<'c, 'a, R, K, P, J> {
+        fn drop(this: Pin<&mut Self>) {
+            // Dropped in line: it leaves, and a place handed to it meanwhile is held.
+            let this = this.project();
+            let chain = this.call.r().chain();
+            this.place.leave(chain, &mut this.call.current.ticket);
+        }
+    }
+}
+
+impl<R, K: TimerKind, P, J> Future for InLine<'_, '_, R, K, P, J> {
+    type Output = ();
+
+    #[inline(never)]
+    fn poll(self: Pin<&mut Self>, task: &mut Context<'_>) -> Poll<()> {
+        let this = self.project();
+        if *this.place == Place::OVER {
+            return Poll::Ready(());
+        }
+        let ended = this.sleep.poll(task).is_ready();
+        let chain = this.call.r().chain();
+        let ticket = &mut this.call.current.ticket;
+        let poll = this.place.step(chain, ticket, task.waker(), ended);
+        if poll.is_ready() {
+            this.call.waited_in_line(*this.started);
+        }
+        poll
+    }
+}
+
 /// Parks the thread in line until `place` is handed over or `delay` ends (on
 /// `wasm32-unknown-unknown`, whose one thread nobody else can free a place from, it sleeps the
 /// delay and looks once).
-fn block_in_line(place: &mut Place<'_>, delay: Duration) {
+fn block_in_line(chain: &Chain, ticket: &mut Ticket, delay: Duration) {
+    let mut place = Place::JOINING;
     #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
     {
         struct Unpark(std::thread::Thread);
@@ -188,7 +226,10 @@ fn block_in_line(place: &mut Place<'_>, delay: Duration) {
         let until = std::time::Instant::now().checked_add(delay);
         loop {
             let left = until.map(|u| u.saturating_duration_since(std::time::Instant::now()));
-            if place.step(&waker, left == Some(Duration::ZERO)).is_ready() {
+            if place
+                .step(chain, ticket, &waker, left == Some(Duration::ZERO))
+                .is_ready()
+            {
                 return;
             }
             match left {
@@ -200,46 +241,43 @@ fn block_in_line(place: &mut Place<'_>, delay: Duration) {
     #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
     {
         let waker = Waker::noop();
-        if place.step(waker, false).is_ready() {
+        if place.step(chain, ticket, waker, false).is_ready() {
             return;
         }
         crate::runtime::thread_sleep(delay);
-        let _ = place.step(waker, true);
+        let _ = place.step(chain, ticket, waker, true);
     }
 }
 
-/// An attempt's place in a guard's line, from its join to its hand-over or its leaving.
-struct Place<'c> {
-    chain: &'c Chain,
-    ticket: &'c mut Ticket,
-    /// Its number in line, once it joined.
-    id: Option<u64>,
-    /// Its wait is over.
-    done: bool,
-}
+/// An attempt's place in a guard's line, from its join to its hand-over or its leaving, in
+/// 8 bytes: not joined yet, its number in line, or its wait over.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Place(u64);
 
-impl<'c> Place<'c> {
-    fn new(chain: &'c Chain, ticket: &'c mut Ticket) -> Self {
-        Place {
-            chain,
-            ticket,
-            id: None,
-            done: false,
-        }
+impl Place {
+    /// Not in line yet: the first look joins it.
+    const JOINING: Place = Place(u64::MAX);
+    /// The wait is over (handed a place, refused or admitted at the join, or its time up).
+    const OVER: Place = Place(u64::MAX - 1);
+
+    /// Its number in line, once it joined and while it waits.
+    fn id(self) -> Option<u64> {
+        (self != Place::JOINING && self != Place::OVER).then_some(self.0)
     }
 
-    /// One look: joins the line on the first, then sees whether the place was handed over;
-    /// `ended`: the wait's time is up, and it leaves the line.
-    fn step(&mut self, waker: &Waker, ended: bool) -> Poll<()> {
-        if self.done {
+    /// One look at the line of the first guard of `chain` that has not admitted the attempt
+    /// `ticket` is for: joins the line on the first, then sees whether the place was handed
+    /// over; `ended`: the wait's time is up, and it leaves the line.
+    fn step(&mut self, chain: &Chain, ticket: &mut Ticket, waker: &Waker, ended: bool) -> Poll<()> {
+        if *self == Place::OVER {
             return Poll::Ready(());
         }
         let draw = || scope::around().uniform();
-        let id = match self.id {
+        let id = match self.id() {
             Some(id) => id,
-            None => match self.chain.join(self.ticket, waker, &draw) {
+            None => match chain.join(ticket, waker, &draw) {
                 Some(Joined::Wait(id)) => {
-                    self.id = Some(id);
+                    *self = Place(id);
                     id
                 }
                 // Admitted or refused at the join (the loop asks again and hears it), or the
@@ -249,31 +287,26 @@ impl<'c> Place<'c> {
                 None => return Poll::Pending,
             },
         };
-        if self.chain.granted(self.ticket, id, waker) {
-            self.id = None;
+        if chain.granted(ticket, id, waker) {
             return self.over();
         }
         if ended {
-            self.leave();
+            self.leave(chain, ticket);
             return self.over();
         }
         Poll::Pending
     }
 
     fn over(&mut self) -> Poll<()> {
-        self.done = true;
+        *self = Place::OVER;
         Poll::Ready(())
     }
 
-    fn leave(&mut self) {
-        if let Some(id) = self.id.take() {
-            self.chain.leave(self.ticket, id);
+    /// Leaves the line it stands in, if it does (a place handed to it meanwhile is held).
+    fn leave(&mut self, chain: &Chain, ticket: &mut Ticket) {
+        if let Some(id) = self.id() {
+            chain.leave(ticket, id);
+            *self = Place::OVER;
         }
-    }
-}
-
-impl Drop for Place<'_> {
-    fn drop(&mut self) {
-        self.leave();
     }
 }
