@@ -112,14 +112,19 @@ where
 {
     /// The loop for callers that hold the attempt as a closure: `attempt` makes each
     /// attempt's future. The same loop the expansion of `#[retry]` runs.
-    pub async fn run<F, Fut>(mut self, mut attempt: F) -> R
+    // A block: an `async fn` would hold the call twice, its argument and the local it moves
+    // it into.
+    #[allow(clippy::manual_async_fn)]
+    pub fn run<F, Fut>(mut self, mut attempt: F) -> impl Future<Output = R>
     where
         R: AsyncRuntime,
         F: FnMut() -> Fut,
         Fut: Future<Output = R>,
     {
-        let call = &mut self;
-        crate::__retry_loop!(call, attempt())
+        async move {
+            let call = &mut self;
+            crate::__retry_loop!(call, attempt())
+        }
     }
 
     /// The blocking loop, for callers that hold a blocking attempt as a closure: the loop

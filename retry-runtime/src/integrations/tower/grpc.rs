@@ -4,7 +4,7 @@
 
 use super::body::ReplayBody;
 use super::exchange::{Exchange, Http};
-use super::{BoxError, ResponseFuture, RetryLayer, Session, requests, take_ready};
+use super::{BoxError, Requests, ResponseFuture, RetryLayer, Session, take_ready};
 use crate::classify::{ErrorClass, TimedOut};
 use crate::engine::Classifier;
 use crate::integrations::grpc::call::ByCodes;
@@ -266,87 +266,95 @@ fn method_of(path: &str) -> (&str, &str) {
 
 /// One call under `policy`: its attempts in the engine's loop, and the last response as the
 /// caller's `Ok`. A request without a copy (`spare`) makes one attempt.
-async fn run<S, B, RB>(
+fn run<S, B, RB>(
     policy: GrpcPolicy,
     exchange: Http,
     service: S,
     request: Request<B>,
     spare: Option<Request<B>>,
-) -> Result<Response<RB>, BoxError>
+) -> impl Future<Output = Result<Response<RB>, BoxError>>
 where
     S: Service<Request<B>, Response = Response<RB>> + Clone,
     S::Error: Into<BoxError>,
     B: ReplayBody,
 {
     let once = spare.is_none();
-    let exchange = &exchange;
-    let session = &Session {
+    // Made before the call's future, which holds each once (see the layer's `run`).
+    let session = Session {
         service: Mutex::new(service),
         exchange,
         // A gRPC service config's policy sends no idempotency keys.
         keyed: false,
     };
-    let mut next = requests::<_, Response<RB>, _>(exchange, request, spare);
-    let out = policy
-        .run(once, Rejected::timed_out, || {
-            let (request, fresh) = next();
-            attempt(session, request, fresh)
-        })
-        .await;
-    out.or_else(Rejected::into_result)
+    let mut requests = Requests::new(request, spare);
+    async move {
+        let session = &session;
+        let out = policy
+            .run(once, Rejected::timed_out, || {
+                let (request, fresh) = requests.next::<Response<RB>, _>(&session.exchange);
+                attempt(session, request, fresh)
+            })
+            .await;
+        out.or_else(Rejected::into_result)
+    }
 }
 
 /// One attempt with `request` (`None`: it could not be copied), on the service made ready for
 /// the call (`fresh`) or on a clone made ready now, its time left written in `grpc-timeout`
-/// and its number in `grpc-previous-rpc-attempts` after the first.
-async fn attempt<S, B, RB>(
-    session: &Session<'_, S, Http>,
-    request: Option<Request<B>>,
+/// and its number in `grpc-previous-rpc-attempts` after the first. The request stays in the
+/// attempt's future, written in place, until the service takes it (see the layer's).
+// A block: an `async fn` would move its argument into a local and hold both.
+#[allow(clippy::manual_async_fn)]
+fn attempt<S, B, RB>(
+    session: &Session<S, Http>,
+    mut request: Option<Request<B>>,
     fresh: bool,
-) -> Result<Response<RB>, Rejected<Response<RB>>>
+) -> impl Future<Output = Result<Response<RB>, Rejected<Response<RB>>>>
 where
     S: Service<Request<B>, Response = Response<RB>> + Clone,
     S::Error: Into<BoxError>,
 {
-    let Some(mut request) = request else {
-        let status = Status::from_error(Box::new(super::NotReplayable));
-        return Err(Rejected {
-            status,
-            response: None,
-            last: true,
-        });
-    };
-    // gRFC A6: a retry or a hedge tells the server how many attempts came before it, and every
-    // attempt how long it has.
-    if let Some(a) = crate::engine::frame::attempt() {
-        super::exchange::write_grpc_attempt(request.headers_mut(), &a);
-    }
-    // The attempt's span (feature `tracing`) records the status the layer read: the one in
-    // the headers, or `OK` for a response that carries none there (its own comes in trailers,
-    // which the layer does not read).
-    match session.send(request, fresh).await {
-        Ok(response) => match failed_status(&response) {
-            None => {
-                traced(Code::Ok);
-                Ok(response)
-            }
-            Some(status) => {
+    async move {
+        let Some(written) = request.as_mut() else {
+            let status = Status::from_error(Box::new(super::NotReplayable));
+            return Err(Rejected {
+                status,
+                response: None,
+                last: true,
+            });
+        };
+        // gRFC A6: a retry or a hedge tells the server how many attempts came before it, and
+        // every attempt how long it has.
+        if let Some(a) = crate::engine::frame::attempt() {
+            super::exchange::write_grpc_attempt(written.headers_mut(), &a);
+        }
+        // The attempt's span (feature `tracing`) records the status the layer read: the one
+        // in the headers, or `OK` for a response that carries none there (its own comes in
+        // trailers, which the layer does not read).
+        match session.send(&mut request, fresh).await {
+            Ok(response) => match failed_status(&response) {
+                None => {
+                    traced(Code::Ok);
+                    Ok(response)
+                }
+                Some(status) => {
+                    traced(status.code());
+                    Err(Rejected {
+                        status,
+                        response: Some(response),
+                        last: false,
+                    })
+                }
+            },
+            Err(error) => {
+                let status = transport_status(error);
                 traced(status.code());
                 Err(Rejected {
                     status,
-                    response: Some(response),
+                    response: None,
                     last: false,
                 })
             }
-        },
-        Err(error) => {
-            let status = transport_status(error);
-            traced(status.code());
-            Err(Rejected {
-                status,
-                response: None,
-                last: false,
-            })
         }
     }
 }
