@@ -333,7 +333,7 @@ where
     /// that has not answered within the function's hedge delay started beside it. A function
     /// without `hedge_after` runs them one at a time.
     // A block: an `async fn` would hold the call twice, its argument and the local it moves
-    // it into (a hedged function's future 1,248 bytes against 1,056).
+    // it into (BENCHMARKS.md, "Memory").
     #[allow(clippy::manual_async_fn)]
     pub fn run_hedged<F, Fut>(mut self, mut attempt: F) -> impl Future<Output = R>
     where

@@ -173,8 +173,8 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
 pin_project_lite::pin_project! {
     /// The wait of [`Call::in_line`]: the call, the delay's timer, when the wait began and the
     /// attempt's place. A hand-written future rather than an `async fn`, so that it holds no
-    /// more than these (144 bytes with tokio's timer): it is one of the states of every
-    /// `#[retry]` function's future, and the largest but for it is a sleep's.
+    /// more than these: it is one of the states of every `#[retry]` function's future, whose
+    /// other largest state is a sleep's.
     #[doc(hidden)]
     pub struct InLine<'c, 'a, R, K: TimerKind, P, J> {
         call: &'c mut Call<'a, R, K, P, J>,

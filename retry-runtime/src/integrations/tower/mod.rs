@@ -667,8 +667,8 @@ impl<S, M> Session<S, M> {
     /// ready for the call on its first attempt (`fresh`), else with a clone made ready now.
     /// The request stays in the attempt's future, written in place, until the service takes
     /// it: the future holds it once.
-    // A block: an `async fn` would move its argument into a local and hold both (the http
-    // request's call 2,432 bytes against 2,176, BENCHMARKS' memory section).
+    // A block: an `async fn` would move its argument into a local and hold both
+    // (BENCHMARKS.md, "Memory").
     #[allow(clippy::manual_async_fn)]
     fn attempt<Req>(
         &self,
