@@ -65,38 +65,27 @@ pub async fn instrumented(x: u64) -> Result<u64, Error> {
     Ok(black_box(x).wrapping_add(1))
 }
 
-/// A guard of the user's own that admits everything, keeps nothing and reads no attempt's time
-/// (`timed` is `false`): what the seam itself costs.
+/// A guard of the user's own that admits everything and keeps nothing: what the seam itself
+/// costs. `TIMED` is what it says of `timed`: `false` reads no attempt's time; `true`, the
+/// trait's default, has every attempt's send stamped so that `settle` could read how long it
+/// ran (it does not), which is what the stamp costs.
 #[allow(dead_code)] // measured by the instructions benchmark only
-pub struct Open;
+pub struct Open<const TIMED: bool>;
 
-impl retry_runtime::Guard for Open {
+impl<const TIMED: bool> retry_runtime::Guard for Open<TIMED> {
     fn admit(&self, _: &retry_runtime::GuardContext<'_>) -> retry_runtime::Admit {
         retry_runtime::Admit::Go
     }
     fn settle(&self, _: &retry_runtime::GuardContext<'_>, _: retry_runtime::GuardOutcome) {}
     fn timed(&self) -> bool {
-        false
+        TIMED
     }
 }
 
 #[allow(dead_code)] // measured by the instructions benchmark only
-static OPEN: Open = Open;
-
-/// [`Open`] as a guard that keeps `timed`'s default: every attempt's send is stamped, so that
-/// `settle` could read how long it ran (it does not). What the stamp costs.
+static OPEN: Open<false> = Open;
 #[allow(dead_code)] // measured by the instructions benchmark only
-pub struct OpenTimed;
-
-impl retry_runtime::Guard for OpenTimed {
-    fn admit(&self, _: &retry_runtime::GuardContext<'_>) -> retry_runtime::Admit {
-        retry_runtime::Admit::Go
-    }
-    fn settle(&self, _: &retry_runtime::GuardContext<'_>, _: retry_runtime::GuardOutcome) {}
-}
-
-#[allow(dead_code)] // measured by the instructions benchmark only
-static OPEN_TIMED: OpenTimed = OpenTimed;
+static OPEN_TIMED: Open<true> = Open;
 #[allow(dead_code)] // measured by the instructions benchmark only
 static BULKHEAD: retry_runtime::Bulkhead = retry_runtime::Bulkhead::new(64);
 #[allow(dead_code)] // measured by the instructions benchmark only

@@ -486,25 +486,6 @@ impl Chain {
         }
     }
 
-    /// The gate, for the attempt `ticket` is for, from `from`: the breaker's leave (once per
-    /// attempt), the guards not asked yet, and in adaptive mode the rate limiter's send token.
-    /// A change of the breaker's state goes to `changed`.
-    pub(crate) fn gate(
-        &self,
-        ticket: &mut Ticket,
-        from: Stage,
-        look: &Look<'_>,
-        changed: impl FnMut(Change),
-    ) -> Gate {
-        if matches!(from, Stage::Start) && self.guards_alone {
-            return match self.gate_guards(ticket, look.number, look.draw) {
-                Ok(()) => Gate::Go,
-                Err(asked) => self.answer(asked, ticket, look),
-            };
-        }
-        self.gate_along(ticket, from, look, changed)
-    }
-
     /// Whether the gate is the user's guards alone (no breaker, a limiter that does not
     /// pace): then [`gate_guards`](Self::gate_guards) is the whole gate of an attempt.
     pub(crate) fn guards_alone(&self) -> bool {
@@ -540,8 +521,12 @@ impl Chain {
         Ok(())
     }
 
-    /// [`gate`](Self::gate) along the list from `from`.
-    fn gate_along(
+    /// The gate, for the attempt `ticket` is for, from `from`, along the list: the breaker's
+    /// leave (once per attempt), the guards not asked yet, and in adaptive mode the rate
+    /// limiter's send token. A change of the breaker's state goes to `changed`. (A list of
+    /// guards alone is asked by [`gate_guards`](Self::gate_guards) first, where the attempt's
+    /// [`Look`] is not made.)
+    pub(crate) fn gate(
         &self,
         ticket: &mut Ticket,
         from: Stage,

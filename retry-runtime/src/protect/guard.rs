@@ -299,17 +299,14 @@ impl<'a> GuardContext<'a> {
 
     /// The context's fields, read from the ticket, or as given.
     fn given(&self) -> Given {
-        match self.about {
-            About::Ticket(ticket, names) => Given {
-                kind: ticket.of.kind(),
-                number: ticket.number,
-                function: names.function,
-                partition: names.partition,
-                last_class: ticket.of.last_class(),
-                waited: ticket.waited_for(),
-                elapsed: ticket.started.elapsed(),
-            },
-            About::Given(given) => given,
+        Given {
+            kind: self.kind(),
+            number: self.number(),
+            function: self.function(),
+            partition: self.partition(),
+            last_class: self.last_class(),
+            waited: self.waited(),
+            elapsed: self.elapsed(),
         }
     }
 
