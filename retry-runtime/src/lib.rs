@@ -406,19 +406,16 @@ pub use observe::event::RetryEvent;
 #[cfg(feature = "metrics")]
 pub use observe::meters;
 pub use policy::{Policy, PolicyError, Retry};
-pub use protect::adaptive::AdaptiveConcurrency;
 pub use protect::breaker::{BreakerState, CircuitBreaker};
 pub use protect::bucket::TokenBucket;
 pub use protect::budget::RetryBudget;
-pub use protect::bulkhead::Bulkhead;
-pub use protect::concurrency::ConcurrencyBudget;
 pub use protect::guard::{
     Admit, AttemptKind, CircuitOpen, Guard, GuardContext, GuardOutcome, Refused,
 };
+pub use protect::guards::*;
 pub use protect::limiter::RateLimiter;
 pub use protect::line::WaitLine;
 pub use protect::partition::Partition;
-pub use protect::throttle::AdaptiveThrottle;
 pub use retry_macros::retry;
 pub use runtime::PublicInstant as Instant;
 pub use spec::{Behavior, Jitter, Mode};

@@ -103,7 +103,7 @@ use std::time::Duration;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a guard",
     label = "`guard` takes a `static` whose type implements `retry_runtime::Guard`",
-    note = "implement `Guard` for `{Self}` (`admit` and `settle`), or name a guard of the crate's: `Bulkhead`, `ConcurrencyBudget`, `AdaptiveThrottle`, `TokenBucket`, `RetryBudget`, `CircuitBreaker`, `RateLimiter`"
+    note = "implement `Guard` for `{Self}` (`admit` and `settle`), or name a `static` of one of the crate's guards (the implementors in `Guard`'s documentation)"
 )]
 pub trait Guard: Send + Sync {
     /// May this attempt start? [`Admit::Go`] lets it (and commits the guard to one

@@ -5,20 +5,38 @@
 //! a `static`, and changed lock-free (but for a refilling bucket's clock). A call meets them
 //! in one list, defined once in [`chain`].
 
-pub(crate) mod adaptive;
 pub(crate) mod breaker;
 pub(crate) mod bucket;
 pub(crate) mod budget;
-pub(crate) mod bulkhead;
 pub(crate) mod chain;
-pub(crate) mod concurrency;
 pub(crate) mod guard;
 pub(crate) mod limiter;
 pub(crate) mod line;
 pub(crate) mod partition;
 pub(crate) mod sync;
-pub(crate) mod throttle;
 pub(crate) mod window;
+
+/// Declares each of the crate's guards (a protection users name with `guard = STATIC` or
+/// `Policy::guard`, which the engine knows only as a `dyn Guard`) from its file, and gathers
+/// them in [`guards`], which the crate root re-exports. A new one is its file and its line
+/// here.
+macro_rules! guards {
+    ($($file:ident::$name:ident),* $(,)?) => {
+        $(pub(crate) mod $file;)*
+
+        /// The crate's guards, re-exported at the crate root.
+        pub(crate) mod guards {
+            $(pub use super::$file::$name;)*
+        }
+    };
+}
+
+guards! {
+    adaptive::AdaptiveConcurrency,
+    bulkhead::Bulkhead,
+    concurrency::ConcurrencyBudget,
+    throttle::AdaptiveThrottle,
+}
 
 use crate::classify::ErrorClass;
 use crate::runtime::Instant;
