@@ -466,7 +466,7 @@ mod guards {
         }
     }
 
-    use retry_runtime::{AdaptiveThrottle, Bulkhead, ConcurrencyBudget, retry};
+    use retry_runtime::{AdaptiveThrottle, Bulkhead, ConcurrencyBudget, Quota, retry};
     use std::time::Duration;
 
     // At most 64 attempts in flight; one more waits up to 50 ms for a place.
@@ -477,8 +477,11 @@ mod guards {
     // The SRE book's client-side throttling: retries refused as the backend accepts less than 1
     // request in 2 (over 2 minutes).
     static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0);
+    // The store's rate limit, retries included: 100 attempts a second (100 at once after a quiet
+    // spell, then one every 10 ms); one over it waits up to 200 ms for its turn.
+    static STORE_QUOTA: Quota = Quota::per_second(100).with_max_wait(Duration::from_millis(200));
 
-    #[retry(guard = [POOL, RETRIES, THROTTLE])]
+    #[retry(guard = [POOL, RETRIES, THROTTLE, STORE_QUOTA])]
     async fn get_object(key: &str) -> Result<String, std::io::Error> {
         store::get(key).await
     }
@@ -489,6 +492,11 @@ mod guards {
         // none accepted yet, the SRE formula refuses a retry with probability 1/2).
         assert_eq!(get_object("a").await.unwrap(), "object a");
         assert_eq!(THROTTLE.rejection_probability(), 0.0);
+        assert_eq!(
+            STORE_QUOTA.available(),
+            99,
+            "its turn taken (one comes back every 10 ms)"
+        );
         assert_eq!(get_object("k").await.unwrap(), "object k");
         assert_eq!(store::CALLS.load(std::sync::atomic::Ordering::Relaxed), 3);
         assert_eq!(POOL.in_flight(), 0);

@@ -705,6 +705,88 @@ async fn an_adaptive_throttle_refuses_more_retries_as_the_backend_accepts_less()
     assert_eq!(THROTTLE.window_counts(), (0, 0));
 }
 
+// --- Quota ---------------------------------------------------------------------------------
+
+use retry_runtime::Quota;
+
+/// 2 a second (a turn every 500 ms, 2 at once); an attempt waits up to 600 ms for its turn.
+static TWO_A_SECOND: Quota = Quota::per_second(2).with_max_wait(Duration::from_millis(600));
+
+#[retry(max_attempts = 1, guard = TWO_A_SECOND)]
+async fn quota_limited(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_quota_sends_its_burst_then_one_attempt_a_turn_and_refuses_one_whose_turn_is_too_late() {
+    let t0 = tokio::time::Instant::now();
+    let scripts: Vec<Script> = (1..=4).map(|n| Script::new([Succeed(n)])).collect();
+    async fn ended(
+        script: &Script,
+        t0: tokio::time::Instant,
+    ) -> (Result<u32, TestError>, Duration) {
+        (quota_limited(script).await, t0.elapsed())
+    }
+    let (a, b, c, d) = tokio::join!(
+        ended(&scripts[0], t0),
+        ended(&scripts[1], t0),
+        ended(&scripts[2], t0),
+        ended(&scripts[3], t0),
+    );
+    // Two at once; the third and fourth wait for the turn at 500 ms, which the first to ask
+    // again takes; the other's next turn (1 s) is past its 600 ms of waiting: refused then.
+    let mut outs = [a, b, c, d];
+    outs.sort_by_key(|(out, at)| (*at, out.is_err()));
+    assert_eq!(outs[0], (Ok(1), MS(0)));
+    assert_eq!(outs[1], (Ok(2), MS(0)));
+    assert!(
+        matches!(outs[2], (Ok(3 | 4), at) if at == MS(500)),
+        "{outs:?}"
+    );
+    assert!(
+        matches!(outs[3], (Err(TestError::Refused(r)), at) if r.by() == "quota" && at == MS(500)),
+        "{outs:?}"
+    );
+    let starts: Vec<Vec<u64>> = scripts.iter().map(Script::starts_ms).collect();
+    assert_eq!(
+        starts.iter().filter(|s| s.is_empty()).count(),
+        1,
+        "{starts:?}"
+    );
+    assert_eq!(
+        starts.concat().iter().filter(|&&ms| ms == 500).count(),
+        1,
+        "{starts:?}"
+    );
+}
+
+/// One a second, one at a time; an attempt waits up to 2 s for its turn.
+static ONE_A_SECOND: Quota = Quota::per_second(1)
+    .with_burst(1)
+    .with_max_wait(Duration::from_secs(2));
+
+#[retry(max_attempts = 3, initial_backoff = "100ms", jitter = "none", guard = ONE_A_SECOND)]
+async fn quota_retried(script: &Script) -> Result<u32, TestError> {
+    script.attempt().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_quota_gives_a_retry_its_turn_before_its_backoff() {
+    // The first attempt takes the turn at 0 and fails; its retry waits for the turn at 1 s,
+    // then sleeps its backoff (100 ms) and goes at 1.1 s; the second retry, admitted at
+    // 1.1 s, waits for the turn at 2 s and sleeps 200 ms.
+    let script = Script::new([
+        Fail(ErrorClass::Transient),
+        Fail(ErrorClass::Transient),
+        Succeed(5),
+    ]);
+    assert_eq!(quota_retried(&script).await, Ok(5));
+    assert_eq!(script.starts_ms(), [0, 1_100, 2_200]);
+    assert_eq!(ONE_A_SECOND.available(), 0, "the turn at 2 s was taken");
+    advance(Duration::from_secs(1)).await;
+    assert_eq!(ONE_A_SECOND.available(), 1);
+}
+
 // --- The built-in protections as guards -----------------------------------------------------
 
 use retry_runtime::{RateLimiter, RetryBudget, TokenBucket};

@@ -34,6 +34,7 @@ const MODELS: &[&str] = &[
     "protect::bulkhead::line_loom::loom_a_cancelled_waiter_leaves_no_place_behind",
     "protect::adaptive::loom::loom_concurrent_settles_keep_the_count_and_the_bounds",
     "protect::adaptive::loom::loom_two_admissions_racing_for_the_last_place_take_it_once",
+    "protect::quota::loom::loom_two_attempts_racing_for_the_last_turn_take_it_once",
 ];
 
 #[test]

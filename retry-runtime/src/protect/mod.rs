@@ -35,6 +35,7 @@ guards! {
     adaptive::AdaptiveConcurrency,
     bulkhead::Bulkhead,
     concurrency::ConcurrencyBudget,
+    quota::Quota,
     throttle::AdaptiveThrottle,
 }
 
