@@ -1,9 +1,10 @@
 //! The crate's guards' shared state under contention: one admitted attempt and its settlement
 //! (`admit` then `settle`, as the engine calls them for each attempt) per iteration, on one
 //! thread and split over two threads in tight loops (the most contention there can be), for
-//! `Bulkhead`, `ConcurrencyBudget` (a retry: the kind it counts) and `AdaptiveThrottle` (a
-//! retry, settled as a success: one window update, two when accepted). A user's guard that
-//! keeps nothing (`open`) is the floor.
+//! `Bulkhead`, `ConcurrencyBudget` (a retry: the kind it counts), `AdaptiveThrottle` (a
+//! retry, settled as a success: one window update, two when accepted) and `Quota` (a billion a
+//! second: every attempt finds its turn). A user's guard that keeps nothing (`open`) is the
+//! floor.
 //!
 //! ```text
 //! cargo bench -p retry-benches --bench guards
@@ -12,7 +13,7 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use retry_runtime::{
     AdaptiveThrottle, Admit, AttemptKind, Bulkhead, ConcurrencyBudget, Guard, GuardContext,
-    GuardOutcome,
+    GuardOutcome, Quota,
 };
 use std::time::{Duration, Instant};
 
@@ -52,11 +53,13 @@ fn contention(c: &mut Criterion) {
     static BULKHEAD: Bulkhead = Bulkhead::new(64);
     static BUDGET: ConcurrencyBudget = ConcurrencyBudget::ratio(0.2);
     static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0);
-    let guards: [(&str, &(dyn Guard + Sync), AttemptKind); 4] = [
+    static QUOTA: Quota = Quota::per_second(1_000_000_000);
+    let guards: [(&str, &(dyn Guard + Sync), AttemptKind); 5] = [
         ("open", &OPEN, AttemptKind::First),
         ("bulkhead", &BULKHEAD, AttemptKind::First),
         ("concurrency_budget", &BUDGET, AttemptKind::Retry),
         ("adaptive_throttle", &THROTTLE, AttemptKind::Retry),
+        ("quota", &QUOTA, AttemptKind::First),
     ];
     for threads in [1, 2] {
         let mut g = c.benchmark_group(format!(

@@ -94,6 +94,9 @@ static CONCURRENCY: retry_runtime::ConcurrencyBudget = retry_runtime::Concurrenc
 static THROTTLE: retry_runtime::AdaptiveThrottle = retry_runtime::AdaptiveThrottle::new(2.0);
 
 #[allow(dead_code)] // measured by the instructions benchmark only
+static QUOTA: retry_runtime::Quota = retry_runtime::Quota::per_second(1_000_000);
+
+#[allow(dead_code)] // measured by the instructions benchmark only
 static LIMIT: retry_runtime::AdaptiveConcurrency = retry_runtime::AdaptiveConcurrency::new();
 
 /// `#[retry]` under an adaptive concurrency limit.
@@ -121,6 +124,13 @@ pub async fn ours_guard_timed(x: u64) -> Result<u64, Error> {
 #[allow(dead_code)] // measured by the instructions benchmark only
 #[retry(max_attempts = 3, guard = BULKHEAD)]
 pub async fn ours_bulkhead(x: u64) -> Result<u64, Error> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
+/// `#[retry]` under a send quota (a million a second: the benchmark's calls never wait).
+#[allow(dead_code)] // measured by the instructions benchmark only
+#[retry(max_attempts = 3, guard = QUOTA)]
+pub async fn ours_quota(x: u64) -> Result<u64, Error> {
     Ok(black_box(x).wrapping_add(1))
 }
 

@@ -212,8 +212,10 @@
 //!   counts the dependency's errors (`Transient`, `Timeout`, `Throttling`), not the caller's
 //!   mistakes (`Permanent`).
 //! - A [`Guard`] bounds what the client itself has in flight ([`Bulkhead`],
-//!   [`ConcurrencyBudget`]) or throttles retries by what the backend accepts
-//!   ([`AdaptiveThrottle`]); its size is the client's, not a default.
+//!   [`ConcurrencyBudget`]; [`AdaptiveConcurrency`] sizes itself from the attempts' latency),
+//!   keeps its attempts to a dependency's rate limit ([`Quota`]) or throttles retries by what
+//!   the backend accepts ([`AdaptiveThrottle`]); the size of the others is the client's, not a
+//!   default.
 //!
 //! The repository's fleet simulation (`retry-sim`) measures each in an outage, under
 //! throttling, through a metastable failure and in normal operation.
