@@ -343,14 +343,15 @@ impl Client {
     }
 
     /// A client of `site`, a site built by the caller (a policy read from a user's files:
-    /// `whatif`), owned by the client. `breaker`: the site has a circuit breaker; `timed`: its
+    /// `whatif`), owned by the client. `refuses`: the site has a circuit breaker or guards,
+    /// whose refusal of a first attempt ends a call with `Refused`; `timed`: its
     /// calls run their attempts under a timer (the site's keys write `attempt_timeout` or
     /// `deadline`), else they run as a `#[retry]` function without timeouts does, untouched by a
     /// timeout from the environment.
-    pub fn of_site(site: Site, breaker: bool, timed: bool) -> Client {
+    pub fn of_site(site: Site, refuses: bool, timed: bool) -> Client {
         Client {
             site,
-            breaker,
+            breaker: refuses,
             guards: false,
             timed,
         }

@@ -566,3 +566,97 @@ fn a_policy_that_hedges_sends_a_second_request_to_a_slow_tier() {
     assert!(slow_plain > 0.2 && slow_plain < 0.3, "{slow_plain}");
     assert!(slow_hedged < 0.1, "{slow_hedged}");
 }
+
+/// A topology from `text`, loaded (its problems, if any).
+fn load(text: &str) -> Result<retry_sim::whatif::model::Plan, Vec<String>> {
+    topology::load_str(
+        "guards.toml",
+        text,
+        &examples(),
+        &Options::default(),
+        &|_| None,
+    )
+    .map(|(plan, _)| plan)
+    .map_err(|problems| problems.into_iter().map(|p| p.to_string()).collect())
+}
+
+#[test]
+fn a_policys_guards_are_each_processs_own_and_refuse_as_they_would_in_it() {
+    // 10 user processes offer 20 calls a second each for 10 s; each keeps to a quota of 10 a
+    // second (10 at once after a quiet spell): each sends at most 10 + 10 * 10 of its calls.
+    let text = "duration = \"10s\"\n[users]\nclients = 10\nrate = 20\ncalls = \"api\"\n\
+                policy = { guard = [{ quota = 10 }] }\n[tier.api]\nlatency = \"2ms\"\n";
+    let plan = load(text).unwrap();
+    let outcome = simulate::run(&plan, None);
+    let figures = measure::figures(&plan, &outcome);
+    let (users, api) = (&figures[0], &figures[1]);
+    assert!(
+        users
+            .policy
+            .contains("guard = [{ quota = 10, per = \"1s\" }]"),
+        "{}",
+        users.policy
+    );
+    assert!(api.requests <= 10 * 110, "{api:?}");
+    // Each process its own quota: together they send several times what one would.
+    assert!(api.requests > 5 * 110, "{api:?}");
+    assert_eq!(users.refused.guard, users.calls - api.requests, "{users:?}");
+    assert_eq!(users.calls_failed, users.refused.guard);
+
+    // A wait of a second for a turn: fewer calls refused, none sent faster than the quota
+    // (the calls offered until 10 s are sent until 11 s: 10 + 10 * 11 each at most).
+    let waiting =
+        load(&text.replace("{ quota = 10 }", "{ quota = 10, max_wait = \"1s\" }")).unwrap();
+    let outcome = simulate::run(&waiting, None);
+    let waited = measure::figures(&waiting, &outcome);
+    assert!(waited[1].requests <= 10 * 120, "{:?}", waited[1]);
+    assert!(waited[1].requests >= api.requests, "{:?}", waited[1]);
+    assert!(
+        waited[0].latency.p99 >= 0.5,
+        "calls waited: {:?}",
+        waited[0].latency
+    );
+
+    // A bulkhead of one attempt per process, and a quota it never reaches, side by side: the
+    // users' one call at a time never meets either.
+    let sequential = "duration = \"5s\"\n[users]\nclients = 3\nsequential = 50\ncalls = \"api\"\n\
+                      policy = { guard = [{ bulkhead = 1 }, { quota = 1000, per = \"1s\", burst = 5 }, \
+                      { adaptive_concurrency = true }, { concurrency_budget = \"20%\", min_concurrency = 3 }, \
+                      { adaptive_throttle = 2.0, window = \"10s\" }] }\n[tier.api]\nlatency = \"2ms\"\n";
+    let plan = load(sequential).unwrap();
+    let figures = measure::figures(&plan, &simulate::run(&plan, None));
+    assert_eq!(figures[0].calls, 150);
+    assert_eq!(figures[0].refused.guard, 0, "{:?}", figures[0]);
+    assert_eq!(figures[1].requests, 150);
+}
+
+#[test]
+fn a_guard_written_wrong_is_a_problem_on_its_line_with_what_to_write() {
+    let text = "[users]\nrate = 5\ncalls = \"api\"\n\
+                policy = { guard = [{ bulkhed = 4 }, { quota = 10, max_wiat = \"1s\" }, \"bulkhead\", \
+                { bulkhead = 4, quota = 3 }, { adaptive_concurrency = true, window = \"1s\" }, \
+                { bulkhead = 0 }, { quota = 10, per = 1 }] }\n\
+                [tier.api]\npolicy = { guard = { bulkhead = 4 } }\ncalls = \"db\"\n[tier.db]\n";
+    let problems = load(text).unwrap_err();
+    for expected in [
+        "a guard is named by its kind: did you mean `bulkhead`?",
+        "`max_wiat` is not an option of `quota`: did you mean `max_wait`?",
+        "guard = [.., \"bulkhead\", ..]: a guard is a table naming its kind, such as { bulkhead = 4 }",
+        "one guard per table: `bulkhead` and `quota` are two",
+        "`window` is not an option of `adaptive_concurrency`: it takes none",
+        "bulkhead = 0: bulkhead is a whole number from 1 to 1000000",
+        "per = 1: per needs a unit",
+        "guard = { bulkhead = 4 }: guard is a list of guards",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(expected)),
+            "missing {expected:?} in {problems:#?}"
+        );
+    }
+    assert!(
+        problems
+            .iter()
+            .all(|p| p.starts_with("guards.toml:4") || p.starts_with("guards.toml:6")),
+        "{problems:#?}"
+    );
+}

@@ -29,7 +29,9 @@ retry-sim what-if TOPOLOGY [OPTIONS]
     --seed N              the seed (over the topology's)
     --duration D          how long the users offer calls, such as 120s (over the topology's)
     a policy may also name a gRPC service config: policy = { grpc = \"FILE.json\",
-    method = \"pkg.Service/Method\" }
+    method = \"pkg.Service/Method\" }, and the crate's guards: guard = [{ bulkhead = 4 },
+    { quota = 100, max_wait = \"200ms\" }] (bulkhead, concurrency_budget, adaptive_throttle,
+    adaptive_concurrency, quota)
 
   outputs:
     (default)             Markdown tables on standard output

@@ -3,6 +3,12 @@
 //! ([`load`](super::load)).
 
 use retry_keys::Values;
+use retry_runtime::{
+    AdaptiveConcurrency, AdaptiveThrottle, Bulkhead, ConcurrencyBudget, Guard, Quota,
+};
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// How the processes of one tier retry their calls.
 #[derive(Debug, Clone)]
@@ -38,8 +44,173 @@ pub struct KeysPlan {
     pub budget: Option<f64>,
     /// `breaker = "N%"`: a circuit breaker of that failure ratio per process.
     pub breaker: Option<f64>,
+    /// `guard = [...]`: the guards each process asks, in order, after the rest.
+    pub guards: Vec<GuardPlan>,
     /// The policy in one line: each key with its value and source.
     pub describe: String,
+}
+
+/// One of the crate's guards, as a policy's `guard = [...]` writes it: each process makes its
+/// own (`retry_runtime::Policy::guard_shared`), as each process of a fleet has its own
+/// `static`s.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GuardPlan {
+    /// `{ bulkhead = N, max_wait = "D" }`: `Bulkhead::new(N)`, with its wait if written.
+    Bulkhead {
+        /// Attempts in flight at most.
+        max_concurrent: u32,
+        /// How long an attempt waits for a place.
+        max_wait: Option<Duration>,
+    },
+    /// `{ concurrency_budget = R, min_concurrency = N }`: `ConcurrencyBudget::ratio(R)`.
+    ConcurrencyBudget {
+        /// Retries and hedges in flight, as a share of the attempts in flight.
+        ratio: f64,
+        /// The floor (Envoy's 3 unless written).
+        min_concurrency: Option<u32>,
+    },
+    /// `{ adaptive_throttle = K, window = "D", first_attempts = B }`:
+    /// `AdaptiveThrottle::new(K)`.
+    AdaptiveThrottle {
+        /// The SRE book's `k`.
+        k: f64,
+        /// The window (2 minutes unless written).
+        window: Option<Duration>,
+        /// Whether first attempts are gated too.
+        first_attempts: bool,
+    },
+    /// `{ adaptive_concurrency = true }`: `AdaptiveConcurrency::new()`.
+    AdaptiveConcurrency,
+    /// `{ quota = N, per = "D", burst = B, max_wait = "D" }`: `Quota::new(N, per)`.
+    Quota {
+        /// Attempts per `per`.
+        n: u32,
+        /// The period (a second unless written).
+        per: Duration,
+        /// Attempts at once after a quiet spell (`n` unless written).
+        burst: Option<u32>,
+        /// How long an attempt waits for its turn.
+        max_wait: Option<Duration>,
+    },
+}
+
+impl GuardPlan {
+    /// A guard of this plan, fresh.
+    pub fn make(&self) -> Arc<dyn Guard> {
+        match *self {
+            GuardPlan::Bulkhead {
+                max_concurrent,
+                max_wait,
+            } => {
+                let b = Bulkhead::new(max_concurrent);
+                Arc::new(match max_wait {
+                    Some(d) => b.with_max_wait(d),
+                    None => b,
+                })
+            }
+            GuardPlan::ConcurrencyBudget {
+                ratio,
+                min_concurrency,
+            } => {
+                let b = ConcurrencyBudget::ratio(ratio);
+                Arc::new(match min_concurrency {
+                    Some(n) => b.with_min_concurrency(n),
+                    None => b,
+                })
+            }
+            GuardPlan::AdaptiveThrottle {
+                k,
+                window,
+                first_attempts,
+            } => {
+                let t = AdaptiveThrottle::new(k).with_first_attempts(first_attempts);
+                Arc::new(match window {
+                    Some(d) => t.with_window(d),
+                    None => t,
+                })
+            }
+            GuardPlan::AdaptiveConcurrency => Arc::new(AdaptiveConcurrency::new()),
+            GuardPlan::Quota {
+                n,
+                per,
+                burst,
+                max_wait,
+            } => {
+                let mut q = Quota::new(n, per);
+                if let Some(b) = burst {
+                    q = q.with_burst(b);
+                }
+                if let Some(d) = max_wait {
+                    q = q.with_max_wait(d);
+                }
+                Arc::new(q)
+            }
+        }
+    }
+
+    /// The guard as a policy table writes it.
+    pub fn describe(&self) -> String {
+        // A duration in the largest unit that writes it whole.
+        let ms = |d: Duration| {
+            let ns = d.as_nanos();
+            let (n, unit) = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")]
+                .into_iter()
+                .find(|(per, _)| ns % per == 0)
+                .map_or((ns, "ns"), |(per, unit)| (ns / per, unit));
+            format!("\"{n}{unit}\"")
+        };
+        let mut s = String::from("{ ");
+        match *self {
+            GuardPlan::Bulkhead {
+                max_concurrent,
+                max_wait,
+            } => {
+                let _ = write!(s, "bulkhead = {max_concurrent}");
+                if let Some(d) = max_wait {
+                    let _ = write!(s, ", max_wait = {}", ms(d));
+                }
+            }
+            GuardPlan::ConcurrencyBudget {
+                ratio,
+                min_concurrency,
+            } => {
+                let _ = write!(s, "concurrency_budget = \"{}%\"", ratio * 100.0);
+                if let Some(n) = min_concurrency {
+                    let _ = write!(s, ", min_concurrency = {n}");
+                }
+            }
+            GuardPlan::AdaptiveThrottle {
+                k,
+                window,
+                first_attempts,
+            } => {
+                let _ = write!(s, "adaptive_throttle = {k:?}");
+                if let Some(d) = window {
+                    let _ = write!(s, ", window = {}", ms(d));
+                }
+                if first_attempts {
+                    s.push_str(", first_attempts = true");
+                }
+            }
+            GuardPlan::AdaptiveConcurrency => s.push_str("adaptive_concurrency = true"),
+            GuardPlan::Quota {
+                n,
+                per,
+                burst,
+                max_wait,
+            } => {
+                let _ = write!(s, "quota = {n}, per = {}", ms(per));
+                if let Some(b) = burst {
+                    let _ = write!(s, ", burst = {b}");
+                }
+                if let Some(d) = max_wait {
+                    let _ = write!(s, ", max_wait = {}", ms(d));
+                }
+            }
+        }
+        s.push_str(" }");
+        s
+    }
 }
 
 /// A gRPC service config's policy.

@@ -6,6 +6,9 @@
 //!   (`retry_keys::Key`: `mode`, `max_attempts`, `initial_backoff`, ..., `attempt_timeout`,
 //!   `deadline`, `hedge_after`, ...), their values written as the config file writes them;
 //! - `bucket = "none"`, `budget = "N%"` and `breaker = "N%"`, as the attribute writes them;
+//! - `guard = [...]`: the crate's guards, each a table naming its kind with its constructor's
+//!   argument, and its options (`{ bulkhead = 4, max_wait = "50ms" }`; the kinds are
+//!   `GUARDS`), made by each process for itself;
 //! - `profile = "NAME"`: the keys it leaves out come from the config file's
 //!   `[profile.NAME]`, then its `[default]` (without `profile`, from `[default]` alone), as
 //!   the runtime resolves a `#[retry(profile = "NAME")]` function's;
@@ -21,19 +24,22 @@
 
 use super::aws_file::{self, AwsFile};
 use super::config_file::{self, ConfigFile};
-use super::model::{GrpcPlan, KeysPlan, PolicyPlan};
+use super::model::{GrpcPlan, GuardPlan, KeysPlan, PolicyPlan};
 use super::problem::{Problem, Problems, did_you_mean};
 use super::tomlish::{self, Reader};
 use retry_keys::{AttributeKey, Key, Problem as Incoherence, Value, Values};
 use retry_runtime::__private::Keys;
 use std::fmt::Write as _;
-use toml::de::DeTable;
+use std::time::Duration;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
 /// The names a policy table takes besides the settable keys.
-const OWN: [&str; 8] = [
+const OWN: [&str; 9] = [
     "bucket",
     "budget",
     "breaker",
+    "guard",
     "profile",
     "aws_profile",
     "grpc",
@@ -77,6 +83,8 @@ pub struct PolicySpec {
     pub budget: Option<Written<f64>>,
     /// `breaker = "N%"`.
     pub breaker: Option<Written<f64>>,
+    /// `guard = [...]`.
+    pub guards: Option<Written<Vec<GuardPlan>>>,
     /// `profile = "NAME"`.
     pub profile: Option<Written<String>>,
     /// `aws_profile = "NAME"`.
@@ -162,6 +170,11 @@ pub fn read(table: &DeTable<'_>, what: &str, problems: &mut Problems<'_>) -> Pol
                     }
                 }
             }
+            "guard" => {
+                if let Some(guards) = guards(&mut r, value) {
+                    spec.guards = Some(Written { value: guards, at });
+                }
+            }
             "profile" | "aws_profile" => {
                 if let Some(s) = r.string(name, value) {
                     let ok = if name == "profile" {
@@ -224,7 +237,7 @@ pub fn read(table: &DeTable<'_>, what: &str, problems: &mut Problems<'_>) -> Pol
                 let why = match AttributeKey::from_name(other) {
                     Some(_) => format!(
                         "`{other}` is a key of `#[retry]` that a simulated process does not take \
-                         (it runs the policy's keys, its bucket, budget and breaker)"
+                         (it runs the policy's keys, its bucket, budget, breaker and guards)"
                     ),
                     None => format!(
                         "unknown key `{other}` in the policy of {what}: {}",
@@ -252,6 +265,7 @@ pub fn read(table: &DeTable<'_>, what: &str, problems: &mut Problems<'_>) -> Pol
                 + usize::from(spec.no_bucket.is_some())
                 + usize::from(spec.budget.is_some())
                 + usize::from(spec.breaker.is_some())
+                + usize::from(spec.guards.is_some())
                 + usize::from(spec.profile.is_some())
                 + usize::from(spec.aws_profile.is_some());
             if others > 0 {
@@ -287,6 +301,194 @@ pub fn read(table: &DeTable<'_>, what: &str, problems: &mut Problems<'_>) -> Pol
         }
     }
     spec
+}
+
+/// The guards a policy's `guard = [...]` takes, each named by its kind's key, with the options
+/// it takes beside it.
+const GUARDS: [(&str, &[&str]); 5] = [
+    ("bulkhead", &["max_wait"]),
+    ("concurrency_budget", &["min_concurrency"]),
+    ("adaptive_throttle", &["window", "first_attempts"]),
+    ("adaptive_concurrency", &[]),
+    ("quota", &["per", "burst", "max_wait"]),
+];
+
+/// `guard = [...]`: a list of guards, each a table naming its kind (`{ bulkhead = 4 }`). `None`
+/// if any of it is wrong (its problems recorded).
+fn guards(r: &mut Reader<'_, '_>, value: &Spanned<DeValue<'_>>) -> Option<Vec<GuardPlan>> {
+    let DeValue::Array(items) = value.get_ref() else {
+        let raw = r.problems.raw(value.span()).to_owned();
+        r.problems.at(
+            value.span(),
+            format!(
+                "guard = {raw}: guard is a list of guards, such as \
+                 [{{ bulkhead = 4 }}, {{ quota = 100, max_wait = \"200ms\" }}]"
+            ),
+        );
+        return None;
+    };
+    let mut plans = Vec::new();
+    let mut wrong = false;
+    for item in items {
+        let plan = match item.get_ref() {
+            DeValue::Table(table) => guard(r, table, item.span()),
+            _ => {
+                let raw = r.problems.raw(item.span()).to_owned();
+                r.problems.at(
+                    item.span(),
+                    format!(
+                        "guard = [.., {raw}, ..]: a guard is a table naming its kind, such as \
+                         {{ bulkhead = 4 }} (kinds: {})",
+                        kinds().join(", ")
+                    ),
+                );
+                None
+            }
+        };
+        match plan {
+            Some(plan) => plans.push(plan),
+            None => wrong = true,
+        }
+    }
+    (!wrong).then_some(plans)
+}
+
+/// The kinds of guard.
+fn kinds() -> Vec<&'static str> {
+    GUARDS.iter().map(|(kind, _)| *kind).collect()
+}
+
+/// One guard of `guard = [...]`: its kind's key and value, and its options.
+fn guard(
+    r: &mut Reader<'_, '_>,
+    table: &DeTable<'_>,
+    span: std::ops::Range<usize>,
+) -> Option<GuardPlan> {
+    let entries = tomlish::entries(table);
+    let named: Vec<_> = entries
+        .iter()
+        .filter_map(|(name, _, value)| {
+            GUARDS
+                .iter()
+                .find(|(kind, _)| kind == name)
+                .map(|(kind, options)| (*kind, *options, *value))
+        })
+        .collect();
+    let (kind, options, size) = match named.as_slice() {
+        [one] => *one,
+        [] => {
+            let first = entries.first().map_or("", |(name, _, _)| *name);
+            r.problems.at(
+                span,
+                format!(
+                    "a guard is named by its kind: {}",
+                    did_you_mean(first, &kinds())
+                ),
+            );
+            return None;
+        }
+        [a, b, ..] => {
+            r.problems.at(
+                span,
+                format!(
+                    "one guard per table: `{}` and `{}` are two, written \
+                     [{{ {} = .. }}, {{ {} = .. }}]",
+                    a.0, b.0, a.0, b.0
+                ),
+            );
+            return None;
+        }
+    };
+    let mut wrong = false;
+    for (name, at, _) in &entries {
+        if *name != kind && !options.contains(name) {
+            let why = if options.is_empty() {
+                "it takes none".to_owned()
+            } else {
+                did_you_mean(name, options)
+            };
+            r.problems.at(
+                at.clone(),
+                format!("`{name}` is not an option of `{kind}`: {why}"),
+            );
+            wrong = true;
+        }
+    }
+    let option = |name: &str| {
+        entries
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, _, value)| *value)
+    };
+    let duration = |r: &mut Reader<'_, '_>, name: &str, wrong: &mut bool| -> Option<Duration> {
+        let value = option(name)?;
+        let d = r.duration(name, value, false);
+        *wrong |= d.is_none();
+        d
+    };
+    let plan = match kind {
+        "bulkhead" => {
+            let n = r.count(kind, size, 1, 1_000_000);
+            let max_wait = duration(r, "max_wait", &mut wrong);
+            GuardPlan::Bulkhead {
+                max_concurrent: n? as u32,
+                max_wait,
+            }
+        }
+        "concurrency_budget" => {
+            let ratio = r.share(kind, size);
+            let min_concurrency =
+                option("min_concurrency").map(|v| r.count("min_concurrency", v, 0, 1_000_000));
+            GuardPlan::ConcurrencyBudget {
+                ratio: ratio?,
+                min_concurrency: match min_concurrency {
+                    Some(n) => Some(n? as u32),
+                    None => None,
+                },
+            }
+        }
+        "adaptive_throttle" => {
+            let k = r.positive(kind, size, 1_000.0);
+            let window = duration(r, "window", &mut wrong);
+            let first = option("first_attempts").map(|v| r.boolean("first_attempts", v));
+            GuardPlan::AdaptiveThrottle {
+                k: k?,
+                window,
+                first_attempts: match first {
+                    Some(b) => b?,
+                    None => false,
+                },
+            }
+        }
+        "adaptive_concurrency" => {
+            if r.boolean(kind, size)? {
+                GuardPlan::AdaptiveConcurrency
+            } else {
+                r.problems.at(
+                    span,
+                    "adaptive_concurrency = false: write the guard as \
+                     { adaptive_concurrency = true }, or leave it out",
+                );
+                return None;
+            }
+        }
+        _ => {
+            let n = r.count(kind, size, 1, 1_000_000_000);
+            let per = duration(r, "per", &mut wrong);
+            let burst = option("burst").map(|v| r.count("burst", v, 1, 1_000_000_000));
+            let max_wait = duration(r, "max_wait", &mut wrong);
+            GuardPlan::Quota {
+                n: n? as u32,
+                per: per.unwrap_or(Duration::from_secs(1)),
+                burst: match burst {
+                    Some(b) => Some(b? as u32),
+                    None => None,
+                },
+                max_wait,
+            }
+        }
+    };
+    (!wrong).then_some(plan)
 }
 
 /// The span of the first entry of `table` (where a problem of the whole table is reported).
@@ -542,6 +744,7 @@ pub fn resolve(
         cli.budget.as_ref().or(spec.budget.as_ref()),
         cli.breaker.as_ref().or(spec.breaker.as_ref()),
     );
+    let guards = cli.guards.as_ref().or(spec.guards.as_ref());
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -565,6 +768,10 @@ pub fn resolve(
     if let Some(b) = breaker {
         let _ = write!(describe, "breaker = \"{}%\"; ", b.value * 100.0);
     }
+    if let Some(g) = guards {
+        let written: Vec<String> = g.value.iter().map(GuardPlan::describe).collect();
+        let _ = write!(describe, "guard = [{}]; ", written.join(", "));
+    }
     describe.push_str(if chosen.is_empty() {
         "the defaults"
     } else {
@@ -575,6 +782,7 @@ pub fn resolve(
         no_bucket: no_bucket.is_some(),
         budget: budget.map(|b| b.value),
         breaker: breaker.map(|b| b.value),
+        guards: guards.map(|g| g.value.clone()).unwrap_or_default(),
         describe,
     }))
 }

@@ -181,9 +181,13 @@ impl Proc {
                 if let Some(ratio) = k.breaker {
                     site = site.breaker(BreakerRef::Ratio(ratio));
                 }
+                for guard in &k.guards {
+                    site = site.guard_shared(guard.make());
+                }
                 let timed = k.values.attempt_timeout.is_some() || k.values.deadline.is_some();
+                let refuses = k.breaker.is_some() || !k.guards.is_empty();
                 Proc::Keys {
-                    client: Box::new(Client::of_site(site, k.breaker.is_some(), timed)),
+                    client: Box::new(Client::of_site(site, refuses, timed)),
                     hedged: k.values.hedge_after.is_some(),
                 }
             }

@@ -520,6 +520,7 @@ fn merge(mut a: PolicySpec, b: PolicySpec) -> PolicySpec {
     a.no_bucket = b.no_bucket.or(a.no_bucket);
     a.budget = b.budget.or(a.budget);
     a.breaker = b.breaker.or(a.breaker);
+    a.guards = b.guards.or(a.guards);
     a.profile = b.profile.or(a.profile);
     a.aws_profile = b.aws_profile.or(a.aws_profile);
     a.grpc = b.grpc.or(a.grpc);
