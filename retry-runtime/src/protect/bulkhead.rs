@@ -3,6 +3,7 @@
 //! "Release It!", as resilience4j's semaphore bulkhead and Polly's bulkhead build it).
 
 use crate::protect::guard::{Admit, Guard, GuardContext, GuardOutcome};
+use crate::protect::whole_millis;
 use crate::protect::line::WaitLine;
 use crate::protect::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -83,12 +84,7 @@ impl Bulkhead {
     /// 1 ms is no wait. The call's deadline bounds the wait too.
     #[must_use]
     pub const fn with_max_wait(mut self, max_wait: Duration) -> Bulkhead {
-        let ms = max_wait.as_millis();
-        self.max_wait_ms = if ms > u64::MAX as u128 {
-            u64::MAX
-        } else {
-            ms as u64
-        };
+        self.max_wait_ms = whole_millis(max_wait);
         self
     }
 
@@ -141,7 +137,7 @@ impl Guard for Bulkhead {
         if self.take() {
             return Admit::Go;
         }
-        let waited = u64::try_from(attempt.waited().as_millis()).unwrap_or(u64::MAX);
+        let waited = whole_millis(attempt.waited());
         match self.max_wait_ms.saturating_sub(waited) {
             0 => Admit::Refuse,
             left => Admit::Wait(Duration::from_millis(left)),

@@ -49,6 +49,16 @@ use guard::AttemptKind;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// `d` in whole milliseconds, as waits at the guards are counted (`u64::MAX` past it).
+pub(crate) const fn whole_millis(d: Duration) -> u64 {
+    let ms = d.as_millis();
+    if ms > u64::MAX as u128 {
+        u64::MAX
+    } else {
+        ms as u64
+    }
+}
+
 /// Shared state a function's calls use: a `static` (what the attribute names, and a `const`
 /// policy), or state the policy that names it owns (built at run time: a gRPC service
 /// config's throttle, a `Policy::guard_shared`), released with the last policy and call that

@@ -5,6 +5,7 @@
 //! failsafe-go's rate limiter do: one word, the time the schedule's next turn comes.
 
 use crate::protect::guard::{Admit, Guard, GuardContext, GuardOutcome};
+use crate::protect::whole_millis;
 use crate::protect::sync::atomic::{AtomicU64, Ordering};
 use crate::runtime::Instant;
 use std::sync::OnceLock;
@@ -122,12 +123,7 @@ impl Quota {
     /// deadline bounds the wait too.
     #[must_use]
     pub const fn with_max_wait(mut self, max_wait: Duration) -> Quota {
-        let ms = max_wait.as_millis();
-        self.max_wait_ms = if ms > u64::MAX as u128 {
-            u64::MAX
-        } else {
-            ms as u64
-        };
+        self.max_wait_ms = whole_millis(max_wait);
         self
     }
 
@@ -189,7 +185,7 @@ impl Quota {
     /// up, as waits are counted), if it has that much of its wait left.
     fn wait(&self, ns: u64, waited: Duration) -> Admit {
         let ms = ns.div_ceil(1_000_000);
-        let waited = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX);
+        let waited = whole_millis(waited);
         if waited.saturating_add(ms) <= self.max_wait_ms {
             Admit::Wait(Duration::from_millis(ms))
         } else {
