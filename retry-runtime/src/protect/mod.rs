@@ -1,9 +1,9 @@
 //! The protections a call passes through: the retry token bucket (AWS standard mode), the
 //! client-side rate limiter (AWS adaptive mode), retry budgets and circuit breakers, the
-//! user's guards (the public seam, [`guard`]) with three of them built in, and the named
-//! partitions that share them. Each is shared state built by `const fn`, so that it can live in
-//! a `static`, and changed lock-free (but for a refilling bucket's clock). A call meets them
-//! in one list, defined once in [`chain`].
+//! user's guards (the public seam, [`guard`]) and the crate's own (the `guards!` list below),
+//! and the named partitions that share them. Each is shared state built by `const fn`, so that
+//! it can live in a `static`, and changed lock-free (but for a refilling bucket's clock). A call
+//! meets them in one list, defined once in [`chain`].
 
 pub(crate) mod breaker;
 pub(crate) mod bucket;
