@@ -1,8 +1,8 @@
 //! A send quota: at most so many attempts a period, retries and hedges among them, so that a
 //! client keeps to a dependency's published rate limit ("10 requests a second") by itself and
 //! its retries never take it over. It keeps the limit as the generic cell rate algorithm
-//! (GCRA, from ATM networks' traffic policing, ITU-T I.371) does, as the `governor` crate and
-//! failsafe-go's rate limiter do: one word, the time the schedule's next turn comes.
+//! (GCRA, from ATM networks' traffic policing, ITU-T I.371) does, as the `governor` crate
+//! does: one word, the time the schedule's next turn comes.
 
 use crate::protect::guard::{Admit, Guard, GuardContext, GuardOutcome};
 use crate::protect::whole_millis;
