@@ -660,3 +660,57 @@ fn a_guard_written_wrong_is_a_problem_on_its_line_with_what_to_write() {
         "{problems:#?}"
     );
 }
+
+#[test]
+fn a_quota_keeps_a_tier_to_its_dependencys_rate_limit() {
+    // The sample for 20 s: the search answers 429 above 500 requests a second, and is offered
+    // 600 calls a second.
+    let run = |policy: &str| {
+        let options = Options {
+            policies: vec![policy.to_owned()]
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .collect(),
+            ..Options::default()
+        };
+        let name = "rate-limited.toml";
+        let text = std::fs::read_to_string(examples().join(name))
+            .unwrap()
+            .replace("duration = \"60s\"", "duration = \"20s\"");
+        let (plan, _) = topology::load_str(name, &text, &examples(), &options, &|_| None)
+            .unwrap_or_else(|p| panic!("{p:?}"));
+        let outcome = simulate::run(&plan, None);
+        // The most requests the search got in any second (ten bins of 100 ms).
+        let bins: Vec<u64> = outcome.tiers[1].bins.iter().map(|b| b.arrived).collect();
+        let busiest = bins.windows(10).map(|w| w.iter().sum::<u64>()).max();
+        (
+            measure::figures(&plan, &outcome),
+            outcome.simulated,
+            busiest.unwrap_or(0),
+        )
+    };
+    let (plain, _, busiest_plain) = run("");
+    let (quota, simulated, busiest) = run("api: guard = [{ quota = 250, burst = 25 }]");
+    let (search, search_quota) = (&plain[2], &quota[2]);
+    assert!(search.throttled > 5_000, "{search:?}");
+    assert_eq!(search_quota.throttled, 0, "{search_quota:?}");
+    // Two processes of 250 a second, 25 at once: at most 2 * (25 + 250 * T) requests over the
+    // run (the users' retries go on after their last call, at 20 s).
+    let most = 2.0 * (25.0 + 250.0 * simulated);
+    assert!(simulated > 20.0, "{simulated}");
+    assert!(search_quota.requests as f64 <= most, "{search_quota:?}");
+    assert!(
+        search_quota.requests * 2 < search.requests,
+        "{search_quota:?}"
+    );
+    // In any second, at most 2 * (25 + 250): 534 in the busiest, against 1,376 without.
+    assert!(busiest <= 2 * (25 + 250), "{busiest}");
+    assert!(busiest_plain > 1_000, "{busiest_plain}");
+    assert!(quota[1].refused.guard > 1_000, "{:?}", quota[1]);
+    // The users' calls succeed as often (within a point), and sooner.
+    assert!(
+        (quota[0].goodput - plain[0].goodput).abs() < 0.01,
+        "{quota:?}"
+    );
+    assert!(quota[0].latency.p50 < plain[0].latency.p50, "{quota:?}");
+}
