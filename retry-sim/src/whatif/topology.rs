@@ -549,6 +549,9 @@ fn cli_spec(arg: &str, keys: &str) -> Result<PolicySpec, Vec<Problem>> {
         {
             w.at = label.clone();
         }
+        if let Some(w) = &mut spec.guards {
+            w.at = label.clone();
+        }
         Ok(spec)
     } else {
         Err(problems
