@@ -254,10 +254,9 @@ static UNLIMITED: TokenBucket = TokenBucket::unlimited();
 /// has, created fresh for each run.
 pub struct Client {
     site: Site,
-    /// Whether calls turn a refusal of the site's breaker into `SimError::CircuitOpen`.
-    breaker: bool,
-    /// Whether calls turn a refusal of one of the site's guards into `SimError::Refused`.
-    guards: bool,
+    /// Whether calls turn a refusal of a first attempt by the site's breaker or one of its
+    /// guards into the error type (`SimError::CircuitOpen`, `SimError::Refused`).
+    refuses: bool,
     /// Whether the calls' attempts run under a timer, as a `#[retry]` function's do when its
     /// attribute writes `attempt_timeout` or `deadline` (a timeout from outside applies only
     /// then).
@@ -336,8 +335,7 @@ impl Client {
         // is a `static`).
         Client {
             site,
-            breaker: strategy.has_breaker(),
-            guards: guarded.has_guards(),
+            refuses: strategy.has_breaker() || guarded.has_guards(),
             timed: true,
         }
     }
@@ -351,8 +349,7 @@ impl Client {
     pub fn of_site(site: Site, refuses: bool, timed: bool) -> Client {
         Client {
             site,
-            breaker: refuses,
-            guards: false,
+            refuses,
             timed,
         }
     }
@@ -436,7 +433,7 @@ impl Client {
                     |_: &()| false,
                     |_: &retry_runtime::RetryEvent<'_, SimError>| {},
                 );
-                match (self.breaker || self.guards, hedged) {
+                match (self.refuses, hedged) {
                     (true, false) => call.on_stop(refused).run(attempt).await,
                     (true, true) => call.on_stop(refused).run_hedged(attempt).await,
                     (false, false) => call.run(attempt).await,

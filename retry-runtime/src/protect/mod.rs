@@ -16,6 +16,16 @@ pub(crate) mod partition;
 pub(crate) mod sync;
 pub(crate) mod window;
 
+use crate::classify::ErrorClass;
+use crate::runtime::Instant;
+use breaker::Pass;
+pub(crate) use breaker::Transition;
+use core::fmt;
+use core::ops::Deref;
+use guard::AttemptKind;
+use std::sync::Arc;
+use std::time::Duration;
+
 /// Declares each of the crate's guards (a protection users name with `guard = STATIC` or
 /// `Policy::guard`, which the engine knows only as a `dyn Guard`) from its file, and gathers
 /// them in [`guards`], which the crate root re-exports. A new one is its file and its line
@@ -38,16 +48,6 @@ guards! {
     quota::Quota,
     throttle::AdaptiveThrottle,
 }
-
-use crate::classify::ErrorClass;
-use crate::runtime::Instant;
-use breaker::Pass;
-pub(crate) use breaker::Transition;
-use core::fmt;
-use core::ops::Deref;
-use guard::AttemptKind;
-use std::sync::Arc;
-use std::time::Duration;
 
 /// `d` in whole milliseconds, as waits at the guards are counted (`u64::MAX` past it).
 pub(crate) const fn whole_millis(d: Duration) -> u64 {
