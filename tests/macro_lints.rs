@@ -215,6 +215,20 @@ async fn instrumented_above(n: u32) -> Result<u32, Error> {
     attempt().map(|v| v + n)
 }
 
+// Bodies on one line, which rustc lints for braces it thinks unnecessary when they are the
+// user's own and the only thing in a block: each shape of attempt (async, hedged, blocking).
+#[rustfmt::skip]
+#[retry(initial_backoff = "1ms")]
+async fn one_line() -> Result<u32, Error> { attempt() }
+
+#[rustfmt::skip]
+#[retry(initial_backoff = "1ms", hedge_after = "1s")]
+async fn one_line_hedged() -> Result<u32, Error> { attempt() }
+
+#[rustfmt::skip]
+#[retry(initial_backoff = "1ms")]
+fn one_line_blocking() -> Result<u32, Error> { attempt() }
+
 #[tokio::test(start_paused = true)]
 async fn generated_code_is_lint_clean_and_runs() {
     reset();
@@ -253,6 +267,12 @@ async fn generated_code_is_lint_clean_and_runs() {
     assert_eq!(instrumented_above(1).await, Ok(2));
     reset();
     assert_eq!(complex_types(2).await.map(|v| v.len()), Ok(1));
+    reset();
+    assert_eq!(one_line().await, Ok(1));
+    reset();
+    assert_eq!(one_line_hedged().await, Ok(1));
+    reset();
+    assert_eq!(one_line_blocking(), Ok(1));
 }
 
 #[retry(max_attempts = 2, initial_backoff = "1ms")]

@@ -13,8 +13,17 @@ use syn::{Block, Expr, Stmt};
 /// Replaces the user's body in `slot` with the retry loop that runs it once per attempt.
 pub(crate) fn expand(args: &Args, name: &str, slot: Slot<'_>) {
     slot.rewrite(|block, ret, wrapper| {
+        // The body keeps its braces where the user wrote them, resolved in the expansion: as
+        // the only thing in the attempt's block they would otherwise be the user's own
+        // "unnecessary braces" (rustc's `unused_braces` lints a block on one line), and its
+        // suggestion, which `cargo fix` applies, would take the function's braces away.
+        let braces = block
+            .brace_token
+            .span
+            .join()
+            .resolved_at(Span::mixed_site());
         let body = Block {
-            brace_token: block.brace_token,
+            brace_token: syn::token::Brace(braces),
             stmts: std::mem::take(&mut block.stmts),
         };
         let tokens = retry_loop(args, name, ret, wrapper, &body);
