@@ -15,7 +15,7 @@ use retry_runtime::reqwest::{Error, error_for_status};
 use retry_runtime::wire::{
     AMZ_SDK_INVOCATION_ID, AMZ_SDK_REQUEST, GRPC_PREVIOUS_RPC_ATTEMPTS, WithAttempt,
 };
-use retry_runtime::{attempt, retry};
+use retry_runtime::{TimeoutKind, attempt, retry};
 use std::sync::Mutex;
 use std::time::Duration;
 use std::time::Instant;
@@ -127,6 +127,83 @@ async fn a_timed_attempt_sends_its_ttl_and_a_timeout_of_the_time_it_has_left() {
     for (timeout, left) in timeouts {
         assert!(timeout <= left, "{timeout:?} > {left:?} left");
         assert!(timeout <= Duration::from_secs(2));
+    }
+}
+
+// A request that hangs: reqwest's own timeout, which `with_attempt` sets to the attempt's time
+// left, runs out with the loop's timer, at the attempt's cutoff.
+#[retry(
+    max_attempts = 2,
+    attempt_timeout = "200ms",
+    initial_backoff = "10ms",
+    jitter = "none"
+)]
+async fn get_hanging(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let response = error_for_status(client.get(url).with_attempt().send().await?)?;
+    Ok(response.text().await?)
+}
+
+#[retry(max_attempts = 1, deadline = "200ms")]
+async fn get_hanging_by_deadline(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let response = error_for_status(client.get(url).with_attempt().send().await?)?;
+    Ok(response.text().await?)
+}
+
+#[retry(max_attempts = 2, attempt_timeout = "200ms", hedge_after = "50ms")]
+async fn get_hanging_hedged(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let response = error_for_status(client.get(url).with_attempt().send().await?)?;
+    Ok(response.text().await?)
+}
+
+// A timeout of the user's own, shorter than the attempt's, set after `with_attempt`.
+#[retry(max_attempts = 1, attempt_timeout = "5s")]
+async fn get_hanging_own_timeout(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let request = client
+        .get(url)
+        .with_attempt()
+        .timeout(Duration::from_millis(50));
+    let response = error_for_status(request.send().await?)?;
+    Ok(response.text().await?)
+}
+
+#[tokio::test]
+async fn a_request_that_gives_up_at_the_attempts_cutoff_ends_with_the_loops_timed_out() {
+    let server = Server::start().await;
+    let c = client();
+
+    // Whichever of the two is polled first, the call ends with the loop's `TimedOut`, as
+    // `Error::TimedOut` promises, not with reqwest's "operation timed out".
+    server.script(&[Fault::Hang, Fault::Hang]);
+    match get_hanging(&c, &server.url("/items/6")).await {
+        Err(Error::TimedOut(t)) => {
+            assert_eq!(t.kind(), TimeoutKind::Attempt);
+            assert_eq!(t.to_string(), "attempt 2 timed out after 200ms");
+        }
+        other => panic!("the loop's TimedOut, not {other:?}"),
+    }
+    assert_eq!(server.arrivals().len(), 2);
+
+    server.script(&[Fault::Hang]);
+    match get_hanging_by_deadline(&c, &server.url("/items/7")).await {
+        Err(Error::TimedOut(t)) => {
+            assert!(t.is_deadline(), "{t}");
+            assert_eq!(t.to_string(), "deadline of 200ms exceeded during attempt 1");
+        }
+        other => panic!("the loop's TimedOut, not {other:?}"),
+    }
+
+    // Each attempt of a hedged call has its own cutoff and its own request's timeout.
+    server.script(&[Fault::Hang, Fault::Hang]);
+    match get_hanging_hedged(&c, &server.url("/items/9")).await {
+        Err(Error::TimedOut(t)) => assert_eq!(t.kind(), TimeoutKind::Attempt, "{t}"),
+        other => panic!("the loop's TimedOut, not {other:?}"),
+    }
+
+    // A shorter timeout of the user's own gives up long before the cutoff: reqwest's error.
+    server.script(&[Fault::Hang]);
+    match get_hanging_own_timeout(&c, &server.url("/items/8")).await {
+        Err(Error::Request(e)) => assert!(e.is_timeout(), "{e:?}"),
+        other => panic!("reqwest's own timeout, not {other:?}"),
     }
 }
 

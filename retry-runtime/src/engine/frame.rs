@@ -273,7 +273,8 @@ pub(crate) struct Frame<'a> {
     /// attempt retried and still failed (read and cleared when this call decides what follows
     /// the attempt); the next bits, whether its attempts wrote the call's idempotency key into
     /// a request ([`KEY_SENT`]), whether a call nested in its attempts gave up retrying
-    /// ([`NESTED_GAVE_UP`]), and whether it makes one attempt only ([`SINGLE`]). One word beside
+    /// ([`NESTED_GAVE_UP`]), whether it makes one attempt only ([`SINGLE`]), and whether the
+    /// current attempt's request gave up at its own timeout ([`REQUEST_TIMED_OUT`]). One word beside
     /// the attempt number, both 0 for a new outermost call, so that it sets them up with the
     /// zeros around them.
     depth: AtomicU32,
@@ -305,8 +306,15 @@ const NESTED_GAVE_UP: u32 = 1 << 29;
 /// attempt.
 const SINGLE: u32 = 1 << 28;
 
+/// The bit of `Frame::depth` that marks an attempt whose request gave up at its client's own
+/// timeout (reqwest's, which `with_attempt` sets to the attempt's time left, see
+/// [`mark_request_timed_out`]): both it and the loop's timer run out at the attempt's cutoff,
+/// and the attempt, polled first, would end with the client's error rather than the loop's
+/// `TimedOut`. Read and cleared when the attempt ends ([`Frame::take_cut_by_request`]).
+const REQUEST_TIMED_OUT: u32 = 1 << 27;
+
 /// The bits of `Frame::depth` that are marks, not the depth.
-const MARKS: u32 = NESTED_RETRIED | KEY_SENT | NESTED_GAVE_UP | SINGLE;
+const MARKS: u32 = NESTED_RETRIED | KEY_SENT | NESTED_GAVE_UP | SINGLE | REQUEST_TIMED_OUT;
 
 /// The marks a hedged attempt's frame passes on to its call's when the attempt ends.
 const PASSED_ON: u32 = NESTED_RETRIED | KEY_SENT | NESTED_GAVE_UP;
@@ -483,9 +491,24 @@ impl<'a> Frame<'a> {
     }
 
     /// The marks a hedged attempt's frame passes on to its call's when the attempt ends
-    /// (clearing the one that is read per attempt).
+    /// (clearing the ones that are read per attempt), and whether its request gave up at its
+    /// own timeout ([`REQUEST_TIMED_OUT`], which [`merge`](Self::merge) leaves out).
     pub(crate) fn take_passed_on(&self) -> u32 {
-        self.depth.fetch_and(!NESTED_RETRIED, Ordering::Relaxed) & PASSED_ON
+        self.depth
+            .fetch_and(!(NESTED_RETRIED | REQUEST_TIMED_OUT), Ordering::Relaxed)
+            & (PASSED_ON | REQUEST_TIMED_OUT)
+    }
+
+    /// Whether the attempt that just ended gave up at its request's own timeout at or after
+    /// its cutoff (see [`REQUEST_TIMED_OUT`]): it was cut off as the loop's timer cuts an
+    /// attempt off. Clears the mark.
+    pub(crate) fn take_cut_by_request(&self) -> bool {
+        // A load first: the mark is rare, and a locked read-modify-write is not free.
+        if self.depth.load(Ordering::Relaxed) & REQUEST_TIMED_OUT == 0 {
+            return false;
+        }
+        self.depth.fetch_and(!REQUEST_TIMED_OUT, Ordering::Relaxed);
+        cut_by_request(REQUEST_TIMED_OUT, self.cutoff_or_deadline())
     }
 
     /// Takes the marks a hedged attempt's frame passed on.
@@ -581,7 +604,10 @@ fn nested(deadline: Option<Instant>, outer: Outer) -> (u32, Option<Instant>) {
         (Some(own), Some(cut)) => Some(own.min(cut)),
         (own, cut) => own.or(cut),
     };
-    (outer.depth.saturating_add(1).min(SINGLE), deadline)
+    (
+        outer.depth.saturating_add(1).min(REQUEST_TIMED_OUT),
+        deadline,
+    )
 }
 
 /// The mark of a call started inside `outer` that makes one attempt, if it must.
@@ -601,6 +627,19 @@ pub(crate) fn mark_key_sent() {
 #[cfg_attr(not(feature = "reqwest"), allow(dead_code))]
 pub(crate) fn key_sent() -> bool {
     slot::with(|f, _| f.depth.load(Ordering::Relaxed) & KEY_SENT != 0).unwrap_or(false)
+}
+
+/// Marks the attempt the calling code runs inside, if any, as one whose request gave up at
+/// its client's own timeout (see [`REQUEST_TIMED_OUT`]).
+#[cfg_attr(not(feature = "reqwest"), allow(dead_code))]
+pub(crate) fn mark_request_timed_out() {
+    slot::with(|f, _| f.depth.fetch_or(REQUEST_TIMED_OUT, Ordering::Relaxed));
+}
+
+/// Whether an attempt whose frame had `marks` when it ended, cut off at `cutoff`, gave up at
+/// its request's own timeout at or after that cutoff: the loop's timeout cut it off.
+pub(crate) fn cut_by_request(marks: u32, cutoff: Option<Instant>) -> bool {
+    marks & REQUEST_TIMED_OUT != 0 && cutoff.is_some_and(|c| c <= Instant::now())
 }
 
 /// Marks the attempt this call runs inside, if any: a call nested in it retried and failed.

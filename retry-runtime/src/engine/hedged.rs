@@ -25,7 +25,7 @@
 
 use super::{Call, OnFailure, OnStop, RetryResult, SendToken, Settled, Timer, Timing, decide};
 use crate::classify::{ErrorClass, TimeoutKind};
-use crate::engine::frame::Frame;
+use crate::engine::frame::{self, Frame};
 use crate::engine::scope::{self, Around};
 use crate::engine::site::Resolved;
 use crate::hedge::Latency;
@@ -444,6 +444,17 @@ where
                     } = ended;
                     self.current.frame.merge(marks);
                     let (out, timed_out) = match K::outcome(out) {
+                        // Its request gave up at its own timeout at the cutoff: the loop's
+                        // timeout, as `Call::finish` has it.
+                        Some(out)
+                            if K::TIMED
+                                && out.as_result().is_err()
+                                && frame::cut_by_request(marks, cutoff) =>
+                        {
+                            let kind = limit_kind(cutoff, self.current.frame.deadline)
+                                .unwrap_or(TimeoutKind::Deadline);
+                            (self.cut_off(number, kind), true)
+                        }
                         Some(out) => (out, false),
                         None => {
                             let kind = limit_kind(cutoff, self.current.frame.deadline)

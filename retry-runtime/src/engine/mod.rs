@@ -715,7 +715,29 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
             // with the previous `Ok`.
             return ControlFlow::Continue(self.timed_out());
         };
-        self.finish_outcome(out)
+        match self.finish_outcome(out) {
+            ControlFlow::Continue(out) if K::TIMED => {
+                ControlFlow::Continue(self.cut_by_request(out))
+            }
+            flow => flow,
+        }
+    }
+
+    /// An attempt that failed because its request gave up at its client's own timeout, at or
+    /// after the attempt's cutoff (reqwest's, which `with_attempt` sets to the attempt's time
+    /// left): the loop's timer ran out in the same instant, and the attempt, polled first,
+    /// ended with the client's error. It ends with the loop's `TimedOut`, as it would have had
+    /// the timer been polled first.
+    #[inline(never)]
+    fn cut_by_request(&mut self, out: R) -> R
+    where
+        R: RetryResult,
+        K: Timer<R>,
+    {
+        if self.current.frame.take_cut_by_request() && out.as_result().is_err() {
+            return self.timed_out();
+        }
+        out
     }
 
     /// Step 2 for a blocking function: counts the attempt and runs it with the call's frame

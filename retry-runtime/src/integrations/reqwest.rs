@@ -150,7 +150,10 @@ pub enum Error {
     Request(::reqwest::Error),
     /// The server answered with a client or server error status (400-599).
     Status(Box<ErrorResponse>),
-    /// The attempt's timeout or the call's deadline expired.
+    /// The attempt's timeout or the call's deadline expired: the loop cut the attempt off, or
+    /// its request gave up at the same instant at the timeout
+    /// [`with_attempt`](WithAttempt::with_attempt) gave it (a shorter timeout of your own that
+    /// runs out first is a [`Request`](Error::Request) error whose `is_timeout()` is true).
     TimedOut(TimedOut),
     /// The call's breaker or one of its guards refused it (`Permanent`).
     Refused(crate::protect::guard::Refused),
@@ -220,8 +223,14 @@ pub fn error_for_status(response: ::reqwest::Response) -> Result<::reqwest::Resp
     }
 }
 
+/// A request that gave up at its own timeout marks its attempt: one that fails so at its cutoff
+/// (the timeout [`with_attempt`](WithAttempt::with_attempt) sets is the attempt's time left)
+/// ends with the loop's [`TimedOut`], as [`Error::TimedOut`] says, not with this error.
 impl From<::reqwest::Error> for Error {
     fn from(e: ::reqwest::Error) -> Self {
+        if e.is_timeout() {
+            crate::engine::frame::mark_request_timed_out();
+        }
         Error::Request(e)
     }
 }
