@@ -366,8 +366,10 @@
 //! - `anyhow`: `Classify` for `anyhow::Error`, by its chain of causes.
 //! - `tower` (with `tokio`): `tower::RetryLayer`, which retries a tower service's requests
 //!   under a [`Policy`] (with `grpc-config`, `RetryLayer::grpc`: each gRPC call under its
-//!   method's policy in a service config), and `tower::DeadlineLayer`, which runs a server's
-//!   handlers under the deadlines their requests carry.
+//!   method's policy in a service config); for servers, `tower::ServerLayer`, which runs each
+//!   request's handler under its caller's deadline and attempt and tells the caller not to
+//!   retry a failure the calls inside already retried, and `tower::DeadlineLayer`, the
+//!   deadline alone.
 //!
 //! Without a feature: `Classify` for `std::io::Error` and for `dyn Error` (by its chain of
 //! sources), [`derive@Classify`] for error types of your own, the AWS error codes ([`aws`]) and
