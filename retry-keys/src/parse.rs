@@ -22,6 +22,8 @@ pub enum DurationError {
     TooLong,
     /// A fraction of a nanosecond: `"1.5ns"`.
     FinerThanNanosecond,
+    /// A sign: `"-1s"` (a duration is at least zero; `+` is not written either).
+    Signed,
 }
 
 impl fmt::Display for DurationError {
@@ -33,6 +35,7 @@ impl fmt::Display for DurationError {
             DurationError::NotANumber => "not a number",
             DurationError::TooLong => "too long (at most 584 years)",
             DurationError::FinerThanNanosecond => "finer than a nanosecond",
+            DurationError::Signed => "a duration has no sign",
         })
     }
 }
@@ -57,6 +60,9 @@ impl std::error::Error for DurationError {}
 /// ```
 pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let text = text.trim();
+    if text.starts_with(['-', '+']) {
+        return Err(DurationError::Signed);
+    }
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
         .unwrap_or(text.len());
@@ -595,8 +601,9 @@ mod tests {
             ("", E::MissingUnit),
             ("5 parsecs", E::UnknownUnit),
             ("1 parsec", E::UnknownUnit),
-            ("-1s", E::UnknownUnit),
-            ("+1s", E::UnknownUnit),
+            ("-1s", E::Signed),
+            (" -0.5ms", E::Signed),
+            ("+1s", E::Signed),
             ("1e3ms", E::UnknownUnit),
             ("5S", E::UnknownUnit),
             ("ms", E::MissingNumber),
@@ -622,6 +629,7 @@ mod tests {
             E::FinerThanNanosecond.to_string(),
             "finer than a nanosecond"
         );
+        assert_eq!(E::Signed.to_string(), "a duration has no sign");
     }
 
     #[test]
