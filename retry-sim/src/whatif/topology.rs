@@ -309,30 +309,35 @@ pub fn load_str(
             Some((t, k)) if !t.contains('=') => (t.trim().to_owned(), k),
             _ => (String::new(), arg.as_str()),
         };
-        if !tier.is_empty() && tier != "users" && index(&tier).is_none() {
+        // A problem with the tier, then those of the keys, which are read all the same.
+        let problem = |message| Problem {
+            file: format!("--policy {arg}"),
+            line: None,
+            message,
+        };
+        let tier_problem = if !tier.is_empty() && tier != "users" && index(&tier).is_none() {
             let mut all = vec!["users"];
             all.extend(names.iter().copied());
-            cli_problems.push(Problem {
-                file: format!("--policy {arg}"),
-                line: None,
-                message: format!("no tier `{tier}`: {}", did_you_mean(&tier, &all)),
-            });
-            continue;
-        }
-        if let Some(t) = index(&tier).filter(|&t| tiers[t].calls.is_empty()) {
-            cli_problems.push(Problem {
-                file: format!("--policy {arg}"),
-                line: None,
-                message: format!(
-                    "tier `{}` calls no tier, so a policy of its would retry nothing",
-                    tiers[t].name
-                ),
-            });
-            continue;
-        }
-        match cli_spec(arg, keys) {
-            Ok(spec) => cli.entry(tier).or_default().push(spec),
-            Err(p) => cli_problems.extend(p),
+            Some(problem(format!(
+                "no tier `{tier}`: {}",
+                did_you_mean(&tier, &all)
+            )))
+        } else {
+            index(&tier)
+                .filter(|&t| tiers[t].calls.is_empty())
+                .map(|t| {
+                    problem(format!(
+                        "tier `{}` calls no tier, so a policy of its would retry nothing",
+                        tiers[t].name
+                    ))
+                })
+        };
+        match (cli_spec(arg, keys), tier_problem) {
+            (Ok(spec), None) => cli.entry(tier).or_default().push(spec),
+            (spec, tier_problem) => {
+                cli_problems.extend(tier_problem);
+                cli_problems.extend(spec.err().into_iter().flatten());
+            }
         }
     }
     // The files the policies name.
@@ -1279,6 +1284,7 @@ mod tests {
                 "b: max_attempts = 2".into(),
                 "zz: max_attempts = 2".into(),
                 "jitter = \"ful\"".into(),
+                "zz: max_atempts = 2".into(),
             ],
             ..Options::default()
         };
@@ -1301,7 +1307,15 @@ mod tests {
                 .any(|p| p.starts_with("--policy b: max_attempts = 2: tier `b` calls no tier")),
             "{problems:#?}"
         );
-        assert_eq!(problems.len(), 3, "{problems:#?}");
+        // A policy for a tier that is not there has its keys read all the same: both mistakes.
+        let mistyped: Vec<_> = problems
+            .iter()
+            .filter(|p| p.starts_with("--policy zz: max_atempts = 2: "))
+            .collect();
+        assert_eq!(mistyped.len(), 2, "{problems:#?}");
+        assert!(mistyped[0].contains("no tier `zz`"), "{mistyped:#?}");
+        assert!(mistyped[1].contains("max_atempts"), "{mistyped:#?}");
+        assert_eq!(problems.len(), 5, "{problems:#?}");
         // Keys over every policy's.
         let options = Options {
             policies: vec!["max_attempts = 6".into(), "users: max_attempts = 1".into()],
