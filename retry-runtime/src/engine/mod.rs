@@ -728,7 +728,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// left): the loop's timer ran out in the same instant, and the attempt, polled first,
     /// ended with the client's error. It ends with the loop's `TimedOut`, as it would have had
     /// the timer been polled first.
-    #[inline(never)]
     fn cut_by_request(&mut self, out: R) -> R
     where
         R: RetryResult,
