@@ -274,9 +274,9 @@ pub(crate) struct Frame<'a> {
     /// the attempt); the next bits, whether its attempts wrote the call's idempotency key into
     /// a request ([`KEY_SENT`]), whether a call nested in its attempts gave up retrying
     /// ([`NESTED_GAVE_UP`]), whether it makes one attempt only ([`SINGLE`]), and whether the
-    /// current attempt's request gave up at its own timeout ([`REQUEST_TIMED_OUT`]). One word beside
-    /// the attempt number, both 0 for a new outermost call, so that it sets them up with the
-    /// zeros around them.
+    /// current attempt's request gave up at its own timeout ([`REQUEST_TIMED_OUT`]). One word
+    /// beside the attempt number, both 0 for a new outermost call, so that it sets them up with
+    /// the zeros around them.
     depth: AtomicU32,
     /// When the current attempt is cut off (its timeout or the deadline), if anything cuts it.
     pub(crate) cutoff: Option<Instant>,
