@@ -298,12 +298,12 @@
 //! # Observability
 //!
 //! With the `tracing` feature the loop emits, under the target `retry`, a DEBUG event for each
-//! retry (`function`, `partition`, `invocation_id`, `attempt`, `class`, `delay_ms`, `tokens`
-//! left in the retry bucket, and `fill_rate` in adaptive mode) and a WARN event when a call
-//! gives up before `max_attempts` (`reason`: retry token bucket empty, deadline reached, not
-//! idempotent, server retry hint longer than max_backoff, retry budget exhausted, circuit
-//! breaker open); a circuit breaker's transitions are a WARN event (opened) or an INFO event
-//! (half-open, closed). A call is also a span, named after its function for OpenTelemetry
+//! retry (`function`, `partition` if it has one, `invocation_id`, `attempt`, `class`,
+//! `delay_ms`, `tokens` left in the retry bucket, and `fill_rate` in adaptive mode) and a WARN
+//! event when a call gives up before `max_attempts` (`reason`: retry token bucket empty,
+//! deadline reached, not idempotent, server retry hint longer than max_backoff, retry budget
+//! exhausted, circuit breaker open); a circuit breaker's transitions are a WARN event (opened)
+//! or an INFO event (half-open, closed). A call is also a span, named after its function for OpenTelemetry
 //! (`otel.name`), with a child span per attempt; a failed attempt's span and a failed call's
 //! record `otel.status_code = "ERROR"` and an `error.type` (the HTTP status as text, a gRPC
 //! code's name, else the class): see the README's "Operating it" for the pipeline through

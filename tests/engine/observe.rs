@@ -50,6 +50,22 @@ async fn one_debug_event_per_retry() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_function_without_a_partition_leaves_the_field_out() {
+    #[retry(max_attempts = 2, initial_backoff = "100ms", jitter = "none")]
+    async fn list_carts() -> Result<(), TestError> {
+        Err(TestError::fault(ErrorClass::Transient))
+    }
+
+    let (capture, _guard) = capture();
+    assert!(list_carts().await.is_err());
+    let events = capture.of("retry", Level::DEBUG);
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].field("function"), "list_carts");
+    // Absent, as OpenTelemetry leaves an attribute without a value out (not `partition=""`).
+    assert!(!events[0].fields.contains_key("partition"));
+}
+
+#[tokio::test(start_paused = true)]
 async fn adaptive_mode_events_carry_the_fill_rate() {
     #[retry(
         mode = "adaptive",
@@ -114,12 +130,12 @@ async fn a_warning_for_each_way_of_giving_up_early() {
     let _ = patient().await;
     let _ = once().await;
     let warnings = capture.of("retry", Level::WARN);
-    let seen: Vec<(&str, &str, &str, &str, &str)> = warnings
+    let seen: Vec<(&str, Option<&str>, &str, &str, &str)> = warnings
         .iter()
         .map(|w| {
             (
                 w.field("function"),
-                w.field("partition"),
+                w.fields.get("partition").map(String::as_str),
                 w.field("attempt"),
                 w.field("class"),
                 w.field("reason"),
@@ -129,12 +145,18 @@ async fn a_warning_for_each_way_of_giving_up_early() {
     assert_eq!(
         seen,
         [
-            ("drains", "", "2", "transient", "retry token bucket empty"),
-            ("late", "", "1", "transient", "deadline reached"),
-            ("pay", "observe-pay", "1", "transient", "not idempotent"),
+            ("drains", None, "2", "transient", "retry token bucket empty"),
+            ("late", None, "1", "transient", "deadline reached"),
+            (
+                "pay",
+                Some("observe-pay"),
+                "1",
+                "transient",
+                "not idempotent"
+            ),
             (
                 "patient",
-                "",
+                None,
                 "1",
                 "throttling",
                 "server retry hint longer than max_backoff"

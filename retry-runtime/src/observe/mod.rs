@@ -1,7 +1,8 @@
 //! What the retry loop reports: tracing events (with the `tracing` feature), and the same
 //! decisions, as values, to the call's ambient (which a `testing::record` scope keeps).
 //!
-//! Events have the target `retry`:
+//! Events have the target `retry`. `partition` is left out of the events of a function
+//! without one (metrics, whose series keep one set of labels, label it `""`):
 //!
 //! | level | when | fields |
 //! |---|---|---|
@@ -268,7 +269,7 @@ pub(crate) fn refused(call: &dyn Source, env: &impl Listener, reason: EarlyEnd) 
     {
         let who = call.who();
         let function = who.function;
-        let partition = who.partition.unwrap_or("");
+        let partition = who.partition;
         let invocation_id = tracing::field::display(call.invocation_id());
         call.trace().in_call(|| match reason.guard() {
             Some(guard) => tracing::debug!(
@@ -296,7 +297,7 @@ pub(crate) fn state_changed(r: Who<'_>, change: Change) {
     #[cfg(feature = "tracing")]
     if let Change::Breaker(t) = change {
         let function = r.function;
-        let partition = r.partition.unwrap_or("");
+        let partition = r.partition;
         let (from, to) = (t.from.as_str(), t.to.as_str());
         match t.to {
             BreakerState::Open => tracing::warn!(
@@ -338,7 +339,7 @@ pub(crate) fn nested_retry(
     let class = class.as_str();
     #[cfg(feature = "tracing")]
     {
-        let partition = r.partition.unwrap_or("");
+        let partition = r.partition;
         tracing::warn!(
             target: "retry",
             function, partition, attempt, depth, class,
@@ -366,7 +367,7 @@ fn key_not_sent_warning(r: Who<'_>, attempt: u32) {
     let function = r.function;
     #[cfg(feature = "tracing")]
     {
-        let partition = r.partition.unwrap_or("");
+        let partition = r.partition;
         tracing::warn!(
             target: "retry",
             function, partition, attempt,
@@ -381,11 +382,11 @@ fn key_not_sent_warning(r: Who<'_>, attempt: u32) {
     );
 }
 
-/// The partition (empty for none), the bucket's level, and in adaptive mode the limiter's fill
-/// rate (a field left out of the event otherwise).
+/// The partition, the bucket's level, and in adaptive mode the limiter's fill rate (a field
+/// left out of the event when it is `None`, as the partition of a function without one is).
 #[cfg(feature = "tracing")]
-fn levels(call: &dyn Source) -> (&'static str, u32, Option<f64>) {
+fn levels(call: &dyn Source) -> (Option<&'static str>, u32, Option<f64>) {
     let levels = call.levels();
-    let partition = call.who().partition.unwrap_or("");
+    let partition = call.who().partition;
     (partition, levels.tokens, levels.fill_rate)
 }
