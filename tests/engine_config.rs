@@ -538,6 +538,65 @@ fn each_bad_value_is_one_warning_and_is_ignored() {
     );
 }
 
+/// `config::explain` notes each value from outside it warned about and ignored, for the
+/// functions that would have read it: a function shows the default (or a lower layer's value)
+/// and, after it, why the value set for it did not apply.
+#[test]
+fn explain_notes_each_bad_value_a_function_would_have_read() {
+    let file = "[default]\n\
+                max_attempts = 0\n\
+                [profile.billing-eu]\n\
+                mode = \"fast\"\n";
+    let o = run(
+        "bad-noted",
+        &[
+            ("RETRY_MODE", "turbo"),
+            ("RETRY_BILLING_EU_MAX_ATTEMPTS", "many"),
+        ],
+        Some(file),
+        None,
+    );
+    let path = temp_file("bad-noted");
+    let path = path.display();
+    let mode = "ignoring RETRY_MODE=\"turbo\": mode is \"standard\" or \"adaptive\"".to_string();
+    let attempts = format!(
+        "{path}:2: max_attempts = 0: max_attempts is a whole number from 1 to 4294967295; ignored"
+    );
+    let profile_mode =
+        format!("{path}:4: mode = \"fast\": mode is \"standard\" or \"adaptive\"; ignored");
+    let profile_attempts = "ignoring RETRY_BILLING_EU_MAX_ATTEMPTS=\"many\": max_attempts is a \
+                            whole number from 1 to 4294967295"
+        .to_string();
+    let notes = |function: &str| -> Vec<String> {
+        o.notes
+            .iter()
+            .filter(|(f, _)| f == function)
+            .map(|(_, n)| n.clone())
+            .collect()
+    };
+    // Most specific first: the profile's variables, the general ones, the profile's table, the
+    // file's `[default]`.
+    assert_eq!(notes("plain"), [mode.clone(), attempts.clone()]);
+    assert_eq!(
+        notes("billing"),
+        [profile_attempts, mode, profile_mode, attempts]
+    );
+    assert_eq!(explained(&o, "plain")["max_attempts"], "3 (default)");
+    // Each note is the warning given once.
+    for (_, note) in &o.notes {
+        assert_eq!(
+            o.warnings.iter().filter(|w| *w == note).count(),
+            1,
+            "{note}"
+        );
+    }
+    // `Display` ends with them.
+    assert_eq!(
+        o.shown.last(),
+        Some(&format!("  note: {}", notes("fixed")[3]))
+    );
+}
+
 #[test]
 fn a_missing_file_is_one_warning() {
     let o = run(

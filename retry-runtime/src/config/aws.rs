@@ -87,24 +87,15 @@ fn max_attempts(raw: &str, why: &mut dyn FnMut(&str)) -> Option<Value> {
 
 /// What the shared config file says in the profile `AWS_PROFILE` names (else `default`). A
 /// file named by `AWS_CONFIG_FILE` that cannot be read is one warning; a missing
-/// `~/.aws/config` is no news, unless `AWS_PROFILE` names a profile, which then is nowhere.
-#[cfg(test)]
+/// `~/.aws/config` is no news, unless `AWS_PROFILE` names a profile, which then is nowhere
+/// (one warning, which a function's [`explain`](super::explain) notes: why none of the file's
+/// values apply).
 pub(super) fn file_layer(env: Around<'_>, warn: &mut dyn FnMut(String)) -> Layer {
-    file_layer_noted(env, warn).0
-}
-
-/// [`file_layer`], and what a function's [`explain`](super::explain) says of it when
-/// `AWS_PROFILE` names a profile that is nowhere (the warning's text): why none of the file's
-/// values apply.
-pub(super) fn file_layer_noted(
-    env: Around<'_>,
-    warn: &mut dyn FnMut(String),
-) -> (Layer, Option<String>) {
     let (path, named) = match env_value("AWS_CONFIG_FILE", env, warn) {
         Some(path) => (path, true),
         None => match home(env, warn) {
             Some(home) => (in_home(&home, "config"), false),
-            None => return (Layer::default(), None),
+            None => return Layer::default(),
         },
     };
     let text = match std::fs::read_to_string(&path) {
@@ -112,7 +103,7 @@ pub(super) fn file_layer_noted(
         Err(e) if !named && e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
             warn(format!("ignoring the AWS config file {path}: {e}"));
-            return (Layer::default(), None);
+            return Layer::default();
         }
     };
     let chosen = env_value("AWS_PROFILE", env, warn);
@@ -128,13 +119,11 @@ pub(super) fn file_layer_noted(
         // and its profile credentials provider fails with "could not find source profile"
         // (aws-config `profile::credentials::repr::resolve_chain`).
         if profile != "default" && !in_credentials_file(env, profile, warn) {
-            let missing = missing_profile(&profiles, &path, text.is_some(), profile);
-            warn(missing.clone());
-            return (Layer::default(), Some(missing));
+            warn(missing_profile(&profiles, &path, text.is_some(), profile));
         }
-        return (Layer::default(), None);
+        return Layer::default();
     }
-    (layer(&profiles, &path, profile, warn), None)
+    layer(&profiles, &path, profile, warn)
 }
 
 /// The home directory: `HOME`, else `USERPROFILE`.

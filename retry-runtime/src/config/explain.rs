@@ -35,15 +35,17 @@ pub struct Shadowed {
 /// The resolved settings of one `#[retry]` function.
 ///
 /// `Display` writes one line per key, with the value from outside that the code's value
-/// shadows after it:
+/// shadows after it, then the notes:
 ///
 /// ```text
 /// get_object (profile store)
 ///   mode                        standard   default
 ///   max_attempts                5          env RETRY_STORE_MAX_ATTEMPTS
 ///   deadline                    10s        attribute; shadows 30s (env RETRY_DEADLINE)
+///   jitter                      full       default
 ///   ...
 ///   guard                       bulkhead, adaptive_throttle
+///   note: ignoring RETRY_JITTER="half": jitter is "full", "equal", "none", "decorrelated" or a number in [0, 1]
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -61,9 +63,16 @@ pub struct Explained {
     pub entries: Vec<Entry>,
     /// The names of its guards (`guard = ...`, `Policy::guard`), in the order they are asked.
     pub guards: Vec<&'static str>,
-    /// What else bears on where its values came from: for a function with `aws_config = true`
-    /// under an `AWS_PROFILE` that names no profile, that none of the AWS config file's values
-    /// apply, and why (the warning's text).
+    /// What was set for it from outside and ignored, each as the warning about it said it (a
+    /// value in effect may be the default only because the one set for it could not be used):
+    /// the config file's own problems (a file that cannot be read, a line that is not TOML, a
+    /// table that is not one of its settings); then for the variables and tables the function
+    /// reads, most specific first, each value that could not be used and each key they do not
+    /// know, but a value of a key that does not apply to it (see `entries`); with
+    /// `aws_config = true` the AWS variables and config file are among them, and an
+    /// `AWS_PROFILE` that names no profile is noted with why none of the file's values apply;
+    /// then each value that broke a rule between keys. A value from outside that the code's own
+    /// shadows is shown in its entry instead.
     pub notes: Vec<String>,
 }
 

@@ -8,37 +8,48 @@ use std::ops::Range;
 use toml::de::{DeTable, DeValue};
 
 pub(super) fn read_file(path: &str, warn: &mut dyn FnMut(String)) -> FileConfig {
+    let unread = |why: String, warn: &mut dyn FnMut(String)| {
+        let problem = format!("ignoring RETRY_CONFIG_FILE={path:?}: {why}");
+        warn(problem.clone());
+        FileConfig {
+            problems: vec![problem],
+            ..FileConfig::default()
+        }
+    };
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
-        Err(e) => {
-            warn(format!(
-                "ignoring RETRY_CONFIG_FILE={path:?}: cannot read it ({e})"
-            ));
-            return FileConfig::default();
-        }
+        Err(e) => return unread(format!("cannot read it ({e})"), warn),
     };
     match String::from_utf8(bytes) {
         Ok(text) => parse(path, &text, warn),
-        Err(_) => {
-            warn(format!(
-                "ignoring RETRY_CONFIG_FILE={path:?}: it is not valid UTF-8"
-            ));
-            FileConfig::default()
-        }
+        Err(_) => unread("it is not valid UTF-8".to_owned(), warn),
     }
+}
+
+/// Where a warning about the file belongs: to a table (which the functions that read it note),
+/// or to the file as a whole (which every function notes).
+#[derive(Clone, Copy)]
+enum Table {
+    File,
+    Default,
+    /// The `[profile.NAME]` table at this index of the file's profiles.
+    Profile(usize),
 }
 
 /// The file's text, read into its tables.
 pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> FileConfig {
     let line = |span: Range<usize>| text[..span.start.min(text.len())].matches('\n').count() + 1;
     // Warnings in the file's order (the parsed tables are in the order of their keys).
-    let mut found: Vec<(usize, String)> = Vec::new();
-    let mut at = |span: Range<usize>, message: String| found.push((span.start, message));
+    let mut found: Vec<(usize, Table, Option<Key>, String)> = Vec::new();
+    let mut at = |table: Table, span: Range<usize>, key: Option<Key>, message: String| {
+        found.push((span.start, table, key, message));
+    };
     // Parsed with recovery: a syntax error loses its own line, not the file.
     let (doc, errors) = DeTable::parse_recoverable(text);
     for e in errors {
         let span = e.span().unwrap_or(0..0);
-        at(span, format!("not valid TOML ({})", e.message()));
+        let message = format!("not valid TOML ({})", e.message());
+        at(Table::File, span, None, message);
     }
     let mut config = FileConfig::default();
     let source = |span: Range<usize>, profile: Option<&str>| Source::File {
@@ -49,27 +60,36 @@ pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> Fil
     for (name, value) in doc.get_ref() {
         match (name.get_ref().as_ref(), value.get_ref()) {
             ("default", DeValue::Table(table)) => {
+                let mut at = |span, key, message| at(Table::Default, span, key, message);
                 config.default = layer(text, table, &|span| source(span, None), &mut at);
             }
             ("profile", DeValue::Table(profiles)) => {
                 for (profile, table) in profiles {
-                    let DeValue::Table(t) = table.get_ref() else {
-                        at(
-                            table.span(),
-                            format!(
-                                "`profile.{}` is not a table: write `[profile.{0}]`",
-                                profile.get_ref()
-                            ),
-                        );
-                        continue;
-                    };
                     let name = profile.get_ref().to_string();
-                    let layer = layer(text, t, &|span| source(span, Some(&name)), &mut at);
+                    let place = Table::Profile(config.profiles.len());
+                    let mut at = |span, key, message| at(place, span, key, message);
+                    let layer = match table.get_ref() {
+                        DeValue::Table(t) => {
+                            layer(text, t, &|span| source(span, Some(&name)), &mut at)
+                        }
+                        _ => {
+                            at(
+                                table.span(),
+                                None,
+                                format!(
+                                    "`profile.{name}` is not a table: write `[profile.{name}]`"
+                                ),
+                            );
+                            Layer::default()
+                        }
+                    };
                     config.profiles.push((name, layer));
                 }
             }
             (other, _) => at(
+                Table::File,
                 name.span(),
+                None,
                 format!(
                     "`{other}` is not a setting of the file, which has a `[default]` table and \
                      `[profile.NAME]` tables"
@@ -77,19 +97,27 @@ pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> Fil
             ),
         }
     }
-    found.sort_by_key(|(start, _)| *start);
-    for (start, message) in found {
-        warn(format!("{path}:{}: {message}; ignored", line(start..start)));
+    found.sort_by_key(|(start, ..)| *start);
+    for (start, table, key, message) in found {
+        let warning = format!("{path}:{}: {message}; ignored", line(start..start));
+        match table {
+            Table::File => {
+                config.problems.push(warning.clone());
+                warn(warning);
+            }
+            Table::Default => config.default.ignore(key, warning, warn),
+            Table::Profile(i) => config.profiles[i].1.ignore(key, warning, warn),
+        }
     }
     config
 }
 
-/// The keys of one table.
+/// The keys of one table (`at` is told of each problem, with its key if it has one).
 fn layer(
     text: &str,
     table: &DeTable<'_>,
     source: &dyn Fn(Range<usize>) -> Source,
-    at: &mut dyn FnMut(Range<usize>, String),
+    at: &mut dyn FnMut(Range<usize>, Option<Key>, String),
 ) -> Layer {
     let mut layer = Layer::default();
     for (name, value) in table {
@@ -102,6 +130,7 @@ fn layer(
             };
             at(
                 name.span(),
+                None,
                 format!(
                     "unknown key `{name_str}`: {meant}the keys: {}",
                     keys.join(", ")
@@ -126,7 +155,11 @@ fn layer(
             Ok(v) => layer.set(key, v, source(name.span())),
             Err(expected) => {
                 let raw = text.get(value.span()).unwrap_or("?").trim();
-                at(value.span(), format!("{name_str} = {raw}: {expected}"));
+                at(
+                    value.span(),
+                    Some(key),
+                    format!("{name_str} = {raw}: {expected}"),
+                );
             }
         }
     }

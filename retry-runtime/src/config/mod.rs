@@ -69,7 +69,8 @@
 //! "full"?`). The coherence rules the attribute is held to at compile time hold for the
 //! resolved values too: where a value from outside breaks one (`RETRY_MAX_BACKOFF=100ms` under
 //! an attribute's `initial_backoff = "1s"`), the function warns once and ignores that value.
-//! Timeouts (`attempt_timeout` and the keys that shape it, `deadline`) apply from outside only
+//! [`explain`] notes both kinds beside the values in effect, for each function that would
+//! have read the value ([`Explained::notes`]). Timeouts (`attempt_timeout` and the keys that shape it, `deadline`) apply from outside only
 //! to a function whose attribute sets `attempt_timeout` or `deadline`: without either, its
 //! attempts run without a timer (and its error type need not represent a timeout), which the
 //! warning says. Likewise the hedging keys apply only to a function whose attribute writes
@@ -177,13 +178,37 @@ impl Source {
     }
 }
 
-/// What one source says of each key, if anything.
+/// What one source says of each key, if anything, and the warnings about what it said that
+/// was ignored, each with its key if it had one: [`explain`] notes them for the functions that
+/// read the source, but those about a key that does not apply to the function.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Layer {
     values: [Option<(Value, Source)>; KEYS],
+    ignored: Vec<(Option<Key>, String)>,
 }
 
 impl Layer {
+    /// The layer `read` makes, with each warning it gives (which goes on to `warn`) kept as
+    /// something of it that was ignored, about no key in particular.
+    #[cfg(feature = "aws-config")]
+    fn noting(
+        warn: &mut dyn FnMut(String),
+        read: impl FnOnce(&mut dyn FnMut(String)) -> Layer,
+    ) -> Layer {
+        let mut ignored = Vec::new();
+        let mut layer = read(&mut |w: String| ignored.push(w));
+        for w in ignored {
+            layer.ignore(None, w, warn);
+        }
+        layer
+    }
+
+    /// Gives the warning `w` about what the layer said of `key` (or of no key), and keeps it.
+    fn ignore(&mut self, key: Option<Key>, w: String, warn: &mut dyn FnMut(String)) {
+        self.ignored.push((key, w.clone()));
+        warn(w);
+    }
+
     fn get(&self, key: Key) -> Option<&(Value, Source)> {
         self.values[key as usize].as_ref()
     }
@@ -265,15 +290,15 @@ pub(crate) fn resolve(
     let env = &|name: &str| std::env::var_os(name);
     let sources = SOURCES.get_or_init(|| Sources::load(env, &mut |w| warn(&w)));
     let layers = sources.layers(profile, env, &mut |w| warn(&w));
-    let (layers, note) = match (outside, aws_config) {
+    let layers = match (outside, aws_config) {
         // The keys come from the code alone (a gRPC service config's policy).
-        (false, _) => (Vec::new(), None),
+        (false, _) => Vec::new(),
         #[cfg(feature = "aws-config")]
         (true, true) => sources.with_aws(layers, env, &mut |w| warn(&w)),
         // Without the `aws-config` feature no function asks for the AWS settings: the
         // attribute's `aws_config = true`, `Policy::aws_config` and a serde policy's
         // `aws_config` are refused where they are written.
-        (true, _) => (layers.to_vec(), None),
+        (true, _) => layers.to_vec(),
     };
     let resolution = resolution(
         Written {
@@ -288,7 +313,10 @@ pub(crate) fn resolve(
     );
     let mut resolution = resolution;
     resolution.explained.guards = guards;
-    resolution.explained.notes.extend(note);
+    if outside {
+        let problems = sources.file.problems.iter().cloned();
+        resolution.explained.notes.splice(0..0, problems);
+    }
     explain::register(&resolution.explained);
     resolution
 }
@@ -322,6 +350,15 @@ fn resolution(
     let hedges = policy.wrote(Key::HedgeAfter);
     let applies =
         |key: Key| (hedges || !HEDGE_KEYS.contains(&key)) && (timed || !TIMER_KEYS.contains(&key));
+    // What `explain` notes: the values from outside that were ignored, each with its warning
+    // (those the layers' readers gave, for the keys that apply, then those of the rules
+    // between keys, below).
+    let mut notes: Vec<String> = layers
+        .iter()
+        .flat_map(|l| &l.ignored)
+        .filter(|(key, _)| key.is_none_or(applies))
+        .map(|(_, w)| w.clone())
+        .collect();
     // What the environment or the file sets for a key the attribute writes: the value that
     // would apply without the attribute's.
     let mut shadowed: [Option<(Value, Source)>; KEYS] = Default::default();
@@ -378,6 +415,10 @@ fn resolution(
             }
         }
     }
+    let mut ignoring = |w: String| {
+        notes.push(w.clone());
+        warn(w);
+    };
     let policy = loop {
         let policy = build(&chosen);
         // The first rule broken by a value from outside (a rule that only the attribute's own
@@ -397,7 +438,7 @@ fn resolution(
         for key in keys {
             if let Some((value, source)) = &chosen[key as usize] {
                 if *source != Source::Attribute {
-                    warn(format!(
+                    ignoring(format!(
                         "ignoring {} ({} = {value}) for `{function}`: {why}",
                         source.describe(key),
                         key.name(),
@@ -457,7 +498,7 @@ fn resolution(
             profile,
             entries,
             guards: Vec::new(),
-            notes: Vec::new(),
+            notes,
         },
     }
 }
@@ -491,13 +532,12 @@ fn build(chosen: &[Option<(Value, Source)>; KEYS]) -> Keys {
         })
 }
 
-/// The AWS SDKs' settings: the variables' layer, the shared config file's, and why none of
-/// the file's values apply, if `AWS_PROFILE` names a profile that is nowhere.
+/// The AWS SDKs' settings: the variables' layer and the shared config file's (whose warnings
+/// say why none of the file's values apply, if `AWS_PROFILE` names a profile that is nowhere).
 #[cfg(feature = "aws-config")]
 struct Aws {
     env: Layer,
     file: Layer,
-    unread: Option<String>,
 }
 
 /// The environment and the file as read once.
@@ -517,10 +557,15 @@ type Around<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 impl Sources {
     fn load(env: Around<'_>, warn: &mut dyn FnMut(String)) -> Sources {
         let layer = env_layer("RETRY_", env, warn);
-        let file = match env_value("RETRY_CONFIG_FILE", env, warn) {
+        let mut problems = Vec::new();
+        let mut file = match env_value("RETRY_CONFIG_FILE", env, &mut |w| {
+            problems.push(w.clone());
+            warn(w);
+        }) {
             Some(path) => read_file(&path, warn),
             None => FileConfig::default(),
         };
+        file.problems.splice(0..0, problems);
         Sources {
             env: layer,
             file,
@@ -538,15 +583,10 @@ impl Sources {
         layers: [Layer; 4],
         env: Around<'_>,
         warn: &mut dyn FnMut(String),
-    ) -> (Vec<Layer>, Option<String>) {
-        let aws = self.aws.get_or_init(|| {
-            let env_layer = aws::env_layer(env, warn);
-            let (file, unread) = aws::file_layer_noted(env, warn);
-            Aws {
-                env: env_layer,
-                file,
-                unread,
-            }
+    ) -> Vec<Layer> {
+        let aws = self.aws.get_or_init(|| Aws {
+            env: Layer::noting(warn, |warn| aws::env_layer(env, warn)),
+            file: Layer::noting(warn, |warn| aws::file_layer(env, warn)),
         });
         let [profile_env, env, file_profile, file_default] = layers;
         let layers = vec![
@@ -557,7 +597,7 @@ impl Sources {
             file_default,
             aws.file.clone(),
         ];
-        (layers, aws.unread.clone())
+        layers
     }
 
     /// The layers for a function of `profile`, most specific first.
@@ -584,7 +624,8 @@ impl Sources {
             match known.iter().find(|(name, _)| **name == *profile) {
                 Some((_, layer)) => layer.clone(),
                 None => {
-                    let layer = env_layer(&format!("RETRY_{}_", env_stem(profile)), env, warn);
+                    let prefix = format!("RETRY_{}_", env_stem(profile));
+                    let layer = env_layer(&prefix, env, warn);
                     known.push((profile.into(), layer.clone()));
                     layer
                 }
@@ -599,11 +640,14 @@ impl Sources {
     }
 }
 
-/// The config file's `[default]` and `[profile.NAME]` tables.
+/// The config file's `[default]` and `[profile.NAME]` tables (each with the warnings about its
+/// own values), and the warnings about the file as a whole: its name, its syntax, a table
+/// that is not one of its settings.
 #[derive(Debug, Default, PartialEq)]
 struct FileConfig {
     default: Layer,
     profiles: Vec<(String, Layer)>,
+    problems: Vec<String>,
 }
 
 impl FileConfig {
@@ -622,11 +666,15 @@ use file::read_file;
 /// Without the `config-file` feature the file is not read: one warning says so.
 #[cfg(not(feature = "config-file"))]
 fn read_file(path: &str, warn: &mut dyn FnMut(String)) -> FileConfig {
-    warn(format!(
+    let problem = format!(
         "ignoring RETRY_CONFIG_FILE={path:?}: this build of retry-runtime reads no config file \
          (its `config-file` feature is off)"
-    ));
-    FileConfig::default()
+    );
+    warn(problem.clone());
+    FileConfig {
+        problems: vec![problem],
+        ..FileConfig::default()
+    }
 }
 
 /// `billing-eu` -> `BILLING_EU`.
@@ -661,12 +709,17 @@ fn env_layer(prefix: &str, env: Around<'_>, warn: &mut dyn FnMut(String)) -> Lay
     let mut layer = Layer::default();
     for key in Key::ALL {
         let variable = format!("{prefix}{}", key.name().to_ascii_uppercase());
-        let Some(raw) = env_value(&variable, env, warn) else {
-            continue;
-        };
-        match key.parse(&raw) {
-            Ok(value) => layer.set(key, value, Source::Environment { variable }),
-            Err(expected) => warn(format!("ignoring {variable}={raw:?}: {expected}")),
+        let mut ignored = Vec::new();
+        let raw = env_value(&variable, env, &mut |w| ignored.push(w));
+        match raw.map(|raw| (key.parse(&raw), raw)) {
+            Some((Ok(value), _)) => layer.set(key, value, Source::Environment { variable }),
+            Some((Err(expected), raw)) => {
+                ignored.push(format!("ignoring {variable}={raw:?}: {expected}"));
+            }
+            None => {}
+        }
+        for w in ignored {
+            layer.ignore(Some(key), w, warn);
         }
     }
     layer
@@ -792,8 +845,17 @@ mod tests {
             ],
             Some("x"),
         );
-        assert_eq!(layers[0], Layer::default());
-        assert_eq!(layers[1], Layer::default());
+        // No value, and each warning kept with its key, for `explain`.
+        assert_eq!(layers[0].values, Layer::default().values);
+        assert_eq!(layers[1].values, Layer::default().values);
+        let kept: Vec<&String> = layers
+            .iter()
+            .flat_map(|l| &l.ignored)
+            .map(|(_, w)| w)
+            .collect();
+        assert_eq!(kept.len(), warnings.len());
+        assert_eq!(layers[0].ignored[0].0, Some(Key::MaxAttempts));
+        assert_eq!(layers[1].ignored[0].0, Some(Key::Mode));
         assert_eq!(
             warnings,
             [
@@ -1083,6 +1145,103 @@ mod tests {
             shown.contains("multiplier                  3          env RETRY_MAX_ATTEMPTS\n"),
             "{shown}"
         );
+    }
+
+    /// `explain` notes what it warned about and ignored from outside, for the function it
+    /// explains: a bad value of a key that applies (the environment's, a table's of the file it
+    /// reads), a key of the file it does not know, a value that breaks a rule between keys, and
+    /// the file's own problems; not a bad value of a key that does not apply to it, nor what
+    /// another profile's table says.
+    #[cfg(feature = "config-file")]
+    #[test]
+    fn explain_notes_what_it_ignored_from_outside() {
+        let dir = std::env::temp_dir().join(format!("retry-explain-notes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("retry.toml");
+        std::fs::write(
+            &path,
+            "[default]\nmax_attempt = 5\nmultiplier = \"fast\"\n\n\
+             [profile.other]\nmode = \"legacy\"\n\n[limits]\nx = 1\n",
+        )
+        .unwrap();
+        let path = path.to_str().unwrap().to_owned();
+        let env = env(&[
+            ("RETRY_CONFIG_FILE", &path),
+            ("RETRY_MAX_ATTEMPTS", "abc"),
+            ("RETRY_DEADLINE", "10"),
+            ("RETRY_INITIAL_BACKOFF", "30s"),
+        ]);
+        let mut warnings = Vec::new();
+        let sources = Sources::load(&env, &mut |w| warnings.push(w));
+        let layers = sources.layers(None, &env, &mut |w| warnings.push(w));
+        // An attribute whose max_backoff is below the environment's initial_backoff.
+        let keys = Keys::new().max_backoff(Duration::from_secs(2));
+        let mut r = resolution(
+            Written {
+                function: "f",
+                profile: None,
+                keys: &keys,
+                writer: Writer::Attribute,
+            },
+            &layers,
+            false,
+            &mut |w| warnings.push(w),
+        );
+        r.explained
+            .notes
+            .splice(0..0, sources.file.problems.iter().cloned());
+        let notes = &r.explained.notes;
+        let has = |text: &str| notes.iter().filter(|n| n.contains(text)).count();
+        assert_eq!(
+            has("`limits` is not a setting of the file"),
+            1,
+            "{notes:#?}"
+        );
+        assert_eq!(has("ignoring RETRY_MAX_ATTEMPTS=\"abc\""), 1, "{notes:#?}");
+        assert_eq!(
+            has("unknown key `max_attempt`: did you mean `max_attempts`?"),
+            1
+        );
+        assert_eq!(has("multiplier = \"fast\""), 1, "{notes:#?}");
+        assert_eq!(has("ignoring RETRY_INITIAL_BACKOFF"), 1, "{notes:#?}");
+        // Untimed: the deadline does not apply to it; the other profile is not its own.
+        assert_eq!(has("RETRY_DEADLINE"), 0, "{notes:#?}");
+        assert_eq!(has("legacy"), 0, "{notes:#?}");
+        assert_eq!(notes.len(), 5, "{notes:#?}");
+        // Each is one of the warnings given (the file's, the environment's, the rule's).
+        for note in notes {
+            assert!(warnings.contains(note), "{note} not in {warnings:#?}");
+        }
+        // The value in effect is the default, and the note after it says why.
+        assert_eq!(
+            r.explained.get("max_attempts").unwrap().source,
+            Source::Default
+        );
+        let shown = r.explained.to_string();
+        assert!(
+            shown.contains("\n  note: ignoring RETRY_MAX_ATTEMPTS=\"abc\": "),
+            "{shown}"
+        );
+        // A function of the other profile is told of its table's value.
+        let layers = sources.layers(Some("other"), &env, &mut |w| warnings.push(w));
+        let r = resolution(
+            Written {
+                function: "g",
+                profile: Some("other"),
+                keys: &Keys::new(),
+                writer: Writer::Attribute,
+            },
+            &layers,
+            false,
+            &mut |w| warnings.push(w),
+        );
+        assert!(
+            r.explained
+                .notes
+                .iter()
+                .any(|n| n.contains("mode = \"legacy\""))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
