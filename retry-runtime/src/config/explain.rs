@@ -42,10 +42,9 @@ pub struct Shadowed {
 ///   mode                        standard   default
 ///   max_attempts                5          env RETRY_STORE_MAX_ATTEMPTS
 ///   deadline                    10s        attribute; shadows 30s (env RETRY_DEADLINE)
-///   jitter                      full       default
 ///   ...
 ///   guard                       bulkhead, adaptive_throttle
-///   note: ignoring RETRY_JITTER="half": jitter is "full", "equal", "none", "decorrelated" or a number in [0, 1]
+///   note: ignoring RETRY_MAX_ATTEMPTS="abc": max_attempts is a whole number from 1 to 4294967295
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -70,15 +70,17 @@
 //! resolved values too: where a value from outside breaks one (`RETRY_MAX_BACKOFF=100ms` under
 //! an attribute's `initial_backoff = "1s"`), the function warns once and ignores that value.
 //! [`explain`] notes both kinds beside the values in effect, for each function that would
-//! have read the value ([`Explained::notes`]). Timeouts (`attempt_timeout` and the keys that shape it, `deadline`) apply from outside only
-//! to a function whose attribute sets `attempt_timeout` or `deadline`: without either, its
-//! attempts run without a timer (and its error type need not represent a timeout), which the
-//! warning says. Likewise the hedging keys apply only to a function whose attribute writes
-//! `hedge_after`: whether its attempts may run side by side is decided where its code is.
+//! have read the value ([`Explained::notes`]). Timeouts (`attempt_timeout` and the keys that
+//! shape it, `deadline`) apply from outside only to a function whose attribute sets
+//! `attempt_timeout` or `deadline`: without either, its attempts run without a timer (and its
+//! error type need not represent a timeout), which the warning says. Likewise the hedging
+//! keys apply only to a function whose attribute writes `hedge_after`: whether its attempts may
+//! run side by side is decided where its code is.
 //! Nothing here panics.
 //!
 //! [`explain`] lists, for every function that has run, each setting that applies to it and
-//! where it came from, and the value from outside that each setting the code writes shadows:
+//! where it came from, the value from outside that each setting the code writes shadows, and
+//! what was set for it from outside and ignored:
 //!
 //! ```text
 //! get_object (profile billing-eu)
@@ -87,6 +89,7 @@
 //!   initial_backoff             100ms      attribute
 //!   deadline                    10s        attribute; shadows 30s (env RETRY_DEADLINE)
 //!   ...
+//!   note: /etc/retry.toml:2: mode = "fast": mode is "standard" or "adaptive"; ignored
 //! ```
 
 use crate::spec::{KEYS, Key, Keys, Settings, Value};
