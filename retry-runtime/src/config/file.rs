@@ -44,13 +44,21 @@ pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> Fil
     let mut at = |table: Table, span: Range<usize>, key: Option<Key>, message: String| {
         found.push((span.start, table, key, message));
     };
-    // Parsed with recovery: a syntax error loses its own line, not the file.
+    // Parsed with recovery: a syntax error loses its own line, not the file. A key the
+    // recovery still read on such a line (`initial_backoff = 1ms` as a string) is lost with it,
+    // as the warning says.
     let (doc, errors) = DeTable::parse_recoverable(text);
+    let mut broken = Vec::new();
     for e in errors {
         let span = e.span().unwrap_or(0..0);
+        broken.push(line(span.clone()));
         let message = format!("not valid TOML ({})", e.message());
         at(Table::File, span, None, message);
     }
+    let lost = |span: Range<usize>| {
+        let (first, last) = (line(span.start..span.start), line(span.end..span.end));
+        broken.iter().any(|l| (first..=last).contains(l))
+    };
     let mut config = FileConfig::default();
     let source = |span: Range<usize>, profile: Option<&str>| Source::File {
         path: path.to_owned(),
@@ -61,7 +69,8 @@ pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> Fil
         match (name.get_ref().as_ref(), value.get_ref()) {
             ("default", DeValue::Table(table)) => {
                 let mut at = |span, key, message| at(Table::Default, span, key, message);
-                config.default = layer(text, table, &|span| source(span, None), &mut at);
+                let source = |span| source(span, None);
+                config.default = layer(text, table, &source, &lost, &mut at);
             }
             ("profile", DeValue::Table(profiles)) => {
                 for (profile, table) in profiles {
@@ -70,7 +79,8 @@ pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> Fil
                     let mut at = |span, key, message| at(place, span, key, message);
                     let layer = match table.get_ref() {
                         DeValue::Table(t) => {
-                            layer(text, t, &|span| source(span, Some(&name)), &mut at)
+                            let source = |span| source(span, Some(&name));
+                            layer(text, t, &source, &lost, &mut at)
                         }
                         _ => {
                             at(
@@ -86,6 +96,17 @@ pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> Fil
                     config.profiles.push((name, layer));
                 }
             }
+            // A key of the tables outside them (written before any table, or after a table's
+            // header that is not TOML).
+            (other, _) if Key::ALL.iter().any(|k| k.name() == other) => at(
+                Table::File,
+                name.span(),
+                None,
+                format!(
+                    "`{other}` is outside any table: the file's keys go in its `[default]` table \
+                     or a `[profile.NAME]` table"
+                ),
+            ),
             (other, _) => at(
                 Table::File,
                 name.span(),
@@ -112,15 +133,20 @@ pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> Fil
     config
 }
 
-/// The keys of one table (`at` is told of each problem, with its key if it has one).
+/// The keys of one table (`at` is told of each problem, with its key if it has one), but those
+/// `lost` to a syntax error on their lines (which has its own warning).
 fn layer(
     text: &str,
     table: &DeTable<'_>,
     source: &dyn Fn(Range<usize>) -> Source,
+    lost: &dyn Fn(Range<usize>) -> bool,
     at: &mut dyn FnMut(Range<usize>, Option<Key>, String),
 ) -> Layer {
     let mut layer = Layer::default();
     for (name, value) in table {
+        if lost(name.span().start..value.span().end) {
+            continue;
+        }
         let name_str: &str = name.get_ref().as_ref();
         let Some(key) = Key::ALL.into_iter().find(|k| k.name() == name_str) else {
             let keys: Vec<&str> = Key::ALL.iter().map(|k| k.name()).collect();
@@ -300,6 +326,39 @@ max_attempts = 2
                 "retry.toml:10: `retries` is not a setting of the file, which has a `[default]` \
                  table and `[profile.NAME]` tables; ignored",
             ]
+        );
+    }
+
+    /// A line that is not TOML is ignored whole, as its warning says, though the parser's
+    /// recovery reads a value from it; a key after a table's broken header is outside any table.
+    #[test]
+    fn a_line_that_is_not_toml_sets_nothing() {
+        let (config, warnings) = parse_text(
+            "[default]\nmax_attempts = 5\ninitial_backoff = 1ms\n[profile.p\nmode = \"adaptive\"\n",
+        );
+        assert_eq!(
+            value(&config.default, Key::MaxAttempts),
+            Some(Value::Count(5))
+        );
+        assert_eq!(value(&config.default, Key::InitialBackoff), None);
+        assert_eq!(config.profile("p"), Layer::default());
+        assert!(
+            warnings[0].starts_with("retry.toml:3: not valid TOML"),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.starts_with("retry.toml:4: not valid TOML")),
+            "{warnings:?}"
+        );
+        assert_eq!(
+            warnings.last().map(String::as_str),
+            Some(
+                "retry.toml:5: `mode` is outside any table: the file's keys go in its \
+                 `[default]` table or a `[profile.NAME]` table; ignored"
+            ),
+            "{warnings:?}"
         );
     }
 
