@@ -185,6 +185,53 @@ async fn guarded() -> Result<(), Error> {
     Err(Error::Fault(ErrorClass::Throttling))
 }
 
+static FEW: TokenBucket = TokenBucket::standard().with_capacity(12);
+
+#[retry(max_attempts = 3, initial_backoff = "1ms", bucket = FEW)]
+async fn refills(fail: u32, n: &mut u32) -> Result<(), Error> {
+    *n += 1;
+    if *n <= fail {
+        Err(Error::Fault(ErrorClass::Transient))
+    } else {
+        Ok(())
+    }
+}
+
+#[retry(max_attempts = 3, partition = "metrics-healthy")]
+async fn healthy() -> Result<(), Error> {
+    Ok(())
+}
+
+/// The bucket's gauge is its level: as a function first runs (not 0 for one that never
+/// retried), after a retry's cost, and after each success that gives tokens back.
+#[test]
+fn the_bucket_gauge_follows_the_bucket() {
+    snapshotter();
+    paused().block_on(async {
+        healthy().await.unwrap();
+        let labels = [("function", "healthy"), ("partition", "metrics-healthy")];
+        assert_eq!(value(meters::BUCKET_TOKENS, &labels), Some(500.0));
+
+        let labels = [("function", "refills"), ("partition", "")];
+        // Two retries of 5: 2 left; the success refunds the last retry's 5.
+        let mut n = 0;
+        refills(2, &mut n).await.unwrap();
+        assert_eq!(FEW.available(), 7);
+        assert_eq!(value(meters::BUCKET_TOKENS, &labels), Some(7.0));
+        // First attempts that succeed earn the reward (1 each), up to the capacity.
+        for (i, level) in [8.0, 9.0, 10.0, 11.0, 12.0, 12.0].into_iter().enumerate() {
+            let mut n = 0;
+            refills(0, &mut n).await.unwrap();
+            assert_eq!(
+                value(meters::BUCKET_TOKENS, &labels),
+                Some(level),
+                "call {i}"
+            );
+        }
+        assert_eq!(FEW.available(), 12);
+    });
+}
+
 #[test]
 fn every_counter_and_gauge() {
     snapshotter();
@@ -197,8 +244,8 @@ fn every_counter_and_gauge() {
         let timeouts = [labels[0], labels[1], ("class", "timeout")];
         assert_eq!(value(meters::RETRIES, &timeouts), Some(2.0));
         assert_eq!(value(meters::RECOVERED, &labels), Some(1.0));
-        // Two retries of a timeout cost 10 each.
-        assert_eq!(value(meters::BUCKET_TOKENS, &labels), Some(480.0));
+        // Two retries of a timeout cost 10 each; the success gives the last one's back.
+        assert_eq!(value(meters::BUCKET_TOKENS, &labels), Some(490.0));
 
         // 12 tokens: two retries of 5, then the bucket is short.
         assert!(drains().await.is_err());

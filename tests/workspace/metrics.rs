@@ -25,7 +25,7 @@ fn the_metrics_feature_passes_its_tests_and_its_example_prints_every_metric() {
     let out = with_metrics(&["test", "--test", "metrics"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", text(&out));
-    assert!(stdout.contains("test result: ok. 7 passed"), "{stdout}");
+    assert!(stdout.contains("test result: ok. 8 passed"), "{stdout}");
 
     let out = with_metrics(&["run", "--example", "metrics"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -34,7 +34,7 @@ fn the_metrics_feature_passes_its_tests_and_its_example_prints_every_metric() {
     for line in [
         format!("retry.attempts {labels} 3"),
         format!("retry.calls.recovered {labels} 1"),
-        format!("retry.bucket.tokens {labels} 490"),
+        format!("retry.bucket.tokens {labels} 495"),
         "retry.call.attempts {function=\"reserve\", partition=\"inventory\", outcome=\"ok\"} 1 samples"
             .to_owned(),
     ] {

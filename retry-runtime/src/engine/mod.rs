@@ -798,8 +798,11 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// in adaptive mode, tell the limiter; with a budget, count it.
     fn book_success(&mut self) {
         if self.retrying.is_none() {
-            // A first attempt: it cost nothing, and is rewarded.
-            self.r().chain().rewarded();
+            // A first attempt: it cost nothing, and is rewarded (a full bucket, the common
+            // case, is left as it is).
+            if self.r().chain().rewarded() {
+                self.bucket_refilled();
+            }
         } else {
             self.book_paid_success();
         }
@@ -830,9 +833,19 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     /// attempt or a polling repeat, the bucket's reward).
     fn refund_or_reward(&mut self) {
         self.r().chain().succeeded(&mut self.current.ticket);
+        self.bucket_refilled();
         if let Some(r) = &mut self.retrying {
             r.last = None;
         }
+    }
+
+    /// The bucket's level may have risen (a reward or a refund): its gauge follows.
+    #[cold]
+    fn bucket_refilled(&self) {
+        #[cfg(feature = "metrics")]
+        self.r()
+            .meters
+            .bucket_level(self.r().chain().bucket().available());
     }
 
     /// A success ends the call: if an attempt of it failed, the call recovered.

@@ -337,11 +337,13 @@ impl Site {
             if let Some(budget) = budget {
                 chain = chain.with(BUDGET, Entry::Budget(budget));
             }
+            #[cfg(feature = "metrics")]
+            let tokens = chain.bucket().available();
             Resolved {
                 chain,
                 settings,
                 #[cfg(feature = "metrics")]
-                meters: Meters::new(self.name, self.partition, self.guards.names()),
+                meters: Meters::new(self.name, self.partition, self.guards.names(), tokens),
                 latency: self.latency,
                 own_latency,
                 hints: if self.grpc {

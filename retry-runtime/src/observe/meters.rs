@@ -10,7 +10,7 @@
 //! | `retry.calls.recovered` | counter | `function`, `partition` | calls that succeeded after retrying |
 //! | `retry.calls.ended_early` | counter | `function`, `partition`, `reason` | calls that gave up before `max_attempts` (`bucket_empty`, `deadline`, `not_idempotent`, `hint_too_long`, `budget_exhausted`, `circuit_open`; a call an open breaker refused counts here too) |
 //! | `retry.breaker.transitions` | counter | `function`, `partition`, `from`, `to` | circuit breaker transitions, counted for the function whose attempt made them |
-//! | `retry.bucket.tokens` | gauge | `function`, `partition` | the retry token bucket's level, after each retry's cost |
+//! | `retry.bucket.tokens` | gauge | `function`, `partition` | the retry token bucket's level: as the function first runs, after each retry's cost, and after each success that gives tokens back (a retried call's refund, a first attempt's reward to a bucket that is not full) |
 //! | `retry.limiter.fill_rate` | gauge | `function`, `partition` | adaptive mode's allowed send rate (per second), as it changes |
 //! | `retry.guard.limit` | gauge | `guard`, `function`, `partition` | an `AdaptiveConcurrency`'s limit (attempts in flight), after each attempt it settles, for each function and partition it guards |
 //! | `retry.call.attempts` | histogram | `function`, `partition`, `outcome` | attempts sent per call (`outcome`: `ok` or `error`; a call dropped before it ended is not counted) |
@@ -58,8 +58,8 @@ pub const CALL_RETRY_DELAY: &str = "retry.call.retry_delay";
 /// Seconds from a call's start to its end.
 pub const CALL_DURATION: &str = "retry.call.duration";
 
-const CLASSES: [ErrorClass; 5] = [
-    ErrorClass::Permanent,
+/// The classes a retry can follow (a permanent failure is not retried).
+const CLASSES: [ErrorClass; 4] = [
     ErrorClass::Transient,
     ErrorClass::Timeout,
     ErrorClass::Throttling,
@@ -85,7 +85,7 @@ const TRANSITIONS: [(BreakerState, BreakerState); 4] = [
 /// One function's handles, taken from the recorder when it resolves.
 pub(crate) struct Meters {
     attempts: Counter,
-    retries: [Counter; 5],
+    retries: [Counter; 4],
     hedges: Counter,
     recovered: Counter,
     ended_early: [Counter; 6],
@@ -116,10 +116,12 @@ impl std::fmt::Debug for Meters {
 }
 
 impl Meters {
+    /// The meters of a function whose bucket holds `tokens` as it first runs.
     pub(crate) fn new(
         function: &'static str,
         partition: Option<&'static str>,
         guards: impl Iterator<Item = &'static str>,
+        tokens: u32,
     ) -> Meters {
         let partition = partition.unwrap_or("");
         let guards: Vec<&'static str> = guards.collect();
@@ -153,7 +155,11 @@ impl Meters {
                 counter!(BREAKER_TRANSITIONS, "function" => function, "partition" => partition,
                     "from" => from.as_str(), "to" => to.as_str())
             }),
-            tokens: gauge!(BUCKET_TOKENS, "function" => function, "partition" => partition),
+            tokens: {
+                let gauge = gauge!(BUCKET_TOKENS, "function" => function, "partition" => partition);
+                gauge.set(f64::from(tokens));
+                gauge
+            },
             fill_rate: gauge!(FILL_RATE, "function" => function, "partition" => partition),
             calls: ["ok", "error"].map(|outcome| Calls {
                 attempts: histogram!(CALL_ATTEMPTS, "function" => function,
@@ -184,6 +190,11 @@ impl Meters {
         if let Some(i) = CLASSES.iter().position(|c| *c == class) {
             self.retries[i].increment(1);
         }
+        self.bucket_level(tokens);
+    }
+
+    /// The bucket holds `tokens`.
+    pub(crate) fn bucket_level(&self, tokens: u32) {
         self.tokens.set(f64::from(tokens));
     }
 

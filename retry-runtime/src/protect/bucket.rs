@@ -269,14 +269,16 @@ impl TokenBucket {
         Some(Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX)))
     }
 
-    /// Credits a first-attempt success. A full bucket is the common case: one load and a
-    /// compare, without reading the reward, which only the out-of-line rest reads.
+    /// Credits a first-attempt success; `false` if the bucket was full. A full bucket is the
+    /// common case: one load and a compare, without reading the reward, which only the
+    /// out-of-line rest reads.
     #[inline]
-    pub(crate) fn reward(&self) {
+    pub(crate) fn reward(&self) -> bool {
         if self.level.load(Ordering::Relaxed) >= self.capacity {
-            return;
+            return false;
         }
         self.reward_slow();
+        true
     }
 
     fn reward_slow(&self) {
@@ -408,7 +410,9 @@ impl Guard for TokenBucket {
 
     fn settle(&self, attempt: &GuardContext<'_>, outcome: GuardOutcome) {
         match (guard_cost(self, attempt), outcome) {
-            (None, GuardOutcome::Success) => self.reward(),
+            (None, GuardOutcome::Success) => {
+                self.reward();
+            }
             (Some(cost), GuardOutcome::Success) => self.refund(cost),
             (Some(cost), GuardOutcome::Cancelled) => self.deposit(cost),
             (None, _) | (Some(_), GuardOutcome::Failure(_)) => {}

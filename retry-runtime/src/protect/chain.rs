@@ -756,10 +756,10 @@ impl Chain {
     }
 
     /// A first attempt (or a polling repeat, which cost nothing) succeeded: the bucket's
-    /// reward.
+    /// reward; `false` if the bucket was full.
     #[inline]
-    pub(crate) fn rewarded(&self) {
-        self.bucket().reward();
+    pub(crate) fn rewarded(&self) -> bool {
+        self.bucket().reward()
     }
 
     /// The attempt holding `ticket` succeeded: its cost goes back, or for one that cost
