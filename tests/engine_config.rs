@@ -27,6 +27,9 @@ const POLICY: &str = "RETRY_CONFIG_TEST_POLICY";
 const POLICY_CALLS: u32 = 5;
 /// Set: the child also calls `aws`, the function that reads the AWS SDKs' settings.
 const AWS: &str = "RETRY_CONFIG_TEST_AWS";
+/// Set: the child also calls, `POLICY_CALLS` times, a `Policy` built for each call with values
+/// `Policy::build` refuses, and not checked with it.
+const UNCHECKED: &str = "RETRY_CONFIG_TEST_UNCHECKED";
 
 /// A policy kept for every call, whose `max_attempts` is written in code.
 static KEPT: Policy = Policy::new()
@@ -183,6 +186,19 @@ fn child() {
                     assert!(out.is_err());
                     println!("POLICY {name} {}", calls.load(Ordering::SeqCst));
                 }
+            }
+        }
+        if std::env::var_os(UNCHECKED).is_some() {
+            for _ in 0..POLICY_CALLS {
+                let calls = AtomicU32::new(0);
+                let attempt = || {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    async { Err::<(), _>(ErrorClass::Transient) }
+                };
+                let unchecked = Policy::new().name("unchecked").max_attempts(0).budget("20");
+                let out = testing::scope(Overrides::new().instant(), unchecked.retry(attempt));
+                assert!(out.await.is_err());
+                println!("POLICY unchecked {}", calls.load(Ordering::SeqCst));
             }
         }
     });
@@ -1053,6 +1069,29 @@ fn a_policy_built_in_code_is_warned_about_once_over_many_calls() {
         o.shadowed[&("kept".to_string(), "max_attempts".to_string())],
         ("1".to_string(), "env RETRY_MAX_ATTEMPTS".to_string())
     );
+}
+
+/// A `Policy` with values that `Policy::build` refuses, used without it, says what is wrong
+/// with it once (as a bad value from the environment does), however many times it is built.
+#[test]
+fn a_policy_not_checked_with_build_says_what_build_would_refuse_once() {
+    let o = run("unchecked", &[(UNCHECKED, "1")], None, None);
+    // The policy runs with what it can use: one attempt, no budget.
+    assert_eq!(o.policy["unchecked"], vec![1; POLICY_CALLS as usize]);
+    let said = |problem: &str| {
+        format!(
+            "`unchecked`'s Policy has a problem that `Policy::build` refuses, and runs with \
+             what it can use of it: {problem}"
+        )
+    };
+    let expected = Policy::new()
+        .max_attempts(0)
+        .budget("20")
+        .build()
+        .unwrap_err();
+    assert_eq!(expected.problems().len(), 2, "{expected}");
+    let warned: Vec<String> = expected.problems().iter().map(|p| said(p)).collect();
+    assert_eq!(o.warnings, warned);
 }
 
 /// A policy without timeouts in code (a `Policy`) cannot time out, so a timeout

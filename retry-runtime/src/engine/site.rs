@@ -51,6 +51,8 @@ pub struct Site {
     pub(crate) guards: Guards,
     /// `hedge_after = "pNN"`: the function's latency estimate.
     latency: Option<&'static Latency>,
+    /// What a `Policy`'s builders that take a string found wrong with it.
+    pub(crate) bad_values: Vec<String>,
     shared: OnceLock<&'static Partition>,
     resolved: OnceLock<Resolved>,
 }
@@ -80,6 +82,7 @@ impl Site {
             },
             guards: Guards::NONE,
             latency: None,
+            bad_values: Vec::new(),
             shared: OnceLock::new(),
             resolved: OnceLock::new(),
         }
@@ -263,8 +266,34 @@ impl Site {
         }
     }
 
+    /// Every way the site's values do not hold together (a `Policy`'s, which `Policy::build`
+    /// reports; an attribute's are compile errors): what its builders that take a string
+    /// found wrong, its keys' own problems, guards beyond the most.
+    pub(crate) fn problems(&self) -> Vec<String> {
+        let mut problems = self.bad_values.clone();
+        problems.extend(self.keys.problems());
+        if self.guards.overflowed() {
+            problems.push(format!(
+                "guard: at most {} guards; the ones after are not asked",
+                crate::protect::guard::MAX_GUARDS
+            ));
+        }
+        problems
+    }
+
     fn resolve(&self, timed: bool) -> &Resolved {
         self.resolved.get_or_init(|| {
+            // A `Policy` that was not checked with `build` runs, and says once what is wrong
+            // with it, as a value from the environment does.
+            if self.writer == Writer::Policy {
+                for problem in self.problems() {
+                    config::warn_once(format!(
+                        "`{}`'s Policy has a problem that `Policy::build` refuses, and runs with \
+                         what it can use of it: {problem}",
+                        self.name
+                    ));
+                }
+            }
             let config::Resolution { settings, .. } = config::resolve(
                 self.name,
                 &self.keys,

@@ -130,8 +130,6 @@ pub struct Policy<C: Kind = (), P = NoRepeat, O = NoHook> {
     convert: C::Convert,
     repeat: P,
     on_retry: O,
-    /// What builders taking a string found wrong with it, for [`build`](Self::build).
-    problems: Vec<String>,
 }
 
 impl Policy {
@@ -150,7 +148,6 @@ impl Policy {
             convert: (),
             repeat: NoRepeat,
             on_retry: NoHook,
-            problems: Vec::new(),
         }
     }
 }
@@ -418,7 +415,7 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     pub fn hedge_after(mut self, when: impl HedgeValue) -> Self {
         match when.hedge() {
             Ok(spec) => self.site.keys = self.site.keys.hedge_after(spec),
-            Err(problem) => self.problems.push(problem),
+            Err(problem) => self.site.bad_values.push(problem),
         }
         self
     }
@@ -471,7 +468,7 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     pub fn budget(mut self, budget: impl BudgetValue) -> Self {
         match budget.budget() {
             Ok(b) => self.site = self.site.budget(b),
-            Err(problem) => self.problems.push(problem),
+            Err(problem) => self.site.bad_values.push(problem),
         }
         self
     }
@@ -494,7 +491,6 @@ impl<C: Kind, P, O> Policy<C, P, O> {
             classify,
             convert,
             on_retry,
-            problems,
             ..
         } = self;
         Policy {
@@ -504,7 +500,6 @@ impl<C: Kind, P, O> Policy<C, P, O> {
             convert,
             repeat: f,
             on_retry,
-            problems,
         }
     }
 
@@ -518,7 +513,6 @@ impl<C: Kind, P, O> Policy<C, P, O> {
             classify,
             convert,
             repeat,
-            problems,
             ..
         } = self;
         Policy {
@@ -528,7 +522,6 @@ impl<C: Kind, P, O> Policy<C, P, O> {
             convert,
             repeat,
             on_retry: f,
-            problems,
         }
     }
 
@@ -537,7 +530,7 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     fn with_breaker(mut self, breaker: impl BreakerValue) -> Self {
         match breaker.breaker() {
             Ok(b) => self.site = self.site.breaker(b),
-            Err(problem) => self.problems.push(problem),
+            Err(problem) => self.site.bad_values.push(problem),
         }
         self
     }
@@ -549,7 +542,10 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     }
 
     /// The policy if its values hold together (the checks the attribute makes at compile
-    /// time), or every way they do not.
+    /// time), or every way they do not. A policy used without it runs with what it can use of
+    /// its values (`max_attempts(0)` makes one attempt; a `budget` that is not a share is no
+    /// budget) and says once, as its first call resolves, what this would have refused: a
+    /// warning, as a bad value from the environment is.
     ///
     /// ```
     /// use retry_runtime::Policy;
@@ -565,8 +561,7 @@ impl<C: Kind, P, O> Policy<C, P, O> {
     /// );
     /// ```
     pub fn build(self) -> Result<Self, PolicyError> {
-        let mut problems = self.problems.clone();
-        problems.extend(self.site.keys.problems());
+        let mut problems = self.site.problems();
         if self.site.hedged() && !self.idempotent.hedged {
             problems.push(
                 "hedge_after needs an idempotent policy: a hedge sends another copy of a \
@@ -574,12 +569,6 @@ impl<C: Kind, P, O> Policy<C, P, O> {
                  `idempotency_key(true)`, or remove `idempotent(false)`)"
                     .to_owned(),
             );
-        }
-        if self.site.guards.overflowed() {
-            problems.push(format!(
-                "guard: at most {} guards; the ones after are not asked",
-                crate::protect::guard::MAX_GUARDS
-            ));
         }
         if problems.is_empty() {
             Ok(self)
@@ -652,7 +641,6 @@ impl<C: Kind, P: Copy, O: Copy> Policy<C, P, O> {
         convert: D::Convert,
     ) -> Policy<D, P, O> {
         let site = core::mem::replace(&mut self.site, Site::new("", Keys::new()));
-        let problems = core::mem::replace(&mut self.problems, Vec::new());
         let (idempotent, repeat, on_retry) = (self.idempotent, self.repeat, self.on_retry);
         core::mem::forget(self);
         Policy {
@@ -662,7 +650,6 @@ impl<C: Kind, P: Copy, O: Copy> Policy<C, P, O> {
             convert,
             repeat,
             on_retry,
-            problems,
         }
     }
 }
@@ -687,7 +674,6 @@ impl<C: ByClassify, P, O> Policy<C, P, O> {
             idempotent,
             repeat,
             on_retry,
-            problems,
             ..
         } = self;
         Policy {
@@ -697,7 +683,6 @@ impl<C: ByClassify, P, O> Policy<C, P, O> {
             convert: (),
             repeat,
             on_retry,
-            problems,
         }
     }
 }
@@ -944,7 +929,6 @@ impl<C: ByClassify, P, O> Policy<C, P, O> {
             idempotent,
             repeat,
             on_retry,
-            problems,
             ..
         } = self;
         Policy {
@@ -954,7 +938,6 @@ impl<C: ByClassify, P, O> Policy<C, P, O> {
             convert: (),
             repeat,
             on_retry,
-            problems,
         }
     }
 }
