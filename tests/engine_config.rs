@@ -613,6 +613,30 @@ fn explain_notes_each_bad_value_a_function_would_have_read() {
     );
 }
 
+/// A table whose name is close to a profile's (`billing_eu` for `billing-eu`, whose variables
+/// are `RETRY_BILLING_EU_*`) applies to no function of that profile: one warning says which
+/// table it most likely meant, and `explain` notes it for the profile's functions.
+#[test]
+fn a_profile_table_under_a_close_name_is_one_warning() {
+    let o = run(
+        "misnamed",
+        &[],
+        Some("[profile.billing_eu]\nmax_attempts = 6\n"),
+        None,
+    );
+    assert_eq!(resolved(&o, "billing"), ("standard", 3));
+    let path = temp_file("misnamed");
+    let warning = format!(
+        "{} has no [profile.billing-eu] table for the functions of profile `billing-eu`: did \
+         you mean [profile.billing_eu]? its values apply to a profile `billing_eu`, not to \
+         `billing-eu`",
+        path.display()
+    );
+    assert_eq!(o.warnings, std::slice::from_ref(&warning));
+    assert!(o.notes.contains(&("billing".to_string(), warning.clone())));
+    assert!(!o.notes.iter().any(|(f, _)| f == "plain"), "{:?}", o.notes);
+}
+
 #[test]
 fn a_missing_file_is_one_warning() {
     let o = run(

@@ -59,7 +59,10 @@ pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> Fil
         let (first, last) = (line(span.start..span.start), line(span.end..span.end));
         broken.iter().any(|l| (first..=last).contains(l))
     };
-    let mut config = FileConfig::default();
+    let mut config = FileConfig {
+        path: path.to_owned(),
+        ..FileConfig::default()
+    };
     let source = |span: Range<usize>, profile: Option<&str>| Source::File {
         path: path.to_owned(),
         line: line(span),

@@ -628,7 +628,12 @@ impl Sources {
                 Some((_, layer)) => layer.clone(),
                 None => {
                     let prefix = format!("RETRY_{}_", env_stem(profile));
-                    let layer = env_layer(&prefix, env, warn);
+                    let mut layer = env_layer(&prefix, env, warn);
+                    // A table meant for the profile under a name close to its own (`billing_eu`
+                    // for `billing-eu`) applies to nothing: said once, with the profile.
+                    if let Some(meant) = self.file.misnamed(profile) {
+                        layer.ignore(None, meant, warn);
+                    }
                     known.push((profile.into(), layer.clone()));
                     layer
                 }
@@ -648,12 +653,30 @@ impl Sources {
 /// that is not one of its settings.
 #[derive(Debug, Default, PartialEq)]
 struct FileConfig {
+    /// Where it was read from.
+    path: String,
     default: Layer,
     profiles: Vec<(String, Layer)>,
     problems: Vec<String>,
 }
 
 impl FileConfig {
+    /// For a profile the file has no table of, but one of a name close to its own: what to
+    /// say of it.
+    fn misnamed(&self, profile: &str) -> Option<String> {
+        if self.profiles.iter().any(|(n, _)| n == profile) {
+            return None;
+        }
+        let names: Vec<&str> = self.profiles.iter().map(|(n, _)| n.as_str()).collect();
+        let meant = retry_keys::suggest(profile, &names)?;
+        Some(format!(
+            "{} has no [profile.{profile}] table for the functions of profile `{profile}`: did \
+             you mean [profile.{meant}]? its values apply to a profile `{meant}`, not to \
+             `{profile}`",
+            self.path
+        ))
+    }
+
     fn profile(&self, name: &str) -> Layer {
         self.profiles
             .iter()
