@@ -382,7 +382,7 @@ fn the_sre_books_three_layers_of_four_attempts_send_64_per_user_request() {
 
 #[test]
 fn a_seed_gives_the_same_run() {
-    let plan = sample("checkout.toml", "duration = \"90s\"", "duration = \"45s\"");
+    let plan = sample("checkout.toml", "duration = \"100s\"", "duration = \"45s\"");
     let a = measure::figures(&plan, &simulate::run(&plan, None));
     let b = measure::figures(&plan, &simulate::run(&plan, None));
     let view = |f: &[measure::Figures]| format!("{f:?}");
@@ -509,7 +509,7 @@ fn ten_thousand_mutated_files_never_panic() {
 #[test]
 fn each_input_drives_its_tier() {
     // checkout.toml to the end of the ledger's throttling (40 s to 50 s).
-    let plan = sample("checkout.toml", "duration = \"90s\"", "duration = \"55s\"");
+    let plan = sample("checkout.toml", "duration = \"100s\"", "duration = \"55s\"");
     let outcome = simulate::run(&plan, None);
     let figures = measure::figures(&plan, &outcome);
     let tier = |name: &str| figures.iter().find(|f| f.name == name).unwrap();
