@@ -609,7 +609,9 @@ mod loom {
             let (refund, reward) = (b.clone(), b.clone());
             concurrently::<()>(vec![
                 Box::new(move || refund.deposit(5)),
-                Box::new(move || reward.reward()),
+                Box::new(move || {
+                    reward.reward();
+                }),
             ]);
             // Level + held never exceeds capacity: the reward that lands first is clipped by
             // the refund, or lands on a full bucket.
