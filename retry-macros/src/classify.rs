@@ -330,7 +330,7 @@ impl<'a> Beside<'a> {
 /// (`retry_runtime`, or the last segment of `crate = ...`). Only the tokens are read: an import
 /// (`use reqwest::Error;`, or `use retry_runtime::reqwest;` before `reqwest::Error`), an alias
 /// or a renamed dependency is not seen through.
-fn reqwest_own_error(ty: &syn::Type, krate: Option<&syn::Path>) -> Option<Span> {
+pub(crate) fn reqwest_own_error(ty: &syn::Type, krate: Option<&syn::Path>) -> Option<Span> {
     let path = match ty {
         syn::Type::Path(ty) if ty.qself.is_none() => &ty.path,
         syn::Type::Group(group) => return reqwest_own_error(&group.elem, krate),

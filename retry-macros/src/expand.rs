@@ -2,6 +2,7 @@
 
 use crate::args::Args;
 use crate::shape::{Ret, Slot, Wrapper};
+use crate::text::compact;
 use crate::values::Emit;
 use crate::walk::Walk;
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
@@ -162,7 +163,24 @@ fn retry_loop(args: &Args, name: &str, ret: &Ret, wrapper: Wrapper, body: &Block
     // `From<TimedOut>`, asked at the key's span: an error type without it is told so there,
     // in the standard library's words, with nothing of the engine's between.
     let timer_key = args.attempt_timeout.as_ref().or(args.deadline.as_ref());
+    // reqwest's own error can never have `From<TimedOut>` (neither the trait nor the type is
+    // the runtime's or the user's): the key says what to return instead, and the function is
+    // expanded untimed, so that this is the one error.
+    let krate = args.krate.as_ref().map(|k| &k.value);
     let timer = match timer_key.map(|arg| arg.key.span()) {
+        Some(span) if returns_reqwest_error(&ret.ty, krate) => {
+            let message = format!(
+                "`{}` sets a timeout, which reqwest's own `reqwest::Error` cannot represent: \
+                 return `{}::reqwest::Error` (`?` converts a `reqwest::Error` into it, and it \
+                 keeps the server's `Retry-After`), or an error type of your own with \
+                 `From<{1}::TimedOut>`",
+                args.attempt_timeout
+                    .as_ref()
+                    .map_or("deadline", |_| "attempt_timeout"),
+                compact(&args.krate()).trim_start_matches("::"),
+            );
+            quote_spanned!(span=> { ::core::compile_error!(#message); #p::Untimed })
+        }
         Some(span) => {
             quote_spanned!(span=> #p::Timed(::core::convert::From::from))
         }
@@ -391,6 +409,41 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
             tt
         })
         .collect()
+}
+
+/// Whether a function returning `ty` fails with reqwest's own error, as written:
+/// `Result<T, reqwest::Error>` or `reqwest::Result<T>` (see
+/// [`reqwest_own_error`](crate::classify::reqwest_own_error): only the tokens are read).
+fn returns_reqwest_error(ty: &syn::Type, krate: Option<&syn::Path>) -> bool {
+    let syn::Type::Path(path) = ty else {
+        return false;
+    };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    let types: Vec<&syn::Type> = args
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    match (last.ident.to_string().as_str(), types.as_slice()) {
+        ("Result", [_, error]) => crate::classify::reqwest_own_error(error, krate).is_some(),
+        // `reqwest::Result<T>`: its error is the `Error` beside it.
+        ("Result", [_]) => {
+            let mut error = path.clone();
+            if let Some(last) = error.path.segments.last_mut() {
+                *last = syn::PathSegment::from(Ident::new("Error", last.ident.span()));
+            }
+            crate::classify::reqwest_own_error(&syn::Type::Path(error), krate).is_some()
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
