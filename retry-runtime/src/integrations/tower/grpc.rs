@@ -172,7 +172,10 @@ pub struct GrpcRetryLayer {
 }
 
 impl GrpcRetryLayer {
-    /// The service config.
+    /// The service config, whose policies share the layer's retry throttle: a call made
+    /// beside the channel, `layer.config().policy(service, method).retry(..)`, counts against
+    /// the same `retryThrottling` as the layer's calls. (A `ServiceConfig` is not `Clone`: a
+    /// second one read from the same JSON has a throttle of its own.)
     #[must_use]
     pub fn config(&self) -> &ServiceConfig {
         &self.config
