@@ -146,6 +146,32 @@ where
     }
 }
 
+/// An attempt closure, `FnMut() -> Fut`, with its future's type an associated type rather than
+/// a parameter of its own: a future whose type is generic over both, with the bound between
+/// them, cannot be proven `Send` when the closure borrows (rustc checks auto traits of an
+/// `async` block's opaque types with their lifetimes made independent, and the bound then
+/// ties two types it sees as different: rust-lang/rust#71723).
+#[doc(hidden)]
+pub trait AttemptFn {
+    /// The attempt's future.
+    type Fut: Future;
+    /// Starts an attempt.
+    fn start(&mut self) -> Self::Fut;
+}
+
+impl<F, Fut> AttemptFn for F
+where
+    F: FnMut() -> Fut,
+    Fut: Future,
+{
+    type Fut = Fut;
+
+    #[inline(always)]
+    fn start(&mut self) -> Fut {
+        self()
+    }
+}
+
 /// What a [`Retry`] holds until its first poll: the policy, the attempt closure, and this
 /// call's own plugs (a classifier, a polling predicate and a hook, each [`Own`] unless one was
 /// chained).
@@ -533,7 +559,7 @@ macro_rules! run_loop {
     feature = "smol",
     all(target_arch = "wasm32", target_os = "unknown")
 ))]
-pub(super) fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+pub(super) fn start<'p, C, P, O, F, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
     ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Stopped<V, E>>,
     allows: impl Allows,
@@ -541,17 +567,17 @@ pub(super) fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
 where
     C: Kind,
     C::Timer<V, E>: Timer<Result<V, E>>,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<V, E>>,
+    F: AttemptFn<Fut: Future<Output = Result<V, E>>>,
     Cx: ClassifierSlot<'p, C, E>,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
 {
     let Parts {
         policy,
-        mut attempt,
+        attempt: mut attempts,
         plugs,
     } = parts;
+    let mut attempt = move || attempts.start();
     let Ready {
         timer,
         classify,
@@ -573,24 +599,24 @@ where
     feature = "smol",
     all(target_arch = "wasm32", target_os = "unknown")
 ))]
-pub(super) fn start_either<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+pub(super) fn start_either<'p, C, P, O, F, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
     ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Stopped<V, E>>,
     allows: impl Allows,
 ) -> impl Future<Output = Result<V, E>>
 where
     C: Kind,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<V, E>>,
+    F: AttemptFn<Fut: Future<Output = Result<V, E>>>,
     Cx: ClassifierSlot<'p, C, E>,
     Px: RepeatSlot<'p, P, V>,
     Ox: HookSlot<'p, O, E>,
 {
     let Parts {
         policy,
-        mut attempt,
+        attempt: mut attempts,
         plugs,
     } = parts;
+    let mut attempt = move || attempts.start();
     let Ready {
         timer,
         classify,
@@ -620,15 +646,14 @@ where
     feature = "smol",
     all(target_arch = "wasm32", target_os = "unknown")
 )))]
-pub(super) fn start<'p, C, P, O, F, Fut, V, E, Cx, Px, Ox>(
+pub(super) fn start<'p, C, P, O, F, V, E, Cx, Px, Ox>(
     parts: PolicyParts<'p, C, P, O, F, Cx, Px, Ox>,
     ready: Ready<C::Timer<V, E>, Cx::Prepared, C::Stopped<V, E>>,
     allows: impl Allows,
 ) -> impl Future<Output = Result<V, E>>
 where
     C: Kind,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<V, E>>,
+    F: AttemptFn<Fut: Future<Output = Result<V, E>>>,
     Cx: ClassifierSlot<'p, C, E>,
 {
     let Ready {
@@ -762,7 +787,7 @@ where
         state: State::Idle {
             parts,
             drive: Driver {
-                start: C::launch::<'p, P, O, F, Fut, V, E, Cx, Px, Ox>,
+                start: C::launch::<'p, P, O, F, V, E, Cx, Px, Ox>,
                 parts: PhantomData,
             },
         },

@@ -110,13 +110,12 @@ pub trait Kind: Sealed + Copy {
     /// function's policy may have.
     #[doc(hidden)]
     #[allow(clippy::type_complexity)]
-    fn launch<'p, P, O, F, Fut, V, E, Cx, Px, Ox>(
+    fn launch<'p, P, O, F, V, E, Cx, Px, Ox>(
         parts: Parts<'p, Policy<Self, P, O>, F, (Cx, Px, Ox)>,
         ready: Ready<Self::Timer<V, E>, Cx::Prepared, Self::Stopped<V, E>>,
     ) -> impl Future<Output = Result<V, E>>
     where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<V, E>>,
+        F: call::AttemptFn<Fut: Future<Output = Result<V, E>>>,
         Cx: ClassifierSlot<'p, Self, E>,
         Px: RepeatSlot<'p, P, V>,
         Ox: HookSlot<'p, O, E>;
@@ -125,13 +124,12 @@ pub trait Kind: Sealed + Copy {
 /// [`Kind::launch`], by `$start` (`start` or `start_either`).
 macro_rules! launch {
     ($start:ident) => {
-        fn launch<'p, P, O, F, Fut, V, E, Cx, Px, Ox>(
+        fn launch<'p, P, O, F, V, E, Cx, Px, Ox>(
             parts: Parts<'p, Policy<Self, P, O>, F, (Cx, Px, Ox)>,
             ready: Ready<Self::Timer<V, E>, Cx::Prepared, Self::Stopped<V, E>>,
         ) -> impl Future<Output = Result<V, E>>
         where
-            F: FnMut() -> Fut,
-            Fut: Future<Output = Result<V, E>>,
+            F: call::AttemptFn<Fut: Future<Output = Result<V, E>>>,
             Cx: ClassifierSlot<'p, Self, E>,
             Px: RepeatSlot<'p, P, V>,
             Ox: HookSlot<'p, O, E>,
