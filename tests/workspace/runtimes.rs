@@ -153,6 +153,12 @@ fn without_a_runtime_feature_blocking_works_and_async_names_the_features() {
         ),
         "{all}"
     );
+    // The line to write keeps the default features off, as this manifest has them, so that
+    // the runtime is the one named.
+    assert!(
+        all.contains("default-features = false, features = [\"smol\"]"),
+        "{all}"
+    );
 }
 
 #[test]

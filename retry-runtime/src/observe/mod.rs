@@ -50,6 +50,11 @@ pub(crate) struct Who<'a> {
 )]
 pub(crate) struct Levels {
     pub(crate) tokens: u32,
+    /// Read by the tracing events only (metrics set the rate's gauge as it changes).
+    #[cfg_attr(
+        not(feature = "tracing"),
+        allow(dead_code, reason = "read by the tracing events only")
+    )]
     pub(crate) fill_rate: Option<f64>,
 }
 

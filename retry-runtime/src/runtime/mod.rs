@@ -109,7 +109,7 @@ pub use std::thread::sleep as thread_sleep;
 #[diagnostic::on_unimplemented(
     message = "async retries need an async runtime's timers: turn on the `tokio` (default) or the `smol` feature of `retry-runtime`",
     label = "an async retry loop, built without a runtime feature",
-    note = "`retry-runtime = {{ version = \"0.1\", features = [\"smol\"] }}` (or the default features, for tokio); a blocking `#[retry]` fn (not `async`) needs neither"
+    note = "`retry-runtime = {{ version = \"0.1\", default-features = false, features = [\"smol\"] }}` (or `[\"tokio\"]`, which the default features are); a blocking `#[retry]` fn (not `async`) needs neither"
 )]
 pub trait AsyncRuntime {}
 
