@@ -65,6 +65,56 @@ async fn a_function_without_a_partition_leaves_the_field_out() {
     assert!(!events[0].fields.contains_key("partition"));
 }
 
+#[retry(
+    max_attempts = 2,
+    partition = "observe-shares",
+    budget = "20%",
+    breaker = "50%"
+)]
+async fn first_of_the_partition() -> Result<(), TestError> {
+    Ok(())
+}
+
+#[retry(
+    max_attempts = 2,
+    partition = "observe-shares",
+    budget = "50%",
+    breaker = "90%"
+)]
+async fn second_of_the_partition() -> Result<(), TestError> {
+    Ok(())
+}
+
+/// A partition has one budget and one breaker, made by the first of its functions to run: a
+/// function that writes another share uses the partition's, and says so once for each key.
+#[tokio::test(start_paused = true)]
+async fn a_share_the_partition_does_not_use_is_one_warning() {
+    let (capture, _guard) = capture();
+    first_of_the_partition().await.unwrap();
+    for _ in 0..3 {
+        second_of_the_partition().await.unwrap();
+    }
+    let warned: Vec<String> = capture
+        .of("retry::config", Level::WARN)
+        .iter()
+        .map(|e| e.field("message").to_owned())
+        .filter(|m| m.contains("observe-shares"))
+        .collect();
+    assert_eq!(
+        warned,
+        [
+            "`second_of_the_partition` writes budget = \"50%\", but partition `observe-shares` \
+             shares one budget, made with \"20%\" by the first of its functions to run, which \
+             `second_of_the_partition` uses: write the same share on each function of the \
+             partition, or give `second_of_the_partition` a `static` of its own",
+            "`second_of_the_partition` writes breaker = \"90%\", but partition `observe-shares` \
+             shares one breaker, made with \"50%\" by the first of its functions to run, which \
+             `second_of_the_partition` uses: write the same share on each function of the \
+             partition, or give `second_of_the_partition` a `static` of its own",
+        ]
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn adaptive_mode_events_carry_the_fill_rate() {
     #[retry(

@@ -281,6 +281,27 @@ impl Site {
         problems
     }
 
+    /// The share this function writes for the partition's `key` (`budget`, `breaker`) is not
+    /// the one the partition's was made with, by the first of its functions to run: one
+    /// warning, as its one is used.
+    #[cold]
+    fn share_not_used(&self, p: &Partition, key: &str, own: Option<u64>, used: Option<u64>) {
+        let percent = |t: Option<u64>| match t {
+            Some(t) if t % 10 == 0 => format!("\"{}%\"", t / 10),
+            Some(t) => format!("\"{}.{}%\"", t / 10, t % 10),
+            None => "gRPC throttling".to_owned(),
+        };
+        config::warn_once(format!(
+            "`{}` writes {key} = {}, but partition `{}` shares one {key}, made with {} by the \
+             first of its functions to run, which `{0}` uses: write the same share on each \
+             function of the partition, or give `{0}` a `static` of its own",
+            self.name,
+            percent(own),
+            p.name(),
+            percent(used),
+        ));
+    }
+
     fn resolve(&self, timed: bool) -> &Resolved {
         self.resolved.get_or_init(|| {
             // A `Policy` that was not checked with `build` runs, and says once what is wrong
@@ -310,7 +331,15 @@ impl Site {
                 (None, None) => self.budget_share.map(|share| {
                     let make = || RetryBudget::ratio(share);
                     match self.shared() {
-                        Some(p) => Held::Static(p.budget.get_or_init(make)),
+                        Some(p) => {
+                            let shared = p.budget.get_or_init(make);
+                            let (own, used) =
+                                (make().share_thousandths(), shared.share_thousandths());
+                            if own != used {
+                                self.share_not_used(p, "budget", own, used);
+                            }
+                            Held::Static(shared)
+                        }
                         // The function's own, kept with its resolution.
                         None => Held::Owned(Arc::new(make())),
                     }
@@ -322,7 +351,15 @@ impl Site {
                 (None, Some(BreakerRef::Ratio(ratio))) => {
                     let make = || CircuitBreaker::new().with_failure_ratio(ratio);
                     Some(match self.shared() {
-                        Some(p) => Held::Static(p.breaker.get_or_init(make)),
+                        Some(p) => {
+                            let shared = p.breaker.get_or_init(make);
+                            let own = make().failure_thousandths();
+                            let used = shared.failure_thousandths();
+                            if own != used {
+                                self.share_not_used(p, "breaker", Some(own), Some(used));
+                            }
+                            Held::Static(shared)
+                        }
                         None => Held::Owned(Arc::new(make())),
                     })
                 }

@@ -189,6 +189,11 @@ impl Default for CircuitBreaker {
 }
 
 impl CircuitBreaker {
+    /// The share of failed attempts that opens it, in thousandths.
+    pub(crate) fn failure_thousandths(&self) -> u64 {
+        self.failure_ratio
+    }
+
     /// A closed breaker that opens when half of the attempts of the last 10 s failed, once
     /// there were 20, breaks for 5 s and then lets one probe through.
     #[must_use]

@@ -71,6 +71,15 @@ enum Kind {
 }
 
 impl RetryBudget {
+    /// The share of the requests a ratio budget allows, in thousandths (`None` for gRPC
+    /// throttling).
+    pub(crate) fn share_thousandths(&self) -> Option<u64> {
+        match self.kind {
+            Kind::Ratio { ratio, .. } => Some(ratio),
+            Kind::Grpc { .. } => None,
+        }
+    }
+
     /// Retries at most `ratio` of the first attempts of the window (10 s unless
     /// [`with_window`](Self::with_window) says otherwise), plus 10 per second. `ratio` is
     /// clamped to [0, 1000] and kept to the thousandth.

@@ -65,14 +65,16 @@ impl Partition {
     }
 
     /// The retry budget the partition's functions share (`budget = "N%"`), once one of them
-    /// has run.
+    /// has run: made with the share of the first to run (a function that writes another warns
+    /// once, and uses this one).
     #[must_use]
     pub fn retry_budget(&self) -> Option<&RetryBudget> {
         self.budget.get()
     }
 
     /// The circuit breaker the partition's functions share (`breaker = "N%"`), once one of
-    /// them has run.
+    /// them has run: made with the failure ratio of the first to run (a function that writes
+    /// another warns once, and uses this one).
     #[must_use]
     pub fn circuit_breaker(&self) -> Option<&CircuitBreaker> {
         self.breaker.get()
