@@ -840,7 +840,6 @@ impl<'a, R, K: TimerKind, P, J> Call<'a, R, K, P, J> {
     }
 
     /// The bucket's level may have risen (a reward or a refund): its gauge follows.
-    #[cold]
     fn bucket_refilled(&self) {
         #[cfg(feature = "metrics")]
         self.r()

@@ -284,7 +284,6 @@ impl Site {
     /// The share this function writes for the partition's `key` (`budget`, `breaker`) is not
     /// the one the partition's was made with, by the first of its functions to run: one
     /// warning, as its one is used.
-    #[cold]
     fn share_not_used(&self, p: &Partition, key: &str, own: Option<u64>, used: Option<u64>) {
         let percent = |t: Option<u64>| match t {
             Some(t) if t % 10 == 0 => format!("\"{}%\"", t / 10),
