@@ -9,12 +9,9 @@ use toml::de::{DeTable, DeValue};
 
 pub(super) fn read_file(path: &str, warn: &mut dyn FnMut(String)) -> FileConfig {
     let unread = |why: String, warn: &mut dyn FnMut(String)| {
-        let problem = format!("ignoring RETRY_CONFIG_FILE={path:?}: {why}");
-        warn(problem.clone());
-        FileConfig {
-            problems: vec![problem],
-            ..FileConfig::default()
-        }
+        let mut config = FileConfig::default();
+        config.problem(format!("ignoring RETRY_CONFIG_FILE={path:?}: {why}"), warn);
+        config
     };
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
@@ -125,10 +122,7 @@ pub(super) fn parse(path: &str, text: &str, warn: &mut dyn FnMut(String)) -> Fil
     for (start, table, key, message) in found {
         let warning = format!("{path}:{}: {message}; ignored", line(start..start));
         match table {
-            Table::File => {
-                config.problems.push(warning.clone());
-                warn(warning);
-            }
+            Table::File => config.problem(warning, warn),
             Table::Default => config.default.ignore(key, warning, warn),
             Table::Profile(i) => config.profiles[i].1.ignore(key, warning, warn),
         }

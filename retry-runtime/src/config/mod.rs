@@ -560,15 +560,14 @@ type Around<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 impl Sources {
     fn load(env: Around<'_>, warn: &mut dyn FnMut(String)) -> Sources {
         let layer = env_layer("RETRY_", env, warn);
-        let mut problems = Vec::new();
-        let mut file = match env_value("RETRY_CONFIG_FILE", env, &mut |w| {
-            problems.push(w.clone());
-            warn(w);
-        }) {
+        let mut unread = Vec::new();
+        let mut file = match env_value("RETRY_CONFIG_FILE", env, &mut |w| unread.push(w)) {
             Some(path) => read_file(&path, warn),
             None => FileConfig::default(),
         };
-        file.problems.splice(0..0, problems);
+        for w in unread {
+            file.problem(w, warn);
+        }
         Sources {
             env: layer,
             file,
@@ -661,6 +660,12 @@ struct FileConfig {
 }
 
 impl FileConfig {
+    /// Gives the warning `w` about the file as a whole, and keeps it.
+    fn problem(&mut self, w: String, warn: &mut dyn FnMut(String)) {
+        self.problems.push(w.clone());
+        warn(w);
+    }
+
     /// For a profile the file has no table of, but one of a name close to its own: what to
     /// say of it.
     fn misnamed(&self, profile: &str) -> Option<String> {
@@ -692,15 +697,15 @@ use file::read_file;
 /// Without the `config-file` feature the file is not read: one warning says so.
 #[cfg(not(feature = "config-file"))]
 fn read_file(path: &str, warn: &mut dyn FnMut(String)) -> FileConfig {
-    let problem = format!(
-        "ignoring RETRY_CONFIG_FILE={path:?}: this build of retry-runtime reads no config file \
-         (its `config-file` feature is off)"
+    let mut config = FileConfig::default();
+    config.problem(
+        format!(
+            "ignoring RETRY_CONFIG_FILE={path:?}: this build of retry-runtime reads no config \
+             file (its `config-file` feature is off)"
+        ),
+        warn,
     );
-    warn(problem.clone());
-    FileConfig {
-        problems: vec![problem],
-        ..FileConfig::default()
-    }
+    config
 }
 
 /// `billing-eu` -> `BILLING_EU`.

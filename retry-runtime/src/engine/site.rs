@@ -281,10 +281,23 @@ impl Site {
         problems
     }
 
-    /// The share this function writes for the partition's `key` (`budget`, `breaker`) is not
-    /// the one the partition's was made with, by the first of its functions to run: one
-    /// warning, as its one is used.
-    fn share_not_used(&self, p: &Partition, key: &str, own: Option<u64>, used: Option<u64>) {
+    /// The partition's `key` (`budget`, `breaker`) in `cell`, made from `own` if this function
+    /// is the first of the partition's to run. One made with another share (in thousandths)
+    /// than this function's is still the one used: one warning says so.
+    fn partitions<T>(
+        &self,
+        p: &'static Partition,
+        key: &str,
+        cell: &'static OnceLock<T>,
+        own: T,
+        share: impl Fn(&T) -> Option<u64>,
+    ) -> &'static T {
+        let mine = share(&own);
+        let shared = cell.get_or_init(|| own);
+        let used = share(shared);
+        if mine == used {
+            return shared;
+        }
         let percent = |t: Option<u64>| match t {
             Some(t) if t % 10 == 0 => format!("\"{}%\"", t / 10),
             Some(t) => format!("\"{}.{}%\"", t / 10, t % 10),
@@ -295,10 +308,11 @@ impl Site {
              first of its functions to run, which `{0}` uses: write the same share on each \
              function of the partition, or give `{0}` a `static` of its own",
             self.name,
-            percent(own),
+            percent(mine),
             p.name(),
             percent(used),
         ));
+        shared
     }
 
     fn resolve(&self, timed: bool) -> &Resolved {
@@ -330,15 +344,13 @@ impl Site {
                 (None, None) => self.budget_share.map(|share| {
                     let make = || RetryBudget::ratio(share);
                     match self.shared() {
-                        Some(p) => {
-                            let shared = p.budget.get_or_init(make);
-                            let (own, used) =
-                                (make().share_thousandths(), shared.share_thousandths());
-                            if own != used {
-                                self.share_not_used(p, "budget", own, used);
-                            }
-                            Held::Static(shared)
-                        }
+                        Some(p) => Held::Static(self.partitions(
+                            p,
+                            "budget",
+                            &p.budget,
+                            make(),
+                            RetryBudget::share_thousandths,
+                        )),
                         // The function's own, kept with its resolution.
                         None => Held::Owned(Arc::new(make())),
                     }
@@ -351,13 +363,9 @@ impl Site {
                     let make = || CircuitBreaker::new().with_failure_ratio(ratio);
                     Some(match self.shared() {
                         Some(p) => {
-                            let shared = p.breaker.get_or_init(make);
-                            let own = make().failure_thousandths();
-                            let used = shared.failure_thousandths();
-                            if own != used {
-                                self.share_not_used(p, "breaker", Some(own), Some(used));
-                            }
-                            Held::Static(shared)
+                            Held::Static(self.partitions(p, "breaker", &p.breaker, make(), |b| {
+                                Some(b.failure_thousandths())
+                            }))
                         }
                         None => Held::Owned(Arc::new(make())),
                     })
